@@ -1,0 +1,3 @@
+from lessonkit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""Find the repository and its lessons, so commands work from any folder inside a checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lessonkit.errors import UsageError
+from lessonkit.lesson import load_lesson
+from lessonkit.model import Lesson
+
+LESSON_FILE = "lesson.md"
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The nearest folder holding `phases/`: from $LESSONKIT_ROOT, the cwd, or this package."""
+    if env := os.environ.get("LESSONKIT_ROOT"):
+        return Path(env).resolve()
+    candidates = [Path(start or Path.cwd()).resolve(), Path(__file__).resolve()]
+    for candidate in candidates:
+        for folder in (candidate, *candidate.parents):
+            if (folder / "phases").is_dir() and (folder / "pyproject.toml").is_file():
+                return folder
+    raise UsageError(
+        "cannot find the lesson repository (a folder with phases/ and pyproject.toml)",
+        fix="run lessonkit from inside your checkout, or set LESSONKIT_ROOT",
+    )
+
+
+def lesson_paths(root: Path | None = None) -> list[Path]:
+    root = root or repo_root()
+    return sorted((root / "phases").glob(f"*/*/{LESSON_FILE}"))
+
+
+def _lesson_id(path: Path) -> str | None:
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("id:"):
+                return line.split(":", 1)[1].strip()
+            if line.strip() == "---" and handle.tell() > 4:
+                break
+    return None
+
+
+def find_lesson(lesson_id: str, root: Path | None = None) -> Lesson:
+    """Load the lesson whose front matter has this id."""
+    paths = lesson_paths(root)
+    for path in paths:
+        if _lesson_id(path) == lesson_id:
+            return load_lesson(path)
+    known = ", ".join(filter(None, map(_lesson_id, paths))) or "none"
+    raise UsageError(f"unknown lesson {lesson_id!r}", fix=f"choose one of: {known}")
+
+
+def all_lessons(root: Path | None = None) -> list[Lesson]:
+    return [load_lesson(p) for p in lesson_paths(root)]

@@ -1,0 +1,1 @@
+"""One module per `lessonkit` subcommand: `configure(parser)` and `run(args) -> int`."""

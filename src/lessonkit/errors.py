@@ -1,0 +1,25 @@
+"""Errors a person can cause, with one message template: what, where, and what to do next."""
+
+from __future__ import annotations
+
+
+class LessonkitError(Exception):
+    """Base of every error lessonkit reports to a person as one clear message."""
+
+    def __init__(self, message: str, *, where: str | None = None, fix: str | None = None):
+        self.message = message
+        self.where = where
+        self.fix = fix
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        return f"{text}\n  fix: {self.fix}" if self.fix else text
+
+
+class LessonError(LessonkitError):
+    """A mistake in a lesson source file; `where` is always `file:line`."""
+
+
+class UsageError(LessonkitError):
+    """A command was given a missing file, an unknown lesson or a bad option."""

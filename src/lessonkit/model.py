@@ -1,0 +1,290 @@
+"""The lesson model: frozen dataclasses, no I/O.
+
+Every renderer, the runner and the grader read a `Lesson`; none of them reads lesson.md.
+Each block keeps the line it came from so that later checks can cite `file:line`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STAGES: tuple[str, ...] = ("Understand", "Build & Run", "Experiment", "Exercise & Check", "Evidence")
+PREAMBLE = "Before you start"
+TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge")
+
+
+@dataclass(frozen=True)
+class Phase:
+    number: str
+    title: str
+    study_guide: str
+    lessons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Meta:
+    id: str
+    title: str
+    goal: str
+    track: str
+    hardware_labels: tuple[str, ...]
+    phase: Phase
+    lesson_number: int
+    lesson_count: int
+    revision: str
+    date: dt.date
+    minutes: int
+    hardware: str
+    practice: str
+    previous: str
+    recorded_python: str
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Markdown text between blocks, kept verbatim."""
+
+    markdown: str
+    line: int
+
+
+@dataclass(frozen=True)
+class SetupCommand:
+    label: str
+    shell: str
+    commands: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Check:
+    expected: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Box:
+    title: str
+    formula: str
+    caption: str
+
+
+@dataclass(frozen=True)
+class Illustration:
+    title: str
+    boxes: tuple[Box, ...]
+    caption: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Pause:
+    question: str
+    answer: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """A tree diagram the prose shows; tests compare it with `lessonkit.trees.describe`."""
+
+    tree: str
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Math:
+    latex: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number the prose states, with the expression that computes it from the lesson code."""
+
+    name: str
+    value: Any
+    expr: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Numbers:
+    items: tuple[Number, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class CodeNote:
+    """A "code building block": a call signature and what it does."""
+
+    signature: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int
+    title: str
+    intro: str
+    summary: str
+    uses: tuple[CodeNote, ...]
+    code: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    command: str
+    expected: str
+    about: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    prompt: str
+    alt: str
+    code: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Plot:
+    code: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Experiment:
+    title: str
+    prompt: str
+    expected: str
+    code: str
+    line: int
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    kind: str
+    title: str
+    where: str
+    uses: tuple[CodeNote, ...]
+    plan: tuple[str, ...]
+    prompt: str
+    scaffold: str
+    solution: str
+    hint: str
+    reasoning: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Quiz:
+    id: str
+    question: str
+    options: tuple[str, ...]
+    answer: int
+    explanation: str
+    line: int
+
+
+Item = (
+    Prose
+    | SetupCommand
+    | Check
+    | Illustration
+    | Pause
+    | Diagram
+    | Math
+    | Numbers
+    | Step
+    | RunCommand
+    | Figure
+    | Plot
+    | Experiment
+    | Task
+    | Quiz
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    items: tuple[Item, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """A top-level heading: the preamble or one of the five stages."""
+
+    title: str
+    stage: int | None
+    sections: tuple[Section, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Lesson:
+    meta: Meta
+    parts: tuple[Part, ...]
+    path: Path
+    source: str = field(repr=False)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return tuple(s for p in self.parts for s in p.sections)
+
+    def items(self, kind: type) -> tuple:
+        """Every item of one kind, in lesson order."""
+        return tuple(i for s in self.sections for i in s.items if isinstance(i, kind))
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.items(Step)
+
+    @property
+    def experiments(self) -> tuple[Experiment, ...]:
+        return self.items(Experiment)
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        return self.items(Task)
+
+    @property
+    def quizzes(self) -> tuple[Quiz, ...]:
+        return self.items(Quiz)
+
+    @property
+    def numbers(self) -> tuple[Number, ...]:
+        return tuple(n for block in self.items(Numbers) for n in block.items)
+
+    @property
+    def figure(self) -> Figure:
+        return self.items(Figure)[0]
+
+    @property
+    def plot(self) -> Plot:
+        return self.items(Plot)[0]
+
+    def task(self, task_id: str) -> Task:
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+    def part_of(self, section: Section) -> Part:
+        return next(p for p in self.parts if section in p.sections)

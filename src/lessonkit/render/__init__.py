@@ -1,0 +1,1 @@
+"""Renderers: pure functions from the lesson model to the text or bytes of a file."""
