@@ -33,11 +33,12 @@ def lesson_paths(root: Path | None = None) -> list[Path]:
 
 
 def _lesson_id(path: Path) -> str | None:
+    """The id from the front matter, read without parsing the whole lesson."""
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
+        for number, line in enumerate(handle):
             if line.startswith("id:"):
                 return line.split(":", 1)[1].strip()
-            if line.strip() == "---" and handle.tell() > 4:
+            if number > 0 and line.strip() == "---":
                 break
     return None
 

@@ -61,12 +61,15 @@ class RawBlock:
     role: str
     arg: str
     options: dict[str, tuple[str, ...]]
+    option_lines: dict[str, tuple[int, ...]]
     body: str
     line: int
     where: str
 
     def error(self, message: str, line: int | None = None) -> LessonError:
-        return LessonError(f"{{{self.role}}} block: {message}", where=_at(self.where, line or self.line))
+        return LessonError(
+            f"{{{self.role}}} block: {message}", where=_at(self.where, line or self.line)
+        )
 
     def one(self, key: str, default: str | None = None) -> str:
         values = self.options.get(key)
@@ -80,6 +83,9 @@ class RawBlock:
 
     def many(self, key: str) -> tuple[str, ...]:
         return self.options.get(key, ())
+
+    def many_with_lines(self, key: str) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.many(key), self.option_lines.get(key, ()), strict=True))
 
     def need_arg(self, what: str) -> str:
         if not self.arg:
@@ -106,10 +112,10 @@ def _at(path: str, line: int) -> str:
 
 def _code_notes(block: RawBlock) -> tuple[CodeNote, ...]:
     notes = []
-    for value in block.many("uses"):
+    for value, line in block.many_with_lines("uses"):
         signature, sep, meaning = value.partition(" | ")
         if not sep or not meaning.strip():
-            raise block.error(f"':uses:' must read 'signature | meaning', got {value!r}")
+            raise block.error(f"':uses:' must read 'signature | meaning', got {value!r}", line)
         notes.append(CodeNote(signature.strip(), meaning.strip()))
     return tuple(notes)
 
@@ -123,10 +129,10 @@ def _setup(b: RawBlock) -> SetupCommand:
 
 def _illustration(b: RawBlock) -> Illustration:
     boxes = []
-    for value in b.many("box"):
+    for value, line in b.many_with_lines("box"):
         parts = [p.strip() for p in value.split(" | ")]
         if len(parts) != 3:
-            raise b.error(f"':box:' must read 'title | formula | caption', got {value!r}")
+            raise b.error(f"':box:' must read 'title | formula | caption', got {value!r}", line)
         boxes.append(Box(*parts))
     if not boxes:
         raise b.error("needs at least one ':box:' option")
@@ -145,11 +151,16 @@ def _math(b: RawBlock) -> Math:
     return Math(b.need_body("LaTeX").strip(), b.line)
 
 
+def _yaml_mark(exc: yaml.YAMLError):
+    """Where YAML trouble starts: the opening of the construct if known, else the problem."""
+    return getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+
+
 def _yaml_body(b: RawBlock) -> object:
     try:
         return yaml.safe_load(b.body)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = _yaml_mark(exc)
         line = b.line + 1 + len(b.options) + (mark.line if mark else 0)
         raise b.error(f"body is not valid YAML ({getattr(exc, 'problem', exc)})", line) from None
 
@@ -277,8 +288,11 @@ def _raw_block(info: str, content: str, line: int, where: str) -> RawBlock | Non
     role, arg = match["role"], match["arg"].strip()
     if role not in ROLES:
         known = ", ".join(sorted(ROLES))
-        raise LessonError(f"unknown block role {{{role}}}; choose one of: {known}", where=_at(where, line))
+        raise LessonError(
+            f"unknown block role {{{role}}}; choose one of: {known}", where=_at(where, line)
+        )
     options: dict[str, list[str]] = {}
+    option_lines: dict[str, list[int]] = {}
     lines = content.splitlines()
     index = 0
     while index < len(lines) and (opt := _OPTION.match(lines[index])):
@@ -290,10 +304,12 @@ def _raw_block(info: str, content: str, line: int, where: str) -> RawBlock | Non
                 where=_at(where, line + 1 + index),
             )
         options.setdefault(key, []).append(opt["value"].strip())
+        option_lines.setdefault(key, []).append(line + 1 + index)
         index += 1
     body = "\n".join(lines[index:])
     frozen = {k: tuple(v) for k, v in options.items()}
-    return RawBlock(role, arg, frozen, body + ("\n" if body else ""), line, where)
+    frozen_lines = {k: tuple(v) for k, v in option_lines.items()}
+    return RawBlock(role, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where)
 
 
 def _assemble_task(parts: list[RawBlock]) -> Task:
@@ -390,10 +406,12 @@ def _meta(text: str, where: str) -> Meta:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = _yaml_mark(exc)
         line = 2 + (mark.line if mark else 0)
         problem = getattr(exc, "problem", None) or exc
-        raise LessonError(f"bad front matter: not valid YAML ({problem})", where=_at(where, line)) from None
+        raise LessonError(
+            f"bad front matter: not valid YAML ({problem})", where=_at(where, line)
+        ) from None
     if not isinstance(data, dict):
         raise LessonError("bad front matter: expected key: value lines", where=_at(where, 1))
 
@@ -436,7 +454,9 @@ def _meta(text: str, where: str) -> Meta:
         goal=data["goal"],
         track=data["track"],
         hardware_labels=tuple(map(str, data["hardware_labels"])),
-        phase=Phase(str(phase["number"]), phase["title"], phase["study_guide"], tuple(phase["lessons"])),
+        phase=Phase(
+            str(phase["number"]), phase["title"], phase["study_guide"], tuple(phase["lessons"])
+        ),
         lesson_number=data["lesson_number"],
         lesson_count=data["lesson_count"],
         revision=data["revision"],
@@ -455,7 +475,9 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     tokens = MarkdownIt("commonmark").use(front_matter_plugin).parse(text)
     lines = text.splitlines()
     if not tokens or tokens[0].type != "front_matter":
-        raise LessonError("bad front matter: the file must start with a '---' YAML block", where=_at(where, 1))
+        raise LessonError(
+            "bad front matter: the file must start with a '---' YAML block", where=_at(where, 1)
+        )
     meta = _meta(tokens[0].content, where)
 
     parts: list[Part] = []
@@ -503,11 +525,16 @@ def parse_lesson(text: str, path: Path) -> Lesson:
                 part_title, part_line = title_text, start + 1
             else:
                 if part_title is None:
-                    raise LessonError("a section must sit under a top-level part heading", where=_at(where, start + 1))
+                    raise LessonError(
+                        "a section must sit under a top-level part heading",
+                        where=_at(where, start + 1),
+                    )
                 if current is not None:
                     sections.append(current.build())
                 match = _HEADING_ID.match(title_text)
-                title, section_id = (match["title"], match["id"]) if match else (title_text, _slug(title_text))
+                title, section_id = (
+                    (match["title"], match["id"]) if match else (title_text, _slug(title_text))
+                )
                 current = _SectionBuilder(title, section_id, start + 1, where)
             index += 3
             continue
@@ -524,7 +551,9 @@ def parse_lesson(text: str, path: Path) -> Lesson:
             if part_title is None and text_is_blank(lines[start:end]):
                 index += 1
                 continue
-            raise LessonError("text must sit inside a section (a '## ' heading)", where=_at(where, start + 1))
+            raise LessonError(
+                "text must sit inside a section (a '## ' heading)", where=_at(where, start + 1)
+            )
         if prose_start is None:
             prose_start = start
         prose_end = end
@@ -549,7 +578,10 @@ def _number_steps(lesson: Lesson) -> Lesson:
     for part in lesson.parts:
         sections = []
         for section in part.sections:
-            items = tuple(replace(i, number=next(counter)) if isinstance(i, Step) else i for i in section.items)
+            items = tuple(
+                replace(i, number=next(counter)) if isinstance(i, Step) else i
+                for i in section.items
+            )
             sections.append(replace(section, items=items))
         parts.append(replace(part, sections=tuple(sections)))
     return replace(lesson, parts=tuple(parts))
@@ -568,7 +600,8 @@ def _validate(lesson: Lesson) -> None:
     titles = [p.title for p in lesson.parts if p.stage is not None]
     if titles != list(STAGES):
         raise LessonError(
-            f"the stages must appear once each, in order: {', '.join(STAGES)}; found {', '.join(titles)}",
+            f"the stages must appear once each, in order: {', '.join(STAGES)}; "
+            f"found {', '.join(titles)}",
             where=_at(where, 1),
         )
     for kind, what in ((Figure, "{figure}"), (Plot, "{plot}")):

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-STAGES: tuple[str, ...] = ("Understand", "Build & Run", "Experiment", "Exercise & Check", "Evidence")
+STAGES: tuple[str, ...] = (
+    "Understand",
+    "Build & Run",
+    "Experiment",
+    "Exercise & Check",
+    "Evidence",
+)
 PREAMBLE = "Before you start"
 TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge")
 

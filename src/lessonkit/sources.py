@@ -51,7 +51,9 @@ def _read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise SubmissionError(f"{path}: no such file", fix="give the path of your practice file") from None
+        raise SubmissionError(
+            f"{path}: no such file", fix="give the path of your practice file"
+        ) from None
     except IsADirectoryError:
         raise SubmissionError(f"{path} is a folder, not a practice file") from None
     if len(data) > MAX_BYTES:

@@ -12,7 +12,9 @@ from rich.console import Console
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     if optional:
-        parser.add_argument("lesson", nargs="?", default=None, help="lesson id, e.g. state-02 (default: all)")
+        parser.add_argument(
+            "lesson", nargs="?", default=None, help="lesson id, e.g. state-02 (default: all)"
+        )
     else:
         parser.add_argument("lesson", help="lesson id, e.g. state-02")
 

@@ -24,14 +24,18 @@ def run(args: argparse.Namespace) -> int:
     sources = [lesson.directory / p for p in exercise_paths(lesson)]
     for source in sources:
         if not source.is_file():
-            raise UsageError(f"{shown(source)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`")
+            raise UsageError(
+                f"{shown(source)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
+            )
     out = console()
     target.mkdir(parents=True, exist_ok=True)
     copied = 0
     for source in sources:
         destination = target / source.name
         try:
-            with destination.open("xb") as handle:  # "x": fail instead of replacing a learner's work
+            with destination.open(
+                "xb"
+            ) as handle:  # "x": fail instead of replacing a learner's work
                 handle.write(source.read_bytes())
         except FileExistsError:
             out.print(f"kept {shown(destination)} (it exists; your work is never overwritten)")

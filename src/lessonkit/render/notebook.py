@@ -37,12 +37,15 @@ def _notebook_cell(cell: Cell, figure_png: bytes | None) -> nbformat.NotebookNod
 
 
 def build_notebook(lesson: Lesson, figure_png: bytes | None = None) -> nbformat.NotebookNode:
-    """The notebook as an nbformat node; `figure_png` is shown as the plot cell's recorded output."""
+    """The notebook node; `figure_png` becomes the plot cell's recorded output."""
     notebook = v4.new_notebook()
     notebook.metadata = {
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
-        "lessonkit": {"lesson": lesson.meta.id, "generated": generated_note(lesson, "this notebook")},
+        "lessonkit": {
+            "lesson": lesson.meta.id,
+            "generated": generated_note(lesson, "this notebook"),
+        },
     }
     notebook.cells = [_notebook_cell(c, figure_png) for c in lesson_cells(lesson)]
     return notebook

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lessonkit.model import Lesson
 from lessonkit.render.cells import Cell, generated_note, lesson_cells
 
+
 def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
 
@@ -24,7 +25,9 @@ def render_main(lesson: Lesson) -> str:
     for experiment in lesson.experiments:
         chunks.append(f"# Experiment — {experiment.title}\n{experiment.code}")
     for task in lesson.tasks:
-        chunks.append(f"# {task.kind.capitalize()} — {task.title} (reference solution)\n{task.solution}")
+        chunks.append(
+            f"# {task.kind.capitalize()} — {task.title} (reference solution)\n{task.solution}"
+        )
     chunks.append(f'print("PASS: {meta.id}")')
     return "\n\n".join(chunks) + "\n"
 

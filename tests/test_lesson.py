@@ -1,0 +1,224 @@
+"""The loader: the lesson parses into the expected model, and every mistake names file:line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import LESSON_MD
+
+from lessonkit.errors import LessonError
+from lessonkit.lesson import parse_lesson
+from lessonkit.model import STAGES
+
+SOURCE = LESSON_MD.read_text(encoding="utf-8")
+
+
+def test_metadata(lesson):
+    meta = lesson.meta
+    assert (meta.id, meta.title) == ("state-02", "Pytrees and structured parameters")
+    assert (meta.phase.number, meta.phase.title) == ("03", "State, randomness & control flow")
+    assert (meta.lesson_number, meta.lesson_count, meta.minutes) == (2, 4, 60)
+    assert (meta.revision, str(meta.date), meta.hardware) == ("v0.7.0", "2026-10-20", "CPU")
+    assert meta.previous == "Random keys without surprises"
+    assert meta.recorded_python == "3.14.3"
+
+
+def test_stages_in_order(lesson):
+    assert [p.title for p in lesson.parts if p.stage] == list(STAGES)
+    assert [p.stage for p in lesson.parts if p.stage] == [1, 2, 3, 4, 5]
+
+
+def test_section_order_follows_the_spec(lesson):
+    titles = [s.title for s in lesson.sections]
+    spec_outline = [
+        "What you will be able to do",
+        "The problem",
+        "The idea",
+        "Match leaves by meaning as well as shape",
+        "Identify containers, leaves and structure",
+        "Derive the matching gradient tree",
+        "Apply corresponding leaves, not unrelated arrays",
+        "Keep metadata separate from differentiated state",
+        "A gradient tree matches parameter leaves",
+        "Read the figure",
+        "Connect it to the computation",
+        "Prepare the inputs",
+        "Build the computation",
+        "Run and check the result",
+        "Run the example",
+        "Recorded reference execution",
+        "Verify every gradient leaf",
+        "Flatten and reconstruct without losing identity",
+        "Make it yours",
+        "Extend to a nested model",
+        "Repair a mismatched update tree",
+        "Check your understanding",
+        "Diagnose the result",
+        "Carry forward",
+        "Keep your evidence",
+        "Primary references",
+    ]
+    positions = [titles.index(t) for t in spec_outline]
+    assert positions == sorted(positions)
+
+
+def test_steps_tasks_and_quiz(lesson):
+    assert [(s.number, s.title) for s in lesson.steps] == [
+        (1, "Prepare the inputs"),
+        (2, "Build the computation"),
+        (3, "Run and check the result"),
+    ]
+    assert [s.uses[0].signature for s in lesson.steps[1:]] == [
+        "jnp.array(values, dtype=...)",
+        "jax.value_and_grad(loss_fn)(params, ...)",
+    ]
+    assert [(t.id, t.kind, t.title) for t in lesson.tasks] == [
+        ("make-it-yours", "exercise", "Make it yours"),
+        ("nested-model", "practice", "Extend to a nested model"),
+        ("repair", "challenge", "Repair a mismatched update tree"),
+    ]
+    quiz = lesson.quizzes[0]
+    assert len(quiz.options) == 3 and 0 <= quiz.answer < 3
+
+
+def test_scaffolds_give_no_answer_away(lesson):
+    for task in lesson.tasks:
+        assert "todo(" in task.scaffold
+        assert (
+            "96" not in task.scaffold and "-4" not in task.scaffold and "0.64" not in task.scaffold
+        )
+        # the published scaffold's `assert jax.tree.structure(g)` is always true
+        assert not re.search(r"assert jax\.tree\.structure\([^)]*\)\s*(#|$)", task.scaffold, re.M)
+
+
+def _error(text: str) -> str:
+    with pytest.raises(LessonError) as info:
+        parse_lesson(text, Path("lesson.md"))
+    return str(info.value)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "anchor", "message"),
+    [
+        ("```{math}", "```{maths}", "```{maths}", r"unknown block role \{maths\}; choose one of"),
+        (
+            "```{solution}\nnorm_squared",
+            "```{notes}\nnorm_squared",
+            "```{notes}",
+            r"unknown block role \{notes\}",
+        ),
+        ("answer: 0", "answer: 3", "```{quiz}", r"quiz answer 3 is out of range: .* 0 to 2"),
+        (
+            ":kind: exercise",
+            ":kind: homework",
+            "```{task} make-it-yours",
+            r"':kind:' must be one of",
+        ),
+        (
+            ":shell: bash\npython3 -m venv",
+            ":shell: zsh\npython3 -m venv",
+            "```{setup}",
+            "bash or powershell",
+        ),
+        (":prompt: Predict", ":promt: Predict", ":promt:", r"unknown option ':promt:'"),
+        (
+            ":uses: jnp.array(values, dtype=...) |",
+            ":uses: jnp.array(values, dtype=...) -",
+            ":uses: jnp.array(values, dtype=...) -",
+            r"'signature \| meaning'",
+        ),
+        (
+            "# Evidence\n",
+            "# Evidence stage\n",
+            "# Evidence stage",
+            r"unknown part heading 'Evidence stage'",
+        ),
+        (
+            "lesson_number: 2",
+            "lesson_number: two",
+            "lesson_number: two",
+            r"bad front matter: 'lesson_number' should be a int",
+        ),
+        ("minutes: 60\n", "", "---", r"bad front matter: missing 'minutes'"),
+        (
+            "hardware: CPU\n",
+            "hardware: [CPU\n",
+            "hardware: [CPU",
+            r"bad front matter: not valid YAML",
+        ),
+        (
+            "{#derivation}",
+            "{#problem}",
+            "## Derive the matching gradient tree",
+            r"section id 'problem' is used twice",
+        ),
+    ],
+)
+def test_mistakes_name_file_and_line(old, new, anchor, message):
+    assert old in SOURCE
+    broken = SOURCE.replace(old, new, 1)
+    text = _error(broken)
+    assert re.search(message, text), text
+    line = _line_of(broken, anchor)
+    assert text.startswith(f"lesson.md:{line}:"), (text, line)
+
+
+def test_task_without_solution():
+    start = SOURCE.index("```{solution}\nnorm_squared")
+    end = SOURCE.index("```", start + 3) + 4
+    broken = SOURCE[:start] + SOURCE[end:]
+    text = _error(broken)
+    line = _line_of(broken, "```{task} make-it-yours")
+    assert text.startswith(f"lesson.md:{line}:")
+    assert "task 'make-it-yours' has no {solution} block" in text
+
+
+def test_task_part_without_task():
+    broken = SOURCE.replace(
+        "## The problem {#problem}\n", "## The problem {#problem}\n\n```{hint}\nA hint.\n```\n", 1
+    )
+    text = _error(broken)
+    assert "must follow a {task} block" in text
+    assert text.startswith(f"lesson.md:{_line_of(broken, '```{hint}')}:")
+
+
+def test_missing_front_matter():
+    assert _error(SOURCE.split("---\n", 2)[2]).startswith("lesson.md:1: bad front matter")
+
+
+def test_bad_yaml_in_quiz_names_the_line():
+    broken = SOURCE.replace("answer: 0", "answer: [0", 1)
+    text = _error(broken)
+    assert "body is not valid YAML" in text
+    quiz_line = _line_of(broken, "```{quiz}")
+    reported = int(text.split(":")[1])
+    assert quiz_line < reported <= _line_of(broken, "explanation: >-") + 1
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, capsys):
+    from lessonkit.cli import main
+
+    root = tmp_path / "repo"
+    lesson_dir = root / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
+    lesson_dir.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (lesson_dir / "lesson.md").write_text(
+        SOURCE.replace("answer: 0", "answer: 7"), encoding="utf-8"
+    )
+    import os
+
+    os.environ["LESSONKIT_ROOT"] = str(root)
+    try:
+        status = main(["verify"])
+    finally:
+        del os.environ["LESSONKIT_ROOT"]
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "lesson.md:" in err and "quiz answer 7 is out of range" in err
+    assert "Traceback" not in err
