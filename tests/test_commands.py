@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import LESSON_DIR, REPO
 
 from lessonkit.cli import main
+
+from conftest import LESSON_DIR, REPO
 
 
 @pytest.fixture

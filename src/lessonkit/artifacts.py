@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lessonkit.model import Lesson
 from lessonkit.render.notebook import render_notebook
-from lessonkit.render.script import render_exercise_script, render_main
+from lessonkit.render.script import render_exercise_script, render_going_further, render_main
 
 Rendered = dict[str, bytes]
 
@@ -55,6 +55,7 @@ def producers(lesson: Lesson) -> tuple[Producer, ...]:
     script, notebook = exercise_paths(lesson)
     return (
         _text("code/main.py", render_main),
+        _text("code/going_further.py", render_going_further),
         _text(script, render_exercise_script),
         # ISSUE-4: enable once lessonkit.figure and lessonkit.evidence exist.
         # Producer(

@@ -222,6 +222,7 @@ def _experiment(b: RawBlock) -> Experiment:
         b.need_body("code").rstrip("\n"),
         b.line,
         optional == "yes",
+        b.many("output"),
     )
 
 
@@ -270,7 +271,7 @@ ROLES: dict[str, BlockRole] = {
     "run": BlockRole(frozenset({"expected", "about"}), _run),
     "figure": BlockRole(frozenset({"prompt", "alt"}), _figure),
     "plot": BlockRole(frozenset(), _plot),
-    "experiment": BlockRole(frozenset({"prompt", "expected", "optional"}), _experiment),
+    "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),
     "task": BlockRole(frozenset({"kind", "where", "plan"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
@@ -609,9 +610,15 @@ def _validate(lesson: Lesson) -> None:
             raise LessonError(f"the lesson needs exactly one {what} block", where=_at(where, 1))
     if not lesson.steps:
         raise LessonError("the lesson needs at least one {step} block", where=_at(where, 1))
-    task_ids = [t.id for t in lesson.tasks]
-    if len(set(task_ids)) != len(task_ids):
-        raise LessonError("task ids must be unique", where=_at(where, 1))
+    for kind, what in ((Task, "task"), (Quiz, "quiz")):
+        seen_ids: dict[str, int] = {}
+        for item in lesson.items(kind):
+            if item.id in seen_ids:
+                raise LessonError(
+                    f"{what} id {item.id!r} is used twice (first at line {seen_ids[item.id]})",
+                    where=_at(where, item.line),
+                )
+            seen_ids[item.id] = item.line
 
 
 def load_lesson(path: str | Path) -> Lesson:

@@ -174,6 +174,7 @@ class Experiment:
     code: str
     line: int
     optional: bool = False
+    output: tuple[str, ...] = ()  # the lines the code prints, checked against execution
 
 
 @dataclass(frozen=True)
@@ -265,6 +266,14 @@ class Lesson:
     @property
     def experiments(self) -> tuple[Experiment, ...]:
         return self.items(Experiment)
+
+    @property
+    def core_experiments(self) -> tuple[Experiment, ...]:
+        return tuple(e for e in self.experiments if not e.optional)
+
+    @property
+    def optional_experiments(self) -> tuple[Experiment, ...]:
+        return tuple(e for e in self.experiments if e.optional)
 
     @property
     def tasks(self) -> tuple[Task, ...]:

@@ -122,9 +122,13 @@ def _code_cells(item, section: Section) -> Iterator[Cell]:
         yield Cell("figure-plot", "code", item.code, ("figure",), figure=True)
     elif isinstance(item, Experiment):
         slug = section.id
-        yield Cell(f"{slug}-prompt", "markdown", f"**Predict first:** {item.prompt}")
+        label = "Optional experiment. Predict first:" if item.optional else "Predict first:"
+        yield Cell(f"{slug}-prompt", "markdown", f"**{label}** {item.prompt}")
         yield Cell(slug, "code", item.code, ("experiment",))
-        yield Cell(f"{slug}-expected", "markdown", f"**Expected:** {item.expected}")
+        expected = f"**Expected:** {item.expected}"
+        if item.output:
+            expected += "\n\n" + _fence("\n".join(item.output), "text")
+        yield Cell(f"{slug}-expected", "markdown", expected)
     elif isinstance(item, Task):
         guide = [f"**{item.kind.capitalize()}.** {item.prompt}", f"*Where:* {item.where}"]
         if item.uses:

@@ -22,13 +22,28 @@ def render_main(lesson: Lesson) -> str:
     ]
     for step in lesson.steps:
         chunks.append(f"# Step {step.number} — {step.title}: {step.summary}\n{step.code}")
-    for experiment in lesson.experiments:
+    for experiment in lesson.core_experiments:
         chunks.append(f"# Experiment — {experiment.title}\n{experiment.code}")
     for task in lesson.tasks:
         chunks.append(
             f"# {task.kind.capitalize()} — {task.title} (reference solution)\n{task.solution}"
         )
     chunks.append(f'print("PASS: {meta.id}")')
+    return "\n\n".join(chunks) + "\n"
+
+
+def render_going_further(lesson: Lesson) -> str:
+    """The optional experiments, after the steps they build on, with a PASS line of their own."""
+    meta = lesson.meta
+    chunks = [
+        f"# {generated_note(lesson, 'this file')}",
+        f'"""{meta.title} ({meta.id}): the optional "going further" experiments."""',
+    ]
+    for step in lesson.steps:
+        chunks.append(f"# Step {step.number} — {step.title}\n{step.code}")
+    for experiment in lesson.optional_experiments:
+        chunks.append(f"# Going further — {experiment.title}\n{experiment.code}")
+    chunks.append(f'print("PASS: {meta.id} going further")')
     return "\n\n".join(chunks) + "\n"
 
 

@@ -540,6 +540,228 @@ fixed = todo("fixed: the update applied with the complete gradient tree")
 assert loss(fixed) < loss(params)
 
 # %% [markdown]
+# ### Going further: name every leaf by its key path
+
+# %% [markdown]
+# **Optional experiment. Predict first:** Predict before running: in what order do the three gradient paths print, and does a swap of the two scalar gradients survive a shape check?
+
+# %% tags=["experiment"]
+wide = {"layer": params, "scale": jnp.array(2.)}
+def wide_loss(p):
+    pred = p["scale"] * (jnp.dot(p["layer"]["weight"], x) + p["layer"]["bias"])
+    return (pred - 3.) ** 2
+wide_grads = jax.grad(wide_loss)(wide)
+for path, leaf in jax.tree_util.tree_leaves_with_path(wide_grads):
+    name = jax.tree_util.keystr(path, simple=True, separator="/")
+    print(f"{name}: {leaf.dtype}{list(leaf.shape)} {leaf.tolist()}")
+# Exchange the two scalar gradients: every shape still matches.
+swapped = {
+    "layer": {"weight": wide_grads["layer"]["weight"], "bias": wide_grads["scale"]},
+    "scale": wide_grads["layer"]["bias"],
+}
+shapes_agree = jax.tree.all(jax.tree.map(lambda a, b: a.shape == b.shape, wide_grads, swapped))
+print("Shapes agree after the swap:", shapes_agree)
+# An independent check: the scale derivative of (s(wx+b) - 3)^2, derived by hand.
+inner = jnp.dot(params["weight"], x) + params["bias"]
+scale_by_hand = 2 * (wide["scale"] * inner - 3.) * inner
+print("Swapped scale gradient matches the hand value:", bool(jnp.allclose(swapped["scale"], scale_by_hand)))
+
+# %% [markdown]
+# **Expected:** Three paths in sorted key order; the swap passes every shape check but disagrees with the hand-derived scale derivative.
+#
+# ```text
+# layer/bias: float32[] -4.0
+# layer/weight: float32[2] [-8.0, -4.0]
+# scale: float32[] -2.0
+# Shapes agree after the swap: True
+# Swapped scale gradient matches the hand value: False
+# ```
+
+# %% [markdown]
+# With the scale set to $2$, the prediction is $2$ and the residual $-1$, so the scale
+# derivative is $2 \cdot (-1) \cdot 1 = -2$ while the bias derivative is $2 \cdot (-1) \cdot 2 = -4$.
+# Both are scalars, so exchanging them fools every shape check; only a value derived
+# independently (or the key paths kept with the values) exposes the mistake. With the scale at
+# $1$ both derivatives would be $-4$ and even that check could not tell them apart.
+#
+# **Check your understanding:** Two gradient leaves, layer/bias and scale, are both float32[] and have been exchanged. Which check catches it?
+#
+# 1. Comparing the shapes and dtypes of every leaf with the parameter tree
+# 2. Comparing a leaf's value with a derivative computed independently, by its key path
+# 3. Checking that jax.tree.structure of the gradients equals that of the parameters
+#
+# <details>
+# <summary>Answer</summary>
+#
+# Option 2: Comparing a leaf's value with a derivative computed independently, by its key path
+#
+# Shapes, dtypes and the tree structure are all unchanged by exchanging two scalar leaves. Only a value check tied to a key path, such as the hand-derived scale derivative, sees it.
+#
+# </details>
+
+# %% [markdown]
+# ### Going further: keep metadata out of the gradient
+
+# %% [markdown]
+# **Optional experiment. Predict first:** Predict before running: what does jax.grad do when the parameter dictionary also holds a model name?
+
+# %% tags=["experiment"]
+named = {**params, "name": "tiny-linear"}
+try:
+    jax.grad(loss)(named)
+except TypeError as error:
+    print("jax.grad refuses the string leaf:", type(error).__name__)
+# The repair: configuration lives beside the parameters, not inside them.
+config = {"name": named["name"]}
+trainable = {key: leaf for key, leaf in named.items() if key not in config}
+config_grads = jax.grad(loss)(trainable)
+print("Gradient leaf dtypes:", [str(leaf.dtype) for leaf in jax.tree.leaves(config_grads)])
+
+# %% [markdown]
+# **Expected:** jax.grad rejects the string leaf with a TypeError; with the name kept beside the parameters, every gradient leaf is float32.
+#
+# ```text
+# jax.grad refuses the string leaf: TypeError
+# Gradient leaf dtypes: ['float32', 'float32']
+# ```
+
+# %% [markdown]
+# A string is a leaf to the tree utilities but not a value JAX can differentiate, and the
+# error does not say which path holds it (`lessonkit.trees.check_trainable` does). Keeping the
+# configuration in its own dictionary leaves a parameter tree of floating-point arrays only.
+#
+# **Check your understanding:** A parameter dictionary holds weight, bias and name = "tiny-linear". What is the cleanest repair before calling jax.grad?
+#
+# 1. Convert the name to a float array so that every leaf is numeric
+# 2. Keep the name in a separate configuration object and differentiate only the arrays
+# 3. Wrap the call in try/except and ignore the TypeError
+#
+# <details>
+# <summary>Answer</summary>
+#
+# Option 2: Keep the name in a separate configuration object and differentiate only the arrays
+#
+# The name is configuration, not a trainable value. Keeping it beside the parameters (or as a static field of a registered structure) leaves a tree of floating-point leaves to differentiate.
+#
+# </details>
+
+# %% [markdown]
+# ### Going further: register a dataclass for the layer
+
+# %% [markdown]
+# **Optional experiment. Predict first:** Predict before running: what type does jax.grad return for a registered dataclass, and is its activation field a leaf?
+
+# %% tags=["experiment"]
+import dataclasses
+import functools
+
+@functools.partial(jax.tree_util.register_dataclass, data_fields=["weight", "bias"], meta_fields=["activation"])
+@dataclasses.dataclass(frozen=True)
+class Dense:
+    weight: jax.Array
+    bias: jax.Array
+    activation: str = "identity"
+
+layer = Dense(params["weight"], params["bias"])
+def dense_loss(d):
+    return (jnp.dot(d.weight, x) + d.bias - 3.) ** 2
+dense_grads = jax.grad(dense_loss)(layer)
+print("Gradient type:", type(dense_grads).__name__)
+print("Static field kept:", dense_grads.activation)
+print("Leaves:", len(jax.tree.leaves(layer)))
+print("Gradients:", dense_grads.weight.tolist(), float(dense_grads.bias))
+
+# %% [markdown]
+# **Expected:** The gradient is the same dataclass; the static activation field is carried along and is not a leaf.
+#
+# ```text
+# Gradient type: Dense
+# Static field kept: identity
+# Leaves: 2
+# Gradients: [-8.0, -4.0] -4.0
+# ```
+
+# %% [markdown]
+# Registering the dataclass tells JAX which fields are data (leaves) and which are static
+# metadata stored in the tree definition. The gradient comes back as a `Dense` with the same
+# activation, and its two leaves hold the gradients derived by hand.
+#
+# **Check your understanding:** After jax.tree_util.register_dataclass with meta_fields=["activation"], how many leaves does Dense(weight, bias, "identity") have?
+#
+# 1. Three, one per field
+# 2. Two, because activation is static metadata in the tree definition
+# 3. One, because the dataclass itself is the leaf
+#
+# <details>
+# <summary>Answer</summary>
+#
+# Option 2: Two, because activation is static metadata in the tree definition
+#
+# Data fields become leaves; meta fields are kept in the tree definition, so they travel with the structure, are compared when structures are compared, and are never differentiated.
+#
+# </details>
+
+# %% [markdown]
+# ### Going further: optimizer state is a tree of its own
+
+# %% [markdown]
+# **Optional experiment. Predict first:** Predict before running: which parts of Adam's state match the parameter tree, and where do the parameters land after one step with learning rate 0.1?
+
+# %% tags=["experiment"]
+import optax
+
+optimizer = optax.adam(0.1)
+opt_state = optimizer.init(params)
+adam_state = opt_state[0]
+print("Adam state fields:", adam_state._fields)
+params_structure = jax.tree.structure(params)
+print(
+    "mu and nu match params:",
+    jax.tree.structure(adam_state.mu) == params_structure,
+    jax.tree.structure(adam_state.nu) == params_structure,
+)
+print(f"count: {adam_state.count.dtype}{list(adam_state.count.shape)} {int(adam_state.count)}")
+updates, opt_state = optimizer.update(grads, opt_state, params)
+stepped = optax.apply_updates(params, updates)
+print("After one Adam step:", [round(v, 4) for v in stepped["weight"].tolist()], round(float(stepped["bias"]), 4))
+# The first Adam step, by hand: the bias-corrected moments are g and g squared.
+by_hand = jax.tree.map(lambda p, g: p - 0.1 * g / (jnp.sqrt(g ** 2) + 1e-8), params, grads)
+print("Matches the hand update:", jax.tree.all(jax.tree.map(jnp.allclose, stepped, by_hand)))
+
+# %% [markdown]
+# **Expected:** Adam's state holds count, mu and nu; mu and nu match the parameters and count does not; one step moves each parameter by 0.1 against its gradient's sign.
+#
+# ```text
+# Adam state fields: ('count', 'mu', 'nu')
+# mu and nu match params: True True
+# count: int32[] 0
+# After one Adam step: [1.1, -0.9] 0.1
+# Matches the hand update: True
+# ```
+
+# %% [markdown]
+# Adam keeps two moment trees, `mu` and `nu`, shaped exactly like the parameters, and a scalar
+# step `count` that belongs to no parameter. On the first step the bias-corrected moments are
+# $g$ and $g^2$, so each parameter moves by the learning rate against the sign of its gradient:
+# $(1,-1,0)$ becomes $(1.1,-0.9,0.1)$. `lessonkit.trees.compare_state` lines the moment trees up
+# with the parameters and lists the count separately.
+#
+# **Check your understanding:** Which part of optax.adam's state for the lesson's params has a structure different from params?
+#
+# 1. mu, the first-moment estimates
+# 2. nu, the second-moment estimates
+# 3. count, the step counter
+#
+# <details>
+# <summary>Answer</summary>
+#
+# Option 3: count, the step counter
+#
+# mu and nu hold one entry per parameter value, grouped like the parameters. count is a single int32 scalar for the whole optimizer, so it is extra state, not a parameter tree.
+#
+# </details>
+
+# %% [markdown]
 # ### Check your understanding
 #
 # **Check your understanding:** What is the structure of jax.grad(loss)(params) for the lesson's params?
