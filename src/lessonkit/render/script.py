@@ -10,41 +10,38 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
 
 
-def render_main(lesson: Lesson) -> str:
-    """The complete worked example: every step, experiment and reference solution, once each."""
+def _script(lesson: Lesson, name: str, purpose: str, blocks: list[str], pass_line: str) -> str:
+    """A runnable script: generated header, docstring, the steps, then `blocks`, then PASS."""
     meta = lesson.meta
-    relative = lesson.directory.name
+    where = f"phases/{lesson.directory.parent.name}/{lesson.directory.name}/code/{name}"
     chunks = [
         f"# {generated_note(lesson, 'this file')}",
-        f'"""{meta.title} ({meta.id}): worked example, experiments and reference solutions.\n\n'
-        f"Run it from the repository root:\n\n    python phases/{lesson.directory.parent.name}/"
-        f'{relative}/code/main.py\n"""',
+        f'"""{meta.title} ({meta.id}): {purpose}.\n\n'
+        f'Run it from the repository root:\n\n    python {where}\n"""',
     ]
-    for step in lesson.steps:
-        chunks.append(f"# Step {step.number} — {step.title}: {step.summary}\n{step.code}")
-    for experiment in lesson.core_experiments:
-        chunks.append(f"# Experiment — {experiment.title}\n{experiment.code}")
-    for task in lesson.tasks:
-        chunks.append(
-            f"# {task.kind.capitalize()} — {task.title} (reference solution)\n{task.solution}"
-        )
-    chunks.append(f'print("PASS: {meta.id}")')
+    chunks += [f"# Step {s.number} — {s.title}: {s.summary}\n{s.code}" for s in lesson.steps]
+    chunks += blocks
+    chunks.append(f'print("{pass_line}")')
     return "\n\n".join(chunks) + "\n"
+
+
+def render_main(lesson: Lesson) -> str:
+    """The complete worked example: every step, experiment and reference solution, once each."""
+    blocks = [f"# Experiment — {e.title}\n{e.code}" for e in lesson.core_experiments]
+    blocks += [
+        f"# {t.kind.capitalize()} — {t.title} (reference solution)\n{t.solution}"
+        for t in lesson.tasks
+    ]
+    purpose = "worked example, experiments and reference solutions"
+    return _script(lesson, "main.py", purpose, blocks, f"PASS: {lesson.meta.id}")
 
 
 def render_going_further(lesson: Lesson) -> str:
     """The optional experiments, after the steps they build on, with a PASS line of their own."""
-    meta = lesson.meta
-    chunks = [
-        f"# {generated_note(lesson, 'this file')}",
-        f'"""{meta.title} ({meta.id}): the optional "going further" experiments."""',
-    ]
-    for step in lesson.steps:
-        chunks.append(f"# Step {step.number} — {step.title}\n{step.code}")
-    for experiment in lesson.optional_experiments:
-        chunks.append(f"# Going further — {experiment.title}\n{experiment.code}")
-    chunks.append(f'print("PASS: {meta.id} going further")')
-    return "\n\n".join(chunks) + "\n"
+    blocks = [f"# Going further — {e.title}\n{e.code}" for e in lesson.optional_experiments]
+    purpose = 'the optional "going further" experiments'
+    pass_line = f"PASS: {lesson.meta.id} going further"
+    return _script(lesson, "going_further.py", purpose, blocks, pass_line)
 
 
 def _percent_cell(cell: Cell) -> str:
