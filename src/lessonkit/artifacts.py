@@ -57,13 +57,12 @@ def producers(lesson: Lesson) -> tuple[Producer, ...]:
         _text("code/main.py", render_main),
         _text("code/going_further.py", render_going_further),
         _text(script, render_exercise_script),
-        # ISSUE-4: enable once lessonkit.figure and lessonkit.evidence exist.
-        # Producer(
-        #     "figure",
-        #     ("outputs/figure.svg", "outputs/figure.png", "outputs/figure.json"),
-        #     _figure,
-        # ),
-        # Producer("evidence template", ("outputs/evidence-template.md",), _evidence_template),
+        Producer(
+            "figure",
+            ("outputs/figure.svg", "outputs/figure.png", "outputs/figure.json"),
+            _figure,
+        ),
+        Producer("evidence template", ("outputs/evidence-template.md",), _evidence_template),
         Producer(notebook, (notebook,), _notebook),
     )
 

@@ -8,6 +8,7 @@ from lessonkit.artifacts import find_drift
 from lessonkit.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, shown
 from lessonkit.model import Lesson
+from lessonkit.receipts import RecordError, load_record
 
 
 def _drift_problems(lesson: Lesson) -> list[str]:
@@ -18,7 +19,16 @@ def _drift_problems(lesson: Lesson) -> list[str]:
     ]
 
 
-CHECKS = (_drift_problems,)
+def _record_problems(lesson: Lesson) -> list[str]:
+    """The committed execution record must exist, be valid, and match lesson.md and main.py."""
+    try:
+        load_record(lesson)
+    except RecordError as exc:
+        return [f"{exc.where}: {exc.message}: {exc.fix}"]
+    return []
+
+
+CHECKS = (_drift_problems, _record_problems)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

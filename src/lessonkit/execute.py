@@ -1,0 +1,188 @@
+"""Run Python in a child process: a visible lifecycle with a timeout and cleanup in ``finally``.
+
+Parent side: :func:`run_child` starts the child in its own process group, captures stdout and
+stderr, stops the whole group when the time runs out, and reads the JSON report the child left
+in a private temporary folder (whose path it passes in ``$LESSONKIT_REPORT``).
+
+Child side: ``python -m lessonkit.execute SCRIPT`` runs a script exactly as ``python SCRIPT``
+would (as ``__main__``, same stdout, its own traceback on failure) and reports the environment
+it ran in to ``$LESSONKIT_REPORT``, adding nothing to the script's stdout. Without that variable
+it simply runs the script, so a receipt's command can be copied and run by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPORT_ENV = "LESSONKIT_REPORT"
+"""Names the file where a child writes its JSON report; never printed, never on stdout."""
+
+BACKEND_UNAVAILABLE = "backend_unavailable"
+"""Report key a child sets when JAX has no backend for the requested platform."""
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What happened to one child process."""
+
+    argv: tuple[str, ...]
+    started_utc: dt.datetime
+    duration_s: float
+    exit_code: int | None  # None when it was stopped at the timeout
+    timed_out: bool
+    stdout: str
+    stderr: str
+    report: Any  # the JSON the child wrote to $LESSONKIT_REPORT, or None
+
+
+def child_env(overrides: Mapping[str, str | None]) -> dict[str, str]:
+    """This process's environment with `overrides` applied; a None value removes the variable."""
+    env = dict(os.environ)
+    for key, value in overrides.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def _start(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    group = (
+        {"start_new_session": True}
+        if os.name == "posix"
+        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+    )
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **group,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child and anything it started (its whole process group on POSIX)."""
+    if process.poll() is not None:
+        return
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _read_report(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def run_child(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
+) -> ChildRun:
+    """Run `argv` to completion or until `timeout_s` passes; never leaves a process behind."""
+    with tempfile.TemporaryDirectory(prefix="lessonkit-") as folder:
+        report_path = Path(folder) / "report.json"
+        started = dt.datetime.now(dt.UTC)
+        clock = time.perf_counter()
+        process = _start(argv, cwd, {**env, REPORT_ENV: str(report_path)})
+        timed_out = False
+        try:
+            try:
+                stdout, stderr = process.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _stop(process)
+                stdout, stderr = process.communicate()
+        finally:
+            _stop(process)
+            process.wait()
+        duration = time.perf_counter() - clock
+        report = _read_report(report_path)
+    return ChildRun(
+        argv=tuple(argv),
+        started_utc=started,
+        duration_s=duration,
+        exit_code=None if timed_out else process.returncode,
+        timed_out=timed_out,
+        stdout=stdout.decode("utf-8", errors="replace"),
+        stderr=stderr.decode("utf-8", errors="replace"),
+        report=report,
+    )
+
+
+# --------------------------------------------------------------------------- child side
+
+
+def write_report(data: Any) -> None:
+    """Child side: hand JSON to the parent through $LESSONKIT_REPORT (no-op without it)."""
+    target = os.environ.get(REPORT_ENV)
+    if target:
+        Path(target).write_text(json.dumps(data), encoding="utf-8")
+
+
+def print_user_traceback(exc: BaseException, filename: str) -> None:
+    """Print a traceback that starts at the user's own code, as plain ``python FILE`` would."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb or exc.__traceback__)
+
+
+def _run_script(script: str, args: list[str]) -> int:
+    from lessonkit.environment import read_environment
+
+    path = Path(script).resolve()
+    if not path.is_file():
+        print(f"{script}: no such file", file=sys.stderr)
+        return 2
+    try:
+        environment = read_environment()
+    except RuntimeError:  # JAX has no backend for the platform in $JAX_PLATFORMS
+        platform = os.environ.get("JAX_PLATFORMS") or "default"
+        write_report({BACKEND_UNAVAILABLE: platform})
+        print(f"JAX found no {platform} backend on this machine", file=sys.stderr)
+        return 3
+    write_report({"environment": environment.to_dict()})
+    sys.argv = [script, *args]
+    sys.path[0] = str(path.parent)  # what `python SCRIPT` puts first on the import path
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as exc:  # the script's own failure: show it, as python would
+        print_user_traceback(exc, str(path))
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        print("usage: python -m lessonkit.execute SCRIPT [ARG ...]", file=sys.stderr)
+        return 2
+    return _run_script(argv[0], argv[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

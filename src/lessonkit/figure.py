@@ -1,0 +1,191 @@
+"""The lesson's figure, its data and their provenance, reproducible byte for byte.
+
+The figure is computed, not drawn by hand: the lesson's build steps, its ``{figure}`` block
+(which defines ``figure_data``) and its ``{plot}`` block (which draws ``fig``) run in a fresh
+namespace. Everything that could make two builds differ is pinned: matplotlib's default style
+instead of the user's matplotlibrc, a fixed SVG hash salt, no creation dates, a fixed DPI, and
+JSON written with sorted keys. ``figure.json`` holds no wall-clock time: its date is the lesson
+revision's date from the front matter, so rebuilding with the same package versions gives the
+same bytes and ``lessonkit verify`` can compare them. ``code_sha256`` is taken over the
+figure block's code, a newline and the plot block's code; ``data_sha256`` over
+`canonical_json` of the data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import platform
+from collections.abc import Iterator
+from typing import Any
+
+from lessonkit.environment import package_version
+from lessonkit.errors import LessonError
+from lessonkit.model import Lesson
+
+SCHEMA = 1
+SVG = "outputs/figure.svg"
+PNG = "outputs/figure.png"
+DATA = "outputs/figure.json"
+PNG_DPI = 150
+PINNED_RC: dict[str, Any] = {
+    "svg.hashsalt": "lessonkit-figure",  # clip-path and glyph ids derive from it
+    "svg.fonttype": "path",  # glyphs as paths: no dependence on installed fonts when viewing
+    "font.family": ["DejaVu Sans"],  # ships with matplotlib, so every machine draws the same
+}
+SVG_METADATA = {"Date": None, "Creator": "lessonkit build (matplotlib)"}
+PNG_METADATA = {"Software": None}
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def canonical_json(data: Any) -> str:
+    """The one serialization of `data` that its hash is taken over."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _run_block(code: str, namespace: dict[str, Any], lesson: Lesson, role: str, line: int) -> None:
+    try:
+        exec(compile(code, f"{lesson.path}:{line} ({{{role}}} block)", "exec"), namespace)
+    except Exception as exc:
+        raise LessonError(
+            f"{{{role}}} block raised {type(exc).__name__}: {exc}",
+            where=f"{lesson.path}:{line}",
+        ) from None
+
+
+def _cpu_device():
+    """JAX's CPU device, so that the data is the same on machines with an accelerator."""
+    import jax
+
+    try:
+        return jax.devices("cpu")[0]
+    except RuntimeError:  # JAX was limited to another platform: use its default
+        return None
+
+
+@contextlib.contextmanager
+def pinned_matplotlib() -> Iterator[None]:
+    """Headless Agg, matplotlib's default style (not the user's matplotlibrc) and `PINNED_RC`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with plt.style.context("default"), matplotlib.rc_context(PINNED_RC):
+        yield
+
+
+def compute_figure(lesson: Lesson) -> tuple[Any, Any]:
+    """Run the build steps, the figure block and the plot block; return ``(figure_data, fig)``.
+
+    Call it inside `pinned_matplotlib`. The steps' own printing is swallowed: building must
+    not echo the worked example.
+    """
+    import jax
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    namespace: dict[str, Any] = {"__name__": "__lessonkit_figure__"}
+    device = _cpu_device()
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        jax.default_device(device) if device is not None else contextlib.nullcontext(),
+    ):
+        for step in lesson.steps:
+            _run_block(step.code, namespace, lesson, "step", step.line)
+        _run_block(lesson.figure.code, namespace, lesson, "figure", lesson.figure.line)
+        _run_block(lesson.plot.code, namespace, lesson, "plot", lesson.plot.line)
+    data, fig = namespace.get("figure_data"), namespace.get("fig")
+    if not isinstance(fig, matplotlib.figure.Figure):
+        raise LessonError(
+            "{plot} block must draw a matplotlib figure named fig",
+            where=f"{lesson.path}:{lesson.plot.line}",
+        )
+    try:
+        canonical_json(data)
+    except (TypeError, ValueError):
+        plt.close(fig)
+        raise LessonError(
+            "{figure} block: figure_data must hold only JSON values (lists, numbers, strings)",
+            where=f"{lesson.path}:{lesson.figure.line}",
+        ) from None
+    return data, fig
+
+
+def _save(fig: Any, fmt: str, **options: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, **options)
+    return buffer.getvalue()
+
+
+def provenance_environment() -> dict[str, str]:
+    """The versions that decide the figure's bytes; nothing machine-specific.
+
+    Python is given as major.minor and the CPU and OS are left out: they do not change the
+    bytes, and naming them would make the committed file differ between machines.
+    """
+    import jax
+
+    return {
+        "python": ".".join(platform.python_version_tuple()[:2]),
+        "jax": package_version("jax"),
+        "jaxlib": package_version("jaxlib"),
+        "numpy": package_version("numpy"),
+        "matplotlib": package_version("matplotlib"),
+        "pillow": package_version("pillow"),
+        "backend": "cpu" if _cpu_device() is not None else jax.default_backend(),
+    }
+
+
+def render_figure(lesson: Lesson) -> dict[str, bytes]:
+    """The SVG, the PNG and figure.json, keyed by their paths in the lesson folder."""
+    import matplotlib.pyplot as plt
+
+    with pinned_matplotlib():
+        data, fig = compute_figure(lesson)
+        try:
+            svg = _save(fig, "svg", metadata=SVG_METADATA)
+            png = _save(fig, "png", dpi=PNG_DPI, metadata=PNG_METADATA)
+            width, height = (round(v * PNG_DPI) for v in fig.get_size_inches())
+        finally:
+            plt.close(fig)
+    figure, plot, meta = lesson.figure, lesson.plot, lesson.meta
+    steps_code = "\n\n".join(step.code for step in lesson.steps)
+    record = {
+        "schema": SCHEMA,
+        "lesson": meta.id,
+        "title": figure.title,
+        "alt": figure.alt,
+        "data": data,
+        "files": {
+            "figure.svg": {"sha256": hashlib.sha256(svg).hexdigest(), "bytes": len(svg)},
+            "figure.png": {
+                "sha256": hashlib.sha256(png).hexdigest(),
+                "bytes": len(png),
+                "pixels": [width, height],
+                "dpi": PNG_DPI,
+            },
+        },
+        "provenance": {
+            "source": f"phases/{lesson.directory.parent.name}/{lesson.directory.name}/lesson.md",
+            "revision": meta.revision,
+            "date": meta.date.isoformat(),
+            "date_note": "the lesson revision's date, not the build time, so rebuilds are "
+            "byte-identical",
+            "generated_by": f"lessonkit build {meta.id}",
+            "code_sha256": sha256_text(figure.code + "\n" + plot.code),
+            "data_sha256": sha256_text(canonical_json(data)),
+            "steps_sha256": sha256_text(steps_code),
+            "data_code": figure.code,
+            "plot_code": plot.code,
+            "steps_code": steps_code,
+            "environment": provenance_environment(),
+        },
+    }
+    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return {SVG: svg, PNG: png, DATA: text.encode("utf-8")}

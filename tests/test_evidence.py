@@ -1,0 +1,160 @@
+"""Evidence: the template from the lesson, and reports filled from a learner's own run."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lessonkit.evidence import ITEMS, parse_verdicts, render_template, verdicts_section
+
+from conftest import LESSON_DIR, invoke
+
+PARTS = ("**Prediction**", "**Modified code**", "**Observed results**", "**Reasoning**")
+
+
+@dataclass(frozen=True)
+class Written:
+    code: int
+    out: str
+    err: str
+    folder: Path
+    report: str
+    kept: str  # what the learner's own file at the colliding name holds afterwards
+
+
+def _notebook_with_solutions(lesson, task_ids: set[str]) -> str:
+    """The practice notebook with these tasks' scaffolds replaced by their reference solutions."""
+    notebook = nbformat.read(LESSON_DIR / "exercises" / "state-02.ipynb", as_version=4)
+    for task in lesson.tasks:
+        if task.id in task_ids:
+            (cell,) = [c for c in notebook.cells if f"# TASK {task.id}" in c.source]
+            assert task.scaffold in cell.source
+            cell.source = cell.source.replace(task.scaffold, task.solution)
+    return nbformat.writes(notebook)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory, lesson) -> Written:
+    """One evidence run (two child processes) on a notebook where `repair` is not attempted."""
+    cwd = tmp_path_factory.mktemp("evidence")
+    content = _notebook_with_solutions(lesson, {"make-it-yours", "nested-model"})
+    (cwd / "mine.ipynb").write_text(content, encoding="utf-8")
+    folder = cwd / "evidence"
+    folder.mkdir()
+    mine = folder / "state-02-fixed.md"
+    mine.write_text("my own notes\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        # The report's name would be this one: it must not replace the learner's file.
+        patch.setattr("lessonkit.commands.evidence.report_stem", lambda *_: "state-02-fixed")
+        code, out, err = invoke(["evidence", "state-02", "mine.ipynb"], cwd=cwd)
+    report = folder / "state-02-fixed-2.md"
+    text = report.read_text(encoding="utf-8") if report.is_file() else ""
+    return Written(code, out, err, folder, text, mine.read_text(encoding="utf-8"))
+
+
+def test_the_template_has_every_item_with_its_four_parts(lesson):
+    template = render_template(lesson)
+    headings = re.findall(r"^## \d\. (.+)$", template, flags=re.MULTILINE)
+    assert headings == [
+        "Parameter and gradient tree diagram",
+        "Hand-derived leaves and update",
+        "Flatten/unflatten round trip",
+        "Nested-scale derivative",
+        "Missing-key repair",
+    ]
+    for part in PARTS:
+        assert template.count(part) == len(ITEMS)
+    assert (lesson.directory / "outputs" / "evidence-template.md").read_text() == template
+
+
+def test_evidence_never_overwrites(written):
+    assert written.code == 0, written.out + written.err
+    assert written.kept == "my own notes\n"
+    assert sorted(p.name for p in written.folder.iterdir()) == [
+        "state-02-fixed-2.md",
+        "state-02-fixed.md",
+    ]
+    assert "wrote evidence/state-02-fixed-2.md" in written.out
+
+
+def test_a_report_is_filled_from_the_learners_run(written, lesson):
+    report = written.report
+    assert "params\n├── weight: float32[2]\n└── bias: float32[]" in report
+    assert "grads\n├── bias: float32[]\n└── weight: float32[2]" in report
+    assert f"{len(lesson.numbers)} of {len(lesson.numbers)} values agree" in report
+    assert "| updated_weight | [1.4, -0.8] | [1.4, -0.8] | yes |" in report
+    assert "Tree definition: `PyTreeDef({'bias': *, 'weight': *})`" in report
+    assert '`g["scale"]` in your run: -4.0' in report
+    assert "your `scale_by_hand`: -4.0" in report
+    assert "your task cell (cell " in report
+    assert "Python 3." in report and "1 CPU device" in report
+    assert "## Grader's verdicts" in report
+
+
+def test_predictions_and_reasoning_are_left_to_the_learner(written):
+    assert written.report.count("_(write yours here)_") >= 2 * len(ITEMS)
+    for part in PARTS:
+        assert written.report.count(part) == len(ITEMS)
+
+
+def test_an_unattempted_task_says_so(written):
+    assert "Task *Repair a mismatched update tree*: not attempted yet" in written.report
+    assert "1 not attempted" in written.report
+    assert "`loss(fixed)`" not in written.report
+
+
+def test_a_missing_file_is_one_clear_message(tmp_path):
+    code, _, err = invoke(["evidence", "state-02", "nowhere.py"], cwd=tmp_path)
+    assert code == 2
+    assert "nowhere.py: no such file" in err
+    assert not (tmp_path / "evidence").exists()
+
+
+def test_the_graders_json_becomes_verdicts():
+    stdout = json.dumps(
+        {
+            "schema": 1,
+            "lesson": "state-02",
+            "file": "mine.py",
+            "passed": False,
+            "tasks": [
+                {
+                    "id": "make-it-yours",
+                    "title": "Make it yours",
+                    "status": "passed",
+                    "message": "",
+                    "hint": "",
+                },
+                {
+                    "id": "repair",
+                    "title": "Repair a mismatched update tree",
+                    "status": "failed",
+                    "message": "fixed['bias'] | differs",
+                    "hint": "key paths",
+                },
+            ],
+            "prerequisites": [],
+            "seconds": 2.5,
+        }
+    )
+    verdicts = parse_verdicts(stdout, "", 1)
+    assert verdicts.passed is False and verdicts.note is None
+    assert [(t.id, t.status) for t in verdicts.tasks] == [
+        ("make-it-yours", "passed"),
+        ("repair", "failed"),
+    ]
+    table = verdicts_section(verdicts)
+    assert "| Repair a mismatched update tree | failed | fixed['bias'] \\| differs |" in table
+
+
+def test_a_grader_without_json_is_explained_not_fatal():
+    verdicts = parse_verdicts("", "Traceback ...\nModuleNotFoundError: no grader\n", 1)
+    assert verdicts.tasks == () and verdicts.passed is None
+    assert (
+        verdicts.note == "`lessonkit check` gave no verdicts here (ModuleNotFoundError: no grader)"
+    )

@@ -1,0 +1,216 @@
+"""Receipts: schema, validation, staleness, comparison with tolerance, never overwriting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lessonkit.errors import LessonkitError
+from lessonkit.lesson import load_lesson
+from lessonkit.receipts import (
+    SCHEMA,
+    CorruptRecordError,
+    MissingRecordError,
+    Receipt,
+    StaleRecordError,
+    compare_output,
+    load_record,
+    read_receipt,
+    record_path,
+    save_run,
+    sha256_file,
+    with_device_count,
+    write_new,
+)
+
+from conftest import copy_lesson_repo, invoke
+
+RECORD_FIELDS = {
+    "schema",
+    "lesson",
+    "lesson_sha256",
+    "main_sha256",
+    "started_utc",
+    "duration_s",
+    "command",
+    "exit_code",
+    "stdout",
+    "stderr",
+    "environment",
+}
+ENVIRONMENT_FIELDS = {
+    "python",
+    "python_implementation",
+    "os",
+    "cpu",
+    "jax",
+    "jaxlib",
+    "numpy",
+    "matplotlib",
+    "backend",
+    "device_count",
+    "device_kinds",
+}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A repository copy: (root, lesson folder)."""
+    return tmp_path, copy_lesson_repo(tmp_path)
+
+
+# --------------------------------------------------------------------------- the committed record
+
+
+def test_committed_record_is_current_and_complete(lesson):
+    receipt = load_record(lesson)
+    data = json.loads(record_path(lesson).read_text(encoding="utf-8"))
+    assert set(data) == RECORD_FIELDS
+    assert set(data["environment"]) == ENVIRONMENT_FIELDS
+    assert receipt.schema == SCHEMA and receipt.lesson == "state-02"
+    assert receipt.exit_code == 0
+    assert receipt.stdout.splitlines() == [
+        "Before/after: 4.0 0.6399999260902405",
+        "Expected tree mismatch",
+        "PASS: state-02",
+    ]
+    assert receipt.lesson_sha256 == sha256_file(lesson.path)
+    assert receipt.started.utcoffset().total_seconds() == 0
+    assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"
+
+
+def test_receipt_survives_a_json_round_trip(lesson):
+    receipt = load_record(lesson)
+    again = Receipt.from_dict(json.loads(receipt.to_json()))
+    assert again == receipt
+
+
+# --------------------------------------------------------------------------- stale and corrupt
+
+
+def test_a_stale_record_makes_verify_fail_and_names_the_refresh(repo):
+    root, folder = repo
+    lesson_md = folder / "lesson.md"
+    lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\nOne more line.\n")
+    code, out, err = invoke(["verify", "state-02"], root=root)
+    assert code == 1
+    stale = [line for line in out.splitlines() if "execution.json" in line]
+    assert len(stale) == 1, out
+    assert "stale: lesson.md changed" in stale[0]
+    assert "run `lessonkit run state-02 --record`" in stale[0]
+    assert "Traceback" not in out + err
+
+
+def test_load_record_refuses_a_stale_record(repo):
+    _, folder = repo
+    main = folder / "code" / "main.py"
+    main.write_text(main.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    with pytest.raises(StaleRecordError, match=r"stale: code/main.py changed") as caught:
+        load_record(load_lesson(folder / "lesson.md"))
+    assert isinstance(caught.value, LessonkitError)
+    assert "lessonkit run state-02 --record" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda text: text[: len(text) // 2], r"not valid JSON \(line \d+"),
+        (lambda text: text.replace('"schema": 1', '"schema": 7'), r"schema is 7; this lessonkit"),
+        (lambda text: text.replace('"stdout"', '"stdoot"'), r"missing field\(s\) stdout"),
+        (lambda text: text.replace('"exit_code": 0', '"exit_code": 1'), r"a failed run"),
+        (
+            lambda text: text.replace('"device_count": 1', '"device_count": "one"'),
+            r"environment.device_count has the wrong type",
+        ),
+    ],
+    ids=["truncated", "schema", "field", "failed-run", "environment"],
+)
+def test_a_corrupted_record_is_one_clear_error(repo, damage, message):
+    _, folder = repo
+    path = folder / "outputs" / "execution.json"
+    path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(CorruptRecordError, match=message) as caught:
+        load_record(load_lesson(folder / "lesson.md"))
+    text = str(caught.value)
+    assert "execution.json" in text and "lessonkit run state-02 --record" in text
+
+
+def test_verify_reports_a_corrupted_record_without_a_traceback(repo):
+    root, folder = repo
+    (folder / "outputs" / "execution.json").write_text("{not json", encoding="utf-8")
+    code, out, err = invoke(["verify", "state-02"], root=root)
+    assert code == 1
+    assert "not valid JSON" in out and "lessonkit run state-02 --record" in out
+    assert "Traceback" not in out + err
+
+
+def test_a_missing_record_is_reported(repo):
+    _, folder = repo
+    (folder / "outputs" / "execution.json").unlink()
+    with pytest.raises(MissingRecordError, match="no execution record"):
+        load_record(load_lesson(folder / "lesson.md"))
+
+
+# --------------------------------------------------------------------------- comparing output
+
+RECORDED = "Before/after: 4.0 0.6399999260902405\nExpected tree mismatch\nPASS: state-02\n"
+
+
+def test_numbers_within_the_relative_tolerance_match():
+    got = "Before/after: 4.0000001 0.64\nExpected tree mismatch\nPASS: state-02\n"
+    assert compare_output(RECORDED, got).matches
+
+
+def test_a_different_number_is_named():
+    got = RECORDED.replace("0.6399999260902405", "0.7")
+    comparison = compare_output(RECORDED, got)
+    assert not comparison.matches
+    (difference,) = comparison.differences
+    assert difference.line == 1
+    assert "0.7 differs from the recorded 0.6399999260902405" in comparison.explain()
+
+
+def test_missing_extra_and_changed_lines():
+    got = "Before/after: 4.0 0.6399999260902405\nUnexpected tree mismatch\n"
+    comparison = compare_output(RECORDED, got)
+    assert [d.line for d in comparison.differences] == [2, 3]
+    assert "the text differs" in comparison.explain()
+    assert "missing from this run" in comparison.explain()
+    extra = compare_output(RECORDED, RECORDED + "debug\n")
+    assert [d.detail for d in extra.differences] == ["an extra line in this run"]
+
+
+@given(st.floats(min_value=-1e12, max_value=1e12, allow_nan=False), st.integers(-50, 50))
+def test_float_noise_below_the_tolerance_always_matches(value, ulps):
+    noisy = value * (1 + ulps * 1e-9)
+    assert compare_output(f"loss: {value!r}\n", f"loss: {noisy!r}\n").matches
+
+
+def test_device_count_flag_replaces_only_itself():
+    flags = "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=2"
+    assert with_device_count(flags, 8) == (
+        "--xla_cpu_enable_fast_math=false --xla_force_host_platform_device_count=8"
+    )
+    assert with_device_count("", 1) == "--xla_force_host_platform_device_count=1"
+
+
+# --------------------------------------------------------------------------- never overwriting
+
+
+def test_write_new_never_replaces_a_file(tmp_path):
+    mine = tmp_path / "run.json"
+    mine.write_text("keep me")
+    first = write_new(tmp_path, "run", ".json", "a")
+    second = write_new(tmp_path, "run", ".json", "b")
+    assert mine.read_text() == "keep me"
+    assert (first.name, second.name) == ("run-2.json", "run-3.json")
+
+
+def test_receipts_from_the_same_second_get_their_own_files(lesson, tmp_path):
+    receipt = read_receipt(record_path(lesson))
+    paths = {save_run(receipt, tmp_path) for _ in range(3)}
+    assert len(paths) == 3
+    assert all(p.parent == tmp_path / "runs" / "state-02" for p in paths)

@@ -1,0 +1,161 @@
+"""`lessonkit run` end to end: child processes, receipts, comparison, devices, failures.
+
+Each child run costs about 2.5 s (JAX start-up), so every run happens once, in a
+module-scoped fixture, and several tests read its result.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lessonkit.lesson import load_lesson
+from lessonkit.receipts import load_record, read_receipt, sha256_file
+
+from conftest import copy_lesson_repo, invoke
+
+LINES = ["Before/after: 4.0 0.6399999260902405", "Expected tree mismatch", "PASS: state-02"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    root: Path
+    folder: Path
+    code: int
+    out: str
+    err: str
+
+    def receipts(self) -> list[Path]:
+        return sorted((self.root / "runs" / "state-02").glob("*.json"))
+
+
+def _run(tmp_path_factory, name: str, *args: str, prepare=None) -> Outcome:
+    root = tmp_path_factory.mktemp(name)
+    folder = copy_lesson_repo(root)
+    if prepare is not None:
+        prepare(folder)
+    code, out, err = invoke(["run", "state-02", *args], root=root)
+    return Outcome(root, folder, code, out, err)
+
+
+@pytest.fixture(scope="module")
+def one_device(tmp_path_factory) -> Outcome:
+    return _run(tmp_path_factory, "one", "--devices", "1")
+
+
+@pytest.fixture(scope="module")
+def eight_devices_changed_record(tmp_path_factory) -> Outcome:
+    def change_recorded_stdout(folder: Path) -> None:
+        path = folder / "outputs" / "execution.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["stdout"] = data["stdout"].replace("0.6399999260902405", "0.75")
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+    return _run(tmp_path_factory, "eight", "--devices", "8", prepare=change_recorded_stdout)
+
+
+def test_a_run_shows_the_output_the_comparison_the_receipt_and_next_steps(one_device):
+    assert one_device.code == 0, one_device.out + one_device.err
+    out = one_device.out
+    for line in LINES:
+        assert line in out
+    assert "output matches the recorded reference" in out
+    assert "receipt: runs/state-02/" in out or "receipt: " in out
+    assert "lessonkit start state-02" in out and "lessonkit check state-02" in out
+
+
+def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
+    (path,) = one_device.receipts()
+    receipt = read_receipt(path)
+    assert receipt.exit_code == 0
+    assert receipt.stdout.splitlines() == LINES
+    assert receipt.lesson_sha256 == sha256_file(one_device.folder / "lesson.md")
+    assert receipt.main_sha256 == sha256_file(one_device.folder / "code" / "main.py")
+    env = receipt.environment
+    assert (env.backend, env.device_count, env.device_kinds) == ("cpu", 1, ("cpu",))
+    assert env.jax and env.numpy and env.python
+    assert receipt.command.startswith("JAX_PLATFORMS=cpu XLA_FLAGS=")
+    assert receipt.command.endswith(
+        "-m lessonkit.execute phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
+    )
+
+
+def test_eight_logical_devices_reach_the_receipt(eight_devices_changed_record):
+    (path,) = eight_devices_changed_record.receipts()
+    env = read_receipt(path).environment
+    assert (env.backend, env.device_count) == ("cpu", 8)
+    assert "8 CPU devices" in eight_devices_changed_record.out
+
+
+def test_output_that_differs_from_the_record_shows_the_diff_and_fails(
+    eight_devices_changed_record,
+):
+    outcome = eight_devices_changed_record
+    assert outcome.code == 1
+    assert "output differs from the record" in outcome.out
+    assert "line 1: 0.6399999260902405 differs from the recorded 0.75" in outcome.out
+    assert "recorded:  Before/after: 4.0 0.75" in outcome.out
+    assert "Next steps" not in outcome.out
+
+
+def test_record_replaces_the_reference_with_a_current_one(one_device):
+    path = one_device.folder / "outputs" / "execution.json"
+    before = path.read_text(encoding="utf-8")
+    code, out, _ = invoke(["run", "state-02", "--record"], root=one_device.root)
+    assert code == 0, out
+    assert path.read_text(encoding="utf-8") != before
+    receipt = load_record(load_lesson(one_device.folder / "lesson.md"))
+    assert receipt.stdout.splitlines() == LINES
+    assert "recorded the new reference" in out
+
+
+def test_a_failing_example_is_not_recorded_and_shows_its_own_traceback(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    main = folder / "code" / "main.py"
+    main.write_text('print("partial")\nassert 1 + 1 == 3, "arithmetic"\n', encoding="utf-8")
+    record = folder / "outputs" / "execution.json"
+    before = record.read_bytes()
+    code, out, _ = invoke(["run", "state-02", "--record"], root=tmp_path)
+    assert code == 1
+    assert "failed with exit code 1" in out
+    assert "AssertionError: arithmetic" in out
+    assert "main.py" in out and "lessonkit/execute.py" not in out and "runpy" not in out
+    assert record.read_bytes() == before
+    (path,) = (tmp_path / "runs" / "state-02").glob("*.json")
+    assert read_receipt(path).exit_code == 1
+
+
+def test_a_timeout_is_reported_and_still_leaves_a_receipt(tmp_path):
+    copy_lesson_repo(tmp_path)
+    code, out, _ = invoke(["run", "state-02", "--timeout", "0.3"], root=tmp_path)
+    assert code == 1
+    assert "did not finish within 0.3 s and was stopped" in out
+    (path,) = (tmp_path / "runs" / "state-02").glob("*.json")
+    receipt = read_receipt(path)
+    assert receipt.exit_code == "timeout" and receipt.timed_out
+
+
+def test_an_unavailable_platform_is_one_clear_sentence(tmp_path):
+    copy_lesson_repo(tmp_path)
+    code, out, err = invoke(["run", "state-02", "--platform", "gpu"], root=tmp_path)
+    if code == 0:
+        pytest.skip("this machine has a GPU-enabled JAX")
+    assert code == 2
+    assert err.strip() == (
+        "lessonkit run: JAX found no gpu backend on this machine "
+        "(install a GPU-enabled jax, or use --platform cpu)"
+    )
+    assert "Traceback" not in out + err
+
+
+def test_devices_with_an_accelerator_platform_is_a_usage_error(tmp_path):
+    copy_lesson_repo(tmp_path)
+    code, out, err = invoke(
+        ["run", "state-02", "--platform", "tpu", "--devices", "2"], root=tmp_path
+    )
+    assert code == 2
+    assert "--devices sets logical CPU devices" in err
+    assert out == ""
