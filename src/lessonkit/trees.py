@@ -62,6 +62,7 @@ _ROOT = "(root)"
 _SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
 _SCALARS = (bool, int, float, complex)
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
 # Node types whose aux data is just their keys: a key change there is a path
 # difference (missing/extra), not a node difference.
 _KEYED_AUX = (dict,)
@@ -159,13 +160,12 @@ class TrainableReport:
         return not self.not_trainable
 
     def __str__(self) -> str:
+        total = _plural(self.num_leaves, "leaf", "leaves")
         if self.ok:
-            return f"all {_plural(self.num_leaves, 'leaf', 'leaves')} are floating-point arrays"
+            return f"every leaf is a floating-point array ({total}, all trainable)"
         n = len(self.not_trainable)
-        head = (
-            f"{n} of {_plural(self.num_leaves, 'leaf', 'leaves')} "
-            f"{'is' if n == 1 else 'are'} not floating-point arrays:"
-        )
+        verb = "is not a floating-point array" if n == 1 else "are not floating-point arrays"
+        head = f"{n} of {total} {verb}:"
         rows = [(item.path, item.layout, item.why) for item in self.not_trainable]
         return "\n".join([head, *_table(rows, indent="  ")])
 
@@ -281,7 +281,7 @@ def _is_array_like(x: Any) -> bool:
 
 def _is_numerical(x: Any) -> bool:
     """Arrays of numbers or bools; their sizes count as numerical values."""
-    if not _is_array_like(x) or isinstance(x, _SCALARS):
+    if not _is_array_like(x):
         return False
     return bool(jnp.issubdtype(x.dtype, jnp.number) or jnp.issubdtype(x.dtype, jnp.bool_))
 
@@ -304,12 +304,24 @@ def _leaf_differences(x: Any, y: Any) -> list[tuple[str, str, str]]:
     return []
 
 
-def _mismatch_indices(xs: list[Any], ys: list[Any]) -> list[int]:
-    """Indices where two equally long leaf lists differ in layout.
+def _may_differ(xs: list[Any], ys: list[Any]) -> bool:
+    """Cheap screen: False only if all leaves have equal ``shape`` and ``dtype``.
 
-    The common case (all arrays) runs as C-level ``map`` over attribute getters;
-    any leaf without ``shape``/``dtype`` drops to the exact per-leaf check.
+    Runs as C-level ``map`` over attribute getters, with no per-leaf Python
+    frame; a leaf without ``shape``/``dtype`` sends the caller to the exact check.
     """
+    try:
+        return any(map(operator.ne, map(_SHAPE, xs), map(_SHAPE, ys))) or any(
+            map(operator.ne, map(_DTYPE, xs), map(_DTYPE, ys))
+        )
+    except AttributeError:
+        return True
+
+
+def _mismatch_indices(xs: list[Any], ys: list[Any]) -> list[int]:
+    """Indices where two equally long leaf lists differ in layout."""
+    if not _may_differ(xs, ys):
+        return []
     try:
         bad = set(compress(count(), map(operator.ne, map(_SHAPE, xs), map(_SHAPE, ys))))
         bad.update(compress(count(), map(operator.ne, map(_DTYPE, xs), map(_DTYPE, ys))))
@@ -322,11 +334,17 @@ def _mismatch_indices(xs: list[Any], ys: list[Any]) -> list[int]:
 
 
 def _expand(node: Any) -> tuple[list[tuple[Any, Any]], Any] | None:
-    """A node's ``(key, child)`` pairs in flatten order and its aux data; None for a leaf."""
-    if not jtu.is_tree_node(type(node)):
+    """A node's ``(key, child)`` pairs in flatten order and its aux data; None for a leaf.
+
+    Flattens one level by treating everything below ``node`` as a leaf.
+    (``jax.tree_util.flatten_one_level_with_keys`` is not used: in jax 0.10 it
+    gives every NamedTuple child the first field's key.)
+    """
+    pairs, treedef = jtu.tree_flatten_with_path(node, is_leaf=lambda x: x is not node)
+    data = treedef.node_data()
+    if data is None:
         return None
-    pairs, aux = jtu.flatten_one_level_with_keys(node)
-    return list(pairs), aux
+    return [(path[0], child) for path, child in pairs], data[1]
 
 
 def _children(node: Any) -> list[tuple[Any, Any]] | None:
@@ -413,66 +431,73 @@ def _node_difference(x: Any, tx: Any, y: Any, ty: Any) -> tuple[str, str] | None
 # --------------------------------------------------------------------------- describe
 
 
-def describe(tree: Any, name: str = "params") -> str:
+def describe(tree: Any, name: str = "params", *, show_weak_types: bool = False) -> str:
     """Draw a tree the way the lesson does: one line per node, leaves with layouts.
 
     Dicts are shown in insertion order (JAX itself flattens them sorted), empty
-    nodes such as ``None`` are shown but hold no leaves, and the last line
-    counts leaves and numerical values.
+    nodes such as ``None`` are shown but hold no leaves, arrays spread over
+    several devices show their sharding, and the last line counts leaves and
+    numerical values. ``show_weak_types`` marks weakly typed arrays (such as
+    ``jnp.asarray(1.0)``) with ``weak``; it is off by default because the
+    lesson's own diagram does not show it.
     """
-    lines: list[str] = []
-    tally = {"leaves": 0, "values": 0, "other": 0}
-    _draw(tree, name, "", "", lines, tally)
-    summary = (
-        f"{_plural(tally['leaves'], 'leaf', 'leaves')}, "
-        f"{_plural(tally['values'], 'numerical parameter value', 'numerical parameter values')}"
-    )
-    if tally["other"]:
-        other = tally["other"]
-        summary += f" ({_plural(other, 'leaf is', 'leaves are')} not numerical arrays)"
-    return "\n".join([*lines, summary])
+    drawing = _Drawing(show_weak_types)
+    drawing.node(tree, name, "", "")
+    return "\n".join([*drawing.lines, drawing.summary()])
 
 
-def _draw(
-    node: Any,
-    label: str,
-    lead: str,
-    child_lead: str,
-    lines: list[str],
-    tally: dict[str, int],
-) -> None:
-    expanded = _expand(node)
-    if expanded is None:
-        tally["leaves"] += 1
-        if _is_numerical(node):
-            tally["values"] += _size(node)
+class _Drawing:
+    """Accumulates the lines of a :func:`describe` diagram and its leaf tally."""
+
+    def __init__(self, show_weak_types: bool):
+        self.show_weak_types = show_weak_types
+        self.lines: list[str] = []
+        self.leaves = 0
+        self.values = 0
+        self.not_numerical = 0
+
+    def node(self, node: Any, label: str, lead: str, child_lead: str) -> None:
+        expanded = _expand(node)
+        if expanded is None:
+            self.leaf(node, f"{lead}{label}")
+            return
+        pairs, aux = expanded
+        node_label = _node_label(node, aux)
+        if not pairs:
+            self.lines.append(f"{lead}{label}: {node_label} (empty node)")
+            return
+        shown = "" if type(node) is dict else f": {node_label}"
+        self.lines.append(f"{lead}{label}{shown}")
+        for i, (key, child) in enumerate(_in_written_order(node, pairs)):
+            last = i == len(pairs) - 1
+            branch, extend = ("└── ", "    ") if last else ("├── ", "│   ")
+            self.node(child, _segment(key), child_lead + branch, child_lead + extend)
+
+    def leaf(self, leaf: Any, prefix: str) -> None:
+        self.leaves += 1
+        text = format_leaf(leaf)
+        if _is_numerical(leaf):
+            self.values += _size(leaf)
+            if self.show_weak_types and getattr(leaf, "weak_type", False):
+                text += "  weak"
+            placement = _placement(leaf)
+            text = f"{text}  {placement}" if placement else text
         else:
-            tally["other"] += 1
-        lines.append(f"{lead}{label}: {_describe_leaf(node)}")
-        return
-    pairs, aux = expanded
-    node_label = _node_label(node, aux)
-    if not pairs:
-        lines.append(f"{lead}{label}: {node_label} (empty node)")
-        return
-    shown = "" if isinstance(node, dict) else f": {node_label}"
-    lines.append(f"{lead}{label}{shown}")
-    for i, (key, child) in enumerate(_in_written_order(node, pairs)):
-        last = i == len(pairs) - 1
-        branch, extend = ("└── ", "    ") if last else ("├── ", "│   ")
-        _draw(child, _segment(key), child_lead + branch, child_lead + extend, lines, tally)
+            self.not_numerical += 1
+            if _is_array_like(leaf) or not isinstance(leaf, _SCALARS):
+                text += " (not a numerical array)"
+        self.lines.append(f"{prefix}: {text}")
 
-
-def _describe_leaf(leaf: Any) -> str:
-    text = format_leaf(leaf)
-    if not _is_array_like(leaf):
-        return text if isinstance(leaf, _SCALARS) else f"{text} (not a numerical array)"
-    if not _is_numerical(leaf):
-        return f"{text} (not a numerical array)"
-    if getattr(leaf, "weak_type", False):
-        text += "  weak"
-    placement = _placement(leaf)
-    return f"{text}  {placement}" if placement else text
+    def summary(self) -> str:
+        text = (
+            f"{_plural(self.leaves, 'leaf', 'leaves')}, "
+            f"{_plural(self.values, 'numerical parameter value', 'numerical parameter values')}"
+        )
+        if self.not_numerical:
+            n = self.not_numerical
+            verb = "is not a numerical array" if n == 1 else "are not numerical arrays"
+            text += f" ({_plural(n, 'leaf', 'leaves')} {verb})"
+        return text
 
 
 def _placement(leaf: Any) -> str:
@@ -535,8 +560,8 @@ class _Differ:
         self.found.append(Difference(kind, format_path(key_path), expected, got, key_path))
 
     def visit(self, x: Any, tx: Any, y: Any, ty: Any, key_path: KeyPath) -> None:
-        if tx == ty:
-            self.same_structure(x, tx.num_leaves, key_path)
+        if _same_treedef(tx, ty):
+            self.same_structure(x, tx, key_path)
         elif tx.node_data() is None or ty.node_data() is None:
             self.add("node", key_path, _subtree_summary(x, tx), _subtree_summary(y, ty))
             self.offset_a += tx.num_leaves
@@ -547,7 +572,8 @@ class _Differ:
                 self.add("node", key_path, *labels)
             self.children(x, tx, y, ty, key_path)
 
-    def same_structure(self, x: Any, n: int, key_path: KeyPath) -> None:
+    def same_structure(self, x: Any, treedef: Any, key_path: KeyPath) -> None:
+        n = treedef.num_leaves
         start_a, start_b = self.offset_a, self.offset_b
         self.offset_a += n
         self.offset_b += n
@@ -556,10 +582,10 @@ class _Differ:
         bad = _mismatch_indices(xs, ys)
         if not bad:
             return
-        paths = [path for path, _ in jtu.tree_flatten_with_path(x)[0]]
-        for i in bad:
+        paths = _leaf_paths(x, treedef, bad, key_path)
+        for i, path in zip(bad, paths, strict=True):
             for kind, expected, got in _leaf_differences(xs[i], ys[i]):
-                self.add(kind, key_path + tuple(paths[i]), expected, got)
+                self.add(kind, path, expected, got)
 
     def children(self, x: Any, tx: Any, y: Any, ty: Any, key_path: KeyPath) -> None:
         """Match children by name: a dict key and a field of the same name pair up."""
@@ -579,6 +605,34 @@ class _Differ:
         self.offset_a, self.offset_b = end_a, end_b
 
 
+def _same_treedef(tx: Any, ty: Any) -> bool:
+    """Treedef equality, skipping the full walk when the sizes already differ."""
+    return tx.num_leaves == ty.num_leaves and tx.num_nodes == ty.num_nodes and tx == ty
+
+
+def _leaf_paths(node: Any, treedef: Any, indices: list[int], prefix: KeyPath) -> list[KeyPath]:
+    """Key paths of the leaves at sorted flat ``indices`` under ``node``.
+
+    Descends only into children that hold one of the leaves, so locating a few
+    bad leaves in a large subtree costs far less than building every key path.
+    """
+    if treedef.node_data() is None:
+        return [prefix]
+    paths: list[KeyPath] = []
+    start, j = 0, 0
+    for (key, child), child_def in zip(_children(node), treedef.children(), strict=True):
+        end, k = start + child_def.num_leaves, j
+        while k < len(indices) and indices[k] < end:
+            k += 1
+        if k > j:
+            inner = [i - start for i in indices[j:k]]
+            paths += _leaf_paths(child, child_def, inner, (*prefix, key))
+        start, j = end, k
+        if j == len(indices):
+            break
+    return paths
+
+
 def _kids(node: Any, treedef: Any, offset: int) -> dict[Any, tuple[Any, Any, Any, int]]:
     """``name -> (key, child, child treedef, offset of its first leaf)``, in flatten order."""
     kids = {}
@@ -593,15 +647,16 @@ def _kids(node: Any, treedef: Any, offset: int) -> dict[Any, tuple[Any, Any, Any
 
 def is_trainable(leaf: Any) -> bool:
     """True for floating-point (or complex) arrays: the leaves gradients flow to."""
-    if isinstance(leaf, _SCALARS) or not isinstance(leaf, jax.Array | np.ndarray | np.generic):
-        return False
-    try:
-        return bool(jnp.issubdtype(leaf.dtype, jnp.inexact))
-    except TypeError:
-        return False
+    return isinstance(leaf, _ARRAYS) and bool(jnp.issubdtype(leaf.dtype, jnp.inexact))
 
 
 def _why_not_trainable(leaf: Any) -> str:
+    if isinstance(leaf, _ARRAYS):
+        if jnp.issubdtype(leaf.dtype, jnp.bool_):
+            return "a boolean array is a mask, not a parameter; it has no gradient"
+        if jnp.issubdtype(leaf.dtype, jnp.integer):
+            return "an integer array has no gradient (jax.grad rejects integer inputs)"
+        return f"a {leaf.dtype} array is not floating-point"
     if isinstance(leaf, bool):
         return "a Python bool is a flag, not a parameter"
     if isinstance(leaf, int):
@@ -610,12 +665,6 @@ def _why_not_trainable(leaf: Any) -> str:
         return "a Python scalar is not an array; use jnp.asarray if it should be trained"
     if isinstance(leaf, str):
         return "a string is metadata; jax.grad cannot differentiate it"
-    if isinstance(leaf, jax.Array | np.ndarray | np.generic):
-        if jnp.issubdtype(leaf.dtype, jnp.bool_):
-            return "a boolean array is a mask, not a parameter; it has no gradient"
-        if jnp.issubdtype(leaf.dtype, jnp.integer):
-            return "an integer array has no gradient (jax.grad rejects integer inputs)"
-        return f"a {leaf.dtype} array is not floating-point"
     return f"a {type(leaf).__name__} is not an array; jax.grad cannot differentiate it"
 
 
