@@ -60,3 +60,96 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site") / "site"
     build_site(all_lessons(REPO), target)
     return target
+
+
+# --------------------------------------------------------------------------- grading helpers
+# Used by tests/test_grade*.py: attempts are the practice script with task cells replaced,
+# graded many at a time through the batch API (one warm child per job).
+
+
+def practice_script(lesson: Lesson) -> str:
+    """The practice script exactly as `lessonkit build` writes it, rendered in memory."""
+    from lessonkit.render.script import render_exercise_script
+
+    return render_exercise_script(lesson)
+
+
+def make_attempt(
+    lesson: Lesson,
+    bodies: dict[str, str] | None = None,
+    *,
+    unsolved: tuple[str, ...] = (),
+    prefix: str = "",
+) -> str:
+    """The practice script with task cells filled in, keeping each `# TASK <id>` first line.
+
+    `bodies[task_id]` replaces that task's code; other tasks get the reference solution,
+    except those named in `unsolved`, which keep their scaffold.
+    """
+    from lessonkit.render.cells import task_cell_source
+
+    bodies = bodies or {}
+    text = practice_script(lesson)
+    for task in lesson.tasks:
+        if task.id in unsolved:
+            continue
+        scaffold = task_cell_source(task, task.scaffold)
+        assert scaffold in text, f"scaffold of {task.id} not found in the practice script"
+        text = text.replace(scaffold, task_cell_source(task, bodies.get(task.id, task.solution)))
+    return prefix + text
+
+
+def grade_shared(
+    tmp_path_factory: pytest.TempPathFactory,
+    key: str,
+    lesson: Lesson,
+    files: dict[str, str | bytes],
+    timeout: float = 20.0,
+    jobs: int = 2,
+) -> dict[str, dict]:
+    """`--json` reports of many files graded in one batch, once per session.
+
+    Under pytest-xdist every worker asks for the same batch; the first one grades it and
+    writes the reports where the others wait for them, so no batch is graded twice.
+    """
+    import json
+    import os
+    import time
+
+    from lessonkit.grade import grade_many
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    result, lock = shared / f"{key}.json", shared / f"{key}.lock"
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        deadline = time.monotonic() + 600
+        while not result.exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"batch {key} was not graded by another worker") from None
+            time.sleep(0.2)
+        data = json.loads(result.read_text(encoding="utf-8"))
+        if "error" in data:
+            pytest.fail(f"grading batch {key} failed in another worker: {data['error']}")
+        return data
+    folder = shared / key
+    folder.mkdir()
+    paths = []
+    for name, content in files.items():
+        path = folder / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        paths.append(path)
+    try:
+        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout)
+        data = {e.path.name: e.report.to_json() for e in entries}
+    except BaseException as exc:
+        (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")
+        os.replace(shared / f"{key}.tmp", result)
+        raise
+    (shared / f"{key}.tmp").write_text(json.dumps(data), encoding="utf-8")
+    os.replace(shared / f"{key}.tmp", result)
+    return data

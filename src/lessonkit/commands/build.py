@@ -1,12 +1,18 @@
-"""`lessonkit build`: render every generated file of each lesson from its lesson.md."""
+"""`lessonkit build`: render every generated file of each lesson from its lesson.md, then the site.
+
+The site comes last because it shows what the first part writes (the figure, the practice
+files) and the execution record, which must still match lesson.md and main.py: a stale
+record stops the site build with the command that renews it.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from lessonkit.artifacts import write_all
-from lessonkit.catalog import all_lessons, find_lesson
+from lessonkit.catalog import all_lessons, find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.site import INDEX, build_site, site_dir
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -21,4 +27,11 @@ def run(args: argparse.Namespace) -> int:
         for path in written:
             out.print(f"wrote {shown(path)}")
         out.print(f"{lesson.meta.id}: {len(written)} file(s) changed, the rest already up to date")
+    # The site's index lists every lesson, so it is built from all of them.
+    report = build_site(all_lessons() if args.lesson else lessons, site_dir(repo_root()))
+    out.print(
+        f"site: wrote {shown(report.target)} ({len(report.pages)} lesson page(s), "
+        f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "
+        f"{shown(report.target / INDEX)} or run `lessonkit serve`"
+    )
     return 0

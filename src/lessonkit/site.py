@@ -1,0 +1,119 @@
+"""Write the static site: the course index, each lesson's page, its downloads and the assets.
+
+The whole site is rendered in memory first, so a stale execution record (or any other
+problem) stops the build before a single file changes; the new folder then replaces the old
+one in one rename. Every link inside the site is relative, so the folder works from file://
+as well as from `lessonkit serve`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lessonkit.errors import UsageError
+from lessonkit.model import Lesson
+from lessonkit.receipts import load_record
+from lessonkit.render.page import (
+    lesson_downloads,
+    page_path,
+    render_assets,
+    render_index,
+    render_lesson_page,
+)
+
+SITE = Path("build") / "site"
+INDEX = "index.html"
+
+SiteFiles = dict[str, bytes]
+
+
+def site_dir(root: Path) -> Path:
+    """Where `lessonkit build` writes the site and `lessonkit serve` serves it from."""
+    return root / SITE
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
+    record = load_record(lesson)  # raises StaleRecordError: a stale record fails the build
+    folder = Path(page_path(lesson)).parent
+    files = {page_path(lesson): render_lesson_page(lesson, record, site_lessons).encode("utf-8")}
+    for download in lesson_downloads(lesson):
+        source = lesson.directory / download.source
+        if not source.is_file():
+            raise UsageError(
+                f"{_shown(source)} is missing, so the page cannot offer it",
+                fix=f"run `lessonkit build {lesson.meta.id}` (and `lessonkit run "
+                f"{lesson.meta.id} --record` for the execution record)",
+            )
+        files[(folder / download.href).as_posix()] = source.read_bytes()
+    return files
+
+
+def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
+    """Every file of the site, keyed by its path relative to the site root."""
+    if not lessons:
+        raise UsageError(
+            "there are no lessons to build a site from", fix="add a lesson under phases/"
+        )
+    files: SiteFiles = dict(render_assets())
+    files[INDEX] = render_index(lessons).encode("utf-8")
+    for lesson in lessons:
+        files.update(_lesson_files(lesson, lessons))
+    return files
+
+
+def write_site(files: SiteFiles, target: Path) -> None:
+    """Make `target` hold exactly `files`: write a complete new folder, then swap it in."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-new-", dir=target.parent))
+    retired = target.with_name(f".{target.name}-old-{os.getpid()}")
+    try:
+        for relative, content in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        staging.chmod(0o755)  # mkdtemp makes it private; the site is for reading
+        if target.exists():
+            target.rename(retired)
+        try:
+            staging.rename(target)
+        except OSError:
+            if retired.exists():
+                retired.rename(target)  # put the previous site back rather than lose it
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class SiteReport:
+    """What a site build wrote, for the command to print."""
+
+    target: Path
+    pages: tuple[str, ...]
+    file_count: int
+    total_bytes: int
+
+
+def build_site(lessons: Sequence[Lesson], target: Path) -> SiteReport:
+    """Render the site for `lessons` and replace `target` with it."""
+    files = render_site(lessons)
+    write_site(files, target)
+    return SiteReport(
+        target,
+        tuple(page_path(lesson) for lesson in lessons),
+        len(files),
+        sum(map(len, files.values())),
+    )

@@ -1,0 +1,545 @@
+"""The lesson page in a real browser: Debian's Chromium driven by Playwright.
+
+One site build and one browser serve the whole session; every test gets a fresh browser
+context (so a fresh localStorage). Each page records every request and console message, and
+fails its test on a console error or on any request that leaves the site.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from threading import Thread
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+import pytest
+
+from lessonkit.catalog import all_lessons
+from lessonkit.commands.serve import make_server
+from lessonkit.render.page import lesson_downloads
+
+from conftest import REPO
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = REPO / "test-output" / "screenshots"
+LESSON_ID = "state-02"
+PREDICTION = "#field-prediction-verify-leaves"
+
+
+def _unavailable(reason: str) -> None:
+    """Skip on a workstation without Chromium; fail in CI, where it must be installed."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"browser tests cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.is_file():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def server_url(built_site) -> Iterator[str]:
+    server = make_server(built_site, 0, quiet=True)
+    Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def urls(built_site, server_url) -> dict[str, str]:
+    return {
+        "file": (built_site / LESSON_ID / "index.html").as_uri(),
+        "http": f"{server_url}{LESSON_ID}/index.html",
+    }
+
+
+@dataclass
+class Watch:
+    """Everything a page asked for or complained about."""
+
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+    def outside(self) -> list[str]:
+        # blob: is the export download, data: anything inlined: neither leaves the browser.
+        local = ("file://", "http://127.0.0.1:", "blob:", "data:")
+        return [url for url in self.requests if not url.startswith(local)]
+
+
+@pytest.fixture
+def context(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    yield context
+    context.close()
+
+
+def _watched(context, watch: Watch):
+    page = context.new_page()
+    page.set_default_timeout(5000)  # everything is local: a wait this long means a bug
+    page.on("request", lambda request: watch.requests.append(request.url))
+    page.on("console", lambda m: watch.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: watch.errors.append(str(error)))
+
+    def on_dialog(dialog):
+        watch.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    return page
+
+
+@pytest.fixture
+def watch() -> Iterator[Watch]:
+    watch = Watch()
+    yield watch
+    assert watch.errors == [], "console errors"
+    assert watch.outside() == [], "requests outside the site"
+    assert watch.dialogs == [], "dialogs opened"
+
+
+@pytest.fixture
+def page(context, urls, watch):
+    page = _watched(context, watch)
+    page.goto(urls["http"])
+    return page
+
+
+def _stage(page, number: int) -> None:
+    page.click(f"#stage-tab-{number}")
+
+
+def _selected_stage(page) -> int:
+    return int(page.get_attribute('.stage-tab[aria-selected="true"]', "data-stage"))
+
+
+def _show_figure(page) -> None:
+    """Bring the figure into view and wait for it: it loads lazily, once it comes near."""
+    _stage(page, 1)
+    figure = page.locator("#figure img")
+    figure.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=figure.element_handle()
+    )
+
+
+def _portfolio_file(entries: dict, **overrides) -> dict:
+    data = {
+        "schema": "lessonkit-portfolio",
+        "version": 1,
+        "lesson": LESSON_ID,
+        "saved": "2030-01-01T00:00:00.000Z",
+        "entries": entries,
+    }
+    return {**data, **overrides}
+
+
+def _import(page, content: bytes | str, name: str = "portfolio.json") -> str:
+    """Import a file through the page's file input; returns the message the page shows."""
+    payload = content.encode() if isinstance(content, str) else content
+    page.set_input_files(
+        "#portfolio-import",
+        files=[{"name": name, "mimeType": "application/json", "buffer": payload}],
+    )
+    message = page.locator("#portfolio-message")
+    message.wait_for(state="visible")
+    return message.inner_text()
+
+
+def _stored(page) -> dict | None:
+    raw = page.evaluate(f"() => localStorage.getItem('lessonkit:{LESSON_ID}')")
+    return None if raw is None else json.loads(raw)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("scheme", ["file", "http"])
+def test_every_stage_opens_without_errors_or_outside_requests(context, urls, watch, scheme):
+    page = _watched(context, watch)
+    page.goto(urls[scheme])
+    for number in range(1, 6):
+        _stage(page, number)
+        page.eval_on_selector_all(
+            f"#stage-{number} details", "all => all.forEach(d => d.open = true)"
+        )
+        assert page.is_visible(f"#stage-{number} .stage-title")
+    _show_figure(page)
+    assert any(url.endswith("figure.svg") for url in watch.requests)
+
+
+def test_stages_by_mouse_and_keyboard(page):
+    assert _selected_stage(page) == 1
+    assert page.is_visible("#stage-1") and page.is_hidden("#stage-3")
+    _stage(page, 3)
+    assert _selected_stage(page) == 3
+    assert page.is_visible("#stage-3") and page.is_hidden("#stage-1")
+    assert page.inner_text("#stage-status").endswith("Stage 3 of 5 · Experiment")
+
+    page.focus("#stage-tab-3")
+    page.keyboard.press("ArrowRight")
+    assert _selected_stage(page) == 4
+    assert page.evaluate("document.activeElement.id") == "stage-tab-4"
+    page.keyboard.press("End")
+    assert _selected_stage(page) == 5
+    page.keyboard.press("Home")
+    assert _selected_stage(page) == 1
+    page.keyboard.press("ArrowLeft")
+    assert _selected_stage(page) == 5
+    assert page.get_attribute("#stage-tab-1", "tabindex") == "-1"
+    assert page.get_attribute("#stage-tab-5", "tabindex") == "0"
+
+    _stage(page, 2)
+    page.focus("#stage-2 [data-stage-next]")
+    page.keyboard.press("Enter")
+    assert _selected_stage(page) == 3
+    assert "is-done" in page.get_attribute("#stage-tab-2", "class")
+    assert page.evaluate("document.activeElement.textContent").startswith("Stage 3 of 5")
+
+    page.reload()
+    assert _selected_stage(page) == 3
+    assert "is-done" in page.get_attribute("#stage-tab-2", "class")
+
+
+def test_outline_links_open_the_stage_that_holds_them(page):
+    page.click('#outline a[href="#repair"]')
+    assert _selected_stage(page) == 4
+    assert page.is_visible("#repair-title")
+    page.click('#outline a[href="#setup"]')
+    assert page.get_attribute("#setup", "open") is not None
+
+
+def test_one_shell_choice_switches_every_setup_command(page):
+    page.click("#setup summary")
+    groups = page.locator("#setup .shell-group")
+    assert groups.count() >= 3
+    groups.first.locator('[data-shell="powershell"][role="tab"]').click()
+    for index in range(groups.count()):
+        group = groups.nth(index)
+        assert group.locator('.shell-panel[data-shell="powershell"]').is_visible()
+        assert group.locator('.shell-panel[data-shell="bash"]').is_hidden()
+    page.keyboard.press("ArrowLeft")
+    assert groups.last.locator('.shell-panel[data-shell="bash"]').is_visible()
+    page.reload()
+    page.click("#setup summary")
+    assert groups.last.locator('.shell-panel[data-shell="bash"]').is_visible()
+
+
+def test_reveals_hide_solutions_until_asked(page):
+    _stage(page, 4)
+    solution = page.locator("#make-it-yours details.solution")
+    code = solution.locator("pre")
+    assert not code.is_visible()
+    solution.locator("summary").click()
+    assert code.is_visible()
+    assert "norm_squared = sum(" in code.inner_text()
+    pause = page.locator("#stage-1 .pause details")
+    _stage(page, 1)
+    pause.locator("summary").press("Enter")
+    assert pause.locator("p").first.is_visible()
+
+
+def test_quiz_says_right_or_wrong_and_explains(page):
+    _stage(page, 4)
+    quizzes = page.locator("form.quiz")
+    assert quizzes.count() >= 1
+    for index in range(quizzes.count()):
+        quiz = quizzes.nth(index)
+        answer = int(quiz.get_attribute("data-answer"))
+        wrong = (answer + 1) % quiz.locator('input[type="radio"]').count()
+        quiz.scroll_into_view_if_needed()
+        quiz.locator('input[type="radio"]').nth(wrong).check()
+        quiz.locator('button[type="submit"]').click()
+        verdict = quiz.locator(".verdict")
+        assert "wrong" in verdict.get_attribute("class")
+        assert verdict.inner_text().startswith("Not quite.")
+        assert quiz.locator(".explanation").is_visible()
+        quiz.locator('input[type="radio"]').nth(answer).check()
+        quiz.locator('button[type="submit"]').click()
+        assert "right" in verdict.get_attribute("class")
+        assert verdict.inner_text() == "Right."
+    page.reload()
+    _stage(page, 4)
+    first = page.locator("form.quiz").first
+    answer = int(first.get_attribute("data-answer"))
+    assert first.locator('input[type="radio"]').nth(answer).is_checked()
+
+
+def test_predictions_notes_and_completion_survive_a_reload(page):
+    _stage(page, 3)
+    page.fill(PREDICTION, "weight gradient [-8, -4], bias -4, loss 0.64")
+    _stage(page, 4)
+    page.check("#field-task-make-it-yours-done")
+    page.fill("#field-task-make-it-yours-notes", "norm is 96")
+    page.keyboard.press("Tab")  # leaving the field saves at once
+    page.reload()
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "weight gradient [-8, -4], bias -4, loss 0.64"
+    _stage(page, 4)
+    assert page.is_checked("#field-task-make-it-yours-done")
+    assert page.input_value("#field-task-make-it-yours-notes") == "norm is 96"
+
+
+def test_export_then_import_into_a_fresh_browser(page, browser, urls, watch, tmp_path):
+    _stage(page, 3)
+    page.fill(PREDICTION, "all five checks pass")
+    _stage(page, 5)
+    with page.expect_download() as download_info:
+        page.click("#portfolio-export")
+    download = download_info.value
+    assert re.fullmatch(
+        r"lessonkit-state-02-portfolio-\d{4}-\d{2}-\d{2}\.json", download.suggested_filename
+    )
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    exported = json.loads(path.read_text(encoding="utf-8"))
+    assert (exported["schema"], exported["version"], exported["lesson"]) == (
+        "lessonkit-portfolio",
+        1,
+        LESSON_ID,
+    )
+    assert exported["saved"].endswith("Z")
+    assert exported["entries"]["prediction:verify-leaves"]["value"] == "all five checks pass"
+
+    fresh_context = browser.new_context()
+    try:
+        fresh = _watched(fresh_context, watch)
+        fresh.goto(urls["file"])
+        assert _stored(fresh) is None
+        _stage(fresh, 5)
+        message = _import(fresh, path.read_bytes(), path.name)
+        assert re.match(rf"Imported \d+ entr(y|ies) from {re.escape(path.name)}", message)
+        _stage(fresh, 3)
+        assert fresh.input_value(PREDICTION) == "all five checks pass"
+        assert (
+            _stored(fresh)["entries"]["prediction:verify-leaves"]["value"] == "all five checks pass"
+        )
+    finally:
+        fresh_context.close()
+
+
+def test_imported_markup_is_shown_as_text(page):
+    hostile = (
+        "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2; alert('x')\">"
+    )
+    entries = {
+        "prediction:verify-leaves": {"value": hostile, "updated": "2030-01-01T00:00:00.000Z"},
+        "evidence:explanation": hostile,
+    }
+    _stage(page, 5)
+    _import(page, json.dumps(_portfolio_file(entries)))
+    assert page.input_value("#field-evidence-explanation") == hostile
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == hostile
+    _stage(page, 5)
+    page.click("#my-learning summary")
+    summary = page.locator("#portfolio-summary")
+    assert hostile in summary.inner_text()
+    assert summary.locator("img, script").count() == 0
+    assert page.evaluate("window.pwned") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{this is not json", "is not valid JSON"),
+        (json.dumps({"schema": "something-else", "version": 1}), "is not a lessonkit portfolio"),
+        (json.dumps(_portfolio_file({}, version=7)), "has portfolio version 7"),
+        (json.dumps(_portfolio_file({}, lesson="state-99")), 'belongs to lesson "state-99"'),
+        (json.dumps(_portfolio_file({"prediction:x": {"value": {"nested": 1}}})), "cannot use"),
+    ],
+)
+def test_a_bad_import_is_refused_and_nothing_is_lost(page, content, reason):
+    _stage(page, 3)
+    page.fill(PREDICTION, "my own words")
+    page.keyboard.press("Tab")
+    _stage(page, 5)
+    # The stage change is saved a moment later: let it land before taking the snapshot.
+    page.wait_for_function(
+        "key => JSON.parse(localStorage.getItem(key)).entries['progress:stage'].value === 5",
+        arg=f"lessonkit:{LESSON_ID}",
+    )
+    before = _stored(page)
+    message = _import(page, content, "broken.json")
+    assert message.startswith("Nothing was imported: broken.json")
+    assert reason in message
+    assert "Your saved work is unchanged" in message
+    assert page.get_attribute("#portfolio-message", "role") == "alert"
+    assert page.is_hidden("#portfolio-undo")
+    assert _stored(page) == before
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "my own words"
+
+
+def test_undo_restores_the_work_from_before_the_import(page):
+    _stage(page, 3)
+    page.fill(PREDICTION, "mine")
+    page.keyboard.press("Tab")
+    _stage(page, 5)
+    later = "2999-01-01T00:00:00.000Z"
+    entries = {
+        "prediction:verify-leaves": {"value": "theirs", "updated": later},
+        "evidence:output": {"value": "their output", "updated": later},
+    }
+    assert _import(page, json.dumps(_portfolio_file(entries))).startswith("Imported 2 entries")
+    assert page.input_value("#field-evidence-output") == "their output"
+    page.fill("#field-evidence-output", "written after the import")
+    page.keyboard.press("Tab")
+    page.click("#portfolio-undo")
+    message = page.inner_text("#portfolio-message")
+    assert message.startswith("Import undone: 1 entry is back as before the import")
+    assert "kept 1 entry you changed since then" in message
+    assert page.is_hidden("#portfolio-undo")
+    assert page.input_value("#field-evidence-output") == "written after the import"
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "mine"
+    page.reload()
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "mine"
+    assert page.is_hidden("#portfolio-undo")
+
+
+def test_a_storage_failure_is_shown(context, urls, watch):
+    context.add_init_script(
+        "Storage.prototype.setItem = function () {"
+        " throw new DOMException('quota', 'QuotaExceededError'); };"
+    )
+    page = _watched(context, watch)
+    page.goto(urls["file"])
+    assert page.is_hidden("#storage-warning")
+    _stage(page, 3)
+    page.fill(PREDICTION, "this cannot be stored")
+    page.keyboard.press("Tab")
+    warning = page.locator("#storage-warning")
+    assert warning.is_visible()
+    assert "NOT being saved" in warning.inner_text()
+    assert "QuotaExceededError" in warning.inner_text()
+    assert page.input_value(PREDICTION) == "this cannot be stored"
+
+
+def test_derivation_is_rendered_mathml(page):
+    table = page.locator("#derivation math[display='block'] mtable")
+    assert table.count() == 1
+    assert table.locator("mtr").count() == 3
+    box = table.bounding_box()
+    assert box["height"] > 40 and box["width"] > 100
+    assert page.locator("#derivation math[display='inline']").count() > 10
+
+
+@pytest.mark.parametrize("scheme", ["file", "http"])
+def test_every_download_is_the_generated_file(page, urls, scheme):
+    lesson = next(lesson for lesson in all_lessons(REPO) if lesson.meta.id == LESSON_ID)
+    sources = {d.key: lesson.directory / d.source for d in lesson_downloads(lesson)}
+    page.goto(urls[scheme])
+    links = page.eval_on_selector_all(
+        "a[data-download]", "all => all.map(a => [a.dataset.download, a.href])"
+    )
+    assert {key for key, _ in links} == set(sources)
+    for key, href in links:
+        if scheme == "http":
+            response = page.request.get(href)
+            assert response.ok, href
+            body = response.body()
+        else:
+            body = Path(url2pathname(urlparse(href).path)).read_bytes()
+        assert body == sources[key].read_bytes(), href
+
+
+def test_accessibility_basics(page):
+    for landmark in ("header", "nav", "main", "footer"):
+        assert page.locator(landmark).count() >= 1, landmark
+    unlabelled = page.evaluate(
+        """() => [...document.querySelectorAll('textarea, input, select')]
+            .filter(el => el.labels.length === 0 && !el.getAttribute('aria-label'))
+            .map(el => el.id || el.name)"""
+    )
+    assert unlabelled == []
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    page.focus("#stage-tab-2")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+
+
+CONTRAST = """() => {
+  const parse = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => v / 255)
+    .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (el) => {
+    for (let n = el; n; n = n.parentElement) {
+      const c = parse(getComputedStyle(n).backgroundColor);
+      if (c.length === 3 || c[3] > 0) return c;
+    }
+    return [255, 255, 255];
+  };
+  const poor = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const text = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!text || !el.getClientRects().length) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || el.closest('.visually-hidden, svg')) continue;
+    const [a, b] = [lum(parse(style.color)), lum(background(el))].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) poor.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)}`);
+  }
+  return poor;
+}"""
+
+
+def test_text_contrast_is_at_least_4_5_to_1(page):
+    for number in range(1, 6):
+        _stage(page, number)
+        page.eval_on_selector_all("details", "all => all.forEach(d => d.open = true)")
+        assert page.evaluate(CONTRAST) == [], f"stage {number}"
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_screenshots_and_no_sideways_scrolling(browser, urls, watch, width):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = _watched(context, watch)
+        page.goto(urls["http"])
+        _show_figure(page)
+        for number in range(1, 6):
+            _stage(page, number)
+            page.evaluate("window.scrollTo(0, 0)")
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"stage {number} scrolls sideways by {overflow}px at {width}px"
+            page.screenshot(
+                path=SCREENSHOTS / f"{LESSON_ID}-{width}px-stage-{number}.png", full_page=True
+            )
+    finally:
+        context.close()

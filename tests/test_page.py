@@ -1,0 +1,345 @@
+"""The lesson page and the site, checked without a browser: content, order, escaping, weight."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from threading import Thread
+
+import pytest
+
+from lessonkit.catalog import all_lessons
+from lessonkit.commands.serve import make_server
+from lessonkit.errors import LessonError, UsageError
+from lessonkit.lesson import load_lesson, parse_lesson
+from lessonkit.receipts import StaleRecordError, load_record
+from lessonkit.render.page import (
+    CSS_ASSET,
+    JS_ASSET,
+    lesson_downloads,
+    render_assets,
+    render_index,
+    render_lesson_page,
+)
+from lessonkit.site import build_site
+
+from conftest import LESSON_MD, REPO, copy_lesson_repo, invoke
+
+WEIGHT_LIMIT = 200 * 1024
+REFERENCE = "https://docs.jax.dev/en/latest/pytrees.html"
+NO_ICON = "data:,"  # an empty favicon, so the browser does not ask the server for one
+
+# The page outline of the published lesson page, in order (spec: state-02-lesson-page.txt).
+SPEC_OUTLINE = [
+    "What you will be able to do",
+    "The problem",
+    "The idea",
+    "Match leaves by meaning as well as shape",
+    "Identify containers, leaves and structure",
+    "Derive the matching gradient tree",
+    "Apply corresponding leaves, not unrelated arrays",
+    "Keep metadata separate from differentiated state",
+    "A gradient tree matches parameter leaves",
+    "Read the figure",
+    "Connect it to the computation",
+    "Prepare the inputs",
+    "Build the computation",
+    "Run and check the result",
+    "Run the example",
+    "Recorded reference execution",
+    "Verify every gradient leaf",
+    "Flatten and reconstruct without losing identity",
+    "Make it yours",
+    "Extend to a nested model",
+    "Repair a mismatched update tree",
+    "Check your understanding",
+    "Diagnose the result",
+    "Carry forward",
+    "Keep your evidence",
+    "Primary references",
+]
+
+# Landmarks of the published page, in the order it shows them (header to evidence).
+SPEC_SEQUENCE = [
+    "Core Foundation",
+    "Laptop CPU",
+    "Lesson 2 of 4 in Phase 03",
+    "State, randomness &amp; control flow",
+    "Pytrees and structured parameters",
+    "Revision v0.7.0",
+    "2026-10-20",
+    "about 60 minutes",
+    "CPU practice",
+    "Represent parameters and state in a nested structure and transform its leaves.",
+    "Phase study guide",
+    "Before you start",
+    "Random keys without surprises",
+    "Hardware",
+    "Download notebook",
+    "Other downloads",
+    "Setup help",
+    "macOS / Linux terminal · repository folder",
+    "PowerShell · repository folder",
+    "python -m jupyter lab",
+    "Check:",
+    "Phase 03.02 · Stage",
+    ">Understand<",
+    ">Build &amp; Run<",
+    ">Experiment<",
+    ">Exercise &amp; Check<",
+    ">Evidence<",
+    "Structure travels with the leaves",
+    "Pause and reason",
+    "2 leaves, 3 numerical parameter values",
+    'display="block"',
+    "Predict before looking",
+    "Open full-size figure",
+    "Download data and provenance",
+    "main.py · append build step 1",
+    "Code building blocks in this step",
+    "View the cumulative build in main.py",
+    "About this command",
+    "Inspect the complete assembled example",
+    "Expected result:",
+    "PASS: state-02",
+    "Download execution record",
+    "Your prediction",
+    "Show a writing guide and starter scaffold",
+    "Show a hint",
+    "Reveal the reference solution",
+    "lessonkit check state-02",
+    "Check answer",
+    "Download evidence template",
+    "Save work for this lesson",
+    "My learning",
+    "Saved in this browser",
+    "JAX pytrees",
+    "Page outline",
+]
+
+
+class _Outline(HTMLParser):
+    """Collects section headings (h3 with an id) and every src/href attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.links: list[str] = []
+        self._in_heading = False
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag == "h3" and values.get("id", "").endswith("-title"):
+            self._in_heading = True
+            self.headings.append("")
+        for name in ("href", "src"):
+            if values.get(name) is not None:
+                self.links.append(values[name])
+
+    def handle_endtag(self, tag):
+        if tag == "h3":
+            self._in_heading = False
+
+    def handle_data(self, data):
+        if self._in_heading:
+            self.headings[-1] += data
+
+
+def _outline(html: str) -> _Outline:
+    parser = _Outline()
+    parser.feed(html)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def record(lesson):
+    return load_record(lesson)
+
+
+@pytest.fixture(scope="module")
+def page(lesson, record) -> str:
+    return render_lesson_page(lesson, record, [lesson])
+
+
+def _subsequence(wanted: list[str], got: list[str]) -> list[str]:
+    """The items of `wanted` that do not appear in `got` in the same order."""
+    remaining = iter(got)
+    return [item for item in wanted if not any(item in have for have in remaining)]
+
+
+def test_sections_follow_the_spec_outline(page, lesson):
+    headings = [re.sub(r"^\d+\s+", "", h.strip()) for h in _outline(page).headings]
+    assert headings == [s.title for s in lesson.sections]
+    assert _subsequence(SPEC_OUTLINE, headings) == []
+
+
+def test_page_shows_the_spec_in_order(page):
+    positions = []
+    for text in SPEC_SEQUENCE:
+        start = positions[-1] + 1 if positions else 0
+        found = page.find(text, start)
+        assert found >= 0, (
+            f"{text!r} is missing, or appears only before {SPEC_SEQUENCE[len(positions) - 1]!r}"
+        )
+        positions.append(found)
+
+
+def test_every_item_of_the_lesson_is_on_the_page(page, lesson, record):
+    for experiment in lesson.experiments:
+        assert experiment.title in page
+    for task in lesson.tasks:
+        assert f'data-save="task:{task.id}:done"' in page
+    assert page.count('<form class="quiz"') == len(lesson.quizzes)
+    assert page.count("Optional experiment</p>") == len(lesson.optional_experiments)
+    env = record.environment
+    assert f"Python {env.python} · JAX {env.jax} · {env.device_count} CPU device" in page
+    for line in record.stdout.splitlines():
+        assert line in page
+
+
+def test_derivation_and_inline_math_are_mathml(page):
+    derivation = page[page.index('id="derivation"') : page.index('id="apply"')]
+    assert '<math display="block"><mrow><mtable>' in derivation
+    assert page.count('<math display="inline">') > 20
+    prose = re.sub(r"<(pre|code)[^>]*>.*?</\1>", "", page, flags=re.S)
+    assert "$x=" not in prose and "$-4$" not in prose
+
+
+def test_lesson_text_cannot_inject_markup(lesson, record, tmp_path):
+    source = LESSON_MD.read_text(encoding="utf-8")
+    hostile = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
+    source = source.replace("The model has two kinds", f"{hostile} The model has two kinds")
+    source = source.replace(
+        "question: What is the structure", "question: <b onclick=alert(3)>What</b> is the structure"
+    )
+    path = tmp_path / "lesson.md"
+    html = render_lesson_page(parse_lesson(source, path), record)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
+    assert "<b onclick" not in html and "&lt;b onclick=alert(3)&gt;" in html
+
+
+def test_bad_math_names_the_lesson_line(record, tmp_path):
+    source = LESSON_MD.read_text(encoding="utf-8").replace("\\hat y &= 2(1)", "\\hat y &= {2(1)", 1)
+    path = tmp_path / "lesson.md"
+    lesson = parse_lesson(source, path)
+    with pytest.raises(
+        LessonError, match=rf"(?s){re.escape(str(path))}:\d+: cannot turn .* into MathML"
+    ):
+        render_lesson_page(lesson, record)
+
+
+def test_page_weight_is_under_budget(page):
+    assets = render_assets()
+    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + len(assets[JS_ASSET])
+    assert weight < WEIGHT_LIMIT, f"page, CSS and JS weigh {weight} bytes"
+
+
+def test_no_outside_urls(page):
+    assets = render_assets()
+    texts = {"page": page, "css": assets[CSS_ASSET].decode(), "js": assets[JS_ASSET].decode()}
+    for name, text in texts.items():
+        urls = re.findall(r"https?://[^\s\"'<>)]+", text)
+        assert urls == ([REFERENCE] if name == "page" else []), name
+    for link in _outline(page).links:
+        assert link in (REFERENCE, NO_ICON) or not re.match(r"^([a-z]+:|//|/)", link), link
+
+
+def test_downloads_are_linked_and_copied_byte_for_byte(page, lesson, built_site):
+    for download in lesson_downloads(lesson):
+        assert f'href="{download.href}"' in page
+        copied = built_site / lesson.meta.id / download.href
+        assert copied.read_bytes() == (lesson.directory / download.source).read_bytes()
+
+
+def test_index_links_this_lesson_and_lists_the_rest(lesson):
+    html = render_index([lesson])
+    assert f'href="{lesson.meta.id}/index.html"' in html
+    others = [t for t in lesson.meta.phase.lessons if t != lesson.meta.title]
+    assert len(others) == 3
+    for title in others:
+        assert re.search(
+            rf"{re.escape(title)}</span> <span[^>]*>— not part of this repository", html
+        )
+
+
+def test_page_data_is_embedded_for_file_urls(page):
+    data = json.loads(
+        re.search(r'<script type="application/json" id="lesson-data">(.*?)</script>', page, re.S)[1]
+    )
+    assert data["storageKey"] == "lessonkit:state-02"
+    assert (data["schema"], data["version"]) == ("lessonkit-portfolio", 1)
+    keys = re.findall(r'data-save="([^"]+)"', page)
+    assert len(keys) == len(set(keys)), "every saved field needs its own key"
+    assert set(keys) <= set(data["fields"])
+
+
+def test_a_stale_record_fails_the_build_and_keeps_the_old_site(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    target = tmp_path / "build" / "site"
+    target.mkdir(parents=True)
+    (target / "index.html").write_text("previous site", encoding="utf-8")
+    with pytest.raises(StaleRecordError, match=r"stale: lesson\.md changed"):
+        build_site([load_lesson(lesson_md)], target)
+    assert (target / "index.html").read_text(encoding="utf-8") == "previous site"
+
+
+def test_lessonkit_build_writes_the_site_and_stops_on_a_stale_record(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    code, out, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
+    assert code == 0, err
+    assert "site: wrote build/site (1 lesson page(s)" in out
+    page = tmp_path / "build" / "site" / "state-02" / "index.html"
+    assert "Pytrees and structured parameters" in page.read_text(encoding="utf-8")
+
+    lesson_md = folder / "lesson.md"
+    lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    code, out, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
+    assert code == 2
+    assert "execution.json: stale: lesson.md changed" in err
+    assert "fix: run `lessonkit run state-02 --record`" in err
+    assert page.is_file(), "the previous site stays in place"
+
+
+def test_build_replaces_the_site_whole(tmp_path):
+    target = tmp_path / "site"
+    (target / "old").mkdir(parents=True)
+    report = build_site(all_lessons(REPO), target)
+    assert not (target / "old").exists()
+    assert {p.name for p in target.iterdir()} == {"index.html", "assets", "state-02"}
+    assert report.pages == ("state-02/index.html",)
+
+
+def test_server_serves_the_site_on_loopback(built_site):
+    server = make_server(built_site, 0, quiet=True)
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/state-02/downloads/main.py"
+        ) as response:
+            assert response.read() == (built_site / "state-02/downloads/main.py").read_bytes()
+            assert response.headers["Content-Type"].startswith("text/x-python")
+        with pytest.raises(UsageError, match=f"cannot listen on 127.0.0.1:{port}"):
+            make_server(built_site, port)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_site_files_are_relative_to_each_page(built_site):
+    page_html = (built_site / "state-02" / "index.html").read_text(encoding="utf-8")
+    for link in _outline(page_html).links:
+        if link.startswith(("#", "https://")) or link == NO_ICON:
+            continue
+        resolved = (built_site / "state-02" / link.split("#")[0]).resolve()
+        assert resolved.is_file(), link
+        assert Path(built_site).resolve() in resolved.parents
