@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from lessonkit.cli import main
 
-from conftest import LESSON_DIR, REPO
+from conftest import copy_lesson_repo
 
 
 @pytest.fixture
 def repo_copy(tmp_path, monkeypatch):
     """A copy of the lesson repository that commands may change freely."""
     root = tmp_path / "repo"
-    target = root / LESSON_DIR.relative_to(REPO)
-    shutil.copytree(LESSON_DIR, target)
-    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    target = copy_lesson_repo(root)
     monkeypatch.setenv("LESSONKIT_ROOT", str(root))
     monkeypatch.chdir(root)
     return target
