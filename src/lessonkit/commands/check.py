@@ -1,0 +1,161 @@
+"""`lessonkit check`: grade your attempt at a lesson's tasks, once, on every save, or in bulk.
+
+Exit status: 0 when every task passes, 1 when one does not, 2 when the file or the options
+cannot be used. The grading child is started before the lesson is even loaded, so it
+imports JAX while this process reads lesson.md and the practice file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from lessonkit.catalog import find_lesson
+from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.errors import UsageError
+from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.model import Lesson
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("give a time limit between 0 and 3600 seconds")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("give at least 1 job")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_lesson_argument(parser)
+    parser.add_argument(
+        "file",
+        nargs="?",
+        help="your practice file, .py or .ipynb (default: exercises/LESSON.py in this folder "
+        "if it exists, else the lesson's own)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit for running your code (default: {DEFAULT_TIMEOUT:g})",
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--watch", action="store_true", help="grade again on every save of FILE")
+    mode.add_argument("--batch", metavar="DIR", help="grade every .py and .ipynb file in DIR")
+    parser.add_argument("--jobs", type=_jobs, metavar="N", help="files graded at once in --batch")
+    parser.add_argument("--out", metavar="DIR", help="where --batch writes its CSV and JSON")
+
+
+def default_file(lesson: Lesson) -> Path:
+    """exercises/<id>.py in the working folder when it exists, else the lesson's own."""
+    relative = Path("exercises") / f"{lesson.meta.id}.py"
+    return relative if relative.is_file() else lesson.directory / relative
+
+
+def run(args: argparse.Namespace) -> int:
+    if (args.jobs or args.out) and not args.batch:
+        raise UsageError("--jobs and --out only apply to --batch", fix="add --batch DIR")
+    if args.batch:
+        if args.file:
+            raise UsageError("give either FILE or --batch DIR, not both")
+        return _batch(args)
+    grader = Grader(args.timeout, warm=args.watch)  # the child imports JAX meanwhile
+    try:
+        lesson = find_lesson(args.lesson)
+        path = Path(args.file) if args.file else default_file(lesson)
+        if args.watch:
+            return _watch(grader, lesson, path, args.json)
+        report = grader.grade(lesson, path)
+    finally:
+        grader.close()
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        from lessonkit.grade.report import report_view
+
+        console().print(report_view(report))
+    return 0 if report.passed else 1
+
+
+def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
+    import time
+
+    from rich.text import Text
+
+    from lessonkit.grade.report import report_view
+    from lessonkit.grade.watch import watch
+
+    out = console()
+
+    def show(report) -> None:
+        if as_json:
+            print(json.dumps(report.to_json()), flush=True)
+            return
+        out.rule(f"{time.strftime('%H:%M:%S')} · {shown(path)}")
+        out.print(report_view(report))
+
+    def show_problem(message: str) -> None:
+        if as_json:
+            print(json.dumps({"schema": 1, "lesson": lesson.meta.id, "error": message}), flush=True)
+        else:
+            out.rule(time.strftime("%H:%M:%S"))
+            out.print(Text(message, style="red"))
+
+    if not as_json:
+        out.print(f"Watching {shown(path)}; save it to grade again. Press Ctrl-C to stop.")
+    try:
+        watch(grader, lesson, path, show, show_problem)
+    except KeyboardInterrupt:
+        if not as_json:
+            out.print("Stopped watching.")
+    return 0
+
+
+def _batch(args: argparse.Namespace) -> int:
+    from lessonkit.grade.batch import grade_many, submissions_in
+    from lessonkit.grade.report import batch_table, summary_csv, summary_json
+
+    folder = Path(args.batch)
+    if not folder.is_dir():
+        raise UsageError(
+            f"{folder} is not a folder", fix="give the folder that holds the submissions"
+        )
+    lesson = find_lesson(args.lesson)
+    paths = submissions_in(folder)
+    if not paths:
+        raise UsageError(f"{folder} holds no .py or .ipynb files")
+    out_dir = Path(args.out) if args.out else folder
+    entries = grade_many(lesson, paths, jobs=args.jobs or os.cpu_count(), timeout=args.timeout)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    task_ids = [t.id for t in lesson.tasks]
+    stem = f"check-{lesson.meta.id}"
+    csv_path, json_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.json"
+    csv_path.write_text(summary_csv(entries, task_ids), encoding="utf-8")
+    json_path.write_text(
+        json.dumps(summary_json(entries, lesson.meta.id), indent=2) + "\n", encoding="utf-8"
+    )
+    if args.json:
+        print(json.dumps(summary_json(entries, lesson.meta.id), indent=2))
+        return 0
+    out = console()
+    out.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
+    passed = sum(e.report.passed for e in entries)
+    out.print(f"{passed} of {len(entries)} files pass every task.")
+    out.print(f"Wrote {shown(csv_path)} and {shown(json_path)}.")
+    return 0

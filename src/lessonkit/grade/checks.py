@@ -1,0 +1,408 @@
+"""Per-task and per-prerequisite checks: small functions over reported values.
+
+Every comparison happens here, in the parent, against the reference solution's values on
+the same inputs. Task checks run in a fixed order and each returns a `Problem` or None; the
+first problem is the task's verdict: its cell exists, its placeholders are gone, it is
+right on the lesson's inputs, right on the other input sets, and its checks respond to
+the probes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from lessonkit.grade.explain import explain_error, failing_statement, last_line
+from lessonkit.grade.inputs import InputSet, LessonInputs
+from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
+from lessonkit.grade.record import CellRun, RunRecord
+from lessonkit.grade.results import (
+    ERROR,
+    FAILED,
+    NOT_ATTEMPTED,
+    PASSED,
+    PrerequisiteResult,
+    TaskResult,
+)
+from lessonkit.grade.rubric import Probe, TaskRubric
+from lessonkit.grade.treewords import explain_layout
+from lessonkit.grade.values import Value, describe, differences, layout
+from lessonkit.model import Lesson
+
+LESSON = "lesson"  # the scenario that runs the learner's file as written
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The learner's run and the reference run, each with the plan it ran."""
+
+    learner: Plan
+    record: RunRecord
+    reference: Plan
+    expected: RunRecord
+    timeout: float
+
+    def expected_steps(self, scenario: str) -> dict[str, Value]:
+        """The names the lesson's steps define, as the reference computed them."""
+        if self.reference.checkpoint is None:
+            return {}
+        run = self.expected.get(scenario, self.reference.checkpoint)
+        return (run.checkpoint or {}) if run is not None else {}
+
+    def learner_steps(self, scenario: str) -> dict[str, Value] | None:
+        """The same names after the learner's step cells; None when those were not reached."""
+        if self.learner.checkpoint is None:
+            return {}
+        run = self.record.get(scenario, self.learner.checkpoint)
+        return (run.checkpoint or {}) if run is not None else None
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """Everything one task's checks may read."""
+
+    rubric: TaskRubric
+    inputs: LessonInputs
+    runs: Runs
+
+    @property
+    def cell(self) -> PlannedCell | None:
+        return self.runs.learner.task_cell(self.rubric.task.id)
+
+    def pair(self, scenario: str) -> tuple[CellRun | None, CellRun | None]:
+        """(reference, learner) runs of this task's cell in one scenario."""
+        reference_cell = self.runs.reference.task_cell(self.rubric.task.id)
+        assert reference_cell is not None, "the reference plan holds every task"
+        expected = self.runs.expected.get(scenario, reference_cell.index)
+        cell = self.cell
+        got = self.runs.record.get(scenario, cell.index) if cell is not None else None
+        return expected, got
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check found wrong with a task: the task's status and one message."""
+
+    status: str
+    message: str
+
+
+def _first(problems: Iterable[Problem | None]) -> Problem | None:
+    return next(filter(None, problems), None)
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def value_problem(name: str, expected: Value, got: Value) -> str | None:
+    """One sentence naming the key path, layout or value that differs, or None."""
+    found = differences(expected, got)
+    if not found:
+        return None
+    first = found[0]
+    if first.kind != "value":
+        if expected["t"] in ("dict", "seq"):
+            return explain_layout(name, expected, got, found)
+        if first.kind in ("shape", "dtype"):
+            return f"`{name}` is {layout(got)}; expected {layout(expected)}."
+        return f"`{name}` is {describe(got)}; expected {describe(expected)}."
+    at = f" at `{first.path}`" if first.path else ""
+    return f"`{name}`{at} is {describe(first.got)}; expected {describe(first.expected)}."
+
+
+def _value_detail(expected: Value, got: Value) -> str:
+    first = differences(expected, got)[0]
+    at = f"at `{first.path}` " if first.path else ""
+    return f"{at}got {describe(first.got)}, expected {describe(first.expected)}"
+
+
+def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None) -> str:
+    """Why a cell has no report: the run stopped earlier, or in this very cell (`own`)."""
+    reason = record.stop_reason or "the run stopped"
+    if record.stopped_at is not None:
+        scenario, index = record.stopped_at
+        if index == own:
+            return f"{what} did not finish: {reason}."
+        if 0 <= index < len(plan.cells):
+            cell = plan.cell(index)
+            place = f"cell {cell.line}" if plan.notebook else f"the cell at line {cell.line}"
+            inputs = "" if scenario == LESSON else " (on other inputs)"
+            return f"{what} was not reached: {reason}, in {place}{inputs}."
+    return f"{what} was not reached: {reason}."
+
+
+def _is_assertion(run: CellRun) -> bool:
+    error = run.error or {}
+    return error.get("kind") == "exception" and error.get("type") == "AssertionError"
+
+
+def _failed_check(error: dict, plan: Plan) -> str:
+    """`The assertion at line 231 fails (`assert ...`)` or `Line 240 raises AssertionError`."""
+    statement = failing_statement(error, plan)
+    where = last_line(error, plan)
+    if statement.startswith("assert"):
+        return f"The assertion at {where} fails (`{statement}`)"
+    message = (error.get("message") or "").strip().splitlines()
+    said = f" ({message[0][:80]})" if message else ""
+    return f"{where[:1].upper()}{where[1:]} raises AssertionError{said}"
+
+
+# --------------------------------------------------------------------------- task checks
+
+
+def _missing_names(facts: TaskFacts, run: CellRun) -> list[str]:
+    return [n for n in facts.rubric.names if n not in run.values]
+
+
+def _differs(name: str, expected: CellRun, got: CellRun) -> bool:
+    """Both runs reached `name` and its values differ."""
+    if name not in got.values or name not in expected.values:
+        return False
+    return value_problem(name, expected.values[name], got.values[name]) is not None
+
+
+def _cell_present(facts: TaskFacts) -> Problem | None:
+    if facts.cell is not None:
+        return None
+    marker = f"# TASK {facts.rubric.task.id}"
+    return Problem(
+        ERROR,
+        f"No cell starting with `{marker}` was found. Keep that first line in the task's "
+        "cell (or run `lessonkit start` for a fresh copy of the practice file).",
+    )
+
+
+def _attempted(facts: TaskFacts) -> Problem | None:
+    cell = facts.cell
+    if cell is None or not cell.placeholders:
+        return None
+    first = cell.placeholders[0]
+    where = facts.runs.learner.where(cell.index, first.line)
+    what = f' ("{first.text}")' if first.text else ""
+    more = len(cell.placeholders) - 1
+    others = f" and {more} more" if more else ""
+    return Problem(NOT_ATTEMPTED, f"todo(...) is still at {where}{what}{others}.")
+
+
+def _lesson_inputs(facts: TaskFacts) -> Problem | None:
+    runs, cell = facts.runs, facts.cell
+    expected, got = facts.pair(LESSON)
+    if got is None or expected is None:
+        return Problem(
+            ERROR, not_reached(runs.record, runs.learner, "This task's cell", cell.index)
+        )
+    if got.error and not _is_assertion(got):
+        return Problem(ERROR, explain_error(got.error, runs.learner, runs.timeout))
+    for name in facts.rubric.names:
+        if _differs(name, expected, got):
+            return Problem(FAILED, value_problem(name, expected.values[name], got.values[name]))
+    missing = _missing_names(facts, got)
+    if got.error:
+        failed = _failed_check(got.error, runs.learner)
+        if missing:
+            return Problem(
+                FAILED,
+                f"{failed} before `{missing[0]}` is assigned; the values before it are right, "
+                "so look at what it checks.",
+            )
+        return Problem(FAILED, f"{failed} although every value is right: check what it compares.")
+    if missing:
+        return Problem(FAILED, f"`{missing[0]}` is not defined after the cell runs.")
+    return _printed(expected, got)
+
+
+def _printed(expected: CellRun, got: CellRun) -> Problem | None:
+    """Lines the reference prints (e.g. `Expected tree mismatch`) must be printed too."""
+    printed = {line.strip() for line in got.output.splitlines()}
+    for line in expected.output.splitlines():
+        if line.strip() and line.strip() not in printed:
+            seen = next((s for s in got.output.splitlines() if s.strip()), "")
+            said = f'; it printed "{seen[:60]}"' if seen else "; it printed nothing"
+            return Problem(FAILED, f'The cell should print "{line.strip()}"{said}.')
+    return None
+
+
+def _inputs_kept(facts: TaskFacts, scenario: str) -> str | None:
+    """Other inputs reach a task only if the step cells let the grader replace them."""
+    expected = facts.runs.expected_steps(scenario)
+    got = facts.runs.learner_steps(scenario)
+    if got is None:
+        return None
+    for name in facts.inputs.names:
+        if name not in expected:
+            continue
+        if name not in got:
+            return f"`{name}` is not defined"
+        problem = value_problem(name, expected[name], got[name])
+        if problem:
+            return problem.rstrip(".")
+    return None
+
+
+def _other_inputs(facts: TaskFacts) -> Problem | None:
+    return _first(_one_input_set(facts, inputs) for inputs in facts.inputs.others)
+
+
+def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
+    runs, cell = facts.runs, facts.cell
+    expected, got = facts.pair(inputs.name)
+    on = f"on other inputs ({inputs.describe()})"
+    if got is None or expected is None:
+        what = f"This task's cell {on}"
+        return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
+    kept = _inputs_kept(facts, inputs.name)
+    if kept:
+        names = " and ".join(f"`{n}`" for n in facts.inputs.names)
+        return Problem(
+            FAILED,
+            f"The grader could not give the step cells other inputs ({kept}). Keep {names} "
+            "as plain assignments in the step cell, so they can be replaced.",
+        )
+    if got.error and not _is_assertion(got):
+        explained = explain_error(got.error, runs.learner, runs.timeout)
+        return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
+    for name in facts.rubric.names:
+        if _differs(name, expected, got):
+            detail = _value_detail(expected.values[name], got.values[name])
+            return Problem(
+                FAILED,
+                f"`{name}` is right on the lesson's inputs but not {on}: {detail}. It looks "
+                "hard-coded, or it leaves out a term that vanishes on the lesson's inputs: "
+                "compute it from the inputs.",
+            )
+    missing = _missing_names(facts, got)
+    if missing and got.error:
+        return Problem(
+            FAILED,
+            f"{_failed_check(got.error, runs.learner)} {on}, which stops the cell before "
+            f"`{missing[0]}` is assigned: the check holds only on the lesson's inputs. Compare "
+            "with values computed from the inputs, not typed-in numbers.",
+        )
+    if missing:
+        return Problem(FAILED, f"`{missing[0]}` is not defined after the cell runs {on}.")
+    return None
+
+
+def _probes(facts: TaskFacts) -> Problem | None:
+    return _first(_one_probe(facts, probe) for probe in facts.rubric.probes)
+
+
+def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
+    runs, cell = facts.runs, facts.cell
+    expected, got = facts.pair(probe.name)
+    if got is None:
+        return Problem(
+            ERROR, not_reached(runs.record, runs.learner, "This task's cell", cell.index)
+        )
+    if expected is None or expected.hook != "applied":
+        return None  # the lesson's own solution does not bind the target here
+    if got.hook != "applied":
+        names = ", ".join(f"`{n}`" for n in probe.messages)
+        return Problem(
+            FAILED,
+            f"The grader could not vary `{probe.target}` while the cell ran, so it cannot "
+            f"confirm {names}: compute them in this cell from `{probe.target}`.",
+        )
+    for name, message in probe.messages.items():
+        if _differs(name, expected, got):
+            return Problem(FAILED, message)
+    return None
+
+
+TASK_CHECKS: tuple[Callable[[TaskFacts], Problem | None], ...] = (
+    _cell_present,
+    _attempted,
+    _lesson_inputs,
+    _other_inputs,
+    _probes,
+)
+
+
+def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
+    """Run the task checks in order; the first problem is the verdict."""
+    task = facts.rubric.task
+    problem = _first(check(facts) for check in TASK_CHECKS)
+    if problem is None:
+        others = len(facts.inputs.others)
+        message = f"Right on the lesson's inputs and on {others} other input sets."
+        return TaskResult(task.id, task.title, PASSED, message, None)
+    message = problem.message
+    if problem.status in (FAILED, ERROR) and not steps_hold:
+        message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
+    return TaskResult(task.id, task.title, problem.status, message, " ".join(task.hint.split()))
+
+
+# --------------------------------------------------------------------------- prerequisites
+
+
+def _cell_outcome(name: str, cell: PlannedCell, runs: Runs, what: str) -> PrerequisiteResult:
+    """How one learner cell ran on the lesson's inputs."""
+    run = runs.record.get(LESSON, cell.index)
+    if run is None:
+        return PrerequisiteResult(name, ERROR, not_reached(runs.record, runs.learner, what))
+    if run.error is None:
+        return PrerequisiteResult(name, PASSED, "")
+    if _is_assertion(run):
+        return PrerequisiteResult(name, FAILED, f"{_failed_check(run.error, runs.learner)}.")
+    return PrerequisiteResult(name, ERROR, explain_error(run.error, runs.learner, runs.timeout))
+
+
+def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:
+    """A step holds when its cell runs and the names it defines have the reference's values."""
+    step = lesson.steps[index]
+    name = f"Step {step.number} · {step.title}"
+    cell = runs.learner.labelled(f"step-{step.number}")
+    if cell is not None:
+        outcome = _cell_outcome(name, cell, runs, "This step")
+        if outcome.status != PASSED:
+            return outcome
+    expected, got = runs.expected_steps(LESSON), runs.learner_steps(LESSON)
+    if got is None:
+        return PrerequisiteResult(name, ERROR, not_reached(runs.record, runs.learner, "This step"))
+    for value_name in bound_names(step.code):
+        if value_name not in expected:
+            continue
+        if value_name not in got:
+            missing = "No cell matches this step, and " if cell is None else ""
+            message = f"{missing}`{value_name}` is not defined after the steps run."
+            return PrerequisiteResult(name, FAILED, message)
+        problem = value_problem(value_name, expected[value_name], got[value_name])
+        if problem:
+            return PrerequisiteResult(name, FAILED, problem)
+    return PrerequisiteResult(name, PASSED, "")
+
+
+def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult, ...]:
+    """The steps (their values), the core experiments (they run), then any other failing cell."""
+    results = [_step_result(lesson, i, runs) for i in range(len(lesson.steps))]
+    known = {c.label: c for c in practice_cells(lesson)}
+    checked = {f"step-{s.number}" for s in lesson.steps}
+    for label, lesson_cell in known.items():
+        if lesson_cell.role != LESSON_ONLY:
+            continue
+        checked.add(label)
+        cell = runs.learner.labelled(label)
+        if cell is None:
+            message = "No cell in the file matches it; restore it from the lesson."
+            results.append(PrerequisiteResult(lesson_cell.title, FAILED, message))
+        else:
+            results.append(_cell_outcome(lesson_cell.title, cell, runs, "This cell"))
+    for cell in runs.learner.cells:
+        if cell.task is not None or cell.label in checked:
+            continue
+        what = known[cell.label].title if cell.label in known else "Cell"
+        place = f"cell {cell.line}" if runs.learner.notebook else f"line {cell.line}"
+        outcome = _cell_outcome(f"{what} ({place})", cell, runs, "This cell")
+        if outcome.status != PASSED and runs.record.get(LESSON, cell.index) is not None:
+            results.append(outcome)
+    return tuple(results)
+
+
+def check_all(
+    lesson: Lesson, rubrics: tuple[TaskRubric, ...], inputs: LessonInputs, runs: Runs
+) -> tuple[tuple[TaskResult, ...], tuple[PrerequisiteResult, ...]]:
+    """Prerequisites first (a task's message says when its steps do not hold), then tasks."""
+    prerequisites = check_prerequisites(lesson, runs)
+    steps_hold = all(p.status == PASSED for p in prerequisites[: len(lesson.steps)])
+    tasks = tuple(check_task(TaskFacts(r, inputs, runs), steps_hold) for r in rubrics)
+    return tasks, prerequisites

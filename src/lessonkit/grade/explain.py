@@ -1,0 +1,81 @@
+"""Learner-facing text for errors: the learner's own lines only, cited as they see them.
+
+The child reports an exception as its type, message and the frames that lie in learner
+cells (cell index, line). Library frames (JAX, NumPy, the grader) never reach the learner.
+"""
+
+from __future__ import annotations
+
+from lessonkit.grade.plan import Plan
+
+MAX_MESSAGE_LINES = 3
+MAX_MESSAGE_CHARS = 400
+_JAX_FOOTER = "--------------------"
+
+
+def _short_message(message: str) -> str:
+    """The first lines of an exception message, without JAX's traceback-filtering footer."""
+    message = message.split(_JAX_FOOTER, 1)[0].strip()
+    lines = [line for line in message.splitlines() if line.strip()][:MAX_MESSAGE_LINES]
+    text = "\n".join(lines)
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def _frame_lines(error: dict, plan: Plan) -> list[str]:
+    lines = []
+    for index, line, *times in error.get("frames", []):
+        if 0 <= index < len(plan.cells):
+            code = plan.source_line(index, line)
+            text = (
+                f"  {plan.where(index, line)}: {code}" if code else f"  {plan.where(index, line)}"
+            )
+            if times and times[0] > 1:
+                text += f"  (repeated {times[0]} times)"
+            lines.append(text)
+    return lines
+
+
+def last_line(error: dict, plan: Plan) -> str:
+    """Where the error happened, e.g. `line 231` (or `cell 14, line 3`)."""
+    frames = error.get("frames") or []
+    if not frames:
+        return "an unknown line"
+    index, line = frames[-1][:2]
+    return plan.where(index, line) if 0 <= index < len(plan.cells) else f"line {line}"
+
+
+def failing_statement(error: dict, plan: Plan) -> str:
+    """The source of the learner's line that raised, e.g. `assert jnp.allclose(a, 96.)`."""
+    frames = error.get("frames") or []
+    if not frames:
+        return ""
+    index, line = frames[-1][:2]
+    return plan.source_line(index, line) if 0 <= index < len(plan.cells) else ""
+
+
+def explain_error(error: dict, plan: Plan, timeout: float) -> str:
+    """One short explanation, then the learner's own traceback lines."""
+    kind = error.get("kind")
+    where = last_line(error, plan)
+    if kind == "syntax":
+        code = failing_statement(error, plan)
+        shown = f"\n  {where}: {code}" if code else ""
+        return f"{error.get('type', 'SyntaxError')} at {where}: {error.get('message', '')}{shown}"
+    if kind == "exit":
+        code = error.get("exit_code")
+        return (
+            f"The code calls sys.exit({'' if code is None else code}) at {where}; the grader "
+            "runs every cell anyway, so remove it."
+        )
+    if kind == "interrupt":
+        return f"The code raises KeyboardInterrupt at {where}."
+    if kind == "timeout":
+        limit = f"the time limit of {timeout:g} s"
+        return f"The cell did not finish within {limit} (it was running {where})."
+    head = f"{error.get('type', 'Exception')}: {_short_message(error.get('message', ''))}".rstrip(
+        ": "
+    )
+    frames = _frame_lines(error, plan)
+    if not frames:
+        return head
+    return "\n".join([head, "Traceback (your code only):", *frames])

@@ -1,0 +1,132 @@
+"""Reports for people (rich tables) and for tools (JSON, CSV); rendering only, no I/O."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
+
+_MARKS = {
+    PASSED: ("✓ passed", "bold green"),
+    FAILED: ("✗ failed", "bold red"),
+    NOT_ATTEMPTED: ("○ not attempted", "yellow"),
+    ERROR: ("! error", "bold magenta"),
+}
+
+
+def status_text(status: str) -> Text:
+    label, style = _MARKS.get(status, (status, ""))
+    return Text(label, style=style)
+
+
+def _feedback(message: str, hint: str | None) -> Text:
+    text = Text(message)
+    if hint:
+        text.append("\nHint: ", style="bold cyan")
+        text.append(hint)
+    return text
+
+
+def task_table(report: GradeReport) -> Table:
+    table = Table(title=f"{report.lesson} · {report.file}", title_justify="left", expand=False)
+    table.add_column("Task", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Feedback", overflow="fold")
+    for task in report.tasks:
+        hint = task.hint if task.status != PASSED else None
+        table.add_row(Text(task.title), status_text(task.status), _feedback(task.message, hint))
+    return table
+
+
+def prerequisites_view(report: GradeReport) -> Text | Table:
+    """One line when every step and experiment holds; a table of those that do not."""
+    failing = [p for p in report.prerequisites if p.status != PASSED]
+    if not report.prerequisites:
+        return Text("")
+    if not failing:
+        return Text(
+            f"✓ The {len(report.prerequisites)} steps and experiments the tasks build on hold.",
+            style="green",
+        )
+    table = Table(title="Steps and experiments the tasks build on", title_justify="left")
+    table.add_column("Cell", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Feedback", overflow="fold")
+    for item in failing:
+        table.add_row(Text(item.name), status_text(item.status), Text(item.message))
+    return table
+
+
+def summary_line(report: GradeReport) -> Text:
+    passed = sum(t.status == PASSED for t in report.tasks)
+    total = len(report.tasks)
+    if report.passed:
+        return Text(f"All {total} tasks passed in {report.seconds:.1f} s.", style="bold green")
+    return Text(f"{passed} of {total} tasks passed in {report.seconds:.1f} s.", style="bold")
+
+
+def report_view(report: GradeReport) -> Group:
+    return Group(task_table(report), prerequisites_view(report), summary_line(report))
+
+
+# --------------------------------------------------------------------------- batch
+
+
+def batch_table(entries: Sequence[BatchEntry], task_titles: Sequence[tuple[str, str]]) -> Table:
+    table = Table(title="Batch grading", title_justify="left")
+    table.add_column("File", overflow="fold")
+    for _, title in task_titles:
+        table.add_column(title, no_wrap=True)
+    table.add_column("Seconds", justify="right")
+    for entry in entries:
+        statuses = {t.id: t.status for t in entry.report.tasks}
+        table.add_row(
+            Text(entry.report.file),
+            *(status_text(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
+            f"{entry.report.seconds:.1f}",
+        )
+    return table
+
+
+def summary_csv(entries: Sequence[BatchEntry], task_ids: Sequence[str]) -> str:
+    """One row per file: its tasks' statuses and messages, for a spreadsheet."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["file", "passed", *task_ids, *(f"{t} message" for t in task_ids), "seconds"]
+    writer.writerow(header)
+    for entry in entries:
+        by_id = {t.id: t for t in entry.report.tasks}
+        writer.writerow(
+            [
+                entry.report.file,
+                "yes" if entry.report.passed else "no",
+                *(by_id[t].status if t in by_id else ERROR for t in task_ids),
+                *(by_id[t].message if t in by_id else "" for t in task_ids),
+                f"{entry.report.seconds:.3f}",
+            ]
+        )
+    return buffer.getvalue()
+
+
+def summary_json(entries: Sequence[BatchEntry], lesson_id: str) -> dict:
+    """Every file's `--json` report, with counts per task and status."""
+    counts: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        for task in entry.report.tasks:
+            counts.setdefault(task.id, {}).setdefault(task.status, 0)
+            counts[task.id][task.status] += 1
+    return {
+        "schema": SCHEMA,
+        "lesson": lesson_id,
+        "files": len(entries),
+        "passed": sum(e.report.passed for e in entries),
+        "counts": counts,
+        "reports": [e.report.to_json() for e in entries],
+    }

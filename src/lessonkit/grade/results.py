@@ -1,0 +1,71 @@
+"""The grader's verdicts: frozen values that the table, the JSON and the evidence report read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PASSED = "passed"
+FAILED = "failed"
+NOT_ATTEMPTED = "not attempted"
+ERROR = "error"
+STATUSES = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's verdict; `hint` is the lesson's hint, given whenever the task did not pass."""
+
+    id: str
+    title: str
+    status: str
+    message: str
+    hint: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+@dataclass(frozen=True)
+class PrerequisiteResult:
+    """A step or experiment the tasks build on, confirmed on the learner's own cells."""
+
+    name: str
+    status: str  # passed, failed or error
+    message: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "message": self.message}
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    lesson: str
+    file: str
+    tasks: tuple[TaskResult, ...]
+    prerequisites: tuple[PrerequisiteResult, ...]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        """Every task passed (prerequisites inform the feedback but are not graded)."""
+        return bool(self.tasks) and all(t.status == PASSED for t in self.tasks)
+
+    def to_json(self) -> dict:
+        """The `--json` document; `lessonkit evidence` reads exactly these keys."""
+        return {
+            "schema": SCHEMA,
+            "lesson": self.lesson,
+            "file": self.file,
+            "passed": self.passed,
+            "tasks": [t.to_json() for t in self.tasks],
+            "prerequisites": [p.to_json() for p in self.prerequisites],
+            "seconds": round(self.seconds, 3),
+        }

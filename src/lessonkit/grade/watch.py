@@ -1,0 +1,59 @@
+"""Re-grade a file on every save, with a warm child so feedback does not wait for JAX.
+
+Polls the file's modification time and size every 0.1 s (no dependency, works on every
+file system) and grades once they have stopped changing, so a save that truncates the file
+before writing it is graded once, complete. Give it a grader made with `warm=True`: after a
+run that spoiled its child, a fresh one starts straight away, before the next save.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lessonkit.errors import LessonkitError
+from lessonkit.grade.grader import Grader
+from lessonkit.grade.results import GradeReport
+from lessonkit.model import Lesson
+
+POLL_SECONDS = 0.1
+SETTLE_SECONDS = 0.03  # an editor that truncates and then writes must finish first
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
+
+
+def watch(
+    grader: Grader,
+    lesson: Lesson,
+    path: Path,
+    show: Callable[[GradeReport], None],
+    show_problem: Callable[[str], None],
+    poll: float = POLL_SECONDS,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Grade now and after every change, until `should_stop()` or Ctrl-C."""
+    grader.prepare(lesson)
+    seen: tuple[int, int] | str | None = "never"
+    while not should_stop():
+        stamp = _stamp(path)
+        if stamp != seen:
+            time.sleep(SETTLE_SECONDS)
+            if _stamp(path) != stamp:
+                continue  # still being written
+            seen = stamp
+            if stamp is None:
+                show_problem(f"{path} does not exist yet; waiting for it to be saved")
+            else:
+                try:
+                    show(grader.grade(lesson, path))
+                except LessonkitError as exc:
+                    show_problem(str(exc))
+            continue
+        time.sleep(poll)

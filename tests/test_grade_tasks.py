@@ -1,0 +1,354 @@
+"""Every task check fails on wrong attempts, with the right message, and accepts other
+correct ways of writing the answer. All attempts are graded in one batch."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import grade_shared, make_attempt
+
+# Each attempt: (file name, {task id: cell body}, task under test, expected status, message regex)
+NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
+MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
+NESTED_SOLUTION = """\
+nested = {"layer": params, "scale": jnp.array(1.)}
+def nested_loss(p):
+    pred = p["scale"] * (jnp.dot(p["layer"]["weight"], x) + p["layer"]["bias"])
+    return (pred - 3.) ** 2
+g = jax.grad(nested_loss)(nested)
+same_structure = jax.tree.structure(g) == jax.tree.structure(nested)
+assert same_structure
+inner = jnp.dot(params["weight"], x) + params["bias"]
+scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner
+assert jnp.allclose(g["scale"], scale_by_hand)
+"""
+REPAIR_SOLUTION = """\
+partial = {"weight": grads["weight"]}
+try:
+    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
+except ValueError:
+    print("Expected tree mismatch")
+else:
+    raise AssertionError("Expected a missing-key failure")
+fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)
+assert jnp.allclose(loss(fixed), 0.64, atol=1e-6)
+"""
+
+
+def _nested(old: str, new: str) -> str:
+    assert old in NESTED_SOLUTION
+    return NESTED_SOLUTION.replace(old, new)
+
+
+def _repair(old: str, new: str) -> str:
+    assert old in REPAIR_SOLUTION
+    return REPAIR_SOLUTION.replace(old, new)
+
+
+HARD_CODED = (
+    r"right on the lesson's inputs but not on other inputs \(weight \[0\.5, 2\.0\].*hard-coded"
+)
+
+WRONG = [
+    # Make it yours
+    (
+        "mk-hard-coded",
+        "make-it-yours",
+        "norm_squared = 96.\n" + MANUAL,
+        r"`norm_squared` is " + HARD_CODED,
+    ),
+    (
+        "mk-names-the-keys",
+        "make-it-yours",
+        "norm_squared = jnp.sum(grads['weight'] ** 2) + grads['bias'] ** 2\n" + MANUAL,
+        r"`norm_squared` does not count a leaf added to `grads`",
+    ),
+    (
+        "mk-missing-bias",
+        "make-it-yours",
+        "norm_squared = jnp.sum(grads['weight'] ** 2)\n" + MANUAL,
+        r"^`norm_squared` is 80\.0; expected 96\.0\.$",
+    ),
+    (
+        "mk-manual-copies-norm",
+        "make-it-yours",
+        NORM + "manual = norm_squared\nassert jnp.allclose(norm_squared, manual)\n",
+        r"`manual` changes when a leaf is added to `grads`",
+    ),
+    (
+        "mk-assert-typed-number-first",
+        "make-it-yours",
+        NORM + "assert jnp.allclose(norm_squared, 96.)\n" + MANUAL,
+        r"The assertion at line \d+ fails \(`assert jnp\.allclose\(norm_squared, 96\.\)`\) on "
+        r"other inputs .* before `manual` is assigned: the check holds only on the lesson's inputs",
+    ),
+    (
+        "mk-squares-not-summed",
+        "make-it-yours",
+        "norm_squared = jax.tree.map(lambda g: g ** 2, grads)\n" + MANUAL,
+        r"`norm_squared` is a dict with keys bias, weight; expected 96\.0",
+    ),
+    (
+        "mk-absolute-values",
+        "make-it-yours",
+        "norm_squared = sum(jnp.sum(jnp.abs(g)) for g in jax.tree.leaves(grads))\n" + MANUAL,
+        r"`norm_squared` is 16\.0; expected 96\.0",
+    ),
+    # Extend to a nested model
+    (
+        "nm-always-true",
+        "nested-model",
+        _nested(
+            "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)",
+            "same_structure = True",
+        ),
+        r"`same_structure` stays true when `g` lacks a key",
+    ),
+    (
+        "nm-structure-only",
+        "nested-model",
+        _nested(
+            "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)",
+            "same_structure = jax.tree.structure(g)",
+        ),
+        r"`same_structure` is a PyTreeDef; expected True",
+    ),
+    (
+        "nm-scale-read-from-g",
+        "nested-model",
+        _nested(
+            'scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner',
+            'scale_by_hand = g["scale"]',
+        ),
+        r"`scale_by_hand` follows g\[\"scale\"\]",
+    ),
+    (
+        "nm-scale-typed-in",
+        "nested-model",
+        _nested(
+            'scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner', "scale_by_hand = -4."
+        ),
+        r"`scale_by_hand` is " + HARD_CODED,
+    ),
+    (
+        "nm-missing-bias",
+        "nested-model",
+        _nested('"layer": params', '"layer": {"weight": params["weight"]}').replace(
+            ' + p["layer"]["bias"]', ""
+        ),
+        r"`nested` is missing `layer/bias` \(expected float32\[\]\)",
+    ),
+    (
+        "nm-scale-skips-bias",
+        "nested-model",
+        _nested(
+            'pred = p["scale"] * (jnp.dot(p["layer"]["weight"], x) + p["layer"]["bias"])',
+            'pred = p["scale"] * jnp.dot(p["layer"]["weight"], x) + p["layer"]["bias"]',
+        ),
+        r"`g` is right on the lesson's inputs but not on other inputs.* at `scale`",
+    ),
+    (
+        "nm-integer-scale",
+        "nested-model",
+        _nested('"scale": jnp.array(1.)', '"scale": jnp.array(1)'),
+        r"TypeError: grad requires real- or complex-valued inputs.*\n.*\n  line \d+: g = jax\.grad",
+    ),
+    # Repair a mismatched update tree
+    (
+        "rp-wrong-sign",
+        "repair",
+        _repair("p - 0.05 * g, params, grads)", "p + 0.05 * g, params, grads)"),
+        r"^`fixed` at `bias` is -0\.2; expected 0\.2\.$",
+    ),
+    (
+        "rp-wrong-learning-rate",
+        "repair",
+        _repair("p - 0.05 * g, params, grads)", "p - 0.1 * g, params, grads)"),
+        r"^`fixed` at `bias` is 0\.4; expected 0\.2\.$",
+    ),
+    (
+        "rp-swapped-leaves",
+        "repair",
+        _repair("params, grads)", "params, {'weight': grads['bias'], 'bias': grads['weight']})"),
+        r"`fixed` at `bias` is float32\[2\]; expected float32\[\]",
+    ),
+    (
+        "rp-bias-kept",
+        "repair",
+        _repair('partial = {"weight": grads["weight"]}', "partial = dict(grads)"),
+        r"`partial` has `bias`, which the expected tree does not have",
+    ),
+    (
+        "rp-weight-dropped",
+        "repair",
+        _repair('partial = {"weight": grads["weight"]}', 'partial = {"bias": grads["bias"]}'),
+        r"`partial` is missing `weight`.*1 more layout difference",
+    ),
+    (
+        "rp-typed-in-update",
+        "repair",
+        _repair(
+            "fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)",
+            'fixed = {"weight": jnp.array([1.4, -0.8]), "bias": jnp.array(0.2)}',
+        ),
+        r"`fixed` is right on the lesson's inputs but not on other inputs .*: "
+        r"at `(weight|bias)` got",
+    ),
+    (
+        "rp-no-message",
+        "repair",
+        _repair('print("Expected tree mismatch")', "pass"),
+        r'The cell should print "Expected tree mismatch"; it printed nothing',
+    ),
+]
+
+RIGHT = [
+    (
+        "mk-optax-norm",
+        "make-it-yours",
+        "import optax\nnorm_squared = optax.tree.norm(grads) ** 2\n"
+        'manual = grads["weight"] @ grads["weight"] + grads["bias"] * grads["bias"]\n'
+        "assert jnp.allclose(norm_squared, manual)\n",
+    ),
+    (
+        "mk-tree-reduce",
+        "make-it-yours",
+        "norm_squared = jax.tree.reduce(lambda total, g: total + jnp.sum(g * g), grads, 0.0)\n"
+        'manual = jnp.sum(jnp.square(grads["weight"])) + jnp.square(grads["bias"])\n'
+        "assert jnp.allclose(norm_squared, manual)\n",
+    ),
+    (
+        "mk-python-floats",
+        "make-it-yours",
+        "norm_squared = sum(float((leaf ** 2).sum()) for leaf in jax.tree.leaves(grads))\n"
+        'manual = float(jnp.sum(grads["weight"] ** 2)) + float(grads["bias"] ** 2)\n'
+        "assert abs(norm_squared - manual) < 1e-4\nassert jnp.allclose(norm_squared, 96.)\n",
+    ),
+    (
+        "nm-own-names",
+        "nested-model",
+        'nested = {"layer": dict(params), "scale": jnp.ones(())}\n'
+        "def nested_loss(tree):\n"
+        '    layer = tree["layer"]\n'
+        '    pred = tree["scale"] * (layer["weight"] @ x + layer["bias"])\n'
+        "    return (pred - 3.) ** 2\n"
+        "_, g = jax.value_and_grad(nested_loss)(nested)\n"
+        "same_structure = jax.tree_util.tree_structure(g) == jax.tree_util.tree_structure(nested)\n"
+        "assert same_structure\n"
+        'wx_b = params["weight"] @ x + params["bias"]\n'
+        "scale_by_hand = 2.0 * (1.0 * wx_b - 3.0) * wx_b\n"
+        'assert jnp.allclose(g["scale"], scale_by_hand)\n',
+    ),
+    (
+        "nm-python-float-scale",
+        "nested-model",
+        _nested('"scale": jnp.array(1.)', '"scale": 1.0').replace(
+            'scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner',
+            "scale_by_hand = jax.grad(lambda s: (s * inner - 3.) ** 2)(1.0)",
+        ),
+    ),
+    (
+        "rp-comprehensions",
+        "repair",
+        'partial = {key: leaf for key, leaf in grads.items() if key != "bias"}\n'
+        "try:\n"
+        "    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)\n"
+        "except ValueError as error:\n"
+        '    print("Expected tree mismatch")\n'
+        "else:\n"
+        '    raise AssertionError("Expected a missing-key failure")\n'
+        "fixed = {key: params[key] - 0.05 * grads[key] for key in params}\n"
+        "assert loss(fixed) < loss(params)\n",
+    ),
+    (
+        "rp-optax-apply",
+        "repair",
+        "import optax\n"
+        "partial = dict(grads)\n"
+        'del partial["bias"]\n'
+        "try:\n"
+        "    jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, partial)\n"
+        "except ValueError:\n"
+        '    print("Expected tree mismatch")\n'
+        "fixed = optax.apply_updates(params, jax.tree.map(lambda g: -0.05 * g, grads))\n",
+    ),
+]
+
+OTHER_TASKS = ("make-it-yours", "nested-model", "repair")
+
+
+@pytest.fixture(scope="module")
+def reports(lesson, tmp_path_factory) -> dict[str, dict]:
+    files = {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body, _ in WRONG}
+    files |= {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body in RIGHT}
+    files["solved.py"] = make_attempt(lesson)
+    files["unsolved.py"] = make_attempt(lesson, unsolved=OTHER_TASKS)
+    files["half-done.py"] = make_attempt(
+        lesson, {"make-it-yours": NORM + 'manual = todo("manual: by name")\n'}
+    )
+    return grade_shared(tmp_path_factory, "grade-tasks", lesson, files)
+
+
+def _task(report: dict, task_id: str) -> dict:
+    return next(t for t in report["tasks"] if t["id"] == task_id)
+
+
+def test_attempts_cover_every_task():
+    for task in OTHER_TASKS:
+        assert sum(t == task for _, t, _, _ in WRONG) >= 4
+        assert sum(t == task for _, t, _ in RIGHT) >= 2
+
+
+@pytest.mark.parametrize(("name", "task", "body", "pattern"), WRONG, ids=[w[0] for w in WRONG])
+def test_wrong_attempt_fails_with_its_message(reports, lesson, name, task, body, pattern):
+    report = reports[f"{name}.py"]
+    result = _task(report, task)
+    assert result["status"] in ("failed", "error"), result
+    assert re.search(pattern, result["message"], re.S), result["message"]
+    assert result["hint"] == " ".join(lesson.task(task).hint.split())
+    assert report["passed"] is False
+    others = [t for t in report["tasks"] if t["id"] != task]
+    assert all(t["status"] == "passed" for t in others), others
+
+
+@pytest.mark.parametrize(("name", "task", "body"), RIGHT, ids=[r[0] for r in RIGHT])
+def test_other_correct_attempt_passes(reports, name, task, body):
+    report = reports[f"{name}.py"]
+    assert _task(report, task)["status"] == "passed", _task(report, task)
+    assert report["passed"] is True
+
+
+def test_reference_solutions_pass_everything(reports):
+    report = reports["solved.py"]
+    assert report["passed"] is True
+    assert [t["status"] for t in report["tasks"]] == ["passed"] * 3
+    assert all(p["status"] == "passed" for p in report["prerequisites"])
+    assert all(t["hint"] is None for t in report["tasks"])
+
+
+def test_untouched_scaffolds_are_not_attempted(reports, lesson):
+    report = reports["unsolved.py"]
+    assert [t["status"] for t in report["tasks"]] == ["not attempted"] * 3
+    first = report["tasks"][0]
+    assert re.search(r'todo\(\.\.\.\) is still at line \d+ \("norm_squared: ', first["message"])
+    assert first["hint"] == " ".join(lesson.task("make-it-yours").hint.split())
+
+
+def test_one_placeholder_left_is_not_attempted(reports):
+    result = _task(reports["half-done.py"], "make-it-yours")
+    assert result["status"] == "not attempted"
+    assert '("manual: by name")' in result["message"]
+
+
+def test_messages_never_show_solution_code(reports, lesson):
+    """A message may quote the learner's own lines, never a reference line they did not write."""
+    bodies = {name: (task, body) for name, task, body, _ in WRONG}
+    for name, (_task, body) in bodies.items():
+        written = {line.strip() for line in body.splitlines()}
+        for result in reports[f"{name}.py"]["tasks"]:
+            solution = lesson.task(result["id"]).solution.splitlines()
+            hidden = {s.strip() for s in solution if len(s.strip()) > 12} - written
+            leaked = [line for line in hidden if line in result["message"]]
+            assert not leaked, (name, result["message"])

@@ -1,0 +1,356 @@
+"""The grader's parts, one at a time, without a grading child."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+from lessonkit.grade import worker
+from lessonkit.grade.explain import explain_error
+from lessonkit.grade.inputs import inputs_for
+from lessonkit.grade.plan import (
+    LESSON_ONLY,
+    SETUP,
+    SKIP,
+    TASK,
+    match_cells,
+    placeholders,
+    plan_submission,
+    reference_plan,
+)
+from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
+from lessonkit.grade.rubric import rubric_for
+from lessonkit.grade.runner import describe_end
+from lessonkit.grade.treewords import explain_layout
+from lessonkit.grade.values import describe, differences
+from lessonkit.sources import CodeCell, Submission
+
+
+def arr(data, shape=None, dtype="float32"):
+    shape = [len(data)] if shape is None else shape
+    return {"t": "array", "dtype": dtype, "shape": shape, "data": list(data)}
+
+
+def num(value, kind="float"):
+    return {"t": "number", "type": kind, "value": value}
+
+
+def tree(**items):
+    return {"t": "dict", "type": "dict", "items": [[k, v] for k, v in items.items()]}
+
+
+# --------------------------------------------------------------------------- values
+
+
+def test_equal_trees_have_no_differences():
+    params = tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]))
+    assert differences(params, params) == ()
+
+
+def test_structure_comes_before_values():
+    expected = tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]))
+    got = tree(weight=arr([9.0, 9.0]))
+    kinds = [(d.kind, d.path) for d in differences(expected, got)]
+    assert kinds == [("missing", "bias"), ("value", "weight")]
+
+
+def test_scalars_compare_by_value_whatever_their_container():
+    f32 = arr([96.0], shape=[])
+    assert differences(f32, num(96.0)) == ()
+    assert differences(num(96.0), arr([96.00001], shape=[], dtype="float64")) == ()
+    assert [d.kind for d in differences(f32, num(95.0))] == ["value"]
+    assert differences(num(True, "bool"), arr([True], shape=[], dtype="bool")) == ()
+
+
+def test_nan_never_matches():
+    assert [d.kind for d in differences(num(96.0), num(math.nan))] == ["value"]
+    assert [d.kind for d in differences(num(math.nan), num(math.nan))] == ["value"]
+
+
+def test_shape_dtype_and_type_differences():
+    assert [d.kind for d in differences(arr([1.0, 2.0]), arr([1.0, 2.0, 3.0]))] == ["shape"]
+    assert [d.kind for d in differences(arr([1.0]), arr([2], dtype="int32"))] == ["dtype", "value"]
+    assert [d.kind for d in differences(num(96.0), {"t": "str", "value": "96"})] == ["type"]
+
+
+def test_values_are_described_for_people():
+    assert describe(num(96.0)) == "96.0"
+    assert describe(arr([1.4, -0.8])) == "[1.4, -0.8]"
+    assert describe({"t": "str", "value": "96"}) == "the string '96'"
+    assert describe({"t": "other", "type": "PyTreeDef"}) == "a PyTreeDef"
+    assert describe(arr([math.nan], shape=[])) == "nan"
+
+
+def test_layout_wording_agrees_with_lessonkit_trees():
+    expected = tree(layer=tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[])), scale=num(1.0))
+    got = tree(layer=tree(weight=arr([1.0, -1.0])), scale=num(1.0), extra=arr([1.0]))
+    found = differences(expected, got)
+    assert [(d.kind, d.path) for d in found] == [("missing", "layer/bias"), ("extra", "extra")]
+    message = explain_layout("nested", expected, got, found)
+    assert (
+        message
+        == "`nested` is missing `layer/bias` (expected float32[]) (1 more layout difference)."
+    )
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def _submission(
+    lesson, replace: dict[str, str] | None = None, notebook: bool = False
+) -> Submission:
+    from lessonkit.sources import _percent_cells
+
+    from conftest import practice_script
+
+    text = practice_script(lesson)
+    for old, new in (replace or {}).items():
+        assert old in text
+        text = text.replace(old, new)
+    cells = tuple(_percent_cells(text))
+    if notebook:
+        cells = tuple(CodeCell(c.source, i + 1, c.task) for i, c in enumerate(cells))
+    return Submission(Path("attempt.ipynb" if notebook else "attempt.py"), cells)
+
+
+def test_cells_get_roles_from_the_lesson(lesson):
+    plan = plan_submission(_submission(lesson), lesson)
+    roles = {c.label or c.task: c.role for c in plan.cells}
+    assert roles["todo-helper"] == SETUP
+    assert [roles[f"step-{s.number}"] for s in lesson.steps] == [SETUP] * len(lesson.steps)
+    assert roles["verify-leaves"] == LESSON_ONLY
+    assert roles["figure-plot"] == SKIP
+    assert all(roles[t.id] == TASK for t in lesson.tasks)
+    assert plan.cell(plan.checkpoint).label == f"step-{lesson.steps[-1].number}"
+
+
+def test_an_edited_step_is_still_that_step(lesson):
+    step = lesson.steps[2].code
+    edited = step.replace("0.05", "0.5") + '\nprint("my own line")'
+    plan = plan_submission(_submission(lesson, {step: edited}), lesson)
+    assert plan.labelled("step-3") is not None
+    assert "my own line" in plan.labelled("step-3").source
+
+
+def test_matching_keeps_order_and_skips_strangers():
+    lesson_cells = ["import jax", "x = 1\ny = 2", "assert x == 1"]
+    learner = ["import jax", "print('mine')", "x = 1\ny = 3", "assert x == 1"]
+    assert match_cells(learner, lesson_cells) == {0: 0, 2: 1, 3: 2}
+
+
+def test_placeholders_are_found_with_file_lines():
+    found = placeholders('a = 1\nb = todo("b: the thing")\nc = todo(f"{a}")\n', offset=100)
+    assert [(p.line, p.text) for p in found] == [(102, "b: the thing"), (103, "")]
+    assert placeholders("def todo(what): pass\n# todo(x)\n", 0) == ()
+    assert placeholders("this is not python (", 0) == ()
+
+
+def test_notebook_lines_are_cited_by_cell(lesson):
+    plan = plan_submission(_submission(lesson, notebook=True), lesson)
+    task = plan.task_cell("make-it-yours")
+    assert plan.where(task.index, 3) == f"cell {task.line}, line 3"
+    script = plan_submission(_submission(lesson), lesson)
+    assert script.where(0, 14) == "line 14"
+
+
+def test_reference_plan_is_steps_then_solutions(lesson):
+    plan = reference_plan(lesson)
+    assert [c.role for c in plan.cells] == [SETUP] * len(lesson.steps) + [TASK] * len(lesson.tasks)
+    source = lesson.source.splitlines()
+    for cell in plan.cells:
+        assert source[cell.offset] == cell.source.splitlines()[0]
+
+
+# --------------------------------------------------------------------------- lesson data
+
+
+def test_rubric_names_come_from_scaffold_and_solution(lesson):
+    names = {r.task.id: r.names for r in rubric_for(lesson)}
+    assert names == {
+        "make-it-yours": ("norm_squared", "manual"),
+        "nested-model": ("nested", "g", "same_structure", "scale_by_hand"),
+        "repair": ("partial", "fixed"),
+    }
+
+
+def _step(params, x, rate=0.05):
+    w, b = params["weight"], params["bias"]
+    prediction = sum(wi * xi for wi, xi in zip(w, x, strict=True)) + b
+    g = 2 * (prediction - 3.0)
+    new_w = [wi - rate * g * xi for wi, xi in zip(w, x, strict=True)]
+    new_b = b - rate * g
+    after = sum(wi * xi for wi, xi in zip(new_w, x, strict=True)) + new_b
+    return (prediction - 3.0) ** 2, (after - 3.0) ** 2
+
+
+def test_other_input_sets_keep_the_step_3_assertion_true():
+    inputs = inputs_for("state-02")
+    assert _step(inputs.lesson.values["params"], inputs.lesson.values["x"]) == pytest.approx(
+        (4.0, 0.64)
+    )
+    assert len(inputs.others) >= 2
+    for other in inputs.others:
+        before, after = _step(other.values["params"], other.values["x"])
+        assert after < before
+        assert other.values != inputs.lesson.values
+
+
+def test_lesson_input_set_is_what_step_2_defines(lesson):
+    lesson_values = inputs_for("state-02").lesson.values
+    namespace = {}
+    code = lesson.steps[1].code.replace("jnp.array", "list").replace("def loss", "def _unused")
+    exec(compile(ast.parse(code), "step-2", "exec"), {"list": lambda v: v}, namespace)
+    assert namespace["params"] == lesson_values["params"]
+    assert namespace["x"] == lesson_values["x"]
+
+
+def test_unknown_lesson_has_no_inputs():
+    from lessonkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="has no grading inputs"):
+        inputs_for("nope-01")
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_errors_show_only_the_learners_lines(lesson):
+    plan = plan_submission(_submission(lesson), lesson)
+    task = plan.task_cell("make-it-yours")
+    line = task.offset + 3
+    error = {
+        "kind": "exception",
+        "type": "TypeError",
+        "message": "bad operand\n--------------------\nFor simplicity, JAX has removed frames",
+        "frames": [[task.index, line, 1], [task.index, line, 40]],
+    }
+    text = explain_error(error, plan, 60)
+    assert text.splitlines()[0] == "TypeError: bad operand"
+    assert "JAX has removed" not in text
+    assert f"line {line}: norm_squared = todo(" in text
+    assert "(repeated 40 times)" in text
+
+
+def test_exit_and_timeout_messages(lesson):
+    plan = plan_submission(_submission(lesson), lesson)
+    frames = [[0, 3, 1]]
+    assert "sys.exit(3)" in explain_error(
+        {"kind": "exit", "exit_code": 3, "frames": frames}, plan, 60
+    )
+    assert "time limit of 2.5 s" in explain_error({"kind": "timeout", "frames": frames}, plan, 2.5)
+
+
+def test_child_endings_are_explained():
+    assert "exited with status 0" in describe_end(0)
+    assert "ran out of memory" in describe_end(-signal.SIGKILL)
+    assert "CPU time" in describe_end(-signal.SIGXCPU)
+
+
+def test_json_report_has_exactly_the_agreed_keys():
+    report = GradeReport(
+        "state-02",
+        "attempt.py",
+        (TaskResult("make-it-yours", "Make it yours", "failed", "`x` differs.", "A hint."),),
+        (PrerequisiteResult("Step 1 · Prepare the inputs", "passed", ""),),
+        1.23456,
+    )
+    data = json.loads(json.dumps(report.to_json()))
+    assert list(data) == ["schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds"]
+    assert data["schema"] == 1 and data["passed"] is False and data["seconds"] == 1.235
+    assert list(data["tasks"][0]) == ["id", "title", "status", "message", "hint"]
+    assert list(data["prerequisites"][0]) == ["name", "status", "message"]
+
+
+def test_table_shows_messages_literally_and_without_colour(monkeypatch):
+    from rich.console import Console
+
+    from lessonkit.grade.report import report_view
+
+    report = GradeReport(
+        "state-02",
+        "attempt.py",
+        (
+            TaskResult(
+                "repair", "Repair", "failed", "`fixed` is [1.8, -0.6]; expected [bold]", "Hint."
+            ),
+        ),
+        (),
+        2.0,
+    )
+    console = Console(record=True, width=120, no_color=True, force_terminal=True)
+    console.print(report_view(report))
+    text = console.export_text()
+    assert "[1.8, -0.6]; expected [bold]" in text
+    assert "Hint: Hint." in text and "0 of 1 tasks passed" in text
+
+
+# --------------------------------------------------------------------------- the child's parts
+
+
+def test_inputs_are_stripped_only_where_they_are_plain_assignments():
+    cell = {"index": 0, "offset": 10, "source": "params = 1\nx = 2\nparams['a'] = 3\ny = x\n"}
+    (code,) = worker.compile_cell(cell, frozenset({"params", "x"}), split=False)
+    namespace = {"params": {}, "x": 5}
+    exec(code, namespace)
+    assert namespace["params"] == {"a": 3} and namespace["y"] == 5
+    codes = worker.compile_cell(cell, frozenset(), split=True)
+    assert len(codes) == 4
+
+
+def test_syntax_errors_are_reported_with_file_lines():
+    with pytest.raises(worker.CompileError) as caught:
+        worker.compile_cell(
+            {"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset(), False
+        )
+    assert caught.value.report["kind"] == "syntax"
+    assert caught.value.report["frames"][0][:2] == [2, 42]
+
+
+def test_output_capture_keeps_head_and_tail():
+    capture = worker.OutputCapture()
+    capture.write("start\n")
+    capture.write("x" * 100_000)
+    capture.write("\nend")
+    text = capture.text()
+    assert text.startswith("start\n") and text.endswith("\nend")
+    assert re.search(r"\[\.\.\. [\d,]+ characters not shown \.\.\.\]", text)
+    assert len(text) < 10_000
+
+
+def test_encoder_reports_data_without_running_learner_code():
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    encoder = worker.Encoder(np, jax)
+    value = encoder.encode({"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0), "n": 3})
+    assert value == tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]), n=num(3, "int"))
+
+    class Sneaky(dict):
+        def items(self):
+            raise RuntimeError("learner code ran")
+
+    assert encoder.encode(Sneaky(a=1)) == {"t": "other", "type": "Sneaky"}
+    assert encoder.encode(jax.tree.structure({"a": 1}))["t"] == "other"
+    big = encoder.encode(jnp.zeros((100, 100)))
+    assert big == {"t": "array", "dtype": "float32", "shape": [100, 100]}
+
+
+def test_module_guard_restores_patches_and_names_them():
+    import jax
+    import jax.numpy as jnp
+
+    guard = worker.ModuleGuard([jnp], jax, type(jnp.zeros(())))
+    original = jnp.allclose
+    jnp.allclose = lambda *a, **k: True
+    jnp.extra_name = 1
+    changed = guard.restore()
+    assert jnp.allclose is original and not hasattr(jnp, "extra_name")
+    assert set(changed) == {"jax.numpy.allclose", "jax.numpy.extra_name"}
+    assert guard.restore() == []
