@@ -483,8 +483,8 @@ assert jnp.allclose(norm_squared, manual)
 # <details>
 # <summary>Show a hint</summary>
 #
-# At the starting point the prediction is $1$ and the residual is $-2$, so the scale
-# derivative is $2 \cdot (-2) \cdot 1 = -4$.
+# At the starting point the prediction is 1 and the residual is -2, so the scale
+# derivative is 2 · (-2) · 1 = -4.
 #
 # </details>
 
