@@ -30,10 +30,6 @@ def _text(path: str, render: Callable[[Lesson], str]) -> Producer:
     return Producer(path, (path,), lambda lesson, _: {path: render(lesson).encode("utf-8")})
 
 
-def exercise_paths(lesson: Lesson) -> tuple[str, str]:
-    return f"exercises/{lesson.meta.id}.py", f"exercises/{lesson.meta.id}.ipynb"
-
-
 def _figure(lesson: Lesson, _: Rendered) -> Rendered:
     from lessonkit.figure import render_figure  # imports JAX and matplotlib: only when needed
 
@@ -47,12 +43,12 @@ def _evidence_template(lesson: Lesson, _: Rendered) -> Rendered:
 
 
 def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
-    path = exercise_paths(lesson)[1]
+    path = lesson.exercise_paths[1]
     return {path: render_notebook(lesson, done.get("outputs/figure.png")).encode("utf-8")}
 
 
 def producers(lesson: Lesson) -> tuple[Producer, ...]:
-    script, notebook = exercise_paths(lesson)
+    script, notebook = lesson.exercise_paths
     return (
         _text("code/main.py", render_main),
         _text("code/going_further.py", render_going_further),

@@ -252,6 +252,11 @@ class Lesson:
         return self.path.parent
 
     @property
+    def exercise_paths(self) -> tuple[str, str]:
+        """The practice script and notebook, relative to the lesson folder."""
+        return f"exercises/{self.meta.id}.py", f"exercises/{self.meta.id}.ipynb"
+
+    @property
     def sections(self) -> tuple[Section, ...]:
         return tuple(s for p in self.parts for s in p.sections)
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from lessonkit.model import Lesson
+
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     if optional:
@@ -35,3 +37,38 @@ def shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type for time limits: a number of seconds above 0 and at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("give a time limit between 0 and 3600 seconds")
+    return value
+
+
+def whole_number(text: str) -> int:
+    """An argparse type for counts (devices, jobs): a whole number of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def add_practice_file_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "file",
+        nargs="?",
+        help="your practice file, .py or .ipynb (default: exercises/LESSON.py in this folder "
+        "if it exists, else the lesson's own copy)",
+    )
+
+
+def practice_file(lesson: Lesson, given: str | None) -> Path:
+    """The file the learner named, else exercises/<id>.py here if it exists, else the lesson's."""
+    if given:
+        return Path(given)
+    relative = Path(lesson.exercise_paths[0])
+    return relative if relative.is_file() else lesson.directory / relative

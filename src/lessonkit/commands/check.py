@@ -13,44 +13,27 @@ import os
 from pathlib import Path
 
 from lessonkit.catalog import find_lesson
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import (
+    add_lesson_argument,
+    add_practice_file_argument,
+    console,
+    positive_seconds,
+    practice_file,
+    shown,
+    whole_number,
+)
 from lessonkit.errors import UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.model import Lesson
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("give a time limit between 0 and 3600 seconds")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("give at least 1 job")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
-    parser.add_argument(
-        "file",
-        nargs="?",
-        help="your practice file, .py or .ipynb (default: exercises/LESSON.py in this folder "
-        "if it exists, else the lesson's own)",
-    )
+    add_practice_file_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help=f"time limit for running your code (default: {DEFAULT_TIMEOUT:g})",
@@ -58,14 +41,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--watch", action="store_true", help="grade again on every save of FILE")
     mode.add_argument("--batch", metavar="DIR", help="grade every .py and .ipynb file in DIR")
-    parser.add_argument("--jobs", type=_jobs, metavar="N", help="files graded at once in --batch")
+    parser.add_argument(
+        "--jobs", type=whole_number, metavar="N", help="files graded at once in --batch"
+    )
     parser.add_argument("--out", metavar="DIR", help="where --batch writes its CSV and JSON")
-
-
-def default_file(lesson: Lesson) -> Path:
-    """exercises/<id>.py in the working folder when it exists, else the lesson's own."""
-    relative = Path("exercises") / f"{lesson.meta.id}.py"
-    return relative if relative.is_file() else lesson.directory / relative
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     grader = Grader(args.timeout, warm=args.watch)  # the child imports JAX meanwhile
     try:
         lesson = find_lesson(args.lesson)
-        path = Path(args.file) if args.file else default_file(lesson)
+        path = practice_file(lesson, args.file)
         if args.watch:
             return _watch(grader, lesson, path, args.json)
         report = grader.grade(lesson, path)

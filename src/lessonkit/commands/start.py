@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lessonkit.artifacts import exercise_paths
 from lessonkit.catalog import find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, shown
 from lessonkit.errors import UsageError
@@ -21,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     target = Path(args.dir or f"practice/{lesson.meta.id}")
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder", fix="choose another folder")
-    sources = [lesson.directory / p for p in exercise_paths(lesson)]
+    sources = [lesson.directory / p for p in lesson.exercise_paths]
     for source in sources:
         if not source.is_file():
             raise UsageError(
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         copied += 1
         out.print(f"copied {shown(destination)}")
-    script = target / Path(exercise_paths(lesson)[0]).name
+    script = target / Path(lesson.exercise_paths[0]).name
     out.print(
         f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {shown(script)}, "
         f"then run `lessonkit check {lesson.meta.id} {shown(script)}`."

@@ -25,7 +25,6 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
 from lessonkit import figure, receipts
-from lessonkit.artifacts import exercise_paths
 from lessonkit.errors import LessonError
 from lessonkit.model import (
     STAGES,
@@ -94,7 +93,7 @@ class Download:
 
 def lesson_downloads(lesson: Lesson) -> tuple[Download, ...]:
     """Every file the page links to, in the order the page lists them."""
-    script, notebook = exercise_paths(lesson)
+    script, notebook = lesson.exercise_paths
     files = [
         ("notebook", "Notebook", notebook),
         ("main", "Python worked example", receipts.MAIN),
