@@ -15,7 +15,7 @@ from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
 from lessonkit.errors import LessonError, UsageError
 from lessonkit.lesson import load_lesson, parse_lesson
-from lessonkit.receipts import StaleRecordError, load_record
+from lessonkit.receipts import StaleRecordError, load_records
 from lessonkit.render.page import (
     CSS_ASSET,
     JS_ASSET,
@@ -24,6 +24,7 @@ from lessonkit.render.page import (
     render_index,
     render_lesson_page,
 )
+from lessonkit.scripts import GOING_FURTHER, MAIN
 from lessonkit.site import build_site
 
 from conftest import LESSON_MD, REPO, copy_lesson_repo, invoke
@@ -155,13 +156,18 @@ def _outline(html: str) -> _Outline:
 
 
 @pytest.fixture(scope="module")
-def record(lesson):
-    return load_record(lesson)
+def records(lesson):
+    return load_records(lesson)
 
 
 @pytest.fixture(scope="module")
-def page(lesson, record) -> str:
-    return render_lesson_page(lesson, record, [lesson])
+def record(records):
+    return records[MAIN]
+
+
+@pytest.fixture(scope="module")
+def page(lesson, records) -> str:
+    return render_lesson_page(lesson, records, [lesson])
 
 
 def _subsequence(wanted: list[str], got: list[str]) -> list[str]:
@@ -200,6 +206,23 @@ def test_every_item_of_the_lesson_is_on_the_page(page, lesson, record):
         assert line in page
 
 
+def test_the_going_further_record_follows_the_last_optional_experiment(page, lesson, records):
+    going_further = records[GOING_FURTHER]
+    block = page[page.index('<div class="going-further-record">') :]
+    block = block[: block.index("</div>")]
+    last_experiment = lesson.optional_experiments[-1].title
+    assert page.index(last_experiment) < page.index(block) < page.index('id="quiz-title"')
+    assert "Recorded run of code/going_further.py" in block
+    env = going_further.environment
+    assert f"{going_further.started_utc} · Python {env.python} · JAX {env.jax}" in block
+    assert "<samp>Before/after:" in block and "PASS: state-02 going further</samp>" in block
+    for experiment in lesson.optional_experiments:
+        for line in experiment.output:
+            assert line.replace("'", "&#39;") in block
+    assert "lessonkit run state-02 --script going-further" in block
+    assert 'href="downloads/going-further.json"' in block
+
+
 def test_derivation_and_inline_math_are_mathml(page):
     derivation = page[page.index('id="derivation"') : page.index('id="apply"')]
     assert '<math display="block"><mrow><mtable>' in derivation
@@ -208,7 +231,7 @@ def test_derivation_and_inline_math_are_mathml(page):
     assert "$x=" not in prose and "$-4$" not in prose
 
 
-def test_lesson_text_cannot_inject_markup(lesson, record, tmp_path):
+def test_lesson_text_cannot_inject_markup(lesson, records, tmp_path):
     source = LESSON_MD.read_text(encoding="utf-8")
     hostile = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
     source = source.replace("The model has two kinds", f"{hostile} The model has two kinds")
@@ -216,21 +239,21 @@ def test_lesson_text_cannot_inject_markup(lesson, record, tmp_path):
         "question: What is the structure", "question: <b onclick=alert(3)>What</b> is the structure"
     )
     path = tmp_path / "lesson.md"
-    html = render_lesson_page(parse_lesson(source, path), record)
+    html = render_lesson_page(parse_lesson(source, path), records)
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(2)&gt;" in html
     assert "<b onclick" not in html and "&lt;b onclick=alert(3)&gt;" in html
 
 
-def test_bad_math_names_the_lesson_line(record, tmp_path):
+def test_bad_math_names_the_lesson_line(records, tmp_path):
     source = LESSON_MD.read_text(encoding="utf-8").replace("\\hat y &= 2(1)", "\\hat y &= {2(1)", 1)
     path = tmp_path / "lesson.md"
     lesson = parse_lesson(source, path)
     with pytest.raises(
         LessonError, match=rf"(?s){re.escape(str(path))}:\d+: cannot turn .* into MathML"
     ):
-        render_lesson_page(lesson, record)
+        render_lesson_page(lesson, records)
 
 
 def test_page_weight_is_under_budget(page):
@@ -305,6 +328,18 @@ def test_lessonkit_build_writes_the_site_and_stops_on_a_stale_record(tmp_path):
     assert "execution.json: stale: lesson.md changed" in err
     assert "fix: run `lessonkit run state-02 --record`" in err
     assert page.is_file(), "the previous site stays in place"
+
+
+def test_a_stale_going_further_record_fails_the_build_too(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    script = folder / GOING_FURTHER.path
+    script.write_text(script.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    target = tmp_path / "build" / "site"
+    with pytest.raises(StaleRecordError, match=r"stale: code/going_further\.py changed") as caught:
+        build_site([load_lesson(folder / "lesson.md")], target)
+    assert "going-further.json" in str(caught.value)
+    assert "lessonkit run state-02 --script going-further --record" in str(caught.value)
+    assert not target.exists()
 
 
 def test_build_replaces_the_site_whole(tmp_path):

@@ -1,4 +1,7 @@
-"""Receipts: schema, validation, staleness, comparison with tolerance, never overwriting."""
+"""Receipts: schema, validation, staleness, comparison with tolerance, never overwriting.
+
+Every script of the lesson (main.py, going_further.py) has a committed record; both are checked.
+"""
 
 from __future__ import annotations
 
@@ -21,18 +24,22 @@ from lessonkit.receipts import (
     read_receipt,
     record_path,
     save_run,
+    script_path,
     sha256_file,
     with_device_count,
     write_new,
 )
+from lessonkit.scripts import GOING_FURTHER, MAIN, lesson_scripts
 
 from conftest import copy_lesson_repo, invoke
 
+BEFORE_AFTER = "Before/after: 4.0 0.6399999260902405"  # what the build steps print
 RECORD_FIELDS = {
     "schema",
     "lesson",
+    "script",
     "lesson_sha256",
-    "main_sha256",
+    "script_sha256",
     "started_utc",
     "duration_s",
     "command",
@@ -65,25 +72,49 @@ def repo(tmp_path):
 # --------------------------------------------------------------------------- the committed record
 
 
-def test_committed_record_is_current_and_complete(lesson):
-    receipt = load_record(lesson)
-    data = json.loads(record_path(lesson).read_text(encoding="utf-8"))
+def test_the_lesson_runs_two_scripts(lesson):
+    assert lesson_scripts(lesson) == (MAIN, GOING_FURTHER)
+    assert (GOING_FURTHER.path, GOING_FURTHER.record) == (
+        "code/going_further.py",
+        "outputs/going-further.json",
+    )
+
+
+@pytest.mark.parametrize("script", [MAIN, GOING_FURTHER], ids=lambda s: s.name)
+def test_committed_record_is_current_and_complete(lesson, script):
+    receipt = load_record(lesson, script)
+    data = json.loads(record_path(lesson, script).read_text(encoding="utf-8"))
     assert set(data) == RECORD_FIELDS
     assert set(data["environment"]) == ENVIRONMENT_FIELDS
-    assert receipt.schema == SCHEMA and receipt.lesson == "state-02"
-    assert receipt.exit_code == 0
-    assert receipt.stdout.splitlines() == [
-        "Before/after: 4.0 0.6399999260902405",
-        "Expected tree mismatch",
-        "PASS: state-02",
-    ]
+    assert receipt.schema == SCHEMA == 2 and receipt.lesson == "state-02"
+    assert receipt.script == script.path and receipt.exit_code == 0
     assert receipt.lesson_sha256 == sha256_file(lesson.path)
+    assert receipt.script_sha256 == sha256_file(script_path(lesson, script))
+    assert "-m lessonkit.execute phases/" in receipt.command
+    assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
     assert receipt.started.utcoffset().total_seconds() == 0
     assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"
 
 
-def test_receipt_survives_a_json_round_trip(lesson):
-    receipt = load_record(lesson)
+def test_main_record_prints_three_lines(lesson):
+    assert load_record(lesson).stdout.splitlines() == [
+        BEFORE_AFTER,
+        "Expected tree mismatch",
+        "PASS: state-02",
+    ]
+
+
+def test_going_further_record_prints_every_declared_output(lesson):
+    expected = [BEFORE_AFTER]
+    for experiment in lesson.optional_experiments:
+        expected += experiment.output
+    expected.append("PASS: state-02 going further")
+    assert load_record(lesson, GOING_FURTHER).stdout.splitlines() == expected
+
+
+@pytest.mark.parametrize("script", [MAIN, GOING_FURTHER], ids=lambda s: s.name)
+def test_receipt_survives_a_json_round_trip(lesson, script):
+    receipt = load_record(lesson, script)
     again = Receipt.from_dict(json.loads(receipt.to_json()))
     assert again == receipt
 
@@ -104,6 +135,37 @@ def test_a_stale_record_makes_verify_fail_and_names_the_refresh(repo):
     assert "Traceback" not in out + err
 
 
+def test_a_stale_going_further_record_makes_verify_fail_with_its_own_command(repo):
+    root, folder = repo
+    script = folder / GOING_FURTHER.path
+    script.write_text(script.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    code, out, _ = invoke(["verify", "state-02"], root=root)
+    assert code == 1
+    problems = [line for line in out.splitlines() if line.startswith("✗")]
+    stale = [line for line in problems if "going-further.json" in line]
+    assert len(stale) == 1, out
+    assert "stale: code/going_further.py changed" in stale[0]
+    assert "run `lessonkit run state-02 --script going-further --record`" in stale[0]
+    assert not any("execution.json" in line for line in problems), "main's record is current"
+
+
+def test_a_missing_going_further_record_names_its_command(repo):
+    _, folder = repo
+    (folder / GOING_FURTHER.record).unlink()
+    with pytest.raises(MissingRecordError, match="no execution record") as caught:
+        load_record(load_lesson(folder / "lesson.md"), GOING_FURTHER)
+    assert "going-further.json" in str(caught.value)
+    assert "lessonkit run state-02 --script going-further --record" in str(caught.value)
+
+
+def test_one_scripts_record_cannot_stand_in_for_another(repo):
+    _, folder = repo
+    (folder / GOING_FURTHER.record).write_bytes((folder / MAIN.record).read_bytes())
+    wrong = r"records code/main\.py, not code/going_further\.py"
+    with pytest.raises(CorruptRecordError, match=wrong):
+        load_record(load_lesson(folder / "lesson.md"), GOING_FURTHER)
+
+
 def test_load_record_refuses_a_stale_record(repo):
     _, folder = repo
     main = folder / "code" / "main.py"
@@ -118,7 +180,15 @@ def test_load_record_refuses_a_stale_record(repo):
     ("damage", "message"),
     [
         (lambda text: text[: len(text) // 2], r"not valid JSON \(line \d+"),
-        (lambda text: text.replace('"schema": 1', '"schema": 7'), r"schema is 7; this lessonkit"),
+        (lambda text: text.replace('"schema": 2', '"schema": 7'), r"schema is 7; this lessonkit"),
+        (
+            lambda text: text.replace('"schema": 2', '"schema": 1'),
+            r"schema is 1; this lessonkit reads schema 2",
+        ),
+        (
+            lambda text: text.replace('"code/main.py"', '"code/other.py"'),
+            r"script is 'code/other.py'; expected one of code/main.py",
+        ),
         (lambda text: text.replace('"stdout"', '"stdoot"'), r"missing field\(s\) stdout"),
         (lambda text: text.replace('"exit_code": 0', '"exit_code": 1'), r"a failed run"),
         (
@@ -126,7 +196,7 @@ def test_load_record_refuses_a_stale_record(repo):
             r"environment.device_count has the wrong type",
         ),
     ],
-    ids=["truncated", "schema", "field", "failed-run", "environment"],
+    ids=["truncated", "schema", "schema-1", "script", "field", "failed-run", "environment"],
 )
 def test_a_corrupted_record_is_one_clear_error(repo, damage, message):
     _, folder = repo
@@ -214,3 +284,10 @@ def test_receipts_from_the_same_second_get_their_own_files(lesson, tmp_path):
     paths = {save_run(receipt, tmp_path) for _ in range(3)}
     assert len(paths) == 3
     assert all(p.parent == tmp_path / "runs" / "state-02" for p in paths)
+    assert all(p.stem.split("-")[1] == "main" for p in paths)
+
+
+def test_a_going_further_receipt_is_named_by_its_script(lesson, tmp_path):
+    receipt = read_receipt(record_path(lesson, GOING_FURTHER))
+    path = save_run(receipt, tmp_path)
+    assert path.name.endswith("Z-going-further.json")

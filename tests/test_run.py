@@ -14,6 +14,7 @@ import pytest
 
 from lessonkit.lesson import load_lesson
 from lessonkit.receipts import load_record, read_receipt, sha256_file
+from lessonkit.scripts import GOING_FURTHER
 
 from conftest import copy_lesson_repo, invoke
 
@@ -47,6 +48,12 @@ def one_device(tmp_path_factory) -> Outcome:
 
 
 @pytest.fixture(scope="module")
+def every_script(tmp_path_factory) -> Outcome:
+    """`--script all`: main.py, then going_further.py, each compared with its own record."""
+    return _run(tmp_path_factory, "all", "--script", "all")
+
+
+@pytest.fixture(scope="module")
 def eight_devices_changed_record(tmp_path_factory) -> Outcome:
     def change_recorded_stdout(folder: Path) -> None:
         path = folder / "outputs" / "execution.json"
@@ -73,7 +80,8 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     assert receipt.exit_code == 0
     assert receipt.stdout.splitlines() == LINES
     assert receipt.lesson_sha256 == sha256_file(one_device.folder / "lesson.md")
-    assert receipt.main_sha256 == sha256_file(one_device.folder / "code" / "main.py")
+    assert receipt.script == "code/main.py"
+    assert receipt.script_sha256 == sha256_file(one_device.folder / "code" / "main.py")
     env = receipt.environment
     assert (env.backend, env.device_count, env.device_kinds) == ("cpu", 1, ("cpu",))
     assert env.jax and env.numpy and env.python
@@ -81,6 +89,33 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     assert receipt.command.endswith(
         "-m lessonkit.execute phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
     )
+
+
+def test_script_all_runs_each_script_against_its_own_record(every_script, lesson):
+    assert every_script.code == 0, every_script.out + every_script.err
+    out = every_script.out
+    assert out.count("output matches the recorded reference") == 2
+    assert "outputs/execution.json, recorded" in out
+    assert "outputs/going-further.json, recorded" in out
+    assert out.index("output of code/main.py") < out.index("output of code/going_further.py")
+    assert "2 of 2 scripts passed" in out and out.count("Next steps") == 1
+    receipts = [read_receipt(path) for path in every_script.receipts()]
+    main, going_further = sorted(receipts, key=lambda receipt: receipt.started)
+    assert (main.script, going_further.script) == ("code/main.py", "code/going_further.py")
+    assert going_further.stdout == load_record(lesson, GOING_FURTHER).stdout
+    names = sorted(path.name.split("Z-")[1] for path in every_script.receipts())
+    assert names == ["going-further.json", "main.json"]
+
+
+def test_an_unknown_script_is_a_usage_error_naming_the_choices(tmp_path):
+    copy_lesson_repo(tmp_path)
+    code, out, err = invoke(["run", "state-02", "--script", "extras"], root=tmp_path)
+    assert code == 2
+    assert err == (
+        "lessonkit run: state-02 has no script 'extras'\n"
+        "  fix: choose one of: main, going-further, all\n"
+    )
+    assert out == "" and not (tmp_path / "runs").exists()
 
 
 def test_eight_logical_devices_reach_the_receipt(eight_devices_changed_record):

@@ -13,6 +13,7 @@ from pathlib import Path
 from lessonkit.model import Lesson
 from lessonkit.render.notebook import render_notebook
 from lessonkit.render.script import render_exercise_script, render_going_further, render_main
+from lessonkit.scripts import GOING_FURTHER, MAIN
 
 Rendered = dict[str, bytes]
 
@@ -50,8 +51,8 @@ def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
 def producers(lesson: Lesson) -> tuple[Producer, ...]:
     script, notebook = lesson.exercise_paths
     return (
-        _text("code/main.py", render_main),
-        _text("code/going_further.py", render_going_further),
+        _text(MAIN.path, render_main),
+        _text(GOING_FURTHER.path, render_going_further),
         _text(script, render_exercise_script),
         Producer(
             "figure",

@@ -16,9 +16,9 @@ from lessonkit.errors import LessonkitError
 COMMANDS: dict[str, str] = {
     "list": "List the lessons in this repository.",
     "build": "Render every generated file (and the site) from lesson.md.",
-    "verify": "Check that generated files, the execution record and the figure are up to date.",
+    "verify": "Check that generated files, the execution records and the figure are up to date.",
     "start": "Copy a lesson's practice files into your own folder.",
-    "run": "Run the worked example in a child process and record a receipt.",
+    "run": "Run the worked example (or another lesson script) in a child process; keep a receipt.",
     "check": "Grade your attempt at the lesson's tasks.",
     "evidence": "Write an evidence report filled from your own run.",
     "serve": "Serve the built site on 127.0.0.1.",

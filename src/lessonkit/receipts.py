@@ -1,10 +1,11 @@
 """Execution receipts: what ran, where, and what it printed, as a versioned JSON value.
 
-`run_example` runs a lesson's ``code/main.py`` in a child process and returns a `Receipt`. The
-committed reference, ``outputs/execution.json``, is read only through `load_record`, which
-refuses a record whose content hashes no longer match lesson.md and main.py: a stale record
-is an error, never silently shown. `compare_output` sets a fresh run beside the record, line
-by line, with numbers compared within a relative tolerance.
+`run_script` runs one of a lesson's scripts (`lessonkit.scripts`: ``code/main.py``,
+``code/going_further.py``) in a child process and returns a `Receipt`. Each script's committed
+reference (``outputs/execution.json``, ``outputs/going-further.json``) is read only through
+`load_record`, which refuses a record whose content hashes no longer match lesson.md and the
+script: a stale record is an error, never silently shown. `compare_output` sets a fresh run
+beside the record, line by line, with numbers compared within a relative tolerance.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from lessonkit.environment import Environment, static_environment
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.execute import BACKEND_UNAVAILABLE, child_env, run_child
 from lessonkit.model import Lesson
+from lessonkit.scripts import DEFAULT, MAIN, Script, lesson_scripts, script_at
 
-SCHEMA = 1
-RECORD = "outputs/execution.json"
-MAIN = "code/main.py"
+SCHEMA = 2
+"""Schema 2 added `script` and renamed schema 1's `main_sha256` to `script_sha256`."""
 RUNS = "runs"
 TIMEOUT: Literal["timeout"] = "timeout"
 """The exit code a receipt records for a run stopped at its time limit."""
@@ -45,15 +46,15 @@ class RecordError(LessonkitError):
 
 
 class MissingRecordError(RecordError):
-    """The lesson has no outputs/execution.json."""
+    """The script's record (e.g. outputs/execution.json) does not exist."""
 
 
 class CorruptRecordError(RecordError):
-    """outputs/execution.json is not a valid schema-1 receipt of a successful run."""
+    """The record is not a valid current-schema receipt of a successful run of its script."""
 
 
 class StaleRecordError(RecordError):
-    """lesson.md or code/main.py changed after outputs/execution.json was recorded."""
+    """lesson.md or the script changed after its record was recorded."""
 
 
 class BackendUnavailableError(LessonkitError):
@@ -62,12 +63,13 @@ class BackendUnavailableError(LessonkitError):
 
 @dataclass(frozen=True)
 class Receipt:
-    """One execution of a lesson's worked example; `exit_code` is ``"timeout"`` if stopped."""
+    """One execution of a lesson script; `exit_code` is ``"timeout"`` if it was stopped."""
 
     schema: int
     lesson: str
+    script: str  # the script's path in the lesson folder, e.g. code/main.py
     lesson_sha256: str
-    main_sha256: str
+    script_sha256: str
     started_utc: str  # ISO 8601 with the +00:00 offset
     duration_s: float
     command: str  # as run, from the repository root
@@ -111,10 +113,11 @@ class Receipt:
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise ValueError(f"unknown field(s) {', '.join(unknown)}")
-        for name in ("lesson", "started_utc", "command", "stdout", "stderr"):
+        for name in ("lesson", "script", "started_utc", "command", "stdout", "stderr"):
             if not isinstance(data[name], str):
                 raise ValueError(f"{name} must be a string")
-        for name in ("lesson_sha256", "main_sha256"):
+        script_at(data["script"])  # only a declared script can have a receipt
+        for name in ("lesson_sha256", "script_sha256"):
             if not re.fullmatch(r"[0-9a-f]{64}", str(data[name])):
                 raise ValueError(f"{name} must be 64 lowercase hex digits")
         try:
@@ -144,17 +147,23 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def record_path(lesson: Lesson) -> Path:
-    return lesson.directory / RECORD
+def record_path(lesson: Lesson, script: Script = MAIN) -> Path:
+    return lesson.directory / script.record
 
 
-def main_path(lesson: Lesson) -> Path:
-    return lesson.directory / MAIN
+def script_path(lesson: Lesson, script: Script = MAIN) -> Path:
+    return lesson.directory / script.path
 
 
-def record_command(lesson: Lesson) -> str:
-    """The command that (re)creates the lesson's execution record."""
-    return f"lessonkit run {lesson.meta.id} --record"
+def run_command(lesson: Lesson, script: Script = MAIN) -> str:
+    """The command that runs `script`, as a person types it (the default script needs no flag)."""
+    chosen = "" if script == DEFAULT else f" --script {script.name}"
+    return f"lessonkit run {lesson.meta.id}{chosen}"
+
+
+def record_command(lesson: Lesson, script: Script = MAIN) -> str:
+    """The command that (re)creates the record of `script`'s reference run."""
+    return f"{run_command(lesson, script)} --record"
 
 
 def _display(path: Path) -> str:
@@ -169,7 +178,7 @@ def read_receipt(path: Path) -> Receipt:
 
     Raises:
         MissingRecordError: there is no file at `path`.
-        CorruptRecordError: the file is not valid JSON or not a schema-1 receipt.
+        CorruptRecordError: the file is not valid JSON or not a current-schema receipt.
     """
     where = _display(path)
     try:
@@ -191,35 +200,44 @@ def read_receipt(path: Path) -> Receipt:
 
 
 def stale_sources(lesson: Lesson, receipt: Receipt) -> tuple[str, ...]:
-    """The source files (lesson.md, code/main.py) whose content differs from the receipt's."""
+    """The source files (lesson.md, the receipt's script) whose content differs from its hashes."""
     changed = []
     if sha256_file(lesson.path) != receipt.lesson_sha256:
         changed.append(lesson.path.name)
-    main = main_path(lesson)
-    if not main.is_file() or sha256_file(main) != receipt.main_sha256:
-        changed.append(MAIN)
+    script = script_path(lesson, script_at(receipt.script))
+    if not script.is_file() or sha256_file(script) != receipt.script_sha256:
+        changed.append(receipt.script)
     return tuple(changed)
 
 
-def load_record(lesson: Lesson) -> Receipt:
-    """The lesson's committed reference run, guaranteed current.
+def _mismatch(lesson: Lesson, script: Script, receipt: Receipt) -> str | None:
+    """Why `receipt` cannot be `script`'s record at all (another lesson or script), if it can't."""
+    if receipt.lesson != lesson.meta.id:
+        return f"records lesson {receipt.lesson!r}, not {lesson.meta.id!r}"
+    if receipt.script != script.path:
+        return f"records {receipt.script}, not {script.path}"
+    return None
+
+
+def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
+    """The committed reference run of one of the lesson's scripts, guaranteed current.
 
     Raises:
-        MissingRecordError: outputs/execution.json does not exist.
-        CorruptRecordError: it is unreadable, invalid, for another lesson, or a failed run.
-        StaleRecordError: lesson.md or code/main.py changed since it was recorded.
+        MissingRecordError: the script's record (e.g. outputs/execution.json) does not exist.
+        CorruptRecordError: it is unreadable, invalid, for another lesson or script, or a failed
+            run.
+        StaleRecordError: lesson.md or the script changed since it was recorded.
     """
-    path = record_path(lesson)
-    fix = f"run `{record_command(lesson)}`"
+    path = record_path(lesson, script)
+    fix = f"run `{record_command(lesson, script)}`"
     try:
         receipt = read_receipt(path)
     except RecordError as exc:
         raise type(exc)(exc.message, where=exc.where, fix=fix) from None
     where = _display(path)
-    if receipt.lesson != lesson.meta.id:
-        raise CorruptRecordError(
-            f"records lesson {receipt.lesson!r}, not {lesson.meta.id!r}", where=where, fix=fix
-        )
+    mismatch = _mismatch(lesson, script, receipt)
+    if mismatch:
+        raise CorruptRecordError(mismatch, where=where, fix=fix)
     if not receipt.succeeded:
         raise CorruptRecordError(
             f"records a failed run (exit code {receipt.exit_code}); a reference must pass",
@@ -235,6 +253,11 @@ def load_record(lesson: Lesson) -> Receipt:
             fix=fix,
         )
     return receipt
+
+
+def load_records(lesson: Lesson) -> dict[Script, Receipt]:
+    """The current record of every script of the lesson, in order; raises as `load_record`."""
+    return {script: load_record(lesson, script) for script in lesson_scripts(lesson)}
 
 
 def _timestamp(moment: dt.datetime) -> str:
@@ -256,15 +279,14 @@ def write_new(folder: Path, stem: str, suffix: str, text: str) -> Path:
 
 
 def save_run(receipt: Receipt, root: Path) -> Path:
-    """Write a receipt under runs/LESSON/, named by its start time; never replaces a file."""
-    return write_new(
-        root / RUNS / receipt.lesson, _timestamp(receipt.started), ".json", receipt.to_json()
-    )
+    """Write a receipt under runs/LESSON/, named by start time and script; never replaces one."""
+    stem = f"{_timestamp(receipt.started)}-{script_at(receipt.script).name}"
+    return write_new(root / RUNS / receipt.lesson, stem, ".json", receipt.to_json())
 
 
 def save_record(receipt: Receipt, lesson: Lesson) -> Path:
-    """Replace the lesson's outputs/execution.json in one step (write, then rename)."""
-    path = record_path(lesson)
+    """Replace the record of the receipt's script in one step (write, then rename)."""
+    path = record_path(lesson, script_at(receipt.script))
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -306,32 +328,33 @@ def check_options(platform: str, devices: int | None) -> None:
         )
 
 
-def run_example(
+def run_script(
     lesson: Lesson,
     root: Path,
+    script: Script = MAIN,
     *,
     platform: str = "cpu",
     devices: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Receipt:
-    """Run the lesson's code/main.py from `root` in a child process and describe the run.
+    """Run one of the lesson's scripts from `root` in a child process and describe the run.
 
     Raises:
-        UsageError: main.py is missing, or the options do not fit together.
+        UsageError: the script is missing, or the options do not fit together.
         BackendUnavailableError: JAX found no backend for `platform` on this machine.
     """
     check_options(platform, devices)
-    script = main_path(lesson)
-    if not script.is_file():
+    path = script_path(lesson, script)
+    if not path.is_file():
         raise UsageError(
-            f"{_display(script)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
+            f"{_display(path)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
         )
-    lesson_sha, main_sha = sha256_file(lesson.path), sha256_file(script)
+    lesson_sha, script_sha = sha256_file(lesson.path), sha256_file(path)
 
     settings = {"JAX_PLATFORMS": platform}
     if devices is not None:
         settings["XLA_FLAGS"] = with_device_count(os.environ.get("XLA_FLAGS", ""), devices)
-    relative = Path(os.path.relpath(script, root)).as_posix()
+    relative = Path(os.path.relpath(path, root)).as_posix()
     argv = [sys.executable, "-m", "lessonkit.execute", relative]
     run = run_child(argv, cwd=root, env=child_env(settings), timeout_s=timeout_s)
 
@@ -351,8 +374,9 @@ def run_example(
     return Receipt(
         schema=SCHEMA,
         lesson=lesson.meta.id,
+        script=script.path,
         lesson_sha256=lesson_sha,
-        main_sha256=main_sha,
+        script_sha256=script_sha,
         started_utc=run.started_utc.isoformat(timespec="microseconds"),
         duration_s=round(run.duration_s, 3),
         command=f"{assignments} {command}",

@@ -1,9 +1,9 @@
 """Write the static site: the course index, each lesson's page, its downloads and the assets.
 
-The whole site is rendered in memory first, so a stale execution record (or any other
-problem) stops the build before a single file changes; the new folder then replaces the old
-one in one rename. Every link inside the site is relative, so the folder works from file://
-as well as from `lessonkit serve`.
+The whole site is rendered in memory first, so a stale execution record of any lesson script
+(or any other problem) stops the build before a single file changes; the new folder then
+replaces the old one in one rename. Every link inside the site is relative, so the folder
+works from file:// as well as from `lessonkit serve`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
-from lessonkit.receipts import load_record
+from lessonkit.receipts import load_records
 from lessonkit.render.page import (
     lesson_downloads,
     page_path,
@@ -45,16 +45,17 @@ def _shown(path: Path) -> str:
 
 
 def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
-    record = load_record(lesson)  # raises StaleRecordError: a stale record fails the build
+    records = load_records(lesson)  # raises StaleRecordError: a stale record fails the build
     folder = Path(page_path(lesson)).parent
-    files = {page_path(lesson): render_lesson_page(lesson, record, site_lessons).encode("utf-8")}
+    page = render_lesson_page(lesson, records, site_lessons)
+    files = {page_path(lesson): page.encode("utf-8")}
     for download in lesson_downloads(lesson):
         source = lesson.directory / download.source
         if not source.is_file():
             raise UsageError(
                 f"{_shown(source)} is missing, so the page cannot offer it",
                 fix=f"run `lessonkit build {lesson.meta.id}` (and `lessonkit run "
-                f"{lesson.meta.id} --record` for the execution record)",
+                f"{lesson.meta.id} --script all --record` for the execution records)",
             )
         files[(folder / download.href).as_posix()] = source.read_bytes()
     return files

@@ -1,8 +1,8 @@
 """`lessonkit build`: render every generated file of each lesson from its lesson.md, then the site.
 
 The site comes last because it shows what the first part writes (the figure, the practice
-files) and the execution record, which must still match lesson.md and main.py: a stale
-record stops the site build with the command that renews it.
+files) and the execution records of the lesson's scripts, each of which must still match
+lesson.md and its script: a stale record stops the site build with the command that renews it.
 """
 
 from __future__ import annotations

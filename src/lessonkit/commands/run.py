@@ -1,18 +1,28 @@
-"""`lessonkit run`: run the worked example in a child process, compare it, keep a receipt."""
+"""`lessonkit run`: run a lesson script in a child process, compare it, keep a receipt.
+
+`--script` picks which of the lesson's scripts (`lessonkit.scripts`) runs; every script is run,
+compared with its own record and recorded (`--record`) by the same code.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from lessonkit.catalog import find_lesson, repo_root
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import (
+    add_lesson_argument,
+    console,
+    positive_seconds,
+    shown,
+    whole_number,
+)
 from lessonkit.model import Lesson
 from lessonkit.receipts import (
     DEFAULT_TIMEOUT_S,
-    MAIN,
     PLATFORMS,
     REL_TOL,
     Receipt,
@@ -23,33 +33,35 @@ from lessonkit.receipts import (
     load_record,
     read_receipt,
     record_path,
-    run_example,
+    run_script,
     save_record,
     save_run,
+    script_path,
 )
-
-
-def _count(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+from lessonkit.scripts import (
+    ALL,
+    DEFAULT,
+    GOING_FURTHER,
+    SCRIPTS,
+    Script,
+    script_at,
+    select_scripts,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
+    names = ", ".join(s.name for s in SCRIPTS)
+    parser.add_argument(
+        "--script",
+        default=DEFAULT.name,
+        metavar="NAME",
+        help=f"which script to run: {names}, or {ALL} for each in turn "
+        f"(default: {DEFAULT.name}; {GOING_FURTHER.name} runs the optional experiments)",
+    )
     parser.add_argument(
         "--devices",
-        type=_count,
+        type=whole_number,
         metavar="N",
         help="number of logical CPU devices (sets XLA_FLAGS before JAX starts; cpu only)",
     )
@@ -62,29 +74,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record",
         action="store_true",
-        help="replace the lesson's outputs/execution.json with this run (authors)",
+        help="replace the script's record (outputs/execution.json for main) with this run "
+        "(authors)",
     )
     parser.add_argument(
         "--timeout",
-        type=_seconds,
+        type=positive_seconds,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
         help=f"stop the run after S seconds (default: {DEFAULT_TIMEOUT_S:g})",
     )
 
 
-def _reference(lesson: Lesson) -> tuple[Receipt | None, str | None]:
+def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | None]:
     """The recorded run to compare with, and a warning when it cannot be fully trusted."""
     try:
-        return load_record(lesson), None
+        return load_record(lesson, script), None
     except StaleRecordError as exc:
-        return read_receipt(record_path(lesson)), str(exc)
+        return read_receipt(record_path(lesson, script)), str(exc)
     except RecordError as exc:
         return None, str(exc)
 
 
 def _show_output(out: Console, receipt: Receipt) -> None:
-    out.rule(f"output of {MAIN}", align="left")
+    out.rule(f"output of {receipt.script}", align="left")
     out.print(receipt.stdout.rstrip("\n") or "(nothing on stdout)", markup=False)
     if receipt.stderr.strip() and not receipt.succeeded:
         out.rule("stderr", align="left")
@@ -92,10 +105,12 @@ def _show_output(out: Console, receipt: Receipt) -> None:
     out.rule(align="left")
 
 
-def _compare(out: Console, lesson: Lesson, receipt: Receipt, recording: bool) -> bool:
+def _compare(
+    out: Console, lesson: Lesson, script: Script, receipt: Receipt, recording: bool
+) -> bool:
     """Print how this run compares with the record; False when that should fail the command."""
-    reference, warning = _reference(lesson)
-    where = shown(record_path(lesson))
+    reference, warning = _reference(lesson, script)
+    where = shown(record_path(lesson, script))
     if warning and not recording:
         out.print(f"[yellow]![/yellow] {escape(warning)}")
     if reference is None:
@@ -119,9 +134,9 @@ def _compare(out: Console, lesson: Lesson, receipt: Receipt, recording: bool) ->
 
 def _failure(receipt: Receipt, timeout_s: float) -> str | None:
     if receipt.timed_out:
-        return f"{MAIN} did not finish within {timeout_s:g} s and was stopped"
+        return f"{receipt.script} did not finish within {timeout_s:g} s and was stopped"
     if not receipt.succeeded:
-        return f"{MAIN} failed with exit code {receipt.exit_code} (its stderr is above)"
+        return f"{receipt.script} failed with exit code {receipt.exit_code} (its stderr is above)"
     return None
 
 
@@ -139,39 +154,69 @@ def _next_steps(lesson: Lesson) -> str:
     return "\nNext steps:\n" + "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    out = console()
-    lesson = find_lesson(args.lesson)
-    root = repo_root()
-    check_options(args.platform, args.devices)
+def _setting(args: argparse.Namespace) -> str:
     setting = f"JAX_PLATFORMS={args.platform}"
     if args.devices is not None:
         setting += f", {args.devices} logical CPU device{'s' if args.devices > 1 else ''}"
-    script = escape(shown(lesson.directory / MAIN))
-    out.print(f"Running {script} in a child process ({setting}) ...")
-    receipt = run_example(
-        lesson, root, platform=args.platform, devices=args.devices, timeout_s=args.timeout
-    )
-    _show_output(out, receipt)
-    failure = _failure(receipt, args.timeout)
-    passed = failure is None and _compare(out, lesson, receipt, args.record)
-    if failure:
-        out.print(f"[red]✗[/red] {escape(failure)}")
+    return setting
 
-    if args.record and failure is None:
+
+def _keep(out: Console, lesson: Lesson, receipt: Receipt, root: Path, record: bool) -> None:
+    """Save the run: as the script's new record, or as a receipt that never replaces another."""
+    if record and receipt.succeeded:
         path = save_record(receipt, lesson)
         kept = f"recorded the new reference in {shown(path)}; commit it with lesson.md"
     else:
         path = save_run(receipt, root)
         kept = f"receipt: {shown(path)}"
-        if args.record:
-            kept += f" (a reference must be a passing run: {shown(record_path(lesson))} unchanged)"
+        if record:
+            unchanged = shown(record_path(lesson, script_at(receipt.script)))
+            kept += f" (a reference must be a passing run: {unchanged} unchanged)"
     env = receipt.environment
     out.print(
         escape(kept)
         + f"\n  {receipt.started_utc} · {receipt.duration_s:.2f} s · Python {env.python} · "
         f"JAX {env.jax} · {env.devices_line()}"
     )
-    if passed and not args.record:
+
+
+def _run_one(
+    out: Console, lesson: Lesson, script: Script, root: Path, args: argparse.Namespace
+) -> bool:
+    """Run, show, compare and keep one script; True when it passed and matched its record."""
+    shown_script = escape(shown(script_path(lesson, script)))
+    out.print(f"Running {shown_script} in a child process ({_setting(args)}) ...")
+    receipt = run_script(
+        lesson,
+        root,
+        script,
+        platform=args.platform,
+        devices=args.devices,
+        timeout_s=args.timeout,
+    )
+    _show_output(out, receipt)
+    failure = _failure(receipt, args.timeout)
+    passed = failure is None and _compare(out, lesson, script, receipt, args.record)
+    if failure:
+        out.print(f"[red]✗[/red] {escape(failure)}")
+    _keep(out, lesson, receipt, root, args.record)
+    return passed
+
+
+def run(args: argparse.Namespace) -> int:
+    out = console()
+    lesson = find_lesson(args.lesson)
+    scripts = select_scripts(lesson, args.script)
+    check_options(args.platform, args.devices)
+    root = repo_root()
+    results = []
+    for index, script in enumerate(scripts):
+        if index:
+            out.print()
+        results.append(_run_one(out, lesson, script, root, args))
+    if len(scripts) > 1:
+        passed = sum(results)
+        out.print(f"\n{passed} of {len(scripts)} scripts passed")
+    if all(results) and not args.record:
         out.print(_next_steps(lesson), markup=False)
-    return 0 if passed else 1
+    return 0 if all(results) else 1

@@ -9,6 +9,7 @@ from lessonkit.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, shown
 from lessonkit.model import Lesson
 from lessonkit.receipts import RecordError, load_record
+from lessonkit.scripts import lesson_scripts
 
 
 def _drift_problems(lesson: Lesson) -> list[str]:
@@ -20,12 +21,14 @@ def _drift_problems(lesson: Lesson) -> list[str]:
 
 
 def _record_problems(lesson: Lesson) -> list[str]:
-    """The committed execution record must exist, be valid, and match lesson.md and main.py."""
-    try:
-        load_record(lesson)
-    except RecordError as exc:
-        return [f"{exc.where}: {exc.message}: {exc.fix}"]
-    return []
+    """Every script's record must exist, be valid, and match lesson.md and the script."""
+    problems = []
+    for script in lesson_scripts(lesson):
+        try:
+            load_record(lesson, script)
+        except RecordError as exc:
+            problems.append(f"{exc.where}: {exc.message}: {exc.fix}")
+    return problems
 
 
 CHECKS = (_drift_problems, _record_problems)

@@ -1,15 +1,16 @@
 """The lesson page and the course index as HTML text: pure functions of the lesson model.
 
-The site builder reads the few facts that live outside lesson.md (the execution record) and
-passes them in; this module reads nothing but its own templates and static assets. Lesson
-text is Markdown with raw HTML switched off, so no lesson sentence can inject markup; math
-becomes MathML (no script, no web font); code is highlighted by Pygments with CSS classes.
+The site builder reads the few facts that live outside lesson.md (the execution records of the
+lesson's scripts) and passes them in; this module reads nothing but its own templates and
+static assets. Lesson text is Markdown with raw HTML switched off, so no lesson sentence can
+inject markup; math becomes MathML (no script, no web font); code is highlighted by Pygments
+with CSS classes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,7 +25,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 
-from lessonkit import figure, receipts
+from lessonkit import figure
 from lessonkit.errors import LessonError
 from lessonkit.model import (
     STAGES,
@@ -44,7 +45,9 @@ from lessonkit.model import (
     Step,
     Task,
 )
+from lessonkit.receipts import run_command
 from lessonkit.render.script import render_main
+from lessonkit.scripts import GOING_FURTHER, MAIN, Script, lesson_scripts
 
 if TYPE_CHECKING:
     from lessonkit.receipts import Receipt
@@ -94,16 +97,23 @@ class Download:
 def lesson_downloads(lesson: Lesson) -> tuple[Download, ...]:
     """Every file the page links to, in the order the page lists them."""
     script, notebook = lesson.exercise_paths
+    going_further = GOING_FURTHER in lesson_scripts(lesson)
     files = [
         ("notebook", "Notebook", notebook),
-        ("main", "Python worked example", receipts.MAIN),
+        ("main", "Python worked example", MAIN.path),
     ]
-    if lesson.optional_experiments:
-        files.append(("going-further", "Optional experiments", "code/going_further.py"))
+    if going_further:
+        files.append(("going-further", "Optional experiments", GOING_FURTHER.path))
     files += [
         ("script", "Exercise script", script),
         ("lesson", "Lesson text (Markdown)", "lesson.md"),
-        ("record", "Execution record (JSON)", receipts.RECORD),
+        ("record", "Execution record (JSON)", MAIN.record),
+    ]
+    if going_further:
+        files.append(
+            ("going-further-record", "Optional experiments record (JSON)", GOING_FURTHER.record)
+        )
+    files += [
         ("figure-data", "Figure data and provenance (JSON)", figure.DATA),
         ("figure-svg", "Figure (SVG)", figure.SVG),
         ("figure-png", "Figure (PNG)", figure.PNG),
@@ -306,8 +316,19 @@ def _section_extras(lesson: Lesson) -> dict[str, list[str]]:
     extras: dict[str, list[str]] = {}
     extras.setdefault(step_sections[-1], []).append("cumulative.html")
     extras.setdefault(record_at, []).append("record.html")
+    if GOING_FURTHER in lesson_scripts(lesson):
+        extras.setdefault(_last_optional_section(lesson), []).append("going-further-record.html")
     extras.setdefault(evidence_at, []).append("portfolio.html")
     return extras
+
+
+def _last_optional_section(lesson: Lesson) -> str:
+    """The section of the last optional experiment: the recorded run of all of them follows it."""
+    return next(
+        s.id
+        for s in reversed(lesson.sections)
+        if any(isinstance(i, Experiment) and i.optional for i in s.items)
+    )
 
 
 def section_blocks(lesson: Lesson) -> dict[str, tuple[Block, ...]]:
@@ -475,9 +496,20 @@ def _renderer(lesson: Lesson) -> dict[str, Callable[..., Markup]]:
     return {"md": md, "md_inline": md_inline, "math": math}
 
 
-def render_lesson_page(lesson: Lesson, record: Receipt, site_lessons: Sequence[Lesson] = ()) -> str:
-    """The lesson page: header, setup, the five stages, the portfolio and the outline."""
+def _record_views(lesson: Lesson, records: Mapping[Script, Receipt]) -> dict[str, RecordView]:
+    """Each script's record as the page shows it, by script name; every script needs one."""
+    return {script.name: record_view(records[script]) for script in lesson_scripts(lesson)}
+
+
+def render_lesson_page(
+    lesson: Lesson, records: Mapping[Script, Receipt], site_lessons: Sequence[Lesson] = ()
+) -> str:
+    """The lesson page: header, setup, the five stages, the portfolio and the outline.
+
+    `records` holds the current record of every script in `lesson_scripts(lesson)`.
+    """
     env = _environment()
+    views = _record_views(lesson, records)
     blocks = section_blocks(lesson)
     downloads = {d.key: d for d in lesson_downloads(lesson)}
     context = {
@@ -489,7 +521,9 @@ def render_lesson_page(lesson: Lesson, record: Receipt, site_lessons: Sequence[L
         "blocks": blocks,
         "downloads": downloads,
         "download_list": list(downloads.values()),
-        "record": record_view(record),
+        "record": views[MAIN.name],
+        "records": views,
+        "going_further_command": run_command(lesson, GOING_FURTHER),
         "main_py": render_main(lesson),
         "cumulative_build": cumulative_build(lesson),
         "phase": phase_lessons(lesson, site_lessons or (lesson,)),
