@@ -398,7 +398,6 @@ _META_TYPES: dict[str, type | tuple[type, ...]] = {
     "hardware": str,
     "practice": str,
     "previous": str,
-    "recorded_python": str,
 }
 _PHASE_KEYS = ("number", "title", "study_guide", "lessons")
 
@@ -466,7 +465,6 @@ def _meta(text: str, where: str) -> Meta:
         hardware=data["hardware"],
         practice=data["practice"],
         previous=data["previous"],
-        recorded_python=data["recorded_python"],
     )
 
 

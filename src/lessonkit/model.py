@@ -46,7 +46,6 @@ class Meta:
     hardware: str
     practice: str
     previous: str
-    recorded_python: str
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ def todo(what):
 # %% [markdown]
 # ### Setup help
 #
-# These steps install the tested CPU packages pinned in `requirements-cpu.txt`. The
-# recorded reference run used Python 3.14.3; other Python versions, Windows and
-# accelerator environments each need their own check before you trust a result there.
+# These steps install the tested CPU packages pinned in `requirements-cpu.txt`. The published
+# course recorded its reference run with Python 3.14.3; the record kept in this repository
+# (under "Recorded reference execution") names the Python and JAX it was made with. Other
+# Python versions, Windows and accelerator environments each need their own check before you
+# trust a result there.
 # Logical CPU devices let you practise partitioning on a laptop, but they say nothing
 # about how fast a TPU would be.
 #
