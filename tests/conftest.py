@@ -13,6 +13,36 @@ REPO = Path(__file__).resolve().parents[1]
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
 LESSON_MD = LESSON_DIR / "lesson.md"
 
+# The page outline of the published lesson page, in order (spec: state-02-lesson-page.txt).
+SPEC_OUTLINE = [
+    "What you will be able to do",
+    "The problem",
+    "The idea",
+    "Match leaves by meaning as well as shape",
+    "Identify containers, leaves and structure",
+    "Derive the matching gradient tree",
+    "Apply corresponding leaves, not unrelated arrays",
+    "Keep metadata separate from differentiated state",
+    "A gradient tree matches parameter leaves",
+    "Read the figure",
+    "Connect it to the computation",
+    "Prepare the inputs",
+    "Build the computation",
+    "Run and check the result",
+    "Run the example",
+    "Recorded reference execution",
+    "Verify every gradient leaf",
+    "Flatten and reconstruct without losing identity",
+    "Make it yours",
+    "Extend to a nested model",
+    "Repair a mismatched update tree",
+    "Check your understanding",
+    "Diagnose the result",
+    "Carry forward",
+    "Keep your evidence",
+    "Primary references",
+]
+
 
 @pytest.fixture(scope="session")
 def lesson() -> Lesson:

@@ -11,7 +11,7 @@ from lessonkit.errors import LessonError
 from lessonkit.lesson import parse_lesson
 from lessonkit.model import STAGES
 
-from conftest import LESSON_MD
+from conftest import LESSON_MD, SPEC_OUTLINE
 
 SOURCE = LESSON_MD.read_text(encoding="utf-8")
 
@@ -32,35 +32,7 @@ def test_stages_in_order(lesson):
 
 def test_section_order_follows_the_spec(lesson):
     titles = [s.title for s in lesson.sections]
-    spec_outline = [
-        "What you will be able to do",
-        "The problem",
-        "The idea",
-        "Match leaves by meaning as well as shape",
-        "Identify containers, leaves and structure",
-        "Derive the matching gradient tree",
-        "Apply corresponding leaves, not unrelated arrays",
-        "Keep metadata separate from differentiated state",
-        "A gradient tree matches parameter leaves",
-        "Read the figure",
-        "Connect it to the computation",
-        "Prepare the inputs",
-        "Build the computation",
-        "Run and check the result",
-        "Run the example",
-        "Recorded reference execution",
-        "Verify every gradient leaf",
-        "Flatten and reconstruct without losing identity",
-        "Make it yours",
-        "Extend to a nested model",
-        "Repair a mismatched update tree",
-        "Check your understanding",
-        "Diagnose the result",
-        "Carry forward",
-        "Keep your evidence",
-        "Primary references",
-    ]
-    positions = [titles.index(t) for t in spec_outline]
+    positions = [titles.index(t) for t in SPEC_OUTLINE]
     assert positions == sorted(positions)
 
 

@@ -27,41 +27,12 @@ from lessonkit.render.page import (
 from lessonkit.scripts import GOING_FURTHER, MAIN
 from lessonkit.site import build_site
 
-from conftest import LESSON_MD, REPO, copy_lesson_repo, invoke
+from conftest import LESSON_MD, REPO, SPEC_OUTLINE, copy_lesson_repo, invoke
 
 WEIGHT_LIMIT = 200 * 1024
 REFERENCE = "https://docs.jax.dev/en/latest/pytrees.html"
 NO_ICON = "data:,"  # an empty favicon, so the browser does not ask the server for one
 
-# The page outline of the published lesson page, in order (spec: state-02-lesson-page.txt).
-SPEC_OUTLINE = [
-    "What you will be able to do",
-    "The problem",
-    "The idea",
-    "Match leaves by meaning as well as shape",
-    "Identify containers, leaves and structure",
-    "Derive the matching gradient tree",
-    "Apply corresponding leaves, not unrelated arrays",
-    "Keep metadata separate from differentiated state",
-    "A gradient tree matches parameter leaves",
-    "Read the figure",
-    "Connect it to the computation",
-    "Prepare the inputs",
-    "Build the computation",
-    "Run and check the result",
-    "Run the example",
-    "Recorded reference execution",
-    "Verify every gradient leaf",
-    "Flatten and reconstruct without losing identity",
-    "Make it yours",
-    "Extend to a nested model",
-    "Repair a mismatched update tree",
-    "Check your understanding",
-    "Diagnose the result",
-    "Carry forward",
-    "Keep your evidence",
-    "Primary references",
-]
 
 # Landmarks of the published page, in the order it shows them (header to evidence).
 SPEC_SEQUENCE = [

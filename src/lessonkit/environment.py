@@ -7,6 +7,7 @@ the ones the code really used, including logical CPU devices set through ``XLA_F
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import subprocess
 import sys
@@ -127,16 +128,8 @@ def read_environment() -> Environment:
     import jax  # here, not at module level: only the child that ran the code needs JAX
 
     devices = jax.devices()
-    return Environment(
-        python=platform.python_version(),
-        python_implementation=platform.python_implementation(),
-        os=platform.platform(),
-        cpu=cpu_model(),
-        jax=package_version("jax"),
-        jaxlib=package_version("jaxlib"),
-        numpy=package_version("numpy"),
-        matplotlib=package_version("matplotlib"),
-        backend=jax.default_backend(),
+    return dataclasses.replace(
+        static_environment(jax.default_backend()),
         device_count=len(devices),
         device_kinds=tuple(sorted({d.device_kind for d in devices})),
     )
