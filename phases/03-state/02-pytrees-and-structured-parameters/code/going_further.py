@@ -41,12 +41,14 @@ swapped = {
     "layer": {"weight": wide_grads["layer"]["weight"], "bias": wide_grads["scale"]},
     "scale": wide_grads["layer"]["bias"],
 }
-shapes_agree = jax.tree.all(jax.tree.map(lambda a, b: a.shape == b.shape, wide_grads, swapped))
+same_shape = jax.tree.map(lambda a, b: a.shape == b.shape, wide_grads, swapped)
+shapes_agree = jax.tree.all(same_shape)
 print("Shapes agree after the swap:", shapes_agree)
 # An independent check: the scale derivative of (s(wx+b) - 3)^2, derived by hand.
 inner = jnp.dot(params["weight"], x) + params["bias"]
 scale_by_hand = 2 * (wide["scale"] * inner - 3.) * inner
-print("Swapped scale gradient matches the hand value:", bool(jnp.allclose(swapped["scale"], scale_by_hand)))
+swap_found = not jnp.allclose(swapped["scale"], scale_by_hand)
+print("Swapped scale gradient matches the hand value:", not swap_found)
 
 # Going further — Keep metadata out of the gradient
 named = {**params, "name": "tiny-linear"}
@@ -58,13 +60,17 @@ except TypeError as error:
 config = {"name": named["name"]}
 trainable = {key: leaf for key, leaf in named.items() if key not in config}
 config_grads = jax.grad(loss)(trainable)
-print("Gradient leaf dtypes:", [str(leaf.dtype) for leaf in jax.tree.leaves(config_grads)])
+dtypes = [str(leaf.dtype) for leaf in jax.tree.leaves(config_grads)]
+print("Gradient leaf dtypes:", dtypes)
 
 # Going further — Register a dataclass for the layer
 import dataclasses
 import functools
 
-@functools.partial(jax.tree_util.register_dataclass, data_fields=["weight", "bias"], meta_fields=["activation"])
+@functools.partial(
+    jax.tree_util.register_dataclass,
+    data_fields=["weight", "bias"], meta_fields=["activation"],
+)
 @dataclasses.dataclass(frozen=True)
 class Dense:
     weight: jax.Array
@@ -93,12 +99,15 @@ print(
     jax.tree.structure(adam_state.mu) == params_structure,
     jax.tree.structure(adam_state.nu) == params_structure,
 )
-print(f"count: {adam_state.count.dtype}{list(adam_state.count.shape)} {int(adam_state.count)}")
+count = adam_state.count
+print(f"count: {count.dtype}{list(count.shape)} {int(count)}")
 updates, opt_state = optimizer.update(grads, opt_state, params)
 stepped = optax.apply_updates(params, updates)
-print("After one Adam step:", [round(v, 4) for v in stepped["weight"].tolist()], round(float(stepped["bias"]), 4))
+weight_after = [round(v, 4) for v in stepped["weight"].tolist()]
+print("After one Adam step:", weight_after, round(float(stepped["bias"]), 4))
 # The first Adam step, by hand: the bias-corrected moments are g and g squared.
 by_hand = jax.tree.map(lambda p, g: p - 0.1 * g / (jnp.sqrt(g ** 2) + 1e-8), params, grads)
-print("Matches the hand update:", jax.tree.all(jax.tree.map(jnp.allclose, stepped, by_hand)))
+agree = jax.tree.map(jnp.allclose, stepped, by_hand)
+print("Matches the hand update:", jax.tree.all(agree))
 
 print("PASS: state-02 going further")
