@@ -104,7 +104,7 @@ def test_predictions_and_reasoning_are_left_to_the_learner(written):
 
 def test_an_unattempted_task_says_so(written):
     assert "Task *Repair a mismatched update tree*: not attempted yet" in written.report
-    assert "1 not attempted" in written.report
+    assert "2 not attempted" in written.report  # repair, and the optional adam-by-hand
     assert "`loss(fixed)`" not in written.report
 
 

@@ -37,6 +37,19 @@ assert jnp.allclose(loss(fixed), 0.64, atol=1e-6)
 """
 
 
+ADAM_SETUP = """\
+import optax
+adam = optax.adam(0.1)
+adam_updates, _ = adam.update(grads, adam.init(params), params)
+optax_step = optax.apply_updates(params, adam_updates)
+"""
+ADAM_CHECK = "assert jax.tree.all(jax.tree.map(jnp.allclose, optax_step, adam_by_hand))\n"
+
+
+def _adam(update: str) -> str:
+    return ADAM_SETUP + f"adam_by_hand = {update}\n"
+
+
 def _nested(old: str, new: str) -> str:
     assert old in NESTED_SOLUTION
     return NESTED_SOLUTION.replace(old, new)
@@ -202,6 +215,37 @@ WRONG = [
         _repair('print("Expected tree mismatch")', "pass"),
         r'The cell should print "Expected tree mismatch"; it printed nothing',
     ),
+    # Adam's first step by hand (optional)
+    (
+        "ad-plain-sgd",
+        "adam-by-hand",
+        _adam("jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)"),
+        r"`adam_by_hand` at `(weight|bias)` is .*; expected",
+    ),
+    (
+        "ad-wrong-sign",
+        "adam-by-hand",
+        _adam("jax.tree.map(lambda p, g: p + 0.1 * jnp.sign(g), params, grads)"),
+        r"`adam_by_hand` at `(weight|bias)` is .*; expected",
+    ),
+    (
+        "ad-wrong-rate",
+        "adam-by-hand",
+        _adam("jax.tree.map(lambda p, g: p - 0.01 * jnp.sign(g), params, grads)"),
+        r"`adam_by_hand` at `(weight|bias)` is .*; expected",
+    ),
+    (
+        "ad-hard-coded",
+        "adam-by-hand",
+        _adam('{"weight": jnp.array([1.1, -0.9]), "bias": jnp.array(0.1)}'),
+        r"`adam_by_hand` is " + HARD_CODED,
+    ),
+    (
+        "ad-missing-bias",
+        "adam-by-hand",
+        _adam('{"weight": params["weight"] - 0.1 * jnp.sign(grads["weight"])}'),
+        r"bias",
+    ),
 ]
 
 RIGHT = [
@@ -274,9 +318,21 @@ RIGHT = [
         '    print("Expected tree mismatch")\n'
         "fixed = optax.apply_updates(params, jax.tree.map(lambda g: -0.05 * g, grads))\n",
     ),
+    (
+        "ad-sign",
+        "adam-by-hand",
+        _adam("jax.tree.map(lambda p, g: p - 0.1 * jnp.sign(g), params, grads)") + ADAM_CHECK,
+    ),
+    (
+        "ad-comprehension",
+        "adam-by-hand",
+        _adam("{k: params[k] - 0.1 * grads[k] / (jnp.abs(grads[k]) + 1e-8) for k in params}")
+        + ADAM_CHECK,
+    ),
 ]
 
 OTHER_TASKS = ("make-it-yours", "nested-model", "repair")
+OPTIONAL_TASKS = ("adam-by-hand",)
 
 
 @pytest.fixture(scope="module")
@@ -284,7 +340,8 @@ def reports(lesson, tmp_path_factory) -> dict[str, dict]:
     files = {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body, _ in WRONG}
     files |= {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body in RIGHT}
     files["solved.py"] = make_attempt(lesson)
-    files["unsolved.py"] = make_attempt(lesson, unsolved=OTHER_TASKS)
+    files["unsolved.py"] = make_attempt(lesson, unsolved=OTHER_TASKS + OPTIONAL_TASKS)
+    files["no-optional.py"] = make_attempt(lesson, unsolved=OPTIONAL_TASKS)
     files["half-done.py"] = make_attempt(
         lesson, {"make-it-yours": NORM + 'manual = todo("manual: by name")\n'}
     )
@@ -296,7 +353,7 @@ def _task(report: dict, task_id: str) -> dict:
 
 
 def test_attempts_cover_every_task():
-    for task in OTHER_TASKS:
+    for task in OTHER_TASKS + OPTIONAL_TASKS:
         assert sum(t == task for _, t, _, _ in WRONG) >= 4
         assert sum(t == task for _, t, _ in RIGHT) >= 2
 
@@ -323,14 +380,15 @@ def test_other_correct_attempt_passes(reports, name, task, body):
 def test_reference_solutions_pass_everything(reports):
     report = reports["solved.py"]
     assert report["passed"] is True
-    assert [t["status"] for t in report["tasks"]] == ["passed"] * 3
+    assert [t["status"] for t in report["tasks"]] == ["passed"] * 4
     assert all(p["status"] == "passed" for p in report["prerequisites"])
     assert all(t["hint"] is None for t in report["tasks"])
 
 
 def test_untouched_scaffolds_are_not_attempted(reports, lesson):
     report = reports["unsolved.py"]
-    assert [t["status"] for t in report["tasks"]] == ["not attempted"] * 3
+    assert [t["status"] for t in report["tasks"]] == ["not attempted"] * 4
+    assert report["passed"] is False
     first = report["tasks"][0]
     assert re.search(r'todo\(\.\.\.\) is still at line \d+ \("norm_squared: ', first["message"])
     assert first["hint"] == " ".join(lesson.task("make-it-yours").hint.split())
@@ -352,3 +410,14 @@ def test_messages_never_show_solution_code(reports, lesson):
             hidden = {s.strip() for s in solution if len(s.strip()) > 12} - written
             leaked = [line for line in hidden if line in result["message"]]
             assert not leaked, (name, result["message"])
+
+
+def test_an_optional_task_left_out_still_passes(reports):
+    report = reports["no-optional.py"]
+    assert [(t["id"], t["status"], t["optional"]) for t in report["tasks"]] == [
+        ("make-it-yours", "passed", False),
+        ("nested-model", "passed", False),
+        ("repair", "passed", False),
+        ("adam-by-hand", "not attempted", True),
+    ]
+    assert report["passed"] is True

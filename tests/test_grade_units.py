@@ -176,6 +176,7 @@ def test_rubric_names_come_from_scaffold_and_solution(lesson):
         "make-it-yours": ("norm_squared", "manual"),
         "nested-model": ("nested", "g", "same_structure", "scale_by_hand"),
         "repair": ("partial", "fixed"),
+        "adam-by-hand": ("adam", "adam_updates", "_", "optax_step", "adam_by_hand"),
     }
 
 
@@ -263,7 +264,7 @@ def test_json_report_has_exactly_the_agreed_keys():
     data = json.loads(json.dumps(report.to_json()))
     assert list(data) == ["schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds"]
     assert data["schema"] == 1 and data["passed"] is False and data["seconds"] == 1.235
-    assert list(data["tasks"][0]) == ["id", "title", "status", "message", "hint"]
+    assert list(data["tasks"][0]) == ["id", "title", "status", "message", "hint", "optional"]
     assert list(data["prerequisites"][0]) == ["name", "status", "message"]
 
 

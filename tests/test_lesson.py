@@ -50,6 +50,7 @@ def test_steps_tasks_and_quiz(lesson):
         ("make-it-yours", "exercise", "Make it yours"),
         ("nested-model", "practice", "Extend to a nested model"),
         ("repair", "challenge", "Repair a mismatched update tree"),
+        ("adam-by-hand", "optional", "Adam's first step by hand"),
     ]
     quiz = lesson.quizzes[0]
     assert len(quiz.options) == 3 and 0 <= quiz.answer < 3

@@ -273,7 +273,7 @@ ROLES: dict[str, BlockRole] = {
     "plot": BlockRole(frozenset(), _plot),
     "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),
-    "task": BlockRole(frozenset({"kind", "where", "plan"}) | _NOTE_OPTIONS, _keep),
+    "task": BlockRole(frozenset({"kind", "where", "plan", "title"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
     "solution": BlockRole(frozenset(), _keep),
     "hint": BlockRole(frozenset(), _keep),
@@ -332,7 +332,7 @@ def _assemble_task(parts: list[RawBlock]) -> Task:
     return Task(
         id=head.arg,
         kind=kind,
-        title="",  # the section title, filled in by the caller
+        title=head.one("title", ""),  # empty: the section title, filled in by the caller
         where=head.one("where"),
         uses=_code_notes(head),
         plan=head.many("plan"),
@@ -371,7 +371,7 @@ class _SectionBuilder:
     def _flush_task(self) -> None:
         if self.task_parts:
             task = _assemble_task(self.task_parts)
-            self.items.append(replace(task, title=self.title))
+            self.items.append(replace(task, title=task.title or self.title))
             self.task_parts = []
 
     def build(self) -> Section:

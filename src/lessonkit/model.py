@@ -19,7 +19,7 @@ STAGES: tuple[str, ...] = (
     "Evidence",
 )
 PREAMBLE = "Before you start"
-TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge")
+TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge", "optional")
 
 
 @dataclass(frozen=True)
@@ -191,6 +191,11 @@ class Task:
     reasoning: str
     line: int
 
+    @property
+    def optional(self) -> bool:
+        """Optional tasks go with the "going further" experiments; leaving one out is fine."""
+        return self.kind == "optional"
+
 
 @dataclass(frozen=True)
 class Quiz:
@@ -282,6 +287,14 @@ class Lesson:
     @property
     def tasks(self) -> tuple[Task, ...]:
         return self.items(Task)
+
+    @property
+    def core_tasks(self) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if not t.optional)
+
+    @property
+    def optional_tasks(self) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if t.optional)
 
     @property
     def quizzes(self) -> tuple[Quiz, ...]:

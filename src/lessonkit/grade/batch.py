@@ -45,7 +45,7 @@ def submissions_in(folder: Path) -> list[Path]:
 
 def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
     """A report for a file that could not be graded at all."""
-    tasks = tuple(TaskResult(t.id, t.title, ERROR, message, None) for t in lesson.tasks)
+    tasks = tuple(TaskResult(t.id, t.title, ERROR, message, None, t.optional) for t in lesson.tasks)
     return GradeReport(lesson.meta.id, str(path), tasks, (), seconds)
 
 

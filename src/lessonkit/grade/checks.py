@@ -325,11 +325,12 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     if problem is None:
         others = len(facts.inputs.others)
         message = f"Right on the lesson's inputs and on {others} other input sets."
-        return TaskResult(task.id, task.title, PASSED, message, None)
+        return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
     message = problem.message
     if problem.status in (FAILED, ERROR) and not steps_hold:
         message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
-    return TaskResult(task.id, task.title, problem.status, message, " ".join(task.hint.split()))
+    hint = " ".join(task.hint.split())
+    return TaskResult(task.id, task.title, problem.status, message, hint, task.optional)
 
 
 # --------------------------------------------------------------------------- prerequisites

@@ -15,6 +15,7 @@ import ast
 import difflib
 import itertools
 import re
+import threading
 from dataclasses import dataclass
 
 from lessonkit.model import Experiment, Lesson
@@ -108,10 +109,21 @@ def practice_cells(lesson: Lesson) -> tuple[LessonCell, ...]:
     return tuple(out)
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str) -> ast.Module:
+    """`ast.parse` under a lock: batch grading runs in threads, and CPython 3.11's AST
+    conversion keeps its recursion depth in shared state, so concurrent parses can fail
+    with "AST constructor recursion depth mismatch"."""
+    with _AST_LOCK:
+        return ast.parse(source)
+
+
 def _key(source: str) -> str:
     """Cells compare equal when their syntax trees do (comments and spacing ignored)."""
     try:
-        return ast.dump(ast.parse(source))
+        return ast.dump(parse_python(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return re.sub(r"\s+", " ", source).strip()
 
@@ -148,7 +160,7 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
 def placeholders(source: str, offset: int) -> tuple[Placeholder, ...]:
     """Every `todo(...)` call still in the code."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found = []
@@ -240,7 +252,7 @@ def _code_offset(lesson: Lesson, after: int, code: str) -> int:
 def bound_names(code: str) -> tuple[str, ...]:
     """Names a cell binds at the top level: assignments and imports, not functions."""
     names: list[str] = []
-    for statement in ast.parse(code).body:
+    for statement in parse_python(code).body:
         if isinstance(statement, ast.Import | ast.ImportFrom):
             for alias in statement.names:
                 names.append(alias.asname or alias.name.split(".")[0])
@@ -257,7 +269,7 @@ def imported_modules(lesson: Lesson) -> tuple[str, ...]:
     for cell in practice_cells(lesson):
         if cell.role == SKIP:
             continue
-        for statement in ast.parse(cell.source).body:
+        for statement in parse_python(cell.source).body:
             if isinstance(statement, ast.Import):
                 modules.extend(alias.name for alias in statement.names)
             elif isinstance(statement, ast.ImportFrom) and statement.module:

@@ -41,7 +41,8 @@ def task_table(report: GradeReport) -> Table:
     table.add_column("Feedback", overflow="fold")
     for task in report.tasks:
         hint = task.hint if task.status != PASSED else None
-        table.add_row(Text(task.title), status_text(task.status), _feedback(task.message, hint))
+        title = f"{task.title} (optional)" if task.optional else task.title
+        table.add_row(Text(title), status_text(task.status), _feedback(task.message, hint))
     return table
 
 
@@ -65,11 +66,17 @@ def prerequisites_view(report: GradeReport) -> Text | Table:
 
 
 def summary_line(report: GradeReport) -> Text:
-    passed = sum(t.status == PASSED for t in report.tasks)
-    total = len(report.tasks)
+    required = [t for t in report.tasks if not t.optional]
+    passed = sum(t.status == PASSED for t in required)
+    extra = [t for t in report.tasks if t.optional and t.status == PASSED]
+    also = f" (and {len(extra)} optional)" if extra else ""
+    seconds = f"{report.seconds:.1f} s"
+    failed = [t for t in report.tasks if t.optional and not t.counts_as_passed]
+    if failed:
+        also += f"; {len(failed)} optional task{'s' if len(failed) > 1 else ''} not right yet"
     if report.passed:
-        return Text(f"All {total} tasks passed in {report.seconds:.1f} s.", style="bold green")
-    return Text(f"{passed} of {total} tasks passed in {report.seconds:.1f} s.", style="bold")
+        return Text(f"All {len(required)} tasks passed{also} in {seconds}.", style="bold green")
+    return Text(f"{passed} of {len(required)} tasks passed{also} in {seconds}.", style="bold")
 
 
 def report_view(report: GradeReport) -> Group:

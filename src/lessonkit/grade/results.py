@@ -22,6 +22,11 @@ class TaskResult:
     status: str
     message: str
     hint: str | None = None
+    optional: bool = False  # a "going further" task: not attempting it is fine
+
+    @property
+    def counts_as_passed(self) -> bool:
+        return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
 
     def to_json(self) -> dict:
         return {
@@ -30,6 +35,7 @@ class TaskResult:
             "status": self.status,
             "message": self.message,
             "hint": self.hint,
+            "optional": self.optional,
         }
 
 
@@ -55,8 +61,8 @@ class GradeReport:
 
     @property
     def passed(self) -> bool:
-        """Every task passed (prerequisites inform the feedback but are not graded)."""
-        return bool(self.tasks) and all(t.status == PASSED for t in self.tasks)
+        """Every task passed, optional ones left out excepted (prerequisites only inform)."""
+        return bool(self.tasks) and all(t.counts_as_passed for t in self.tasks)
 
     def to_json(self) -> dict:
         """The `--json` document; `lessonkit evidence` reads exactly these keys."""

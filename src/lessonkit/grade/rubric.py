@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from lessonkit.grade.plan import parse_python
 from lessonkit.model import Lesson, Task
 
 
@@ -85,7 +86,7 @@ _PROBES: dict[str, tuple[Probe, ...]] = {
 def assigned_names(code: str) -> tuple[str, ...]:
     """Names bound by top-level assignments, in order (function definitions excluded)."""
     names: list[str] = []
-    for statement in ast.parse(code).body:
+    for statement in parse_python(code).body:
         if isinstance(statement, ast.Assign):
             targets = [t for target in statement.targets for t in _flat_targets(target)]
         elif isinstance(statement, ast.AnnAssign | ast.AugAssign):

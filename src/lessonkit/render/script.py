@@ -30,7 +30,7 @@ def render_main(lesson: Lesson) -> str:
     blocks = [f"# Experiment — {e.title}\n{e.code}" for e in lesson.core_experiments]
     blocks += [
         f"# {t.kind.capitalize()} — {t.title} (reference solution)\n{t.solution}"
-        for t in lesson.tasks
+        for t in lesson.core_tasks
     ]
     purpose = "worked example, experiments and reference solutions"
     return _script(lesson, "main.py", purpose, blocks, f"PASS: {lesson.meta.id}")
@@ -39,7 +39,11 @@ def render_main(lesson: Lesson) -> str:
 def render_going_further(lesson: Lesson) -> str:
     """The optional experiments, after the steps they build on, with a PASS line of their own."""
     blocks = [f"# Going further — {e.title}\n{e.code}" for e in lesson.optional_experiments]
-    purpose = 'the optional "going further" experiments'
+    blocks += [
+        f"# Optional task — {t.title} (reference solution)\n{t.solution}"
+        for t in lesson.optional_tasks
+    ]
+    purpose = 'the optional "going further" experiments and tasks'
     pass_line = f"PASS: {lesson.meta.id} going further"
     return _script(lesson, "going_further.py", purpose, blocks, pass_line)
 

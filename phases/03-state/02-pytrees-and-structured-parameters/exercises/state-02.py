@@ -756,7 +756,43 @@ print("Matches the hand update:", jax.tree.all(agree))
 # $g$ and $g^2$, so each parameter moves by the learning rate against the sign of its gradient:
 # $(1,-1,0)$ becomes $(1.1,-0.9,0.1)$. `lessonkit.trees.compare_state` lines the moment trees up
 # with the parameters and lists the count separately.
+
+# %% [markdown]
+# **Optional.** Write Adam's first step at learning rate 0.1 by hand, for any parameters and gradients, and
+# confirm it against optax. The grader also runs your cell on other parameters and inputs.
 #
+# *Where:* Write your answer in the "Adam's first step by hand" cell of the exercise file, then run lessonkit check state-02; leaving it out does not fail the check.
+#
+# Key functions:
+#
+# - `jax.tree.map(lambda p, g: ..., params, grads)`: Calls the function on matching leaves of several pytrees, for example to update every parameter with its gradient.
+# - `jnp.allclose(actual, expected, rtol=..., atol=...)`: Tells whether two arrays agree elementwise within a floating-point tolerance.
+#
+# Plan:
+#
+# 1. Write Adam's first update for one leaf from its gradient g: the bias-corrected moments are g and g squared.
+# 2. Apply it to every leaf of params with jax.tree.map (adam_by_hand).
+# 3. Compare your tree with optax's step, leaf by leaf.
+#
+# <details>
+# <summary>Show a hint</summary>
+#
+# After one step Adam's bias-corrected first moment is g and its second moment is g squared,
+# so each entry moves by the learning rate times g divided by the square root of g squared
+# (plus Adam's small epsilon, 1e-8).
+#
+# </details>
+
+# %% tags=["task", "task:adam-by-hand"]
+# TASK adam-by-hand · Adam's first step by hand: replace every todo(...) with your code.
+import optax
+adam = optax.adam(0.1)
+adam_updates, _ = adam.update(grads, adam.init(params), params)
+optax_step = optax.apply_updates(params, adam_updates)
+adam_by_hand = todo("adam_by_hand: params after Adam's first step, leaf by leaf")
+assert jax.tree.all(jax.tree.map(jnp.allclose, optax_step, adam_by_hand))
+
+# %% [markdown]
 # **Check your understanding:** Which part of optax.adam's state for the lesson's params has a structure different from params?
 #
 # 1. mu, the first-moment estimates
