@@ -7,34 +7,17 @@ import re
 
 import pytest
 
-from conftest import grade_shared, make_attempt
+from lessonkit.lesson import load_lesson
+
+from conftest import LESSON_MD, grade_shared, make_attempt
+
+LESSON = load_lesson(LESSON_MD)  # wrong attempts are small edits of its reference solutions
 
 # Each attempt: (file name, {task id: cell body}, task under test, expected status, message regex)
 NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
 MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
-NESTED_SOLUTION = """\
-nested = {"layer": params, "scale": jnp.array(1.)}
-def nested_loss(p):
-    pred = p["scale"] * (jnp.dot(p["layer"]["weight"], x) + p["layer"]["bias"])
-    return (pred - 3.) ** 2
-g = jax.grad(nested_loss)(nested)
-same_structure = jax.tree.structure(g) == jax.tree.structure(nested)
-assert same_structure
-inner = jnp.dot(params["weight"], x) + params["bias"]
-scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner
-assert jnp.allclose(g["scale"], scale_by_hand)
-"""
-REPAIR_SOLUTION = """\
-partial = {"weight": grads["weight"]}
-try:
-    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
-except ValueError:
-    print("Expected tree mismatch")
-else:
-    raise AssertionError("Expected a missing-key failure")
-fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)
-assert jnp.allclose(loss(fixed), 0.64, atol=1e-6)
-"""
+NESTED_SOLUTION = LESSON.task("nested-model").solution + "\n"
+REPAIR_SOLUTION = LESSON.task("repair").solution + "\n"
 
 
 ADAM_SETUP = """\

@@ -547,7 +547,7 @@ def parse_lesson(text: str, path: Path) -> Lesson:
                 index += 1
                 continue
         if current is None:
-            if part_title is None and text_is_blank(lines[start:end]):
+            if part_title is None and _is_blank(lines[start:end]):
                 index += 1
                 continue
             raise LessonError(
@@ -567,7 +567,7 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     return _number_steps(lesson)
 
 
-def text_is_blank(chunk: list[str]) -> bool:
+def _is_blank(chunk: list[str]) -> bool:
     return not "".join(chunk).strip()
 
 

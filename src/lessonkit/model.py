@@ -317,6 +317,3 @@ class Lesson:
             if task.id == task_id:
                 return task
         raise KeyError(task_id)
-
-    def part_of(self, section: Section) -> Part:
-        return next(p for p in self.parts if section in p.sections)

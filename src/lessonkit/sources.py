@@ -37,9 +37,6 @@ class Submission:
     def task_cells(self, task_id: str) -> tuple[CodeCell, ...]:
         return tuple(c for c in self.cells if c.task == task_id)
 
-    def other_cells(self) -> tuple[CodeCell, ...]:
-        return tuple(c for c in self.cells if c.task is None)
-
 
 def _task_of(source: str) -> str | None:
     first = source.lstrip("\n").split("\n", 1)[0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lessonkit.model import Lesson
+from lessonkit.model import Lesson, Task
 from lessonkit.render.cells import Cell, generated_note, lesson_cells
 
 
@@ -25,13 +25,14 @@ def _script(lesson: Lesson, name: str, purpose: str, blocks: list[str], pass_lin
     return "\n\n".join(chunks) + "\n"
 
 
+def _solution_block(task: Task, label: str) -> str:
+    return f"# {label} — {task.title} (reference solution)\n{task.solution}"
+
+
 def render_main(lesson: Lesson) -> str:
     """The complete worked example: every step, experiment and reference solution, once each."""
     blocks = [f"# Experiment — {e.title}\n{e.code}" for e in lesson.core_experiments]
-    blocks += [
-        f"# {t.kind.capitalize()} — {t.title} (reference solution)\n{t.solution}"
-        for t in lesson.core_tasks
-    ]
+    blocks += [_solution_block(t, t.kind.capitalize()) for t in lesson.core_tasks]
     purpose = "worked example, experiments and reference solutions"
     return _script(lesson, "main.py", purpose, blocks, f"PASS: {lesson.meta.id}")
 
@@ -39,10 +40,7 @@ def render_main(lesson: Lesson) -> str:
 def render_going_further(lesson: Lesson) -> str:
     """The optional experiments, after the steps they build on, with a PASS line of their own."""
     blocks = [f"# Going further — {e.title}\n{e.code}" for e in lesson.optional_experiments]
-    blocks += [
-        f"# Optional task — {t.title} (reference solution)\n{t.solution}"
-        for t in lesson.optional_tasks
-    ]
+    blocks += [_solution_block(t, "Optional task") for t in lesson.optional_tasks]
     purpose = 'the optional "going further" experiments and tasks'
     pass_line = f"PASS: {lesson.meta.id} going further"
     return _script(lesson, "going_further.py", purpose, blocks, pass_line)
