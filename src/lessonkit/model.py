@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -207,6 +207,58 @@ class Quiz:
     line: int
 
 
+Transform = Literal["add_leaf", "drop_key", "shift_key"]
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """One generated input leaf: uniform in [low, high], rounded to `decimals`, float32."""
+
+    low: float
+    high: float
+    shape: tuple[int, ...] = ()
+    decimals: int = 2
+
+
+InputTree = dict[str, "InputTree"] | Uniform
+
+
+@dataclass(frozen=True)
+class Probe:
+    """While `task`'s cell runs, replace `target` by `transform(target, key, value)`.
+
+    Each name in `messages` must then change the way the reference's does; when it does not,
+    the learner reads that name's message. A check that cannot see the change can never fail.
+    """
+
+    name: str
+    task: str
+    target: str
+    transform: Transform
+    key: str
+    value: float | tuple[float, ...] | None
+    messages: tuple[tuple[str, str], ...]  # (graded name, what it means when it differs)
+    line: int
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How `lessonkit check` grades the lesson: the inputs it draws afresh, probes, points."""
+
+    inputs: tuple[tuple[str, InputTree], ...]  # (input name, generator tree), in order
+    input_sets: int  # generated sets per run, besides the lesson's own inputs
+    probes: tuple[Probe, ...]
+    points: tuple[tuple[str, float], ...]  # (task id, points)
+    line: int
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.inputs)
+
+    def points_for(self, task_id: str) -> float:
+        return dict(self.points).get(task_id, 1.0)
+
+
 Item = (
     Prose
     | SetupCommand
@@ -223,6 +275,7 @@ Item = (
     | Experiment
     | Task
     | Quiz
+    | Grading
 )
 
 
@@ -311,6 +364,12 @@ class Lesson:
     @property
     def plot(self) -> Plot:
         return self.items(Plot)[0]
+
+    @property
+    def grading(self) -> Grading | None:
+        """The `{grading}` block, if the lesson has one (a lesson without it cannot be checked)."""
+        found = self.items(Grading)
+        return found[0] if found else None
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+from rich.text import Text
+
 from lessonkit.catalog import find_lesson
 from lessonkit.commands._common import (
     add_lesson_argument,
@@ -24,6 +26,8 @@ from lessonkit.commands._common import (
 )
 from lessonkit.errors import UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.inputs import MAX_SEED
+from lessonkit.grade.isolation import choose_isolation, compile_cache
 from lessonkit.model import Lesson
 
 
@@ -45,6 +49,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--jobs", type=whole_number, metavar="N", help="files graded at once in --batch"
     )
     parser.add_argument("--out", metavar="DIR", help="where --batch writes its CSV and JSON")
+    parser.add_argument(
+        "--seed",
+        type=seed_number,
+        metavar="N",
+        help="replay the input sets of an earlier run (its report names the seed)",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="let --batch run submissions without the OS sandbox (when bubblewrap is missing)",
+    )
+
+
+def seed_number(text: str) -> int:
+    """An argparse type for --seed: a whole number from 0 to 2**32 - 1."""
+    if not text.isdigit() or int(text) > MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
+        )
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +78,16 @@ def run(args: argparse.Namespace) -> int:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
         return _batch(args)
-    grader = Grader(args.timeout, warm=args.watch)  # the child imports JAX meanwhile
+    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+    if isolation.note and not args.json:
+        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    grader = Grader(  # the children import JAX meanwhile
+        args.timeout,
+        sandbox=isolation.sandbox,
+        seed=args.seed,
+        prestart=1 if args.watch else 0,
+        cache=compile_cache(),
+    )
     try:
         lesson = find_lesson(args.lesson)
         path = practice_file(lesson, args.file)
@@ -74,8 +107,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
     import time
-
-    from rich.text import Text
 
     from lessonkit.grade.report import report_view
     from lessonkit.grade.watch import watch

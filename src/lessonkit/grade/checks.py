@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from lessonkit.grade.explain import explain_error, failing_statement, last_line
 from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
-from lessonkit.grade.record import CellRun, RunRecord
+from lessonkit.grade.protocol import CellReport, ErrorInfo
+from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import (
     ERROR,
     FAILED,
@@ -24,10 +25,10 @@ from lessonkit.grade.results import (
     PrerequisiteResult,
     TaskResult,
 )
-from lessonkit.grade.rubric import Probe, TaskRubric
+from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.treewords import explain_layout
 from lessonkit.grade.values import Value, describe, differences, layout
-from lessonkit.model import Lesson
+from lessonkit.model import Lesson, Probe
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
 
@@ -69,7 +70,7 @@ class TaskFacts:
     def cell(self) -> PlannedCell | None:
         return self.runs.learner.task_cell(self.rubric.task.id)
 
-    def pair(self, scenario: str) -> tuple[CellRun | None, CellRun | None]:
+    def pair(self, scenario: str) -> tuple[CellReport | None, CellReport | None]:
         """(reference, learner) runs of this task's cell in one scenario."""
         reference_cell = self.runs.reference.task_cell(self.rubric.task.id)
         assert reference_cell is not None, "the reference plan holds every task"
@@ -131,18 +132,18 @@ def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None
     return f"{what} was not reached: {reason}."
 
 
-def _is_assertion(run: CellRun) -> bool:
-    error = run.error or {}
-    return error.get("kind") == "exception" and error.get("type") == "AssertionError"
+def _is_assertion(run: CellReport) -> bool:
+    error = run.error
+    return error is not None and error.kind == "exception" and error.type == "AssertionError"
 
 
-def _failed_check(error: dict, plan: Plan) -> str:
+def _failed_check(error: ErrorInfo, plan: Plan) -> str:
     """`The assertion at line 231 fails (`assert ...`)` or `Line 240 raises AssertionError`."""
     statement = failing_statement(error, plan)
     where = last_line(error, plan)
     if statement.startswith("assert"):
         return f"The assertion at {where} fails (`{statement}`)"
-    message = (error.get("message") or "").strip().splitlines()
+    message = error.message.strip().splitlines()
     said = f" ({message[0][:80]})" if message else ""
     return f"{where[:1].upper()}{where[1:]} raises AssertionError{said}"
 
@@ -150,11 +151,11 @@ def _failed_check(error: dict, plan: Plan) -> str:
 # --------------------------------------------------------------------------- task checks
 
 
-def _missing_names(facts: TaskFacts, run: CellRun) -> list[str]:
+def _missing_names(facts: TaskFacts, run: CellReport) -> list[str]:
     return [n for n in facts.rubric.names if n not in run.values]
 
 
-def _differs(name: str, expected: CellRun, got: CellRun) -> bool:
+def _differs(name: str, expected: CellReport, got: CellReport) -> bool:
     """Both runs reached `name` and its values differ."""
     if name not in got.values or name not in expected.values:
         return False
@@ -184,6 +185,23 @@ def _attempted(facts: TaskFacts) -> Problem | None:
     return Problem(NOT_ATTEMPTED, f"todo(...) is still at {where}{what}{others}.")
 
 
+def _computed(facts: TaskFacts) -> Problem | None:
+    """An answer that is an object the cell was handed was not computed by the cell."""
+    _, got = facts.pair(LESSON)
+    if got is None:
+        return None
+    for name in facts.rubric.names:
+        other = got.aliases.get(name)
+        if other is not None:
+            source = f"`{other}`" if other.isidentifier() else other
+            return Problem(
+                FAILED,
+                f"`{name}` is the very object that {source} already holds, so the cell did not "
+                f"compute it: write the code that computes `{name}` in this cell.",
+            )
+    return None
+
+
 def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     runs, cell = facts.runs, facts.cell
     expected, got = facts.pair(LESSON)
@@ -211,7 +229,7 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     return _printed(expected, got)
 
 
-def _printed(expected: CellRun, got: CellRun) -> Problem | None:
+def _printed(expected: CellReport, got: CellReport) -> Problem | None:
     """Lines the reference prints (e.g. `Expected tree mismatch`) must be printed too."""
     printed = {line.strip() for line in got.output.splitlines()}
     for line in expected.output.splitlines():
@@ -297,13 +315,13 @@ def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
     if expected is None or expected.hook != "applied":
         return None  # the lesson's own solution does not bind the target here
     if got.hook != "applied":
-        names = ", ".join(f"`{n}`" for n in probe.messages)
+        names = ", ".join(f"`{n}`" for n, _ in probe.messages)
         return Problem(
             FAILED,
             f"The grader could not vary `{probe.target}` while the cell ran, so it cannot "
             f"confirm {names}: compute them in this cell from `{probe.target}`.",
         )
-    for name, message in probe.messages.items():
+    for name, message in probe.messages:
         if _differs(name, expected, got):
             return Problem(FAILED, message)
     return None
@@ -312,6 +330,7 @@ def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
 TASK_CHECKS: tuple[Callable[[TaskFacts], Problem | None], ...] = (
     _cell_present,
     _attempted,
+    _computed,
     _lesson_inputs,
     _other_inputs,
     _probes,
@@ -324,7 +343,10 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     problem = _first(check(facts) for check in TASK_CHECKS)
     if problem is None:
         others = len(facts.inputs.others)
-        message = f"Right on the lesson's inputs and on {others} other input sets."
+        message = (
+            f"Right on the lesson's inputs and on {others} input sets drawn at random "
+            f"(seed {facts.inputs.seed})."
+        )
         return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
     message = problem.message
     if problem.status in (FAILED, ERROR) and not steps_hold:

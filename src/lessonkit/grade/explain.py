@@ -7,6 +7,7 @@ cells (cell index, line). Library frames (JAX, NumPy, the grader) never reach th
 from __future__ import annotations
 
 from lessonkit.grade.plan import Plan
+from lessonkit.grade.protocol import ErrorInfo
 
 MAX_MESSAGE_LINES = 3
 MAX_MESSAGE_CHARS = 400
@@ -21,9 +22,9 @@ def _short_message(message: str) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
 
 
-def _frame_lines(error: dict, plan: Plan) -> list[str]:
+def _frame_lines(error: ErrorInfo, plan: Plan) -> list[str]:
     lines = []
-    for index, line, *times in error.get("frames", []):
+    for index, line, *times in error.frames:
         if 0 <= index < len(plan.cells):
             code = plan.source_line(index, line)
             text = (
@@ -35,34 +36,34 @@ def _frame_lines(error: dict, plan: Plan) -> list[str]:
     return lines
 
 
-def last_line(error: dict, plan: Plan) -> str:
+def last_line(error: ErrorInfo, plan: Plan) -> str:
     """Where the error happened, e.g. `line 231` (or `cell 14, line 3`)."""
-    frames = error.get("frames") or []
+    frames = error.frames
     if not frames:
         return "an unknown line"
     index, line = frames[-1][:2]
     return plan.where(index, line) if 0 <= index < len(plan.cells) else f"line {line}"
 
 
-def failing_statement(error: dict, plan: Plan) -> str:
+def failing_statement(error: ErrorInfo, plan: Plan) -> str:
     """The source of the learner's line that raised, e.g. `assert jnp.allclose(a, 96.)`."""
-    frames = error.get("frames") or []
+    frames = error.frames
     if not frames:
         return ""
     index, line = frames[-1][:2]
     return plan.source_line(index, line) if 0 <= index < len(plan.cells) else ""
 
 
-def explain_error(error: dict, plan: Plan, timeout: float) -> str:
+def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
     """One short explanation, then the learner's own traceback lines."""
-    kind = error.get("kind")
+    kind = error.kind
     where = last_line(error, plan)
     if kind == "syntax":
         code = failing_statement(error, plan)
         shown = f"\n  {where}: {code}" if code else ""
-        return f"{error.get('type', 'SyntaxError')} at {where}: {error.get('message', '')}{shown}"
+        return f"{error.type} at {where}: {error.message}{shown}"
     if kind == "exit":
-        code = error.get("exit_code")
+        code = error.exit_code
         return (
             f"The code calls sys.exit({'' if code is None else code}) at {where}; the grader "
             "runs every cell anyway, so remove it."
@@ -72,9 +73,7 @@ def explain_error(error: dict, plan: Plan, timeout: float) -> str:
     if kind == "timeout":
         limit = f"the time limit of {timeout:g} s"
         return f"The cell did not finish within {limit} (it was running {where})."
-    head = f"{error.get('type', 'Exception')}: {_short_message(error.get('message', ''))}".rstrip(
-        ": "
-    )
+    head = f"{error.type}: {_short_message(error.message)}".rstrip(": ")
     frames = _frame_lines(error, plan)
     if not frames:
         return head

@@ -1,20 +1,25 @@
-"""Grade practice files with a grading child, run by run.
+"""Grade practice files: a trusted reference child, and a fresh sandboxed child per file.
 
-A run has explicit phases: start the child (it imports JAX at once), run the lesson's own
-reference code in every scenario before any learner code, run the learner's cells in the
-same scenarios, then compare everything here. The child is reused while it is clean and
-replaced after a run that patched a module, timed out or ended abruptly.
+The phases of one command: start the reference child (it never runs learner code) and a
+learner child at once, so both import JAX while this process reads the lesson; draw this
+command's input sets from the lesson's generators and its seed; send the reference its
+request (every scenario, on the lesson's own solutions); send each file to a learner child
+of its own; compare everything here. A learner child is used for one file and then killed;
+with `prestart`, the next one is started (never used before) while the current file runs.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
-from lessonkit.grade.inputs import LessonInputs, inputs_for
+from lessonkit.grade.inputs import LessonInputs, draw_inputs, grading_of, new_seed
 from lessonkit.grade.plan import (
     Plan,
     bound_names,
@@ -22,11 +27,13 @@ from lessonkit.grade.plan import (
     plan_submission,
     reference_plan,
 )
+from lessonkit.grade.protocol import CellSpec, Hook, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord, record_from
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.runner import DEFAULT_MEMORY, GRACE, GradingError, Worker
-from lessonkit.model import Lesson
+from lessonkit.grade.sandbox import Sandbox, find_sandbox
+from lessonkit.model import Grading, Lesson
 from lessonkit.sources import Submission, read_submission
 
 DEFAULT_TIMEOUT = 60.0
@@ -38,6 +45,7 @@ class LessonGrading:
     """Everything about grading a lesson that does not depend on the learner's file."""
 
     lesson: Lesson
+    grading: Grading
     rubrics: tuple[TaskRubric, ...]
     inputs: LessonInputs
     reference: Plan
@@ -45,59 +53,57 @@ class LessonGrading:
     preload: tuple[str, ...]
 
 
-def lesson_grading(lesson: Lesson) -> LessonGrading:
+def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
+    grading = grading_of(lesson)
     return LessonGrading(
         lesson=lesson,
-        rubrics=rubric_for(lesson),
-        inputs=inputs_for(lesson.meta.id),
+        grading=grading,
+        rubrics=rubric_for(lesson, grading),
+        inputs=draw_inputs(grading, seed),
         reference=reference_plan(lesson),
         step_names=tuple(n for s in lesson.steps for n in bound_names(s.code)),
         preload=imported_modules(lesson),
     )
 
 
-def scenarios(plan: Plan, grading: LessonGrading) -> list[dict]:
-    """The lesson's inputs, the other input sets, then one probe run per probe."""
-    out: list[dict] = [{"name": LESSON, "inputs": None, "lesson_only_cells": True}]
-    out += [{"name": s.name, "inputs": s.values} for s in grading.inputs.others]
+def scenarios(plan: Plan, grading: LessonGrading) -> tuple[ScenarioSpec, ...]:
+    """The lesson's inputs, the drawn input sets, then one probe run per probe."""
+    out = [ScenarioSpec(LESSON, None, lesson_only_cells=True)]
+    out += [ScenarioSpec(s.name, s.values) for s in grading.inputs.others]
     for rubric in grading.rubrics:
         cell = plan.task_cell(rubric.task.id)
         if cell is None:
             continue
         for probe in rubric.probes:
-            hook = {
-                "cell": cell.index,
-                "name": probe.target,
-                "transform": probe.transform,
-                "key": probe.key,
-                "value": probe.value,
-            }
-            out.append({"name": probe.name, "inputs": None, "until": cell.index, "hook": hook})
-    return out
+            hook = Hook(cell.index, probe.target, probe.transform, probe.key, probe.value)
+            out.append(ScenarioSpec(probe.name, None, until=cell.index, hook=hook))
+    return tuple(out)
 
 
 def build_request(
     request_id: str, plan: Plan, grading: LessonGrading, budget: float | None
-) -> dict:
-    names = {r.task.id: list(r.names) for r in grading.rubrics}
-    return {
-        "id": request_id,
-        "preload": list(grading.preload),
-        "budget": budget,
-        "cells": [
-            {
-                "index": c.index,
-                "source": c.source,
-                "offset": c.offset,
-                "role": c.role,
-                "report": names.get(c.task, []) if c.task else [],
-            }
-            for c in plan.cells
-        ],
-        "checkpoint": plan.checkpoint,
-        "checkpoint_names": list(grading.step_names),
-        "scenarios": scenarios(plan, grading),
-    }
+) -> Request:
+    names = {r.task.id: r.names for r in grading.rubrics}
+    cells = tuple(
+        CellSpec(
+            index=c.index,
+            source=c.source,
+            offset=c.offset,
+            role=c.role,
+            report=names.get(c.task, ()) if c.task else (),
+            answers=names.get(c.task, ()) if c.task else (),
+        )
+        for c in plan.cells
+    )
+    return Request(
+        id=request_id,
+        preload=grading.preload,
+        budget=budget,
+        cells=cells,
+        checkpoint=plan.checkpoint,
+        checkpoint_names=grading.step_names,
+        scenarios=scenarios(plan, grading),
+    )
 
 
 def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str) -> None:
@@ -109,46 +115,76 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
             + (f"\n{diagnostics.strip()}" if diagnostics.strip() else ""),
         )
     names = {r.task.id: r.names for r in grading.rubrics}
+    drawn = {s.name for s in grading.inputs.others}
     for (scenario, index), run in record.runs.items():
         cell = grading.reference.cell(index)
         if run.error is None:
             continue
-        is_assert = run.error.get("type") == "AssertionError"
+        is_assert = run.error.type == "AssertionError"
         reached = all(n in run.values for n in names.get(cell.task or "", ()))
         if scenario != LESSON and is_assert and reached:
             continue  # the lesson's own checks of typed-in numbers hold on its inputs only
-        if scenario not in (LESSON, *(s.name for s in grading.inputs.others)) and is_assert:
+        if scenario not in (LESSON, *drawn) and is_assert:
             continue  # a probe makes the reference's own assertion fail, by design
-        line = (run.error.get("frames") or [[index, cell.line]])[-1][1]
+        line = (run.error.frames or ((index, cell.line, 1),))[-1][1]
+        seed = f" (input seed {grading.inputs.seed})" if scenario in drawn else ""
         raise GradingError(
-            f"the lesson's reference code fails in scenario {scenario!r}: "
-            f"{run.error.get('type')}: {run.error.get('message', '')[:200]}",
+            f"the lesson's reference code fails in scenario {scenario!r}{seed}: "
+            f"{run.error.type}: {run.error.message[:200]}",
             where=f"{grading.lesson.path}:{line}",
-            fix="fix lesson.md so that its steps and solutions run",
+            fix="fix lesson.md so that its steps and solutions run"
+            + (" on every input its {grading} generators draw" if seed else ""),
         )
 
 
-class Grader:
-    """Grades files one after another, keeping one grading child warm between them.
+def interfered_report(
+    lesson: Lesson, path: str, reason: str, seconds: float, seed: int | None
+) -> GradeReport:
+    """Every task `error`: nothing a run reported after interfering can be believed."""
+    message = (
+        f"The submission interfered with the grader ({reason}), so none of its results can "
+        "be trusted. Remove the code that touches the grader's process, files or channel."
+    )
+    tasks = tuple(TaskResult(t.id, t.title, ERROR, message, None, t.optional) for t in lesson.tasks)
+    return GradeReport(lesson.meta.id, path, tasks, (), seconds, seed)
 
-    The child starts as soon as the grader exists, so it imports JAX while the caller loads
-    the lesson. With `warm=True` a replacement child is started right after a run that
-    spoiled the old one, so the next file does not wait for JAX either.
+
+class Grader:
+    """Grades files, each in a learner child of its own, against one trusted reference.
+
+    Thread-safe: `--batch` grades from several threads with one `Grader`, so the reference
+    runs once and every file sees the same input sets (one seed per command).
     """
 
     def __init__(
-        self, timeout: float = DEFAULT_TIMEOUT, memory: int = DEFAULT_MEMORY, warm: bool = False
+        self,
+        timeout: float = DEFAULT_TIMEOUT,
+        memory: int = DEFAULT_MEMORY,
+        *,
+        sandbox: Sandbox | None = None,
+        seed: int | None = None,
+        prestart: int = 0,
+        cache: Path | None = None,
     ):
         self.timeout = float(timeout)
         self.memory = memory
-        self.warm = warm
+        self.sandbox = sandbox
+        self.seed = new_seed() if seed is None else seed
+        self.prestart = prestart
+        self.cache = cache
         self._ids = itertools.count(1)
-        self._worker: Worker | None = Worker(memory)
-        self._pending: str | None = None  # reference request sent to this child, not collected
-        self._warmed: str | None = None  # lesson whose reference ran in this child
+        self._lock = threading.Lock()
+        self._reference_lock = threading.Lock()
+        # Every child is started from this one thread, which lives as long as the grader:
+        # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
+        # started by a batch thread that has finished would be killed mid-run.
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
+        self._reference: Worker | None = self._start(trusted=True, memory=memory, cache=cache)
+        self.children = 0  # learner children started, for tests and benchmarks
+        self._spares: list[Worker] = [self._learner_child()]
         self._gradings: dict[str, LessonGrading] = {}
+        self._pending: dict[str, Request] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
-        self.replaced = 0  # children replaced after a run that spoiled them
 
     def __enter__(self) -> Grader:
         return self
@@ -157,38 +193,82 @@ class Grader:
         self.close()
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        with self._lock:
+            spares, self._spares = self._spares, []
+        for worker in spares:
+            worker.close()
+        if self._reference is not None:
+            self._reference.close()
+            self._reference = None
+        self._spawner.shutdown(wait=False)
+
+    def _start(self, **options) -> Worker:
+        return self._spawner.submit(Worker, **options).result()
+
+    def _learner_child(self) -> Worker:
+        # Only a sandboxed child may read the compilation cache: outside the sandbox a
+        # submission could write to it and change what the reference computes next time.
+        cache = self.cache if self.sandbox is not None else None
+        self.children += 1
+        return self._start(trusted=False, memory=self.memory, sandbox=self.sandbox, cache=cache)
+
+    def _take_child(self) -> Worker:
+        """A learner child that has never run anything; start the next ones ahead if asked."""
+        with self._lock:
+            child = self._spares.pop(0) if self._spares else None
+            missing = self.prestart - len(self._spares)
+        if child is None or not child.alive:
+            if child is not None:
+                child.close()
+            child = self._learner_child()
+        for _ in range(missing):
+            spare = self._learner_child()
+            with self._lock:
+                self._spares.append(spare)
+        return child
 
     def grading(self, lesson: Lesson) -> LessonGrading:
         key = lesson.meta.id
-        if key not in self._gradings:
-            self._gradings[key] = lesson_grading(lesson)
-        return self._gradings[key]
+        with self._lock:
+            if key not in self._gradings:
+                self._gradings[key] = lesson_grading(lesson, self.seed)
+            return self._gradings[key]
 
     def prepare(self, lesson: Lesson) -> None:
-        """Start a child if needed and queue the reference run, without waiting for either."""
+        """Queue the reference run for this lesson, without waiting for it."""
         grading = self.grading(lesson)
-        if self._worker is None or not self._worker.alive:
-            self.close()
-            self._worker = Worker(self.memory)
-            self._warmed = None
-        if self._warmed != lesson.meta.id:
-            request_id = f"reference-{next(self._ids)}"
-            self._worker.send(build_request(request_id, grading.reference, grading, None))
-            self._pending, self._warmed = request_id, lesson.meta.id
+        with self._reference_lock:
+            key = lesson.meta.id
+            if key in self._expected or key in self._pending:
+                return
+            if self._reference is None or not self._reference.alive:
+                if self._reference is not None:
+                    self._reference.close()
+                self._reference = self._start(trusted=True, memory=self.memory, cache=self.cache)
+            request = build_request(
+                f"reference-{next(self._ids)}", grading.reference, grading, None
+            )
+            self._reference.send(request)
+            self._pending[key] = request
 
-    def _collect_reference(self, grading: LessonGrading) -> RunRecord:
-        worker = self._worker
-        assert worker is not None
-        if self._pending is not None:
-            outcome = worker.collect(self._pending, time.monotonic() + REFERENCE_LIMIT)
-            self._pending = None
-            record = record_from(outcome, REFERENCE_LIMIT)
-            _check_reference(record, grading, worker.diagnostics())
-            self._expected.setdefault(grading.lesson.meta.id, record)
-        return self._expected[grading.lesson.meta.id]
+    def reference(self, lesson: Lesson) -> RunRecord:
+        """The reference run's record for this lesson (waits for it the first time)."""
+        grading = self.grading(lesson)
+        self.prepare(lesson)
+        with self._reference_lock:
+            key = lesson.meta.id
+            if key not in self._expected:
+                worker, request = self._reference, self._pending.pop(key)
+                assert worker is not None
+                outcome = worker.collect(request, time.monotonic() + REFERENCE_LIMIT)
+                record = record_from(outcome, REFERENCE_LIMIT)
+                try:
+                    _check_reference(record, grading, worker.diagnostics())
+                except GradingError:
+                    worker.close()
+                    raise
+                self._expected[key] = record
+            return self._expected[key]
 
     def grade(self, lesson: Lesson, path: str | Path) -> GradeReport:
         """Grade one practice file (.py or .ipynb); unreadable files raise SubmissionError."""
@@ -202,29 +282,36 @@ class Grader:
         grading = self.grading(lesson)
         plan = plan_submission(submission, lesson)
         self.prepare(lesson)
-        worker = self._worker
-        assert worker is not None
-        request_id = f"learner-{next(self._ids)}"
-        worker.send(build_request(request_id, plan, grading, self.timeout))
+        worker = self._take_child()
         try:
-            expected = self._collect_reference(grading)
-        except GradingError:
-            self.close()
-            raise
-        outcome = worker.collect(request_id, time.monotonic() + self.timeout + GRACE)
+            request = build_request(f"learner-{next(self._ids)}", plan, grading, self.timeout)
+            worker.send(request)
+            expected = self.reference(lesson)
+            outcome = worker.collect(request, time.monotonic() + self.timeout + GRACE)
+        finally:
+            worker.close()  # one child per file: never reused
         record = record_from(outcome, self.timeout)
-        if not outcome.clean:
-            self.replaced += 1
-            self.close()
-            if self.warm:
-                self.prepare(lesson)
+        seconds = time.perf_counter() - started
+        if record.interfered:
+            path = str(submission.path)
+            return interfered_report(lesson, path, record.interfered, seconds, self.seed)
         runs = Runs(plan, record, grading.reference, expected, self.timeout)
         tasks, prerequisites = check_all(lesson, grading.rubrics, grading.inputs, runs)
         seconds = time.perf_counter() - started
-        return GradeReport(lesson.meta.id, str(submission.path), tasks, prerequisites, seconds)
+        return GradeReport(
+            lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed
+        )
 
 
-def grade_file(lesson: Lesson, path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> GradeReport:
-    """Grade one practice file in a fresh grading child."""
-    with Grader(timeout) as grader:
+def grade_file(
+    lesson: Lesson,
+    path: str | Path,
+    timeout: float = DEFAULT_TIMEOUT,
+    sandbox: Sandbox | Literal["auto"] | None = "auto",
+    seed: int | None = None,
+) -> GradeReport:
+    """Grade one practice file with a fresh reference and learner child."""
+    if sandbox == "auto":
+        sandbox = find_sandbox()[0]
+    with Grader(timeout, sandbox=sandbox, seed=seed) as grader:
         return grader.grade(lesson, path)

@@ -1,17 +1,23 @@
-"""The input sets each task is graded on: the lesson's own, and others that expose constants.
+"""The input sets each task is graded on: the lesson's own, and sets drawn afresh every run.
 
-A value that is right only on the lesson's inputs was typed in, not computed. Each set is a
-complete replacement for the names the lesson's steps define as inputs (`params` and `x`),
-and every set keeps the lesson's step-3 assertion true (the update lowers the loss).
+A value that is right only on the lesson's inputs was typed in, not computed; a value that
+is right on a fixed second set may have been typed in too. So besides the lesson's own
+inputs, every run draws `input_sets` sets from the generators declared in the lesson's
+`{grading}` block, from one seed per command (reported, and replayed by `--seed N`).
+Each set is a complete replacement for the names the lesson's steps assign as inputs.
 """
 
 from __future__ import annotations
 
+import random
+import secrets
 from dataclasses import dataclass
 
 from lessonkit.errors import UsageError
+from lessonkit.model import Grading, InputTree, Lesson, Uniform
 
 Tree = dict[str, "Tree"] | list[float] | float
+MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -39,31 +45,50 @@ class InputSet:
 
 @dataclass(frozen=True)
 class LessonInputs:
-    """The lesson's inputs and the other sets, for one lesson."""
+    """The input names and this run's generated sets (the lesson's own come from its code)."""
 
     names: tuple[str, ...]
-    lesson: InputSet
+    seed: int
     others: tuple[InputSet, ...]
 
 
-_STATE_02 = LessonInputs(
-    names=("params", "x"),
-    lesson=InputSet("lesson", {"params": {"weight": [1.0, -1.0], "bias": 0.0}, "x": [2.0, 1.0]}),
-    others=(
-        InputSet("other-1", {"params": {"weight": [0.5, 2.0], "bias": 1.0}, "x": [-1.0, 3.0]}),
-        InputSet("other-2", {"params": {"weight": [-0.3, 0.8], "bias": -0.5}, "x": [1.5, -0.5]}),
-    ),
-)
-
-INPUTS: dict[str, LessonInputs] = {"state-02": _STATE_02}
+def new_seed() -> int:
+    """A fresh seed for one command: nobody can know the inputs before the run."""
+    return secrets.randbelow(MAX_SEED + 1)
 
 
-def inputs_for(lesson_id: str) -> LessonInputs:
-    """The input sets of a gradable lesson."""
-    try:
-        return INPUTS[lesson_id]
-    except KeyError:
-        known = ", ".join(sorted(INPUTS))
+def _draw(spec: InputTree, rng: random.Random) -> Tree:
+    if isinstance(spec, Uniform):
+        size = 1
+        for d in spec.shape:
+            size *= d
+        flat = [round(rng.uniform(spec.low, spec.high), spec.decimals) for _ in range(size)]
+        return flat[0] if not spec.shape else _reshape(flat, spec.shape)
+    return {name: _draw(child, rng) for name, child in spec.items()}
+
+
+def _reshape(flat: list[float], shape: tuple[int, ...]) -> list:
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_reshape(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def draw_inputs(grading: Grading, seed: int) -> LessonInputs:
+    """The input sets for one seed: the same seed always gives the same sets."""
+    rng = random.Random(seed)
+    others = tuple(
+        InputSet(f"drawn-{number}", {name: _draw(spec, rng) for name, spec in grading.inputs})
+        for number in range(1, grading.input_sets + 1)
+    )
+    return LessonInputs(grading.input_names, seed, others)
+
+
+def grading_of(lesson: Lesson) -> Grading:
+    """The lesson's `{grading}` block, or a clear message that it cannot be checked."""
+    if lesson.grading is None:
         raise UsageError(
-            f"lesson {lesson_id!r} has no grading inputs", fix=f"lessonkit check grades: {known}"
-        ) from None
+            f"lesson {lesson.meta.id!r} declares no grading",
+            fix="add a {grading} block to its lesson.md (see docs/authoring.md)",
+        )
+    return lesson.grading

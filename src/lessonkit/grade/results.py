@@ -58,6 +58,7 @@ class GradeReport:
     tasks: tuple[TaskResult, ...]
     prerequisites: tuple[PrerequisiteResult, ...]
     seconds: float
+    seed: int | None = None  # the seed of the input sets drawn for this run
 
     @property
     def passed(self) -> bool:
@@ -74,4 +75,5 @@ class GradeReport:
             "tasks": [t.to_json() for t in self.tasks],
             "prerequisites": [p.to_json() for p in self.prerequisites],
             "seconds": round(self.seconds, 3),
+            "seed": self.seed,
         }

@@ -1,18 +1,21 @@
-"""The parent's side of the grading child: start it, send requests, read reports, stop it.
+"""The parent's side of a grading child: start it, send a request, read reports, stop it.
 
-Lifecycle: `Worker()` starts the child at once (it imports JAX while the parent reads the
-lesson and the file); `send` queues a request; `collect` reads that request's reports until
-it is done, its deadline passes, or the child ends; `close` kills the child's whole process
-group. A report line without the session's token, or more data than any honest run
-produces, ends the child: learner code shares its process and could write to the pipe.
+Two kinds of child share this code. The *reference* child is trusted: it runs only the
+lesson's own code, unsandboxed, and may write JAX's compilation cache. A *learner* child
+runs one learner's file in the OS sandbox and is never reused for anything else; whatever
+it reports is parsed strictly (`protocol.parse_event`) and checked against the request it
+was sent, and the first report that no honest child writes ends it with `interfered` set.
+
+Lifecycle: `Worker(...)` starts the child at once (it imports JAX while the parent reads
+the lesson and the file); `send` queues a request; `collect` reads that request's reports
+until it is done, its deadline passes, or the child ends; `close` kills everything it
+started (process group, cgroup, PID namespace) and is safe to call twice.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import secrets
 import select
 import signal
 import subprocess
@@ -23,6 +26,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.grade.protocol import (
+    MAX_LINE,
+    CellReport,
+    Done,
+    Event,
+    Interference,
+    Ready,
+    Request,
+    Start,
+    parse_event,
+)
+from lessonkit.grade.sandbox import (
+    SCRATCH_BYTES,
+    ChildCgroup,
+    Sandbox,
+    child_uid,
+    process_limit,
+)
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 DEFAULT_MEMORY = 4 * 2**30
@@ -36,31 +57,28 @@ class GradingError(LessonkitError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one request produced: its events, and how it ended."""
+    """What one request produced: its cell reports, and how it ended."""
 
-    events: tuple[dict, ...]
+    events: tuple[CellReport, ...]
     finished: bool  # the child said "done"
     ended: str | None = None  # why it did not finish, in words, or None
     returncode: int | None = None
     patched: tuple[str, ...] = ()
     timed_out: bool = False
     in_flight: tuple[str, int] | None = None  # (scenario, cell) running when it ended
-
-    @property
-    def clean(self) -> bool:
-        """True when the child can safely run another request."""
-        return self.finished and not self.timed_out and not self.patched
+    interfered: str | None = None  # the report that no honest child writes, in words
 
 
 @dataclass
 class _Reader:
+    """Report lines from the child, parsed strictly; the first bad one stops reading."""
+
     fd: int
-    token: bytes
     buffer: bytes = b""
     received: int = 0
-    tampered: bool = False
+    interfered: str | None = None
     eof: bool = False
-    pending: list[dict] = field(default_factory=list)
+    pending: list[Event] = field(default_factory=list)
 
     def read(self, timeout: float) -> None:
         ready, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
@@ -71,21 +89,28 @@ class _Reader:
             self.eof = True
             return
         self.received += len(chunk)
+        if self.received > MAX_REPORT_BYTES:
+            self.interfered = "the run wrote more report data than any honest run does"
+            return
         self.buffer += chunk
         *lines, self.buffer = self.buffer.split(b"\n")
+        if len(self.buffer) > MAX_LINE:
+            self.interfered = "a report line is larger than any honest run writes"
+            return
         for line in lines:
-            token, _, body = line.partition(b" ")
-            if not secrets.compare_digest(token, self.token):
-                self.tampered = True
-                continue
             try:
-                self.pending.append(json.loads(body))
-            except ValueError:
-                self.tampered = True
+                self.pending.append(parse_event(line))
+            except Interference as exc:
+                self.interfered = str(exc)
+                return
 
 
-def _child_environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "JAX_", "XLA_"))}
+def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "JAX_", "XLA_", "LESSONKIT_"))
+    }
     env.update(
         JAX_PLATFORMS="cpu",
         MPLBACKEND="Agg",
@@ -93,6 +118,7 @@ def _child_environment() -> dict[str, str]:
         PYTHONHASHSEED="0",
         TF_CPP_MIN_LOG_LEVEL="3",
     )
+    env.update(extra or {})
     return env
 
 
@@ -120,60 +146,100 @@ def describe_end(returncode: int | None) -> str:
     return reasons.get(number, f"the process was ended by {name}")
 
 
-class Worker:
-    """One grading child process."""
+def _python_paths() -> tuple[Path, ...]:
+    """What a sandboxed child must read to run Python with this environment's packages."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    paths.add(Path(os.path.realpath(sys.executable)).parent)
+    return tuple(sorted(p for p in paths if p.exists()))
 
-    def __init__(self, memory: int = DEFAULT_MEMORY):
-        self._token = secrets.token_hex(16)
-        self._folder = tempfile.TemporaryDirectory(prefix="lessonkit-check-")
+
+class Worker:
+    """One grading child process: the trusted reference, or one sandboxed learner run."""
+
+    def __init__(
+        self,
+        *,
+        trusted: bool,
+        memory: int = DEFAULT_MEMORY,
+        sandbox: Sandbox | None = None,
+        cache: Path | None = None,
+    ):
+        self.trusted = trusted
+        self._sent: Request | None = None
+        self._cgroup: ChildCgroup | None = None
+        self._folder = None if sandbox else tempfile.TemporaryDirectory(prefix="lessonkit-check-")
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         read_fd, write_fd = os.pipe()
+        uid = child_uid() if sandbox and sandbox.privileged else os.getuid()
+        argv = [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), str(memory)]
+        argv.append(str(0 if trusted else process_limit(uid)))
+        extra: dict[str, str] = {}
+        if cache is not None:
+            extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+            if trusted:
+                extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+                extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+        if sandbox is not None:
+            if sandbox.privileged:
+                argv.append(str(uid))
+            extra["MPLCONFIGDIR"] = "/tmp/.matplotlib"
+            readable = (*_python_paths(), WORKER_SCRIPT, *([cache] if cache else []))
+            argv = sandbox.command(argv, readable, SCRATCH_BYTES)
+            if sandbox.privileged:
+                self._cgroup = ChildCgroup.create(memory + 2**30, process_limit(uid))
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), str(memory)],
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=self._stderr,
                 pass_fds=(write_fd,),
-                cwd=self._folder.name,
-                env=_child_environment(),
+                cwd=self._folder.name if self._folder else None,
+                env=child_environment(extra),
                 start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
             self._stderr.close()
-            self._folder.cleanup()
+            if self._folder:
+                self._folder.cleanup()
+            if self._cgroup:
+                self._cgroup.remove()
             raise GradingError(f"cannot start the grading process ({exc.strerror})") from None
         finally:
             os.close(write_fd)
-        self._reader = _Reader(read_fd, self._token.encode())
+        if self._cgroup is not None and not self._cgroup.add(self._process.pid):
+            self._cgroup.remove()
+            self._cgroup = None
+        self._reader = _Reader(read_fd)
         self._closed = False
-        self._write({"token": self._token})
+        self._ready = False
 
     @property
     def alive(self) -> bool:
         return not self._closed and self._process.poll() is None
 
-    def _write(self, message: dict) -> bool:
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def send(self, request: Request) -> bool:
+        """Send the child its request; a learner child gets exactly one."""
+        if not self.trusted and self._sent is not None:
+            raise RuntimeError("a learner child runs one request only")
+        self._sent = request
         try:
             assert self._process.stdin is not None
-            self._process.stdin.write(json.dumps(message).encode() + b"\n")
+            self._process.stdin.write(request.to_line())
             self._process.stdin.flush()
             return True
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def send(self, request: dict) -> bool:
-        """Queue a request; the child runs requests in the order they are sent."""
-        return self._write(request)
-
-    def _next(self, deadline: float) -> dict | None:
-        """The next report, or None at the deadline, at the end of the child, or on tampering."""
+    def _next(self, deadline: float) -> Event | None:
+        """The next report, or None at the deadline, at the end of the child, or on interference."""
         while not self._reader.pending:
-            if self._reader.tampered or self._reader.eof:
-                return None
-            if self._reader.received > MAX_REPORT_BYTES:
-                self._reader.tampered = True
+            if self._reader.interfered or self._reader.eof:
                 return None
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -181,39 +247,60 @@ class Worker:
             self._reader.read(min(remaining, 0.5))
         return self._reader.pending.pop(0)
 
-    def collect(self, request_id: str, deadline: float) -> Outcome:
+    def collect(self, request: Request, deadline: float) -> Outcome:
         """Every report of one request, until it is done or cannot finish."""
-        events: list[dict] = []
+        events: list[CellReport] = []
+        seen: set[tuple[str, int]] = set()
+        scenarios = {s.name for s in request.scenarios}
         in_flight: tuple[str, int] | None = None
-        self._reader.received = 0  # the data limit holds per request
         while True:
             event = self._next(deadline)
             if event is None:
                 break
-            if event.get("request") != request_id:
+            if isinstance(event, Ready):
+                if self._ready:
+                    self._reader.interfered = "the run announced itself twice"
+                    break
+                self._ready = True
                 continue
-            kind = event.get("event")
-            if kind == "start":
-                in_flight = (event.get("scenario", ""), int(event.get("cell", -1)))
-            elif kind == "cell":
+            if event.request != request.id:
+                if self.trusted:
+                    continue  # an earlier request's leftovers
+                self._reader.interfered = "a report names a request that was never sent"
+                break
+            if isinstance(event, Start | CellReport) and (
+                event.scenario not in scenarios or not 0 <= event.cell < len(request.cells)
+            ):
+                self._reader.interfered = "a report names a cell that was never sent"
+                break
+            if isinstance(event, Start):
+                in_flight = (event.scenario, event.cell)
+            elif isinstance(event, CellReport):
+                key = (event.scenario, event.cell)
+                if key in seen:
+                    self._reader.interfered = "a cell was reported twice"
+                    break
+                seen.add(key)
                 events.append(event)
                 in_flight = None
-            elif kind == "done":
+            elif isinstance(event, Done):
                 return Outcome(
-                    tuple(events),
-                    finished=True,
-                    patched=tuple(event.get("patched", ())),
-                    timed_out=bool(event.get("timed_out")),
+                    tuple(events), True, patched=event.patched, timed_out=event.timed_out
                 )
         ended = self._why_unfinished()
-        return Outcome(tuple(events), False, ended, self._process.returncode, in_flight=in_flight)
+        return Outcome(
+            tuple(events),
+            False,
+            ended,
+            self._process.returncode,
+            in_flight=in_flight,
+            interfered=self._reader.interfered,
+        )
 
     def _why_unfinished(self) -> str:
-        if self._reader.tampered:
+        if self._reader.interfered:
             self.close()
-            if self._reader.received > MAX_REPORT_BYTES:
-                return "the run produced more data than the grader accepts"
-            return "something wrote to the grader's report channel"
+            return "the submission interfered with the grader"
         if self._reader.eof:
             try:
                 self._process.wait(timeout=1)
@@ -243,6 +330,8 @@ class Worker:
                 os.killpg(self._process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(timeout=10)
+        if self._cgroup is not None:
+            self._cgroup.remove()  # processes that left the group with setsid()
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
@@ -250,4 +339,5 @@ class Worker:
             os.close(self._reader.fd)
         self._reader.eof = True
         self._stderr.close()
-        self._folder.cleanup()
+        if self._folder is not None:
+            self._folder.cleanup()

@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
-Value = dict[str, Any]
+from lessonkit.grade.protocol import Value
 
 RTOL = 1e-4
 ATOL = 1e-5
@@ -86,7 +85,7 @@ def _leaf_differences(expected: Value, got: Value, path: str) -> Iterator[Differ
         is_bool(expected) and is_bool(got)
     ):
         e, g = numbers(expected), numbers(got)
-        if e is not None and g is not None and not close(e, g):
+        if e is None or g is None or not close(e, g):  # a scalar without data matches nothing
             yield Difference("value", path, expected, got)
         return
     if expected["t"] != got["t"]:
@@ -102,14 +101,23 @@ def _leaf_differences(expected: Value, got: Value, path: str) -> Iterator[Differ
             e, g = numbers(expected), numbers(got)
             if e is None or g is None or not close(e, g):
                 yield Difference("value", path, expected, got)
+    elif kind == "key":
+        if expected["shape"] != got["shape"]:
+            yield Difference("shape", path, expected, got)
+        if expected["impl"] != got["impl"]:
+            yield Difference("dtype", path, expected, got)
+        if "data" not in expected or expected.get("data") != got.get("data"):
+            yield Difference("value", path, expected, got)
     elif kind == "str":
-        if expected["value"] != got["value"]:
+        if expected["value"] != got["value"] or expected["length"] != got["length"]:
             yield Difference("value", path, expected, got)
     elif kind == "module":
         if expected["name"] != got["name"]:
             yield Difference("value", path, expected, got)
-    elif kind in ("other", "big") and expected.get("type") != got.get("type"):
-        yield Difference("type", path, expected, got)
+    elif kind in ("other", "big"):  # nothing was read, so nothing can be confirmed
+        yield Difference(
+            "type" if expected["type"] != got["type"] else "value", path, expected, got
+        )
 
 
 def _walk(expected: Value, got: Value, path: str) -> Iterator[Difference]:
@@ -161,6 +169,8 @@ def layout(value: Value) -> str:
     kind = value["t"]
     if kind == "array":
         return f"{value['dtype']}[{','.join(map(str, value['shape']))}]"
+    if kind == "key":
+        return f"key<{value['impl']}>[{','.join(map(str, value['shape']))}]"
     if kind == "number":
         return f"{value['type']} (Python scalar)"
     if kind == "str":
@@ -199,6 +209,8 @@ def describe(value: Value | None, limit: int = 6) -> str:
         return f"the string {text[:40]!r}" + ("..." if len(text) > 40 else "")
     if kind == "none":
         return "None"
+    if kind == "key":
+        return f"a {layout(value)} PRNG key array"
     if kind == "dict":
         keys = ", ".join(str(k) for k, _ in value["items"][:limit])
         return f"a dict with keys {keys}" if keys else "an empty dict"

@@ -1,14 +1,17 @@
 """The grading child: runs lesson and learner cells and reports what they produced.
 
-It never judges. It runs as a plain script (`python -I worker.py FD MEMORY`), imports
-nothing from lessonkit, and talks to the parent over two channels: requests arrive as JSON
-lines on a private copy of stdin, reports leave as token-prefixed JSON lines on the pipe FD.
+It never judges. It runs as a plain script (`python -I worker.py FD MEMORY NPROC [UID]`),
+imports nothing from lessonkit, and talks to the parent over two channels: requests arrive
+as JSON lines on a private copy of stdin, reports leave as JSON lines on the pipe FD (see
+`lessonkit.grade.protocol` for both).
 
-Learner code shares this process, so everything the reports depend on is bound before any
-learner cell runs: the encoder's references to numpy and jax, the report channel, and a
-snapshot of the modules that learner code might patch. After every learner cell the snapshot
-is restored, so a patched `jnp.allclose` or `jax.tree.map` affects only the learner's own
-cell, and the names that were patched are reported so the parent can recycle this process.
+A child runs either the lesson's reference code (trusted, never learner code) or one
+learner's file, never both and never two learners' files. Once learner code has run, the
+parent trusts nothing this process says: its reports are parsed strictly as data. What is
+done here still matters for honest learners: the encoder reads only exact built-in, NumPy
+and JAX types (a learner class cannot run code while it is reported), and the modules a
+learner might patch are restored after every cell, so a patched `jnp.allclose` affects only
+the cell that patched it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MAX_ELEMENTS = 4096  # array entries sent as data; larger arrays are sent as lay
 MAX_LEAVES = 512  # tree leaves sent; larger trees are sent as a size only
 MAX_DEPTH = 24
 MAX_TEXT = 240  # characters of a string value or an exception message
+MAX_NAME = 120  # characters of a type or module name
 OUTPUT_HEAD = 6000  # captured output kept per cell: the head and the tail
 OUTPUT_TAIL = 2000
 
@@ -47,19 +51,33 @@ MISSING = _Missing()
 # --------------------------------------------------------------------------- set-up
 
 
-def limit_resources(memory_bytes: int) -> None:
-    """Memory, file-size and core-dump limits for this process and anything it starts.
+def limit_resources(memory_bytes: int, processes: int) -> None:
+    """Memory, process, file-size and core-dump limits for this process and its children.
 
     RLIMIT_DATA rather than RLIMIT_AS: JAX reserves large ranges of address space that it
     never touches, while RLIMIT_DATA counts memory that is actually made writable.
+    RLIMIT_NPROC counts every task of the user (threads included) and is ignored for root,
+    which is why a learner child runs as a user id of its own (see `drop_privileges`).
     """
-    for limit, value in (
+    limits = [
         (resource.RLIMIT_DATA, memory_bytes),
         (resource.RLIMIT_FSIZE, 64 * 2**20),
         (resource.RLIMIT_CORE, 0),
-    ):
+    ]
+    if processes > 0:
+        limits.append((resource.RLIMIT_NPROC, processes))
+    for limit, value in limits:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(limit, (value, value))
+
+
+def drop_privileges(uid: int) -> None:
+    """Become an unprivileged user of our own when started as root inside the sandbox."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise SystemExit("lessonkit worker: could not drop privileges")
 
 
 def private_stdin() -> int:
@@ -72,16 +90,15 @@ def private_stdin() -> int:
 
 
 class Channel:
-    """Token-prefixed JSON lines on the report pipe; the token never reaches learner code."""
+    """JSON lines on the report pipe."""
 
-    def __init__(self, fd: int, token: str):
+    def __init__(self, fd: int):
         self._fd = fd
-        self._prefix = token.encode() + b" "
         self._dumps = json.dumps
         self._write = os.write
 
     def send(self, message: dict) -> None:
-        data = self._prefix + self._dumps(message).encode() + b"\n"
+        data = self._dumps(message).encode() + b"\n"
         view = memoryview(data)
         while view:
             written = self._write(self._fd, view)
@@ -183,23 +200,28 @@ class ModuleGuard:
 
 
 class Encoder:
-    """Turns learner values into JSON data without running learner code.
+    """Turns values into JSON data without running code that a value's class defines.
 
-    Only exact built-in container types are walked (through their C-level methods), so a
-    learner class cannot run code while being reported; anything else is named by type.
+    Only exact types are read: Python scalars, strings, None, modules, exact `dict`, `list`,
+    `tuple` and NamedTuples, exact `numpy.ndarray`, NumPy scalar types, JAX's own array type
+    and its typed PRNG key arrays (through `jax.random.key_data`). A subclass can lie about
+    its shape, dtype or data, so anything else is reported as what it is and never matches.
     """
 
     def __init__(self, np_module, jax_module):
         self._asarray = np_module.asarray
         self._ndarray = np_module.ndarray
-        self._generic = np_module.generic
+        self._numpy_scalars = frozenset(
+            t for t in set(np_module.sctypeDict.values()) if issubclass(t, np_module.generic)
+        )
         self._float32 = np_module.float32
-        self._jax_array = jax_module.Array
+        self._jax_array = type(jax_module.numpy.zeros(()))
+        self._key_array = type(jax_module.random.key(0))
+        self._key_data = jax_module.random.key_data
         self._module_type = type(sys)
         self._dict_items = dict.items
         self._len = len
         self._type = type
-        self._isinstance = isinstance
 
     def encode(self, value) -> dict:
         try:
@@ -208,8 +230,8 @@ class Encoder:
             return {"t": "other", "type": self._type_name(value), "note": type(exc).__name__}
 
     def _type_name(self, value) -> str:
-        kind = self._type(value)
-        return getattr(kind, "__name__", "object")
+        name = getattr(self._type(value), "__name__", "object")
+        return name[:MAX_NAME] if self._type(name) is str else "object"
 
     def _value(self, value, leaves: list[int], depth: int) -> dict:
         kind = self._type(value)
@@ -219,14 +241,14 @@ class Encoder:
             if kind is int and not -(2**53) <= value <= 2**53:
                 return {"t": "number", "type": "int", "value": float(value)}
             return {"t": "number", "type": kind.__name__, "value": value}
-        if kind is complex:
-            return {"t": "other", "type": "complex"}
         if kind is str:
             return {"t": "str", "value": value[:MAX_TEXT], "length": self._len(value)}
-        if self._isinstance(value, (self._jax_array, self._ndarray, self._generic)):
+        if kind is self._key_array:
+            return self._key(value)
+        if kind is self._jax_array or kind is self._ndarray or kind in self._numpy_scalars:
             return self._array(value)
-        if self._isinstance(value, self._module_type):
-            return {"t": "module", "name": value.__name__}
+        if kind is self._module_type:
+            return {"t": "module", "name": str.__str__(value.__name__)[:MAX_NAME]}
         if depth >= MAX_DEPTH:
             return {"t": "big", "type": self._type_name(value), "why": "nested too deeply"}
         if kind is dict:
@@ -237,39 +259,53 @@ class Encoder:
                 leaves[0] += 1
                 if leaves[0] > MAX_LEAVES:
                     return {"t": "big", "type": "dict", "why": "too many entries"}
+                if self._type(key) is str:
+                    key = key[:200]
                 items.append([key, self._value(child, leaves, depth + 1)])
             return {"t": "dict", "type": "dict", "items": items}
-        if kind in (list, tuple) or (
-            self._isinstance(value, tuple) and hasattr(kind, "_fields")  # a NamedTuple
-        ):
+        if kind is list or kind is tuple or _is_namedtuple(kind):
             items = []
             for child in (list.__iter__ if kind is list else tuple.__iter__)(value):
                 leaves[0] += 1
                 if leaves[0] > MAX_LEAVES:
-                    return {"t": "big", "type": kind.__name__, "why": "too many entries"}
+                    return {"t": "big", "type": self._type_name(value), "why": "too many entries"}
                 items.append(self._value(child, leaves, depth + 1))
-            return {"t": "seq", "type": kind.__name__, "items": items}
+            return {"t": "seq", "type": self._type_name(value), "items": items}
         return {"t": "other", "type": self._type_name(value)}
 
-    def _array(self, value) -> dict:
+    def _key(self, value) -> dict:
+        """A typed PRNG key array: its implementation, shape and raw key data."""
+        data = self._asarray(self._key_data(value))
         shape = [int(d) for d in value.shape]
-        dtype = str(value.dtype)
-        size = 1
-        for d in shape:
-            size *= d
-        out = {"t": "array", "dtype": dtype, "shape": shape}
-        if size > MAX_ELEMENTS:
-            return out
+        name = str(value.dtype)
+        impl = name[4:-1] if name.startswith("key<") and name.endswith(">") else name
+        out = {"t": "key", "dtype": "key", "impl": impl[:40], "shape": shape}
+        if data.size <= MAX_ELEMENTS:
+            out["data"] = [int(v) for v in data.reshape(-1).tolist()]
+        return out
+
+    def _array(self, value) -> dict:
         data = self._asarray(value)
-        if data.dtype.kind == "c":
+        shape = [int(d) for d in data.shape]
+        out = {"t": "array", "dtype": str(data.dtype), "shape": shape}
+        if data.size > MAX_ELEMENTS:
             return out
-        if data.dtype.kind not in "biuf":
+        if data.dtype.kind == "c":
+            return {"t": "other", "type": f"complex array ({data.dtype})"}
+        if data.dtype.kind in "OUSVMm" and data.dtype.kind != "V":
+            return {"t": "other", "type": f"array of {data.dtype}"[:MAX_NAME]}
+        if data.dtype.kind not in "biuf":  # bfloat16 and other extension floats
             try:
                 data = data.astype(self._float32)
             except Exception:
-                return out
+                return {"t": "other", "type": f"array of {data.dtype}"[:MAX_NAME]}
         out["data"] = data.reshape(-1).tolist()
         return out
+
+
+def _is_namedtuple(kind: type) -> bool:
+    """A class made by `typing.NamedTuple` or `collections.namedtuple`: tuple plus _fields."""
+    return kind.__bases__ == (tuple,) and type(getattr(kind, "_fields", None)) is tuple
 
 
 # --------------------------------------------------------------------------- code
@@ -305,6 +341,7 @@ def compile_cell(cell: dict, strip: frozenset[str], split: bool):
             {
                 "kind": "syntax",
                 "type": type(exc).__name__,
+                "module": "builtins",
                 "message": str(getattr(exc, "msg", exc))[:MAX_TEXT],
                 "frames": [[cell["index"], line + cell["offset"], 1]],
             }
@@ -508,7 +545,8 @@ class Runner:
         capture = OutputCapture()
         saved = sys.stdout, sys.stderr
         placed = [MISSING]
-        hook_state = {"applied": False, "failed": None}
+        hook_state = {"applied": False, "failed": False}
+        before = list(namespace.values())  # kept alive so that ids stay unique
 
         def apply_hook() -> None:
             name = hook["name"]
@@ -518,8 +556,8 @@ class Runner:
             try:
                 transform = TRANSFORMS[hook["transform"]]
                 new = transform(current, hook.get("key"), hook.get("value"), self.make_array)
-            except Exception as exc:
-                hook_state["failed"] = type(exc).__name__
+            except Exception:
+                hook_state["failed"] = True
                 return
             namespace[name] = new
             placed[0] = new
@@ -549,8 +587,13 @@ class Runner:
             result["error"] = error
         if hook is not None:
             result["hook"] = (
-                "applied" if hook_state["applied"] else (hook_state["failed"] or "not applied")
+                "applied"
+                if hook_state["applied"]
+                else ("failed" if hook_state["failed"] else "not applied")
             )
+        aliases = _aliases(cell.get("answers") or (), namespace, before)
+        if aliases:
+            result["aliases"] = aliases
         return result
 
     @staticmethod
@@ -561,17 +604,49 @@ class Runner:
                 pyplot.close("all")
 
 
+_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def _aliases(answers, namespace: dict, before: list) -> dict[str, str]:
+    """Answers that are the very object another name holds, or held before the cell ran.
+
+    `fixed = updated` hands back the lesson's own result instead of computing it; the
+    parent turns such an alias into "this cell must compute it". Immutable scalars are
+    skipped: Python shares small ints and interned strings between unrelated names.
+    """
+    earlier = {id(v) for v in before}
+    found = {}
+    for name in answers:
+        value = namespace.get(name, MISSING)
+        if value is MISSING or type(value) in _IMMUTABLE:
+            continue
+        other = next(
+            (
+                k
+                for k, v in namespace.items()
+                if v is value and k != name and k not in answers and not k.startswith("__")
+            ),
+            None,
+        )
+        if other is None and id(value) in earlier:
+            other = "a value from an earlier cell"
+        if other is not None:
+            found[str(name)[:MAX_NAME]] = str(other)[:MAX_NAME]
+    return found
+
+
 def _on_alarm(signum, frame):
     raise CellTimeout()
 
 
 def main() -> None:
-    report_fd = int(sys.argv[1])
-    limit_resources(int(sys.argv[2]))
+    report_fd, memory, processes = (int(a) for a in sys.argv[1:4])
+    limit_resources(memory, processes)
+    if len(sys.argv) > 4:
+        drop_privileges(int(sys.argv[4]))
     requests = os.fdopen(private_stdin(), "r", encoding="utf-8")
     sys.argv = sys.argv[:1]
-    hello = json.loads(requests.readline() or "{}")
-    channel = Channel(report_fd, hello.get("token", ""))
+    channel = Channel(report_fd)
     signal.signal(signal.SIGALRM, _on_alarm)
 
     import jax

