@@ -272,14 +272,28 @@ def test_page_data_is_embedded_for_file_urls(page):
     assert set(keys) <= set(data["fields"])
 
 
+# Code that only lesson.md holds: an experiment of main.py, and one of going_further.py.
+MAIN_CODE = ('assert jnp.allclose(grads["bias"], -4.)', 'assert jnp.allclose(grads["bias"], -4.0)')
+GOING_FURTHER_CODE = (
+    'named = {**params, "name": "tiny-linear"}',
+    'named = {**params, "name": "tiny"}',
+)
+
+
+def _edit_code(lesson_md, old: str, new: str) -> None:
+    text = lesson_md.read_text(encoding="utf-8")
+    assert old in text
+    lesson_md.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
 def test_a_stale_record_fails_the_build_and_keeps_the_old_site(tmp_path):
     folder = copy_lesson_repo(tmp_path)
     lesson_md = folder / "lesson.md"
-    lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    _edit_code(lesson_md, *MAIN_CODE)
     target = tmp_path / "build" / "site"
     target.mkdir(parents=True)
     (target / "index.html").write_text("previous site", encoding="utf-8")
-    with pytest.raises(StaleRecordError, match=r"stale: lesson\.md changed"):
+    with pytest.raises(StaleRecordError, match=r"stale: the code of code/main\.py"):
         build_site([load_lesson(lesson_md)], target)
     assert (target / "index.html").read_text(encoding="utf-8") == "previous site"
 
@@ -295,18 +309,21 @@ def test_lessonkit_build_writes_the_site_and_stops_on_a_stale_record(tmp_path):
     lesson_md = folder / "lesson.md"
     lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     code, out, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
+    assert code == 0, "a prose-only edit leaves the records current"
+    _edit_code(lesson_md, *MAIN_CODE)
+    code, out, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
     assert code == 2
-    assert "execution.json: stale: lesson.md changed" in err
+    assert "execution.json: stale: the code of code/main.py in lesson.md changed" in err
     assert "fix: run `lessonkit run state-02 --record`" in err
     assert page.is_file(), "the previous site stays in place"
 
 
 def test_a_stale_going_further_record_fails_the_build_too(tmp_path):
     folder = copy_lesson_repo(tmp_path)
-    script = folder / GOING_FURTHER.path
-    script.write_text(script.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    _edit_code(folder / "lesson.md", *GOING_FURTHER_CODE)
     target = tmp_path / "build" / "site"
-    with pytest.raises(StaleRecordError, match=r"stale: code/going_further\.py changed") as caught:
+    stale = r"stale: the code of code/going_further\.py"
+    with pytest.raises(StaleRecordError, match=stale) as caught:
         build_site([load_lesson(folder / "lesson.md")], target)
     assert "going-further.json" in str(caught.value)
     assert "lessonkit run state-02 --script going-further --record" in str(caught.value)

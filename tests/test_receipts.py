@@ -19,6 +19,7 @@ from lessonkit.receipts import (
     MissingRecordError,
     Receipt,
     StaleRecordError,
+    code_sha256,
     compare_output,
     load_record,
     read_receipt,
@@ -38,8 +39,8 @@ RECORD_FIELDS = {
     "schema",
     "lesson",
     "script",
-    "lesson_sha256",
     "script_sha256",
+    "code_sha256",
     "started_utc",
     "duration_s",
     "command",
@@ -86,10 +87,10 @@ def test_committed_record_is_current_and_complete(lesson, script):
     data = json.loads(record_path(lesson, script).read_text(encoding="utf-8"))
     assert set(data) == RECORD_FIELDS
     assert set(data["environment"]) == ENVIRONMENT_FIELDS
-    assert receipt.schema == SCHEMA == 2 and receipt.lesson == "state-02"
+    assert receipt.schema == SCHEMA == 3 and receipt.lesson == "state-02"
     assert receipt.script == script.path and receipt.exit_code == 0
-    assert receipt.lesson_sha256 == sha256_file(lesson.path)
     assert receipt.script_sha256 == sha256_file(script_path(lesson, script))
+    assert receipt.code_sha256 == code_sha256(script.render(lesson))
     assert "-m lessonkit.execute phases/" in receipt.command
     assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
     assert receipt.started.utcoffset().total_seconds() == 0
@@ -122,31 +123,60 @@ def test_receipt_survives_a_json_round_trip(lesson, script):
 # --------------------------------------------------------------------------- stale and corrupt
 
 
-def test_a_stale_record_makes_verify_fail_and_names_the_refresh(repo):
+def _edit(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+# Code that only lesson.md holds: an experiment of main.py, and one of going_further.py.
+MAIN_CODE = ('assert jnp.allclose(grads["bias"], -4.)', 'assert jnp.allclose(grads["bias"], -4.0)')
+GOING_FURTHER_CODE = (
+    'named = {**params, "name": "tiny-linear"}',
+    'named = {**params, "name": "tiny"}',
+)
+
+
+def test_a_prose_only_edit_keeps_every_record_current(repo):
+    """Prose (even a step summary, a comment in main.py) is not what a run depends on."""
     root, folder = repo
     lesson_md = folder / "lesson.md"
-    lesson_md.write_text(lesson_md.read_text(encoding="utf-8") + "\nOne more line.\n")
+    _edit(lesson_md, "The tree is nothing more than", "A tree is nothing more than")
+    _edit(lesson_md, ":summary: loss reads both parameter leaves.", ":summary: loss reads both.")
+    lesson = load_lesson(lesson_md)
+    for script in lesson_scripts(lesson):
+        load_record(lesson, script)  # raises StaleRecordError if the edit made it stale
+    (folder / "lesson.md").write_text(
+        lesson_md.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8"
+    )
+    invoke(["build", "state-02"], root=root)
+    code, out, _ = invoke(["verify", "state-02"], root=root)
+    assert code == 0, out
+
+
+def test_a_code_edit_makes_verify_fail_and_names_build_then_record(repo):
+    root, folder = repo
+    _edit(folder / "lesson.md", *MAIN_CODE)
     code, out, err = invoke(["verify", "state-02"], root=root)
     assert code == 1
     stale = [line for line in out.splitlines() if "execution.json" in line]
     assert len(stale) == 1, out
-    assert "stale: lesson.md changed" in stale[0]
-    assert "run `lessonkit run state-02 --record`" in stale[0]
+    assert "stale: the code of code/main.py in lesson.md changed" in stale[0]
+    assert "run `lessonkit build state-02`, then `lessonkit run state-02 --record`" in stale[0]
+    assert not any("going-further.json" in line for line in out.splitlines())
     assert "Traceback" not in out + err
 
 
 def test_a_stale_going_further_record_makes_verify_fail_with_its_own_command(repo):
     root, folder = repo
-    script = folder / GOING_FURTHER.path
-    script.write_text(script.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    _edit(folder / "lesson.md", *GOING_FURTHER_CODE)
+    invoke(["build", "state-02"], root=root)
     code, out, _ = invoke(["verify", "state-02"], root=root)
     assert code == 1
     problems = [line for line in out.splitlines() if line.startswith("✗")]
-    stale = [line for line in problems if "going-further.json" in line]
-    assert len(stale) == 1, out
-    assert "stale: code/going_further.py changed" in stale[0]
-    assert "run `lessonkit run state-02 --script going-further --record`" in stale[0]
-    assert not any("execution.json" in line for line in problems), "main's record is current"
+    assert len(problems) == 1, out
+    assert "going-further.json: stale: the code of code/going_further.py" in problems[0]
+    assert problems[0].endswith("run `lessonkit run state-02 --script going-further --record`")
 
 
 def test_a_missing_going_further_record_names_its_command(repo):
@@ -168,11 +198,32 @@ def test_one_scripts_record_cannot_stand_in_for_another(repo):
 
 def test_load_record_refuses_a_stale_record(repo):
     _, folder = repo
-    main = folder / "code" / "main.py"
-    main.write_text(main.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
-    with pytest.raises(StaleRecordError, match=r"stale: code/main.py changed") as caught:
+    _edit(folder / "lesson.md", *MAIN_CODE)
+    with pytest.raises(StaleRecordError, match=r"stale: the code of code/main.py") as caught:
         load_record(load_lesson(folder / "lesson.md"))
     assert isinstance(caught.value, LessonkitError)
+    assert "lessonkit run state-02 --record" in str(caught.value)
+
+
+def test_a_hand_edited_comment_in_the_script_is_drift_not_a_stale_record(repo):
+    _, folder = repo
+    main = folder / MAIN.path
+    main.write_text(main.read_text(encoding="utf-8") + "# a hand edit\n", encoding="utf-8")
+    load_record(load_lesson(folder / "lesson.md"))  # current: `verify` reports the drift
+
+
+@pytest.mark.parametrize("schema", [1, 2])
+def test_a_record_from_an_older_schema_is_stale_and_names_the_refresh(repo, schema):
+    _, folder = repo
+    path = folder / MAIN.record
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('"schema": 3', f'"schema": {schema}'),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        StaleRecordError, match=f"older lessonkit \\(receipt schema {schema}"
+    ) as caught:
+        load_record(load_lesson(folder / "lesson.md"))
     assert "lessonkit run state-02 --record" in str(caught.value)
 
 
@@ -180,11 +231,7 @@ def test_load_record_refuses_a_stale_record(repo):
     ("damage", "message"),
     [
         (lambda text: text[: len(text) // 2], r"not valid JSON \(line \d+"),
-        (lambda text: text.replace('"schema": 2', '"schema": 7'), r"schema is 7; this lessonkit"),
-        (
-            lambda text: text.replace('"schema": 2', '"schema": 1'),
-            r"schema is 1; this lessonkit reads schema 2",
-        ),
+        (lambda text: text.replace('"schema": 3', '"schema": 7'), r"schema is 7; this lessonkit"),
         (
             lambda text: text.replace('"code/main.py"', '"code/other.py"'),
             r"script is 'code/other.py'; expected one of code/main.py",
@@ -196,7 +243,7 @@ def test_load_record_refuses_a_stale_record(repo):
             r"environment.device_count has the wrong type",
         ),
     ],
-    ids=["truncated", "schema", "schema-1", "script", "field", "failed-run", "environment"],
+    ids=["truncated", "schema", "script", "field", "failed-run", "environment"],
 )
 def test_a_corrupted_record_is_one_clear_error(repo, damage, message):
     _, folder = repo
@@ -241,6 +288,25 @@ def test_a_different_number_is_named():
     (difference,) = comparison.differences
     assert difference.line == 1
     assert "0.7 differs from the recorded 0.6399999260902405" in comparison.explain()
+
+
+def test_an_inserted_line_is_one_insertion_and_later_lines_still_compare():
+    got = RECORDED.replace("Expected", "debug: 1.5\nExpected").replace("0.6399999260902405", "0.64")
+    comparison = compare_output(RECORDED, got)
+    (difference,) = comparison.differences
+    assert (difference.line, difference.got, difference.detail) == (
+        2,
+        "debug: 1.5",
+        "an extra line in this run",
+    )
+    lost = compare_output(RECORDED, RECORDED.replace("Expected tree mismatch\n", ""))
+    assert [(d.line, d.expected) for d in lost.differences] == [(2, "Expected tree mismatch")]
+    shifted = compare_output(RECORDED, "note\n" + RECORDED.replace("0.6399999260902405", "0.7"))
+    assert [d.detail for d in shifted.differences] == [
+        "an extra line in this run",
+        "0.7 differs from the recorded 0.6399999260902405 by more than a relative 1e-06",
+    ]
+    assert "line 2 (recorded line 1): 0.7 differs" in shifted.explain()
 
 
 def test_missing_extra_and_changed_lines():

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from lessonkit.lesson import load_lesson
-from lessonkit.receipts import load_record, read_receipt, sha256_file
-from lessonkit.scripts import GOING_FURTHER
+from lessonkit.receipts import code_sha256, load_record, read_receipt, sha256_file
+from lessonkit.scripts import GOING_FURTHER, MAIN
 
 from conftest import copy_lesson_repo, invoke
 
@@ -79,9 +79,10 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     receipt = read_receipt(path)
     assert receipt.exit_code == 0
     assert receipt.stdout.splitlines() == LINES
-    assert receipt.lesson_sha256 == sha256_file(one_device.folder / "lesson.md")
     assert receipt.script == "code/main.py"
-    assert receipt.script_sha256 == sha256_file(one_device.folder / "code" / "main.py")
+    main = one_device.folder / "code" / "main.py"
+    assert receipt.script_sha256 == sha256_file(main)
+    assert receipt.code_sha256 == code_sha256(main.read_text(encoding="utf-8"))
     env = receipt.environment
     assert (env.backend, env.device_count, env.device_kinds) == ("cpu", 1, ("cpu",))
     assert env.jax and env.numpy and env.python
@@ -153,8 +154,11 @@ def test_a_failing_example_is_not_recorded_and_shows_its_own_traceback(tmp_path)
     main.write_text('print("partial")\nassert 1 + 1 == 3, "arithmetic"\n', encoding="utf-8")
     record = folder / "outputs" / "execution.json"
     before = record.read_bytes()
-    code, out, _ = invoke(["run", "state-02", "--record"], root=tmp_path)
+    code, _, err = invoke(["run", "state-02", "--record"], root=tmp_path)
+    assert code == 2 and "main.py is out of date with lesson.md" in err  # refused: never run
+    code, out, _ = invoke(["run", "state-02"], root=tmp_path)
     assert code == 1
+    assert "main.py is out of date with lesson.md" in out
     assert "failed with exit code 1" in out
     assert "AssertionError: arithmetic" in out
     assert "main.py" in out and "lessonkit/execute.py" not in out and "runpy" not in out
@@ -194,3 +198,20 @@ def test_devices_with_an_accelerator_platform_is_a_usage_error(tmp_path):
     assert code == 2
     assert "--devices sets logical CPU devices" in err
     assert out == ""
+
+
+def test_a_failing_run_names_the_lesson_md_declaration_and_never_asks_to_re_record(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    code_line = "updated = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)"
+    text = lesson_md.read_text(encoding="utf-8")
+    lesson_md.write_text(text.replace(code_line, code_line.replace("0.05", "0.1")), "utf-8")
+    # main.py as a build would write it, had the build not refused the broken numbers
+    main = folder / MAIN.path
+    main.write_text(MAIN.render(load_lesson(lesson_md)), encoding="utf-8")
+    code, out, _ = invoke(["run", "state-02"], root=tmp_path)
+    assert code == 1
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.startswith("learning_rate:"))
+    assert f"lesson.md:{line}: learning_rate is declared 0.05 but the code gives 0.1" in out
+    assert "re-recording cannot make a failing run pass" in out
+    assert "--record" not in out

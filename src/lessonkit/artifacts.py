@@ -12,8 +12,8 @@ from pathlib import Path
 
 from lessonkit.model import Lesson
 from lessonkit.render.notebook import render_notebook
-from lessonkit.render.script import render_exercise_script, render_going_further, render_main
-from lessonkit.scripts import GOING_FURTHER, MAIN
+from lessonkit.render.script import render_exercise_script
+from lessonkit.scripts import SCRIPTS
 
 Rendered = dict[str, bytes]
 
@@ -51,8 +51,7 @@ def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
 def producers(lesson: Lesson) -> tuple[Producer, ...]:
     script, notebook = lesson.exercise_paths
     return (
-        _text(MAIN.path, render_main),
-        _text(GOING_FURTHER.path, render_going_further),
+        *(_text(s.path, s.render) for s in SCRIPTS),
         _text(script, render_exercise_script),
         Producer(
             "figure",

@@ -24,6 +24,7 @@ from typing import Any
 from lessonkit.environment import package_version
 from lessonkit.errors import LessonError
 from lessonkit.model import Lesson
+from lessonkit.steps import cpu_device, quiet_cpu, run_block, run_steps
 
 SCHEMA = 1
 SVG = "outputs/figure.svg"
@@ -48,26 +49,6 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _run_block(code: str, namespace: dict[str, Any], lesson: Lesson, role: str, line: int) -> None:
-    try:
-        exec(compile(code, f"{lesson.path}:{line} ({{{role}}} block)", "exec"), namespace)
-    except Exception as exc:
-        raise LessonError(
-            f"{{{role}}} block raised {type(exc).__name__}: {exc}",
-            where=f"{lesson.path}:{line}",
-        ) from None
-
-
-def _cpu_device():
-    """JAX's CPU device, so that the data is the same on machines with an accelerator."""
-    import jax
-
-    try:
-        return jax.devices("cpu")[0]
-    except RuntimeError:  # JAX was limited to another platform: use its default
-        return None
-
-
 @contextlib.contextmanager
 def pinned_matplotlib() -> Iterator[None]:
     """Headless Agg, matplotlib's default style (not the user's matplotlibrc) and `PINNED_RC`."""
@@ -86,20 +67,14 @@ def compute_figure(lesson: Lesson) -> tuple[Any, Any]:
     Call it inside `pinned_matplotlib`. The steps' own printing is swallowed: building must
     not echo the worked example.
     """
-    import jax
     import matplotlib.figure
     import matplotlib.pyplot as plt
 
     namespace: dict[str, Any] = {"__name__": "__lessonkit_figure__"}
-    device = _cpu_device()
-    with (
-        contextlib.redirect_stdout(io.StringIO()),
-        jax.default_device(device) if device is not None else contextlib.nullcontext(),
-    ):
-        for step in lesson.steps:
-            _run_block(step.code, namespace, lesson, "step", step.line)
-        _run_block(lesson.figure.code, namespace, lesson, "figure", lesson.figure.line)
-        _run_block(lesson.plot.code, namespace, lesson, "plot", lesson.plot.line)
+    with quiet_cpu():
+        run_steps(lesson, namespace)
+        run_block(lesson.figure.code, namespace, lesson, "figure", lesson.figure.line)
+        run_block(lesson.plot.code, namespace, lesson, "plot", lesson.plot.line)
     data, fig = namespace.get("figure_data"), namespace.get("fig")
     if not isinstance(fig, matplotlib.figure.Figure):
         raise LessonError(
@@ -138,7 +113,7 @@ def provenance_environment() -> dict[str, str]:
         "numpy": package_version("numpy"),
         "matplotlib": package_version("matplotlib"),
         "pillow": package_version("pillow"),
-        "backend": "cpu" if _cpu_device() is not None else jax.default_backend(),
+        "backend": "cpu" if cpu_device() is not None else jax.default_backend(),
     }
 
 

@@ -38,11 +38,13 @@ from lessonkit.model import (
     Meta,
     Number,
     Numbers,
+    NumberValue,
     Part,
     Pause,
     Phase,
     Plot,
     Prose,
+    ProseNumber,
     Quiz,
     RunCommand,
     Section,
@@ -50,6 +52,7 @@ from lessonkit.model import (
     Step,
     Task,
 )
+from lessonkit.numbers import prose_numbers, same
 
 _ROLE = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
@@ -67,6 +70,11 @@ class RawBlock:
     body: str
     line: int
     where: str
+
+    @property
+    def body_line(self) -> int:
+        """The lesson.md line of the body's first line, below the fence and the options."""
+        return self.line + 1 + sum(len(v) for v in self.options.values())
 
     def error(self, message: str, line: int | None = None) -> LessonError:
         return LessonError(
@@ -163,8 +171,19 @@ def _yaml_body(b: RawBlock) -> object:
         return yaml.safe_load(b.body)
     except yaml.YAMLError as exc:
         mark = _yaml_mark(exc)
-        line = b.line + 1 + len(b.options) + (mark.line if mark else 0)
+        line = b.body_line + (mark.line if mark else 0)
         raise b.error(f"body is not valid YAML ({getattr(exc, 'problem', exc)})", line) from None
+
+
+def _number_value(b: RawBlock, name: str, value: object, line: int) -> NumberValue:
+    def plain(v: object) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    if plain(value):
+        return value  # type: ignore[return-value]
+    if isinstance(value, list) and value and all(plain(v) for v in value):
+        return tuple(value)
+    raise b.error(f"number {name!r}: 'value' must be a number or a list of numbers", line)
 
 
 def _numbers(b: RawBlock) -> Numbers:
@@ -175,11 +194,14 @@ def _numbers(b: RawBlock) -> Numbers:
     body_lines = b.body.splitlines()
     for name, entry in data.items():
         offset = next((i for i, t in enumerate(body_lines) if t.startswith(f"{name}:")), 0)
-        line = b.line + 1 + offset
+        line = b.body_line + offset
         if not isinstance(entry, dict) or set(entry) != {"value", "expr"}:
             raise b.error(f"number {name!r} needs exactly 'value' and 'expr'", line)
-        items.append(Number(str(name), entry["value"], str(entry["expr"]), line))
-    return Numbers(tuple(items), b.line)
+        value = _number_value(b, str(name), entry["value"], line)
+        items.append(Number(str(name), value, str(entry["expr"]), line))
+    sections = tuple(" ".join(b.many("sections")).split())
+    not_results = tuple(" ".join(b.many("not_results")).split())
+    return Numbers(tuple(items), sections, not_results, (), (), b.line)
 
 
 def _step(b: RawBlock) -> Step:
@@ -272,7 +294,7 @@ ROLES: dict[str, BlockRole] = {
     "pause": BlockRole(frozenset(), _pause),
     "diagram": BlockRole(frozenset({"tree"}), _diagram),
     "math": BlockRole(frozenset(), _math),
-    "numbers": BlockRole(frozenset(), _numbers),
+    "numbers": BlockRole(frozenset({"sections", "not_results"}), _numbers),
     "step": BlockRole(frozenset({"intro", "summary"}) | _NOTE_OPTIONS, _step),
     "run": BlockRole(frozenset({"expected", "about"}), _run),
     "figure": BlockRole(frozenset({"prompt", "alt"}), _figure),
@@ -571,7 +593,7 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     close_part()
     lesson = Lesson(meta, tuple(parts), path, text)
     _validate(lesson)
-    return _number_steps(lesson)
+    return _tie_numbers(_number_steps(lesson))
 
 
 def _is_blank(chunk: list[str]) -> bool:
@@ -591,6 +613,61 @@ def _number_steps(lesson: Lesson) -> Lesson:
             sections.append(replace(section, items=items))
         parts.append(replace(part, sections=tuple(sections)))
     return replace(lesson, parts=tuple(parts))
+
+
+def _tie_numbers(lesson: Lesson) -> Lesson:
+    """Give each {numbers} block the numbers its sections' prose writes, and tie each declared
+    number to the lines that state it; `lessonkit.numbers` judges them."""
+    by_id = {s.id: s for s in lesson.sections}
+
+    def tie(block: Numbers, home: Section) -> Numbers:
+        sections = block.sections or (home.id,)
+        unknown = [s for s in sections if s not in by_id]
+        if unknown:
+            raise LessonError(
+                f"{{numbers}} block: ':sections:' names unknown section(s) {', '.join(unknown)}",
+                where=_at(str(lesson.path), block.line),
+            )
+        prose = tuple(
+            said
+            for section_id in sections
+            for item in by_id[section_id].items
+            if isinstance(item, Prose)
+            for said in prose_numbers(item.markdown, item.line)
+        )
+        in_code = tuple(
+            replace(said, line=item.line)
+            for section_id in sections
+            for item in by_id[section_id].items
+            if isinstance(item, Step | Experiment | Task)
+            for said in prose_numbers(item.solution if isinstance(item, Task) else item.code, 1)
+        )
+        items = tuple(
+            replace(n, stated=tuple(sorted({p.line for p in prose + in_code if _states(p, n)})))
+            for n in block.items
+        )
+        return replace(block, items=items, sections=sections, prose=prose, in_code=in_code)
+
+    parts = tuple(
+        replace(
+            part,
+            sections=tuple(
+                replace(
+                    section,
+                    items=tuple(
+                        tie(i, section) if isinstance(i, Numbers) else i for i in section.items
+                    ),
+                )
+                for section in part.sections
+            ),
+        )
+        for part in lesson.parts
+    )
+    return replace(lesson, parts=parts)
+
+
+def _states(said: ProseNumber, number: Number) -> bool:
+    return any(same(said.value, v) for v in number.values)
 
 
 def _validate(lesson: Lesson) -> None:

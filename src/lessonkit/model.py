@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -107,19 +107,58 @@ class Math:
     line: int
 
 
+NumberValue = float | tuple[float, ...]
+
+
 @dataclass(frozen=True)
 class Number:
-    """A number the prose states, with the expression that computes it from the lesson code."""
+    """A number the prose states, with the expression that computes it from the lesson code.
+
+    `stated` ties it to the prose: the lesson.md lines, in the sections its block covers, that
+    write its value (for a list, every element).
+    """
 
     name: str
-    value: Any
+    value: NumberValue
     expr: str
+    line: int
+    stated: tuple[int, ...] = ()
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return self.value if isinstance(self.value, tuple) else (self.value,)
+
+    @property
+    def shown(self) -> str:
+        """The value as the declaration writes it: 0.05, or [1.4, -0.8]."""
+        parts = [f"{v:g}" for v in self.values]
+        return f"[{', '.join(parts)}]" if isinstance(self.value, tuple) else parts[0]
+
+
+@dataclass(frozen=True)
+class ProseNumber:
+    """A number written in the prose of a section that a `{numbers}` block covers."""
+
+    text: str  # as written, e.g. "-0.8"
+    value: float
     line: int
 
 
 @dataclass(frozen=True)
 class Numbers:
+    """Declared numbers and the prose they govern.
+
+    Every number written in the prose of `sections` must be a declared value or one of
+    `not_results` (counts, years, step numbers: written exactly as in the prose). Every
+    declared value must be written there, in the prose or in the code of a block (`in_code`:
+    a solution's ``assert jnp.allclose(norm_squared, 96.)`` states 96, at the block's line).
+    """
+
     items: tuple[Number, ...]
+    sections: tuple[str, ...]
+    not_results: tuple[str, ...]
+    prose: tuple[ProseNumber, ...]
+    in_code: tuple[ProseNumber, ...]
     line: int
 
 

@@ -3,21 +3,26 @@
 `run_script` runs one of a lesson's scripts (`lessonkit.scripts`: ``code/main.py``,
 ``code/going_further.py``) in a child process and returns a `Receipt`. Each script's committed
 reference (``outputs/execution.json``, ``outputs/going-further.json``) is read only through
-`load_record`, which refuses a record whose content hashes no longer match lesson.md and the
-script: a stale record is an error, never silently shown. `compare_output` sets a fresh run
-beside the record, line by line, with numbers compared within a relative tolerance.
+`load_record`, which refuses a record whose code hash no longer matches the script that lesson.md
+renders now: a stale record is an error, never silently shown. The hash covers what the run
+depends on, the script's Python tokens without comments, so editing prose (even a step summary
+that the script carries as a comment) leaves the records current. `compare_output` aligns a
+fresh run's lines with the record's, numbers compared within a relative tolerance.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import hashlib
+import io
 import json
 import math
 import os
 import re
 import shlex
 import sys
+import tokenize
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -28,8 +33,9 @@ from lessonkit.execute import BACKEND_UNAVAILABLE, child_env, run_child
 from lessonkit.model import Lesson
 from lessonkit.scripts import DEFAULT, MAIN, Script, lesson_scripts, script_at
 
-SCHEMA = 2
-"""Schema 2 added `script` and renamed schema 1's `main_sha256` to `script_sha256`."""
+SCHEMA = 3
+"""Schema 2 added `script` and renamed schema 1's `main_sha256` to `script_sha256`; schema 3
+dropped `lesson_sha256` (a prose edit made records stale) for `code_sha256`."""
 RUNS = "runs"
 TIMEOUT: Literal["timeout"] = "timeout"
 """The exit code a receipt records for a run stopped at its time limit."""
@@ -54,7 +60,7 @@ class CorruptRecordError(RecordError):
 
 
 class StaleRecordError(RecordError):
-    """lesson.md or the script changed after its record was recorded."""
+    """The script's code changed after its record was recorded (or an older lessonkit wrote it)."""
 
 
 class BackendUnavailableError(LessonkitError):
@@ -68,8 +74,8 @@ class Receipt:
     schema: int
     lesson: str
     script: str  # the script's path in the lesson folder, e.g. code/main.py
-    lesson_sha256: str
-    script_sha256: str
+    script_sha256: str  # the file as run, byte for byte
+    code_sha256: str  # its code without comments: what staleness is judged by (`code_sha256`)
     started_utc: str  # ISO 8601 with the +00:00 offset
     duration_s: float
     command: str  # as run, from the repository root
@@ -117,7 +123,7 @@ class Receipt:
             if not isinstance(data[name], str):
                 raise ValueError(f"{name} must be a string")
         script_at(data["script"])  # only a declared script can have a receipt
-        for name in ("lesson_sha256", "script_sha256"):
+        for name in ("script_sha256", "code_sha256"):
             if not re.fullmatch(r"[0-9a-f]{64}", str(data[name])):
                 raise ValueError(f"{name} must be 64 lowercase hex digits")
         try:
@@ -145,6 +151,28 @@ def _is_number(value: Any) -> bool:
 
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def code_sha256(source: str) -> str:
+    """A hash of the Python tokens of `source` without comments or blank lines.
+
+    Two scripts with the same hash run the same code, so a record stays current when only
+    prose changes. Source that does not tokenize is hashed as text.
+    """
+    try:
+        tokens = [
+            f"{token.type}:{token.string}"
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return hashlib.sha256("\n".join(tokens).encode("utf-8")).hexdigest()
+
+
+def current_code_sha256(lesson: Lesson, script: Script) -> str:
+    """The code hash of `script` as lesson.md renders it now (what a current record matches)."""
+    return code_sha256(script.render(lesson))
 
 
 def record_path(lesson: Lesson, script: Script = MAIN) -> Path:
@@ -193,21 +221,22 @@ def read_receipt(path: Path) -> Receipt:
         raise CorruptRecordError(
             f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", where=where
         ) from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, int) and not isinstance(schema, bool) and 1 <= schema < SCHEMA:
+        raise StaleRecordError(
+            f"stale: written by an older lessonkit (receipt schema {schema}, whose hashes "
+            f"cannot tell a prose edit from a code change); re-record it",
+            where=where,
+        )
     try:
         return Receipt.from_dict(data)
     except (TypeError, ValueError) as exc:
         raise CorruptRecordError(f"not a valid receipt: {exc}", where=where) from None
 
 
-def stale_sources(lesson: Lesson, receipt: Receipt) -> tuple[str, ...]:
-    """The source files (lesson.md, the receipt's script) whose content differs from its hashes."""
-    changed = []
-    if sha256_file(lesson.path) != receipt.lesson_sha256:
-        changed.append(lesson.path.name)
-    script = script_path(lesson, script_at(receipt.script))
-    if not script.is_file() or sha256_file(script) != receipt.script_sha256:
-        changed.append(receipt.script)
-    return tuple(changed)
+def is_stale(lesson: Lesson, receipt: Receipt) -> bool:
+    """Whether the receipt's script runs different code now than when it was recorded."""
+    return receipt.code_sha256 != current_code_sha256(lesson, script_at(receipt.script))
 
 
 def _mismatch(lesson: Lesson, script: Script, receipt: Receipt) -> str | None:
@@ -226,7 +255,8 @@ def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
         MissingRecordError: the script's record (e.g. outputs/execution.json) does not exist.
         CorruptRecordError: it is unreadable, invalid, for another lesson or script, or a failed
             run.
-        StaleRecordError: lesson.md or the script changed since it was recorded.
+        StaleRecordError: the script's code (as lesson.md renders it) changed since it was
+            recorded, or an older lessonkit wrote the record.
     """
     path = record_path(lesson, script)
     fix = f"run `{record_command(lesson, script)}`"
@@ -244,11 +274,10 @@ def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
             where=where,
             fix=fix,
         )
-    changed = stale_sources(lesson, receipt)
-    if changed:
+    if is_stale(lesson, receipt):
         raise StaleRecordError(
-            f"stale: {' and '.join(changed)} changed since it was recorded on "
-            f"{receipt.started_utc}",
+            f"stale: the code of {receipt.script} in lesson.md changed since it was recorded "
+            f"on {receipt.started_utc}",
             where=where,
             fix=fix,
         )
@@ -349,7 +378,8 @@ def run_script(
         raise UsageError(
             f"{_display(path)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
         )
-    lesson_sha, script_sha = sha256_file(lesson.path), sha256_file(path)
+    data = path.read_bytes()
+    source = data.decode("utf-8", errors="replace")
 
     settings = {"JAX_PLATFORMS": platform}
     if devices is not None:
@@ -375,8 +405,8 @@ def run_script(
         schema=SCHEMA,
         lesson=lesson.meta.id,
         script=script.path,
-        lesson_sha256=lesson_sha,
-        script_sha256=script_sha,
+        script_sha256=hashlib.sha256(data).hexdigest(),
+        code_sha256=code_sha256(source),
         started_utc=run.started_utc.isoformat(timespec="microseconds"),
         duration_s=round(run.duration_s, 3),
         command=f"{assignments} {command}",
@@ -394,10 +424,13 @@ _NUMBER = re.compile(r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)")
 
 @dataclass(frozen=True)
 class LineDifference:
-    line: int  # 1-based
+    """One difference: a changed line, an extra line in this run, or a recorded line missing."""
+
+    line: int  # 1-based: in this run, or in the record for a line missing from this run
     expected: str | None  # None: this run printed an extra line
     got: str | None  # None: this run stopped short of the line
     detail: str
+    recorded_line: int | None = None  # where a changed line stands in the record, if elsewhere
 
 
 @dataclass(frozen=True)
@@ -417,7 +450,13 @@ class OutputComparison:
         """The differences, one block per line, for a terminal."""
         out = []
         for d in self.differences:
-            out.append(f"line {d.line}: {d.detail}")
+            if d.got is None:
+                where = f"recorded line {d.line}"
+            elif d.recorded_line is not None and d.recorded_line != d.line:
+                where = f"line {d.line} (recorded line {d.recorded_line})"
+            else:
+                where = f"line {d.line}"
+            out.append(f"{where}: {d.detail}")
             if d.expected is not None:
                 out.append(f"  recorded:  {d.expected}")
             if d.got is not None:
@@ -438,17 +477,34 @@ def _compare_line(expected: str, got: str, rel_tol: float) -> str | None:
     return None
 
 
+def _shape(line: str) -> str:
+    """A line with its numbers blanked: lines that differ only in numbers align with each other."""
+    return _NUMBER.sub("#", line)
+
+
 def compare_output(expected: str, got: str, rel_tol: float = REL_TOL) -> OutputComparison:
-    """Compare stdout line by line; numbers agree within `rel_tol`, all other text exactly."""
+    """Align this run's lines with the record's, then compare each aligned pair.
+
+    Lines are aligned by their text with numbers blanked (`difflib`), so one inserted or lost
+    line is one difference, not a shift of every line after it. Numbers in aligned lines agree
+    within `rel_tol`; all other text must agree exactly.
+    """
     want, have = expected.splitlines(), got.splitlines()
+    matcher = difflib.SequenceMatcher(None, [_shape(a) for a in want], [_shape(b) for b in have])
     differences = []
-    for index in range(max(len(want), len(have))):
-        a = want[index] if index < len(want) else None
-        b = have[index] if index < len(have) else None
-        if a is None:
-            differences.append(LineDifference(index + 1, None, b, "an extra line in this run"))
-        elif b is None:
-            differences.append(LineDifference(index + 1, a, None, "missing from this run"))
-        elif (detail := _compare_line(a, b, rel_tol)) is not None:
-            differences.append(LineDifference(index + 1, a, b, detail))
+    for _, w0, w1, h0, h1 in matcher.get_opcodes():
+        pairs = min(w1 - w0, h1 - h0)
+        for offset in range(pairs):
+            a, b = want[w0 + offset], have[h0 + offset]
+            detail = _compare_line(a, b, rel_tol)
+            if detail is not None:
+                differences.append(LineDifference(h0 + offset + 1, a, b, detail, w0 + offset + 1))
+        for index in range(w0 + pairs, w1):
+            differences.append(
+                LineDifference(index + 1, want[index], None, "missing from this run")
+            )
+        for index in range(h0 + pairs, h1):
+            differences.append(
+                LineDifference(index + 1, None, have[index], "an extra line in this run")
+            )
     return OutputComparison(len(want), len(have), rel_tol, tuple(differences))

@@ -6,10 +6,12 @@ every script is run, compared, recorded and checked for staleness by the same co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
+from lessonkit.render.script import render_going_further, render_main
 
 ALL = "all"
 """The `--script` value that runs every script of the lesson, in order."""
@@ -19,16 +21,20 @@ ALL = "all"
 class Script:
     """A generated script a learner runs, and where its reference run is recorded.
 
-    Paths are relative to the lesson folder; `name` is what `lessonkit run --script` takes.
+    Paths are relative to the lesson folder; `name` is what `lessonkit run --script` takes;
+    `render` writes the script's text from the lesson (the build writes it, records hash it).
     """
 
     name: str
     path: str
     record: str
+    render: Callable[[Lesson], str]
 
 
-MAIN = Script("main", "code/main.py", "outputs/execution.json")
-GOING_FURTHER = Script("going-further", "code/going_further.py", "outputs/going-further.json")
+MAIN = Script("main", "code/main.py", "outputs/execution.json", render_main)
+GOING_FURTHER = Script(
+    "going-further", "code/going_further.py", "outputs/going-further.json", render_going_further
+)
 SCRIPTS = (MAIN, GOING_FURTHER)
 DEFAULT = MAIN
 

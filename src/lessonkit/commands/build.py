@@ -3,6 +3,8 @@
 The site comes last because it shows what the first part writes (the figure, the practice
 files) and the execution records of the lesson's scripts, each of which must still match
 lesson.md and its script: a stale record stops the site build with the command that renews it.
+Before anything is written, the declared numbers must agree with the prose and the code: a
+broken one stops the build at its lesson.md line, never at a generated file's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 from lessonkit.artifacts import write_all
 from lessonkit.catalog import all_lessons, find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.numbers import check_numbers
 from lessonkit.site import INDEX, build_site, site_dir
 
 
@@ -22,6 +25,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = console()
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
+    for lesson in lessons:
+        check_numbers(lesson)
     for lesson in lessons:
         written = write_all(lesson)
         for path in written:

@@ -2,6 +2,11 @@
 
 `--script` picks which of the lesson's scripts (`lessonkit.scripts`) runs; every script is run,
 compared with its own record and recorded (`--record`) by the same code.
+
+Recording is for authors, and only what can become a reference is recorded: a script out of
+date with lesson.md, or a lesson whose declared numbers the code contradicts, stops `--record`
+before anything runs, naming the lesson.md line. A failed run says what to fix in lesson.md and
+never suggests re-recording, which cannot make a failing run pass.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from lessonkit.commands._common import (
     shown,
     whole_number,
 )
+from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
+from lessonkit.numbers import check_numbers, number_problems
 from lessonkit.receipts import (
     DEFAULT_TIMEOUT_S,
     PLATFORMS,
@@ -91,7 +98,10 @@ def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | No
     try:
         return load_record(lesson, script), None
     except StaleRecordError as exc:
-        return read_receipt(record_path(lesson, script)), str(exc)
+        try:  # still worth comparing with, unless an older lessonkit wrote it
+            return read_receipt(record_path(lesson, script)), str(exc)
+        except RecordError:
+            return None, str(exc)
     except RecordError as exc:
         return None, str(exc)
 
@@ -140,6 +150,37 @@ def _failure(receipt: Receipt, timeout_s: float) -> str | None:
     return None
 
 
+def _explain_failure(out: Console, lesson: Lesson) -> None:
+    """After a failed run: the lesson.md lines whose numbers the code contradicts, if any."""
+    problems = number_problems(lesson)
+    if problems:
+        out.print("lesson.md disagrees with its code, which explains the failure:")
+    for problem in problems:
+        out.print(f"  {problem.where}: {problem.message}", markup=False)
+    out.print(
+        f"Fix lesson.md, run `lessonkit build {lesson.meta.id}`, then run again; "
+        "re-recording cannot make a failing run pass.",
+        markup=False,
+    )
+
+
+def _is_current(lesson: Lesson, script: Script) -> bool:
+    path = script_path(lesson, script)
+    return path.is_file() and path.read_text(encoding="utf-8") == script.render(lesson)
+
+
+def _before_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> None:
+    """Refuse `--record` when the result could not be a current reference (see the docstring)."""
+    stale = [shown(script_path(lesson, s)) for s in scripts if not _is_current(lesson, s)]
+    if stale:
+        raise UsageError(
+            f"{', '.join(stale)} {'is' if len(stale) == 1 else 'are'} out of date with "
+            "lesson.md, so a record of it would be stale at once",
+            fix=f"run `lessonkit build {lesson.meta.id}`, then record again",
+        )
+    check_numbers(lesson)
+
+
 def _next_steps(lesson: Lesson) -> str:
     lesson_id = lesson.meta.id
     practice = f"practice/{lesson_id}/{lesson_id}.py"
@@ -185,6 +226,11 @@ def _run_one(
 ) -> bool:
     """Run, show, compare and keep one script; True when it passed and matched its record."""
     shown_script = escape(shown(script_path(lesson, script)))
+    if not args.record and not _is_current(lesson, script):
+        out.print(
+            f"[yellow]![/yellow] {shown_script} is out of date with lesson.md (run `lessonkit "
+            f"build {lesson.meta.id}`); this runs the file as it is"
+        )
     out.print(f"Running {shown_script} in a child process ({_setting(args)}) ...")
     receipt = run_script(
         lesson,
@@ -199,6 +245,7 @@ def _run_one(
     passed = failure is None and _compare(out, lesson, script, receipt, args.record)
     if failure:
         out.print(f"[red]✗[/red] {escape(failure)}")
+        _explain_failure(out, lesson)
     _keep(out, lesson, receipt, root, args.record)
     return passed
 
@@ -209,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
     scripts = select_scripts(lesson, args.script)
     check_options(args.platform, args.devices)
     root = repo_root()
+    if args.record:
+        _before_recording(lesson, scripts)
     results = []
     for index, script in enumerate(scripts):
         if index:

@@ -1,37 +1,68 @@
-"""`lessonkit verify`: every generated file matches lesson.md, and every record is current."""
+"""`lessonkit verify`: declared numbers agree with prose and code, every generated file matches
+lesson.md, and every record is current.
+
+Each problem names the place to fix it: a lesson.md line for a number, the file and `lessonkit
+build` for drift, the record and the re-record command for a stale record. Re-recording is only
+suggested when it can succeed: while lesson.md's numbers are broken or a script is out of
+date, the record's fix says what has to come first.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from lessonkit.artifacts import find_drift
+from lessonkit.artifacts import Drift, find_drift
 from lessonkit.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.model import Lesson
-from lessonkit.receipts import RecordError, load_record
+from lessonkit.numbers import number_problems
+from lessonkit.receipts import RecordError, load_record, record_command, script_path
 from lessonkit.scripts import lesson_scripts
 
 
-def _drift_problems(lesson: Lesson) -> list[str]:
+def _line(problem: LessonkitError) -> str:
+    text = f"{problem.where}: {problem.message}" if problem.where else problem.message
+    return f"{text}: {problem.fix}" if problem.fix else text
+
+
+def _drift_problems(lesson: Lesson, drift: list[Drift]) -> list[str]:
     return [
         f"{shown(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
         f"run `lessonkit build {lesson.meta.id}`"
-        for d in find_drift(lesson)
+        for d in drift
     ]
 
 
-def _record_problems(lesson: Lesson) -> list[str]:
-    """Every script's record must exist, be valid, and match lesson.md and the script."""
+def _record_problems(lesson: Lesson, numbers_broken: bool, drift: list[Drift]) -> list[str]:
+    """Every script's record must exist, be valid, and match the code lesson.md renders."""
+    drifted = {d.path for d in drift}
     problems = []
     for script in lesson_scripts(lesson):
         try:
             load_record(lesson, script)
         except RecordError as exc:
-            problems.append(f"{exc.where}: {exc.message}: {exc.fix}")
+            fix = exc.fix
+            if numbers_broken:
+                fix = (
+                    "fix the lesson.md numbers above first (a run of the current code cannot "
+                    f"be a reference); then run `{record_command(lesson, script)}`"
+                )
+            elif script_path(lesson, script) in drifted:
+                record = record_command(lesson, script)
+                fix = f"run `lessonkit build {lesson.meta.id}`, then `{record}`"
+            problems.append(f"{exc.where}: {exc.message}: {fix}")
     return problems
 
 
-CHECKS = (_drift_problems, _record_problems)
+def lesson_problems(lesson: Lesson) -> list[str]:
+    """Every problem of one lesson, numbers first (they explain the others)."""
+    numbers = [_line(p) for p in number_problems(lesson)]
+    try:
+        drift = find_drift(lesson)
+    except LessonError as exc:  # the figure's blocks fail: already named above, or named here
+        return numbers or [_line(exc)]
+    return numbers + _drift_problems(lesson, drift) + _record_problems(lesson, bool(numbers), drift)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,12 +72,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = console()
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
-    problems = [p for lesson in lessons for check in CHECKS for p in check(lesson)]
+    problems = [p for lesson in lessons for p in lesson_problems(lesson)]
     for problem in problems:
-        out.print(f"[red]✗[/red] {problem}")
+        out.print("[red]✗[/red] ", end="")
+        out.print(problem, markup=False)
     if problems:
         out.print(f"verify: {len(problems)} problem(s)")
         return 1
     names = ", ".join(lesson.meta.id for lesson in lessons)
-    out.print(f"[green]✓[/green] verify: {names} up to date (generated files and records)")
+    out.print(
+        f"[green]✓[/green] verify: {names} up to date (declared numbers, generated files and "
+        "records)"
+    )
     return 0

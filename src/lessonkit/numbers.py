@@ -1,0 +1,205 @@
+"""Declared numbers against the prose that states them and the code that computes them.
+
+A `{numbers}` block declares each number the prose states (`name: {value: ..., expr: ...}`)
+and covers the prose of some sections (`:sections:`, default its own). Three rules keep prose,
+declarations and code in step, and every broken one is reported at its lesson.md line:
+
+- every number written in covered prose is a declared value, or listed under
+  `:not_results:` (counts, years, step numbers), so editing one sentence's number is caught;
+- every declared value is written somewhere in covered prose (or, for a value only the
+  exercise code states, such as a solution's ``96.``, in a covered block's code);
+- every declared value is what its expression gives after the build steps run.
+
+`prose_numbers` finds the numbers a Markdown passage writes (the loader ties them to the
+declarations); `prose_problems` and `value_problems` apply the rules.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from lessonkit.errors import LessonError
+from lessonkit.model import Lesson, Number, Numbers, ProseNumber
+
+REL_TOL = 1e-6
+"""How far the code's value may lie from the declared one (float32 arithmetic)."""
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|<https?://[^>]*>|<!--.*?-->", re.S)
+_SUBSCRIPT = re.compile(r"\b[A-Za-z_]\w*\[[^\]\n]*\]")  # weight[0], float32[2]: not results
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w]|\.\d)")
+_MINUS = "-\u2212"
+
+
+def _blank(match: re.Match[str]) -> str:
+    """The match's text replaced by spaces, newlines kept, so offsets and lines still agree."""
+    return re.sub(r"[^\n]", " ", match[0])
+
+
+def prose_numbers(markdown: str, first_line: int) -> tuple[ProseNumber, ...]:
+    """The numbers a Markdown passage writes, with their lines.
+
+    Code (fences and spans), link targets, comments and subscripts of a name (``weight[0]``,
+    ``float32[2]``) are skipped: they index or name things rather than state results.
+    A minus sign belongs to the number unless it follows a word or a closing bracket
+    (``-0.8`` and ``(1,-1)`` are negative, ``1-3`` is a subtraction).
+    """
+    lines, inside = [], False
+    for text in markdown.split("\n"):
+        fence = bool(_FENCE.match(text))
+        lines.append("" if inside or fence else text)
+        inside ^= fence
+    text = "\n".join(lines)
+    for pattern in (_CODE_SPAN, _LINK_TARGET, _SUBSCRIPT):
+        text = pattern.sub(_blank, text)
+    found = []
+    for offset, line in enumerate(text.split("\n")):
+        for match in _NUMBER.finditer(line):
+            start = match.start()
+            signed = (
+                start > 0
+                and line[start - 1] in _MINUS
+                and (start == 1 or not re.match(r"[\w)\]}]", line[start - 2]))
+            )
+            written = ("-" if signed else "") + match[0]
+            found.append(ProseNumber(written, float(written), first_line + offset))
+    return tuple(found)
+
+
+def same(a: float, b: float) -> bool:
+    """Whether a written number and a declared one are the same (both as written)."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _where(lesson: Lesson, line: int) -> str:
+    return f"{lesson.path}:{line}"
+
+
+def _nearby(lesson: Lesson, block: Numbers, line: int) -> str:
+    """Declared numbers whose name the prose line spells out, e.g. "learning rate"."""
+    text = lesson.source.splitlines()[line - 1].lower()
+    named = [n for n in block.items if n.name.replace("_", " ") in text]
+    return "".join(f"; {n.name} is declared {n.shown}" for n in named)
+
+
+def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
+    """Prose numbers nobody declared, and declared numbers no covered sentence states."""
+    problems = []
+    for block in lesson.items(Numbers):
+        declared = [v for n in block.items for v in n.values]
+        covered = ", ".join(block.sections)
+        for said in block.prose:
+            if said.text in block.not_results or any(same(said.value, v) for v in declared):
+                continue
+            problems.append(
+                LessonError(
+                    f"the prose states {said.text}, which no declared number gives"
+                    f"{_nearby(lesson, block, said.line)}",
+                    where=_where(lesson, said.line),
+                    fix=f"correct the number, or declare it in the {{numbers}} block at line "
+                    f"{block.line} (list it under ':not_results:' if it is a count or a year)",
+                )
+            )
+        for number in block.items:
+            written = block.prose + block.in_code
+            unstated = [v for v in number.values if not any(same(v, p.value) for p in written)]
+            if unstated:
+                missing = ", ".join(f"{v:g}" for v in unstated)
+                problems.append(
+                    LessonError(
+                        f"{number.name} is declared {number.shown}, but nothing in the "
+                        f"sections it covers ({covered}) states {missing}",
+                        where=_where(lesson, number.line),
+                        fix="state it in the prose, or remove the declaration",
+                    )
+                )
+    return tuple(problems)
+
+
+def _agrees(computed: Any, number: Number) -> bool:
+    import numpy as np
+
+    try:
+        got = np.asarray(computed, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return False
+    want = np.asarray(number.values, dtype=float)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=REL_TOL, atol=1e-6))
+
+
+def _shown(computed: Any) -> str:
+    import numpy as np
+
+    try:
+        values = np.asarray(computed, dtype=float)
+    except (TypeError, ValueError):
+        return repr(computed)
+    if values.ndim == 0:
+        return f"{float(values):.7g}"
+    return "[" + ", ".join(f"{v:.7g}" for v in values.reshape(-1)) + "]"
+
+
+def _stated(lesson: Lesson, number: Number) -> str:
+    lines = ", ".join(str(line) for line in number.stated)
+    return f" (stated at {lesson.path.name}:{lines})" if number.stated else ""
+
+
+def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
+    """Declared numbers that the code, run now, does not give; a failing step is one problem."""
+    from lessonkit.steps import quiet_cpu, run_steps
+
+    namespace: dict[str, Any] = {"__name__": "__lessonkit_numbers__"}
+    try:
+        with quiet_cpu():
+            run_steps(lesson, namespace)
+    except LessonError as exc:
+        return (exc,)
+    problems = []
+    for number in lesson.numbers:
+        try:
+            with quiet_cpu():
+                computed = eval(number.expr, namespace)  # the author's own expression
+        except Exception as exc:
+            problems.append(
+                LessonError(
+                    f"{number.name}: its expr raised {type(exc).__name__}: {exc}",
+                    where=_where(lesson, number.line),
+                )
+            )
+            continue
+        if not _agrees(computed, number):
+            problems.append(
+                LessonError(
+                    f"{number.name} is declared {number.shown} but the code gives "
+                    f"{_shown(computed)}{_stated(lesson, number)}",
+                    where=_where(lesson, number.line),
+                    fix="if the code is right, change the declaration and the prose that "
+                    "states it; otherwise fix the code",
+                )
+            )
+    return tuple(problems)
+
+
+def number_problems(lesson: Lesson) -> tuple[LessonError, ...]:
+    """Every broken rule: prose first (no code runs for it), then the values the code gives."""
+    return prose_problems(lesson) + value_problems(lesson)
+
+
+class NumbersError(LessonError):
+    """The lesson's prose, declarations and code disagree; lists every problem."""
+
+    def __init__(self, problems: tuple[LessonError, ...]):
+        self.problems = problems
+        first = problems[0]
+        rest = "".join(f"\n{p.where}: {p.message}" for p in problems[1:])
+        super().__init__(first.message + rest, where=first.where, fix=first.fix)
+
+
+def check_numbers(lesson: Lesson) -> None:
+    """Raise NumbersError naming every problem, if there is one (`build` and `run` call it)."""
+    problems = number_problems(lesson)
+    if problems:
+        raise NumbersError(problems)
