@@ -17,13 +17,18 @@ from lessonkit.site import INDEX, build_site, site_dir
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser, optional=True)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace generated files even when they were edited by hand (the edits are lost)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     out = console()
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
     for lesson in lessons:
-        written = write_all(lesson)
+        written = write_all(lesson, force=args.force)
         for path in written:
             out.print(f"wrote {shown(path)}")
         out.print(f"{lesson.meta.id}: {len(written)} file(s) changed, the rest already up to date")

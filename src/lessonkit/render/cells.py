@@ -56,6 +56,15 @@ def generated_note(lesson: Lesson, what: str) -> str:
     )
 
 
+def practice_note(lesson: Lesson) -> str:
+    """What replaces the generated note in the learner's copy from `lessonkit start`."""
+    lesson_id = lesson.meta.id
+    return (
+        f"Your practice copy of {lesson_id}, made by `lessonkit start`: edit it freely, "
+        f"`lessonkit build` never touches it. `lessonkit check {lesson_id}` grades it."
+    )
+
+
 def _fence(code: str, language: str = "python") -> str:
     return f"```{language}\n{code}\n```"
 
