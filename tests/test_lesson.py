@@ -223,3 +223,10 @@ def test_tasks_state_every_value_they_are_graded_on(lesson):
         stated = {float(n) for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", text)}
         missing = sorted(_required_constants(task.solution) - stated)
         assert missing == [], f"task {task.id} never states {missing}"
+
+
+def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(lesson):
+    for task in lesson.tasks:
+        assert "practice copy" in task.where, task.where
+        assert f"`lessonkit check {lesson.meta.id}`" in task.where, task.where
+        assert "exercise file" not in task.where and "exercises/" not in task.where

@@ -219,7 +219,7 @@ def test_no_heading_is_repeated_as_a_label_of_its_own_section(lesson):
 
 
 def test_below_points_at_something_below(lesson):
-    """ "the record below" needs a record after it in the same file, not only on the page."""
+    """A "below" (as in "the record below") needs that thing after it in the same file."""
     import re
 
     for name, prose in _prose_of_generated_files(lesson).items():

@@ -3,6 +3,7 @@
 The site comes last because it shows what the first part writes (the figure, the practice
 files) and the execution records of the lesson's scripts, each of which must still match
 lesson.md and its script: a stale record stops the site build with the command that renews it.
+A generated file edited since the last build is never replaced unless `--force` says so.
 """
 
 from __future__ import annotations
