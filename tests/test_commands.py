@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 from lessonkit.cli import main
 
-from conftest import copy_lesson_repo
+from conftest import REPO, copy_lesson_repo
 
 
 @pytest.fixture
@@ -40,12 +41,83 @@ def test_start_copies_and_never_overwrites(repo_copy, tmp_path, capsys):
     target = tmp_path / "mine"
     assert main(["start", "state-02", str(target)]) == 0
     script = target / "state-02.py"
-    assert script.read_bytes() == (repo_copy / "exercises" / "state-02.py").read_bytes()
     assert (target / "state-02.ipynb").is_file()
     script.write_text("my own work\n")
     assert main(["start", "state-02", str(target)]) == 0
     assert script.read_text() == "my own work\n"
     assert "never overwritten" in capsys.readouterr().out
+
+
+def test_started_copies_do_not_carry_the_generated_header(repo_copy, tmp_path, lesson):
+    from lessonkit.render.cells import generated_note, practice_note
+
+    target = tmp_path / "mine"
+    assert main(["start", "state-02", str(target)]) == 0
+    for name in ("state-02.py", "state-02.ipynb"):
+        copy = (target / name).read_text(encoding="utf-8")
+        original = (repo_copy / "exercises" / name).read_text(encoding="utf-8")
+        assert "do not edit" not in copy and "do not edit" in original
+        assert practice_note(lesson) in copy
+    script = (target / "state-02.py").read_text(encoding="utf-8")
+    original = (repo_copy / "exercises" / "state-02.py").read_text(encoding="utf-8")
+    assert script == original.replace(generated_note(lesson, "this file"), practice_note(lesson))
+    copied = nbformat.read(target / "state-02.ipynb", as_version=4)
+    built = nbformat.read(repo_copy / "exercises" / "state-02.ipynb", as_version=4)
+    assert [c.source for c in copied.cells[1:]] == [c.source for c in built.cells[1:]]
+    assert "generated" not in copied.metadata["lessonkit"]
+
+
+# --------------------------------------------------------------------------- build keeps edits
+
+
+def test_build_refuses_to_overwrite_a_hand_edited_file(repo_copy, capsys):
+    main_py = repo_copy / "code" / "main.py"
+    edited = main_py.read_text(encoding="utf-8") + "\nprint('my solution')\n"
+    main_py.write_text(edited, encoding="utf-8")
+    assert main(["build", "state-02"]) == 2
+    err = capsys.readouterr().err
+    assert "not overwriting code/main.py" in err
+    assert "lessonkit start state-02" in err and "--force" in err
+    assert main_py.read_text(encoding="utf-8") == edited
+    assert main(["build", "state-02", "--force"]) == 0, capsys.readouterr().err
+    assert "my solution" not in main_py.read_text(encoding="utf-8")
+
+
+def test_build_refuses_a_notebook_whose_cells_were_edited(repo_copy, capsys):
+    path = repo_copy / "exercises" / "state-02.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    task = next(c for c in notebook.cells if "task:repair" in c.metadata.get("tags", []))
+    task.source = task.source.replace('todo("partial', 'todo("mine')
+    nbformat.write(notebook, path)
+    assert main(["build", "state-02"]) == 2
+    assert "not overwriting exercises/state-02.ipynb" in capsys.readouterr().err
+
+
+def test_a_notebook_jupyter_ran_and_saved_is_still_the_builds_own(repo_copy, capsys):
+    """Outputs, execution counts and metadata are not edits: build may replace the file."""
+    path = repo_copy / "exercises" / "state-02.ipynb"
+    built = path.read_bytes()
+    notebook = nbformat.read(path, as_version=4)
+    for number, cell in enumerate(c for c in notebook.cells if c.cell_type == "code"):
+        cell.execution_count = number + 1
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ran\n")]
+    notebook.metadata["language_info"]["version"] = "3.12.1"
+    for cell in notebook.cells:
+        cell.metadata.pop("jupyter", None)  # a solution the learner opened
+    nbformat.write(notebook, path)
+    assert main(["build", "state-02"]) == 0, capsys.readouterr().err
+    assert path.read_bytes() == built
+
+
+def test_practice_folders_are_ignored_by_git():
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for path in ("practice/state-02/state-02.py", ".lessonkit/practice.json"):
+        result = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO)
+        assert result.returncode == 0, f"{path} is not git-ignored"
 
 
 def test_unknown_lesson_is_one_clear_message(capsys):

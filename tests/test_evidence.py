@@ -158,3 +158,19 @@ def test_a_grader_without_json_is_explained_not_fatal():
     assert (
         verdicts.note == "`lessonkit check` gave no verdicts here (ModuleNotFoundError: no grader)"
     )
+
+
+def test_without_file_the_report_is_of_the_practice_copy_start_made(tmp_path):
+    from conftest import copy_lesson_repo
+
+    root = tmp_path / "repo"
+    copy_lesson_repo(root)
+    code, _, err = invoke(["start", "state-02", str(tmp_path / "mine")], root=root, cwd=root)
+    assert code == 0, err
+    code, out, err = invoke(["evidence", "state-02"], root=root, cwd=root)
+    assert code == 0, out + err
+    assert "your practice copy" in err
+    (report,) = (root / "evidence").iterdir()
+    text = report.read_text(encoding="utf-8")
+    assert "mine/state-02.py" in text
+    assert "02-pytrees-and-structured-parameters/exercises" not in text

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, invoke, make_attempt
+from conftest import REPO, copy_lesson_repo, invoke, make_attempt
 
 MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 
@@ -51,15 +51,32 @@ def test_json_report_for_tools(files, lesson):
     assert isinstance(data["seconds"], float)
 
 
-def test_started_copies_are_graded_and_found_by_default(tmp_path):
-    code, _, err = invoke(["start", "state-02", "exercises"], root=REPO, cwd=tmp_path)
+def test_started_copies_are_graded_and_found_by_default(tmp_path, lesson):
+    """`start DIR` anywhere, then `check` without FILE grades that copy, not the lesson's."""
+    root = tmp_path / "repo"
+    copy_lesson_repo(root)
+    code, _, err = invoke(["start", "state-02", str(tmp_path / "my work")], root=root, cwd=root)
     assert code == 0, err
-    code, out, err = invoke(["check", "state-02", "--json"], root=REPO, cwd=tmp_path)
-    assert code == 1, err
+    script = tmp_path / "my work" / "state-02.py"
+    solved = script.read_text(encoding="utf-8")
+    for task in lesson.tasks:
+        solved = solved.replace(task.scaffold, task.solution)
+    script.write_text(solved, encoding="utf-8")
+    code, out, err = invoke(["check", "state-02", "--json"], root=root, cwd=root)
+    assert code == 0, err
     data = json.loads(out)
-    assert data["file"] == "exercises/state-02.py"
-    assert [t["status"] for t in data["tasks"]] == ["not attempted"] * 4
-    assert (tmp_path / "exercises" / "state-02.ipynb").is_file()  # graded in test_grade_hostile
+    assert Path(data["file"]).resolve() == script.resolve()
+    assert [t["status"] for t in data["tasks"]] == ["passed"] * 4
+    assert "your practice copy" in err and "state-02.py" in err
+
+
+def test_check_without_a_practice_copy_says_it_grades_the_lessons_own(tmp_path):
+    root = tmp_path / "repo"
+    copy_lesson_repo(root)
+    code, out, err = invoke(["check", "state-02", "--json"], root=root, cwd=root)
+    assert code == 1, err
+    assert [t["status"] for t in json.loads(out)["tasks"]] == ["not attempted"] * 4
+    assert "No practice copy found" in err and "lessonkit start state-02" in err
 
 
 @pytest.mark.parametrize(

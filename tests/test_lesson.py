@@ -200,3 +200,33 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
     assert status == 2
     assert "lesson.md:" in err and "quiz answer 7 is out of range" in err
     assert "Traceback" not in err
+
+
+def _required_constants(solution: str) -> set[float]:
+    """Float literals the reference solution computes with (its assertions' numbers excluded)."""
+    import ast
+
+    found: set[float] = set()
+    for statement in ast.parse(solution).body:
+        if isinstance(statement, ast.Assert):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and isinstance(node.value, float):
+                found.add(node.value)
+    return found
+
+
+def test_tasks_state_every_value_they_are_graded_on(lesson):
+    """The grader compares with the reference, so a starting value it uses must be in the task."""
+    for task in lesson.tasks:
+        text = " ".join([task.prompt, task.where, *task.plan])
+        stated = {float(n) for n in re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e-?\d+)?", text)}
+        missing = sorted(_required_constants(task.solution) - stated)
+        assert missing == [], f"task {task.id} never states {missing}"
+
+
+def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(lesson):
+    for task in lesson.tasks:
+        assert "practice copy" in task.where, task.where
+        assert f"`lessonkit check {lesson.meta.id}`" in task.where, task.where
+        assert "exercise file" not in task.where and "exercises/" not in task.where

@@ -366,3 +366,12 @@ def test_site_files_are_relative_to_each_page(built_site):
         resolved = (built_site / "state-02" / link.split("#")[0]).resolve()
         assert resolved.is_file(), link
         assert Path(built_site).resolve() in resolved.parents
+
+
+def test_the_check_box_makes_the_practice_copy_that_check_grades(page, lesson):
+    """A bare `lessonkit check` grades the copy `start` made; the box gives both commands."""
+    boxes = re.findall(r'<figure class="codeblock check-command">.*?</figure>', page, flags=re.S)
+    assert len(boxes) == len(lesson.tasks)
+    for box in boxes:
+        text = re.sub(r"<[^>]+>", "", box)
+        assert text.index("lessonkit start state-02") < text.index("lessonkit check state-02")

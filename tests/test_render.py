@@ -158,3 +158,115 @@ def test_practice_files_read_as_cells(lesson):
     for path in (EXERCISE_PY, EXERCISE_NB):
         submission = read_submission(path)
         assert [c.task for c in submission.cells if c.task] == [t.id for t in lesson.tasks]
+
+
+# --------------------------------------------------------------------------- text the learner reads
+
+
+def _prose_of_generated_files(lesson) -> dict[str, str]:
+    """The prose of each generated learner file: comments of the scripts, notebook Markdown."""
+    from lessonkit.render.script import render_going_further
+
+    def comments(script: str) -> str:
+        lines = [line.strip() for line in script.splitlines()]
+        return "\n".join(line.lstrip("#").strip() for line in lines if line.startswith("#"))
+
+    notebook = build_notebook(lesson)
+    markdown = "\n\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    practice = "\n\n".join(
+        c.source
+        for c in notebook.cells
+        if c.cell_type == "markdown" and "solution" not in c.metadata.get("tags", [])
+    )
+    return {
+        "code/main.py": comments(render_main(lesson)),
+        "code/going_further.py": comments(render_going_further(lesson)),
+        "exercises/state-02.py": practice,
+        "exercises/state-02.ipynb": markdown,
+    }
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences of Markdown prose, without code blocks and markup, lower-cased."""
+    import re
+
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    # Headings, list items, table rows and labels repeat by design (one per task or tab).
+    lines = [line for line in text.splitlines() if not re.match(r"\s*([-#|]|\d+\. |\*\*)", line)]
+    text = re.sub(r"<[^>]+>|[*`]", "", "\n".join(lines))
+    parts = re.split(r"(?<=[.!?])\s+|\n\s*\n", text)
+    sentences = [" ".join(p.split()).lower() for p in parts]
+    return [s for s in sentences if len(s.split()) >= 4 and s.endswith((".", "!", "?"))]
+
+
+def test_no_sentence_is_said_twice_in_a_generated_file(lesson):
+    for name, prose in _prose_of_generated_files(lesson).items():
+        sentences = _sentences(prose)
+        repeated = sorted({s for s in sentences if sentences.count(s) > 1})
+        assert repeated == [], f"{name} repeats: {repeated}"
+
+
+def test_no_heading_is_repeated_as_a_label_of_its_own_section(lesson):
+    import re
+
+    for name, prose in _prose_of_generated_files(lesson).items():
+        heading = None
+        for line in prose.splitlines():
+            if found := re.fullmatch(r"#+ (.+)", line):
+                heading = found.group(1).strip()
+            elif found := re.fullmatch(r"\*\*(.+?)\*\*", line.strip()):
+                assert found.group(1).strip() != heading, f"{name} repeats the heading {heading!r}"
+
+
+def test_below_points_at_something_below(lesson):
+    """A "below" (as in "the record below") needs that thing after it in the same file."""
+    import re
+
+    for name, prose in _prose_of_generated_files(lesson).items():
+        flat = " ".join(prose.split()).lower()
+        for found in re.finditer(r"the ([\w ]+?) below", flat):
+            noun = found.group(1).split()[-1].rstrip("s")
+            rest = flat[found.end() :]
+            assert re.search(rf"\b{noun}", rest), f"{name}: {found.group(0)!r} has no {noun} below"
+
+
+def test_the_prose_never_sends_the_learner_to_edit_a_generated_file(lesson):
+    """`lessonkit build` rewrites code/ and exercises/: work belongs in a practice copy."""
+    import re
+
+    for name, prose in _prose_of_generated_files(lesson).items():
+        for sentence in _sentences(prose):
+            mentions = re.search(r"code/main\.py|code/", sentence)
+            tells = re.match(r"(work|append|write|edit)\b", sentence)
+            assert not (mentions and tells), f"{name}: {sentence!r}"
+
+
+def test_step_summaries_describe_their_block(lesson):
+    """A step of imports only is not summarised as the lesson's inputs."""
+    for step in lesson.steps:
+        imports_only = all(
+            line.startswith(("import ", "from ")) for line in step.code.splitlines() if line
+        )
+        if imports_only:
+            assert "input" not in step.summary.lower(), step.summary
+
+
+def test_the_repair_scaffold_checks_the_update_not_only_the_loss(lesson):
+    """An update at the wrong learning rate lowers the loss too: the scaffold must reject it."""
+    import jax
+    import jax.numpy as jnp
+
+    task = lesson.task("repair")
+    namespace: dict = {}
+    for step in lesson.steps:
+        exec(step.code, namespace)
+    grads, params = namespace["grads"], namespace["params"]
+    wrong = jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    assert namespace["loss"](wrong) < namespace["loss"](params)  # the "loss fell" check passes
+    answers = {"partial": {"weight": grads["weight"]}, "fixed": wrong}
+    namespace["todo"] = lambda what: answers[what.split(":")[0]]
+    namespace["jnp"] = jnp
+    with pytest.raises(AssertionError):
+        exec(task.scaffold, namespace)
+    namespace["todo"] = lambda what: {**answers, "fixed": namespace["updated"]}[what.split(":")[0]]
+    exec(task.scaffold, namespace)  # the right update passes the scaffold's own checks

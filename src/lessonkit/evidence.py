@@ -148,8 +148,9 @@ def render_template(lesson: Lesson) -> str:
         + "; ".join(i.title.lower() for i in ITEMS)
         + ". For each one, write your prediction first, then run the code, paste what it "
         "printed, and explain what happened. Checkpoint answers and exercise evidence are "
-        f"tracked separately. `lessonkit evidence {meta.id} FILE` writes a copy of this "
-        "template with the observed results filled in from your own run of FILE.",
+        f"tracked separately. `lessonkit evidence {meta.id}` writes a copy of this template "
+        "with the observed results filled in from your own run of your practice copy (from "
+        f"`lessonkit start {meta.id}`), or of FILE when you add one.",
         f"**Name and date:** {WRITE_HERE}",
     ]
     blocks += [_item_block(lesson, n, item) for n, item in enumerate(ITEMS, 1)]

@@ -61,14 +61,35 @@ def add_practice_file_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file",
         nargs="?",
-        help="your practice file, .py or .ipynb (default: exercises/LESSON.py in this folder "
-        "if it exists, else the lesson's own copy)",
+        help="your practice file, .py or .ipynb (default: your practice copy from "
+        "`lessonkit start`, else the lesson's own copy)",
     )
 
 
 def practice_file(lesson: Lesson, given: str | None) -> Path:
-    """The file the learner named, else exercises/<id>.py here if it exists, else the lesson's."""
-    if given:
-        return Path(given)
-    relative = Path(lesson.exercise_paths[0])
-    return relative if relative.is_file() else lesson.directory / relative
+    """The file the learner named, else their practice copy; says on stderr which one it took.
+
+    stderr keeps `--json` output clean; the note matters most when nothing was named.
+    """
+    from rich.text import Text
+
+    from lessonkit.catalog import repo_root
+    from lessonkit.practice import find_practice_file
+
+    found = find_practice_file(lesson, given, repo_root())
+    where, lesson_id = shown(found.path), lesson.meta.id
+    if found.origin == "practice":
+        note = f"Using {where}, your practice copy"
+        if found.other is not None:
+            later = f", saved after {found.other.name}" if found.path.suffix == ".ipynb" else ""
+            note += f"{later} (give FILE to use {found.other.name} instead)"
+        note += "."
+    elif found.origin == "lesson":
+        note = (
+            f"No practice copy found, so using the lesson's own copy, {where}. "
+            f"`lessonkit start {lesson_id}` makes yours; or give FILE."
+        )
+    else:
+        return found.path
+    console(stderr=True).print(Text(note))
+    return found.path

@@ -5,6 +5,7 @@ files) and the execution records of the lesson's scripts, each of which must sti
 lesson.md and its script: a stale record stops the site build with the command that renews it.
 Before anything is written, the declared numbers must agree with the prose and the code: a
 broken one stops the build at its lesson.md line, never at a generated file's.
+A generated file edited since the last build is never replaced unless `--force` says so.
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from lessonkit.site import INDEX, build_site, site_dir
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser, optional=True)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace generated files even when they were edited by hand (the edits are lost)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     for lesson in lessons:
         check_numbers(lesson)
     for lesson in lessons:
-        written = write_all(lesson)
+        written = write_all(lesson, force=args.force)
         for path in written:
             out.print(f"wrote {shown(path)}")
         out.print(f"{lesson.meta.id}: {len(written)} file(s) changed, the rest already up to date")

@@ -1,13 +1,21 @@
-"""`lessonkit start`: copy the practice files into the learner's own folder, never overwriting."""
+"""`lessonkit start`: copy the practice files into the learner's own folder, never overwriting.
+
+The copies lose the "do not edit" header (they are the learner's to edit), and the folder is
+remembered so that `lessonkit check` and `lessonkit evidence` find it without a FILE.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from lessonkit.catalog import find_lesson
+from rich.text import Text
+
+from lessonkit.catalog import find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, shown
 from lessonkit.errors import UsageError
+from lessonkit.practice import STATE_FILE, copy_times, learner_copy, remember_folder
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
+    root = repo_root()
     target = Path(args.dir or f"practice/{lesson.meta.id}")
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} exists and is not a folder", fix="choose another folder")
@@ -28,22 +37,28 @@ def run(args: argparse.Namespace) -> int:
             )
     out = console()
     target.mkdir(parents=True, exist_ok=True)
+    stamp = copy_times(sources)
     copied = 0
     for source in sources:
         destination = target / source.name
         try:
-            with destination.open(
-                "xb"
-            ) as handle:  # "x": fail instead of replacing a learner's work
-                handle.write(source.read_bytes())
+            with destination.open("xb") as handle:  # "x": fail instead of replacing work
+                handle.write(learner_copy(lesson, source.name, source.read_bytes()))
         except FileExistsError:
-            out.print(f"kept {shown(destination)} (it exists; your work is never overwritten)")
+            kept = f"kept {shown(destination)} (it exists; your work is never overwritten)"
+            out.print(Text(kept))
             continue
+        # Fresh copies look older than any save of yours, so check picks the file you work in.
+        os.utime(destination, (stamp, stamp))
         copied += 1
-        out.print(f"copied {shown(destination)}")
+        out.print(Text(f"copied {shown(destination)}"))
+    if not remember_folder(lesson, target, root):
+        out.print(Text(f"(could not write {shown(root / STATE_FILE)}; give FILE to check)"))
     script = target / Path(lesson.exercise_paths[0]).name
     out.print(
-        f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {shown(script)}, "
-        f"then run `lessonkit check {lesson.meta.id} {shown(script)}`."
+        Text(
+            f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {shown(script)} "
+            f"(or the notebook beside it), then run `lessonkit check {lesson.meta.id}`."
+        )
     )
     return 0

@@ -56,6 +56,15 @@ def generated_note(lesson: Lesson, what: str) -> str:
     )
 
 
+def practice_note(lesson: Lesson) -> str:
+    """What replaces the generated note in the learner's copy from `lessonkit start`."""
+    lesson_id = lesson.meta.id
+    return (
+        f"Your practice copy of {lesson_id}, made by `lessonkit start`: edit it freely, "
+        f"`lessonkit build` never touches it. `lessonkit check {lesson_id}` grades it."
+    )
+
+
 def _fence(code: str, language: str = "python") -> str:
     return f"```{language}\n{code}\n```"
 
@@ -93,11 +102,9 @@ def _markdown_for(item, section: Section) -> str | None:
     if isinstance(item, Math):
         return f"$$\n{item.latex}\n$$"
     if isinstance(item, RunCommand):
+        # The section's heading already names the command; a label here would repeat it.
         command = _fence(item.command, "bash")
-        return (
-            f"**Run the example**\n\n{command}\n\n{item.about}\n\n"
-            f"**Expected result:** {item.expected}"
-        )
+        return f"{command}\n\n{item.about}\n\n**Expected result:** {item.expected}"
     if isinstance(item, Quiz):
         options = "\n".join(f"{i + 1}. {o}" for i, o in enumerate(item.options))
         answer = f"Option {item.answer + 1}: {item.options[item.answer]}\n\n{item.explanation}"
@@ -113,8 +120,9 @@ def _code_cells(item, section: Section) -> Iterator[Cell]:
         if item.uses:
             intro += f"\n\nCode building blocks in this step:\n\n{_notes(item.uses)}"
         yield Cell(f"step-{item.number}-intro", "markdown", intro)
+        # The summary heads the step in main.py and on the page; here the prose after the
+        # step says the same, so it is left out rather than said twice.
         yield Cell(f"step-{item.number}", "code", item.code, ("step",))
-        yield Cell(f"step-{item.number}-summary", "markdown", item.summary)
     elif isinstance(item, Figure):
         yield Cell("figure-prompt", "markdown", f"**{item.prompt}**")
         yield Cell("figure-data", "code", item.code, ("figure",))
@@ -165,8 +173,9 @@ def lesson_cells(lesson: Lesson) -> list[Cell]:
             f"{meta.lesson_count} · revision {meta.revision} · about {meta.minutes} minutes · "
             f"{meta.practice}\n\n{meta.goal}\n\n"
             "Restart the kernel and run the cells from the top: later cells use names defined "
-            "earlier. Each task cell stops at a `todo(...)` until you fill it in; check your "
-            f"work with `lessonkit check {meta.id} FILE`.",
+            "earlier. Each task cell stops at a `todo(...)` until you fill it in. "
+            f"`lessonkit check {meta.id}` grades your practice copy from "
+            f"`lessonkit start {meta.id}`; `lessonkit check {meta.id} FILE` grades any file.",
         ),
         Cell("todo-helper", "code", TODO_HELPER, ("helper",)),
     ]

@@ -7,7 +7,7 @@ Run it from the repository root:
     python phases/03-state/02-pytrees-and-structured-parameters/code/going_further.py
 """
 
-# Step 1 — Prepare the inputs: These explicit inputs define the case that the later checks will verify.
+# Step 1 — Prepare the inputs: The imports that every later block relies on.
 import jax
 import jax.numpy as jnp
 
@@ -18,7 +18,7 @@ def loss(p):
     prediction = jnp.dot(p["weight"], x) + p["bias"]
     return (prediction - 3.) ** 2
 
-# Step 3 — Run and check the result: Compare the output to the expected result below before making the exercise change.
+# Step 3 — Run and check the result: Differentiate, update every leaf, and print the loss before and after the update.
 # Differentiate the loss: value is the scalar loss, grads a tree shaped like params.
 value, grads = jax.value_and_grad(loss)(params)
 # Update every leaf of the parameter pytree with its matching gradient leaf.

@@ -7,7 +7,7 @@
 #
 # Represent parameters and state in a nested structure and transform its leaves.
 #
-# Restart the kernel and run the cells from the top: later cells use names defined earlier. Each task cell stops at a `todo(...)` until you fill it in; check your work with `lessonkit check state-02 FILE`.
+# Restart the kernel and run the cells from the top: later cells use names defined earlier. Each task cell stops at a `todo(...)` until you fill it in. `lessonkit check state-02` grades your practice copy from `lessonkit start state-02`; `lessonkit check state-02 FILE` grades any file.
 
 # %% tags=["helper"]
 def todo(what):
@@ -262,9 +262,12 @@ def todo(what):
 # %% [markdown]
 # ### Where to put and run this code
 #
-# Work in `phases/03-state/02-pytrees-and-structured-parameters/code/main.py`, or in the
-# practice files `exercises/state-02.py` and `exercises/state-02.ipynb`, and run everything
-# from the repository root with
+# Build the example in a `main.py` of your own, in a practice folder, and do the exercises in
+# your practice copy of `exercises/state-02.py` or `exercises/state-02.ipynb`:
+# `lessonkit start state-02` copies both into `practice/state-02/`, where `lessonkit build`
+# never overwrites them. The complete reference solution stays in
+# `phases/03-state/02-pytrees-and-structured-parameters/code/main.py`; run it, like everything
+# else, from the repository root with
 # `python3 phases/03-state/02-pytrees-and-structured-parameters/code/main.py`.
 
 # %% [markdown]
@@ -275,9 +278,6 @@ def todo(what):
 # %% tags=["step"]
 import jax
 import jax.numpy as jnp
-
-# %% [markdown]
-# These explicit inputs define the case that the later checks will verify.
 
 # %% [markdown]
 # The imports are the whole first block: every later block relies on `jax` and `jax.numpy`.
@@ -297,9 +297,6 @@ x = jnp.array([2., 1.])
 def loss(p):
     prediction = jnp.dot(p["weight"], x) + p["bias"]
     return (prediction - 3.) ** 2
-
-# %% [markdown]
-# loss reads both parameter leaves.
 
 # %% [markdown]
 # `loss` reads both parameter leaves. `jax.grad` will return a gradient tree of the same
@@ -323,9 +320,6 @@ updated = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)
 print("Before/after:", float(value), float(loss(updated)))
 assert grads.keys() == params.keys()
 assert loss(updated) < value
-
-# %% [markdown]
-# Compare the output to the expected result below before making the exercise change.
 
 # %% [markdown]
 # Compare what it prints with the expected result below before you start the exercise.
@@ -360,8 +354,6 @@ fig.tight_layout()
 # %% [markdown]
 # ### Run the example
 #
-# **Run the example**
-#
 # ```bash
 # python3 phases/03-state/02-pytrees-and-structured-parameters/code/main.py
 # ```
@@ -373,8 +365,9 @@ fig.tight_layout()
 # %% [markdown]
 # ### Recorded reference execution
 #
-# The record below comes from running the complete lesson script, `code/main.py`, with all of
-# its assertions, in the course CPU environment. Compare your own run with it; the timings
+# The reference record, `outputs/execution.json` (shown with a download on the lesson page),
+# comes from running the complete lesson script, `code/main.py`, with all of its assertions, in
+# the course CPU environment. Compare your own run with it; the timings
 # depend on your machine. `lessonkit run state-02` makes a fresh record of your own and
 # compares it with this one.
 
@@ -431,7 +424,7 @@ assert jnp.array_equal(rebuilt["bias"], params["bias"])
 # **Exercise.** Compute the squared norm of all gradient leaves, then confirm it by adding the weight and
 # bias contributions directly.
 #
-# *Where:* Write your answer in the "Make it yours" cell of exercises/state-02.py (or of exercises/state-02.ipynb), then run lessonkit check state-02 to have it graded.
+# *Where:* Write your answer in the "Make it yours" cell of your practice copy of `state-02.py` or `state-02.ipynb` (`lessonkit start state-02` makes it), then run `lessonkit check state-02`, which grades that copy.
 #
 # Key functions:
 #
@@ -464,10 +457,11 @@ assert jnp.allclose(norm_squared, manual)
 # ### Extend to a nested model
 
 # %% [markdown]
-# **Practice.** Place `weight` and `bias` under a `layer` dictionary and add a scalar `scale` parameter.
-# Verify the derivative with respect to `scale` for the prediction $s(wx+b)$.
+# **Practice.** Place `weight` and `bias` under a `layer` dictionary and add a scalar `scale` parameter
+# that starts at $1$, so the prediction is unchanged. Verify the derivative with respect to
+# `scale` for the prediction $s(wx+b)$.
 #
-# *Where:* Write your answer in the "Extend to a nested model" cell of the exercise file, then run lessonkit check state-02.
+# *Where:* Write your answer in the "Extend to a nested model" cell of your practice copy, then run `lessonkit check state-02`.
 #
 # Key functions:
 #
@@ -477,7 +471,7 @@ assert jnp.allclose(norm_squared, manual)
 #
 # Plan:
 #
-# 1. Put weight and bias under a "layer" dictionary and add a scalar "scale" leaf (nested).
+# 1. Put params under a "layer" key and add a scalar "scale" leaf that starts at 1.0 (nested).
 # 2. Write nested_loss for the prediction s(wx+b) against the target 3.
 # 3. Differentiate it to get g, and check that g has the structure of nested.
 # 4. Derive the scale derivative by hand from x, weight and bias, and compare it with g["scale"].
@@ -509,7 +503,7 @@ assert jnp.allclose(g["scale"], scale_by_hand)
 # **Challenge.** Remove `bias` from the gradient dictionary, reproduce the structural error, then restore it
 # and verify the update you derived by hand.
 #
-# *Where:* Write your answer in the "Repair a mismatched update tree" cell of the exercise file, then run lessonkit check state-02.
+# *Where:* Write your answer in the "Repair a mismatched update tree" cell of your practice copy, then run `lessonkit check state-02`.
 #
 # Key functions:
 #
@@ -520,7 +514,8 @@ assert jnp.allclose(g["scale"], scale_by_hand)
 #
 # 1. Build a gradient dictionary that has lost its bias entry (partial).
 # 2. Run the update on params and partial, catch the ValueError, and print "Expected tree mismatch".
-# 3. Restore the full gradient tree and apply the update again (fixed); check the loss.
+# 3. Apply the update again at learning rate 0.05 with the complete gradient tree (fixed).
+# 4. Check each leaf of fixed against the update derived by hand: weight [1.4, -0.8] and bias 0.2.
 #
 # <details>
 # <summary>Show a hint</summary>
@@ -539,7 +534,9 @@ except ValueError:
 else:
     raise AssertionError("Expected a missing-key failure")
 fixed = todo("fixed: the update applied with the complete gradient tree")
-assert loss(fixed) < loss(params)
+# Check the update itself, leaf by leaf: a lower loss alone does not prove it right.
+assert jnp.allclose(fixed["weight"], jnp.array([1.4, -0.8]))
+assert jnp.allclose(fixed["bias"], 0.2)
 
 # %% [markdown]
 # ### Going further: name every leaf by its key path
@@ -761,7 +758,7 @@ print("Matches the hand update:", jax.tree.all(agree))
 # **Optional.** Write Adam's first step at learning rate 0.1 by hand, for any parameters and gradients, and
 # confirm it against optax. The grader also runs your cell on other parameters and inputs.
 #
-# *Where:* Write your answer in the "Adam's first step by hand" cell of the exercise file, then run lessonkit check state-02; leaving it out does not fail the check.
+# *Where:* Write your answer in the "Adam's first step by hand" cell of your practice copy, then run `lessonkit check state-02`; leaving it out does not fail the check.
 #
 # Key functions:
 #
@@ -770,7 +767,7 @@ print("Matches the hand update:", jax.tree.all(agree))
 #
 # Plan:
 #
-# 1. Write Adam's first update for one leaf from its gradient g: the bias-corrected moments are g and g squared.
+# 1. Write Adam's first update for one leaf from its gradient g: the bias-corrected moments are g and g squared, and Adam's epsilon is 1e-8.
 # 2. Apply it to every leaf of params with jax.tree.map (adam_by_hand).
 # 3. Compare your tree with optax's step, leaf by leaf.
 #
