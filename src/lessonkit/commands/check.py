@@ -56,6 +56,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="replay the input sets of an earlier run (its report names the seed)",
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="--batch: keep the files an interrupted batch already graded, grade the rest",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="let --batch run submissions without the OS sandbox (when bubblewrap is missing)",
@@ -72,8 +77,10 @@ def seed_number(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.jobs or args.out) and not args.batch:
-        raise UsageError("--jobs and --out only apply to --batch", fix="add --batch DIR")
+    if (args.jobs or args.out or args.resume or args.no_sandbox) and not args.batch:
+        raise UsageError(
+            "--jobs, --out, --resume and --no-sandbox only apply to --batch", fix="add --batch DIR"
+        )
     if args.batch:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
@@ -138,34 +145,42 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from lessonkit.grade.batch import grade_many, submissions_in
-    from lessonkit.grade.report import batch_table, summary_csv, summary_json
+    """Grade a folder; results are journalled as they come, outputs written at the end."""
+    from lessonkit.commands._batch import BatchRun
+    from lessonkit.grade.batch import submissions_in
 
     folder = Path(args.batch)
     if not folder.is_dir():
         raise UsageError(
             f"{folder} is not a folder", fix="give the folder that holds the submissions"
         )
+    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
     lesson = find_lesson(args.lesson)
     paths = submissions_in(folder)
     if not paths:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
     out_dir = Path(args.out) if args.out else folder
-    entries = grade_many(lesson, paths, jobs=args.jobs or os.cpu_count(), timeout=args.timeout)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    task_ids = [t.id for t in lesson.tasks]
-    stem = f"check-{lesson.meta.id}"
-    csv_path, json_path = out_dir / f"{stem}.csv", out_dir / f"{stem}.json"
-    csv_path.write_text(summary_csv(entries, task_ids), encoding="utf-8")
-    json_path.write_text(
-        json.dumps(summary_json(entries, lesson.meta.id), indent=2) + "\n", encoding="utf-8"
+    run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed)
+    out = console(stderr=True)
+    if isolation.note:
+        out.print(Text(isolation.note, style="yellow"))
+    entries = run.grade(
+        paths,
+        jobs=args.jobs or os.cpu_count(),
+        timeout=args.timeout,
+        sandbox=isolation.sandbox,
+        cache=compile_cache(),
+        progress=out,
     )
+    written = run.write_outputs(entries)
     if args.json:
-        print(json.dumps(summary_json(entries, lesson.meta.id), indent=2))
+        print(json.dumps(run.summary(entries), indent=2))
         return 0
-    out = console()
-    out.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
+    from lessonkit.grade.report import batch_table
+
+    view = console()
+    view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
     passed = sum(e.report.passed for e in entries)
-    out.print(f"{passed} of {len(entries)} files pass every task.")
-    out.print(f"Wrote {shown(csv_path)} and {shown(json_path)}.")
+    view.print(f"{passed} of {len(entries)} files pass every task (input seed {run.seed}).")
+    view.print(Text(f"Wrote {', '.join(shown(p) for p in written)}."))
     return 0

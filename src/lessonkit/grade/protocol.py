@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from lessonkit.text import safe_text
+
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
@@ -157,9 +159,10 @@ def _keys(data: object, required: set[str], optional: frozenset[str] = frozenset
 
 
 def _str(value: object, limit: int = MAX_NAME) -> str:
+    """A text field, with surrogates and control characters made harmless."""
     if type(value) is not str or len(value) > limit:
         raise Interference("a report holds a text field of the wrong type or size")
-    return value
+    return safe_text(value)
 
 
 def _int(value: object, low: int = 0, high: int = 2**31) -> int:
@@ -210,7 +213,7 @@ def check_value(value: object, budget: _Budget | None = None, depth: int = 0) ->
             raise Interference("a reported number does not match its type")
     elif tag == "str":
         _keys(value, {"t", "value", "length"})
-        _str(value["value"], MAX_TEXT)
+        value["value"] = _str(value["value"], MAX_TEXT)
         _int(value["length"], 0, 2**40)
     elif tag in ("array", "key"):
         fields = {"t", "dtype", "shape"} | ({"impl"} if tag == "key" else set())
@@ -224,7 +227,7 @@ def check_value(value: object, budget: _Budget | None = None, depth: int = 0) ->
         for d in shape:
             size *= _int(d, 0, 2**40)
         if tag == "key":
-            _str(value["impl"], 40)
+            value["impl"] = _str(value["impl"], 40)
         if "data" in value:
             data = value["data"]
             if type(data) is not list or len(data) > MAX_ELEMENTS * 4:
@@ -237,7 +240,7 @@ def check_value(value: object, budget: _Budget | None = None, depth: int = 0) ->
                 _finite_or_not(item)
     elif tag == "module":
         _keys(value, {"t", "name"})
-        _str(value["name"])
+        value["name"] = _str(value["name"])
     elif tag == "dict":
         _keys(value, {"t", "type", "items"})
         if value["type"] != "dict" or type(value["items"]) is not list:
@@ -252,23 +255,25 @@ def check_value(value: object, budget: _Budget | None = None, depth: int = 0) ->
             if (type(key), key) in seen:
                 raise Interference("a reported dict repeats a key")
             seen.add((type(key), key))
+            if type(key) is str:
+                pair[0] = safe_text(key)
             check_value(pair[1], budget, depth + 1)
     elif tag == "seq":
         _keys(value, {"t", "type", "items"})
-        _str(value["type"])
+        value["type"] = _str(value["type"])
         if type(value["items"]) is not list:
             raise Interference("a reported sequence is malformed")
         for item in value["items"]:
             check_value(item, budget, depth + 1)
     elif tag == "big":
         _keys(value, {"t", "type", "why"})
-        _str(value["type"])
-        _str(value["why"])
+        value["type"] = _str(value["type"])
+        value["why"] = _str(value["why"])
     elif tag == "other":
         _keys(value, {"t", "type"}, frozenset({"note"}))
-        _str(value["type"])
+        value["type"] = _str(value["type"])
         if "note" in value:
-            _str(value["note"])
+            value["note"] = _str(value["note"])
     else:
         raise Interference("a reported value has an unknown kind")
     return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.console import Group
 from rich.table import Table
@@ -12,6 +13,8 @@ from rich.text import Text
 
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
+from lessonkit.model import Lesson
+from lessonkit.text import csv_cell, safe_text
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),
@@ -35,7 +38,8 @@ def _feedback(message: str, hint: str | None) -> Text:
 
 
 def task_table(report: GradeReport) -> Table:
-    table = Table(title=f"{report.lesson} · {report.file}", title_justify="left", expand=False)
+    title = f"{report.lesson} · {safe_text(report.file)}"
+    table = Table(title=title, title_justify="left", expand=False)
     table.add_column("Task", no_wrap=True)
     table.add_column("Status", no_wrap=True)
     table.add_column("Feedback", overflow="fold")
@@ -95,35 +99,92 @@ def batch_table(entries: Sequence[BatchEntry], task_titles: Sequence[tuple[str, 
     for entry in entries:
         statuses = {t.id: t.status for t in entry.report.tasks}
         table.add_row(
-            Text(entry.report.file),
+            Text(safe_text(entry.report.file)),
             *(status_text(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
             f"{entry.report.seconds:.1f}",
         )
     return table
 
 
-def summary_csv(entries: Sequence[BatchEntry], task_ids: Sequence[str]) -> str:
-    """One row per file: its tasks' statuses and messages, for a spreadsheet."""
+@dataclass(frozen=True)
+class Scoring:
+    """Points per task, declared in the lesson's {grading} block (1 when not given).
+
+    Optional tasks add their points when passed and never count toward the maximum.
+    """
+
+    points: tuple[tuple[str, float, bool], ...]  # (task id, points, optional)
+
+    @classmethod
+    def of(cls, lesson: Lesson) -> Scoring:
+        grading = lesson.grading
+        return cls(
+            tuple(
+                (t.id, grading.points_for(t.id) if grading else 1.0, t.optional)
+                for t in lesson.tasks
+            )
+        )
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        return tuple(task_id for task_id, _, _ in self.points)
+
+    @property
+    def maximum(self) -> float:
+        return sum(points for _, points, optional in self.points if not optional)
+
+    def earned(self, report: GradeReport) -> dict[str, float]:
+        passed = {t.id for t in report.tasks if t.status == PASSED}
+        return {
+            task_id: (points if task_id in passed else 0.0) for task_id, points, _ in self.points
+        }
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
+    """One row per file: points, each task's status, points and message, for a spreadsheet.
+
+    Every cell goes through `csv_cell`, so a message or file name that starts with `=` is
+    text to a spreadsheet, never a formula.
+    """
+    task_ids = scoring.task_ids
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    header = ["file", "passed", *task_ids, *(f"{t} message" for t in task_ids), "seconds"]
+    header = [
+        "file",
+        "passed",
+        "points",
+        "max points",
+        *task_ids,
+        *(f"{t} points" for t in task_ids),
+        *(f"{t} message" for t in task_ids),
+        "seconds",
+        "seed",
+    ]
     writer.writerow(header)
     for entry in entries:
         by_id = {t.id: t for t in entry.report.tasks}
-        writer.writerow(
-            [
-                entry.report.file,
-                "yes" if entry.report.passed else "no",
-                *(by_id[t].status if t in by_id else ERROR for t in task_ids),
-                *(by_id[t].message if t in by_id else "" for t in task_ids),
-                f"{entry.report.seconds:.3f}",
-            ]
-        )
+        earned = scoring.earned(entry.report)
+        row = [
+            entry.report.file,
+            "yes" if entry.report.passed else "no",
+            _number(sum(earned.values())),
+            _number(scoring.maximum),
+            *(by_id[t].status if t in by_id else ERROR for t in task_ids),
+            *(_number(earned[t]) for t in task_ids),
+            *(by_id[t].message if t in by_id else "" for t in task_ids),
+            f"{entry.report.seconds:.3f}",
+            "" if entry.report.seed is None else str(entry.report.seed),
+        ]
+        writer.writerow([csv_cell(cell) for cell in row])
     return buffer.getvalue()
 
 
-def summary_json(entries: Sequence[BatchEntry], lesson_id: str) -> dict:
-    """Every file's `--json` report, with counts per task and status."""
+def summary_json(entries: Sequence[BatchEntry], lesson_id: str, scoring: Scoring) -> dict:
+    """Every file's `--json` report, with counts per task and status, and points."""
     counts: dict[str, dict[str, int]] = {}
     for entry in entries:
         for task in entry.report.tasks:
@@ -134,6 +195,9 @@ def summary_json(entries: Sequence[BatchEntry], lesson_id: str) -> dict:
         "lesson": lesson_id,
         "files": len(entries),
         "passed": sum(e.report.passed for e in entries),
+        "seed": next((e.report.seed for e in entries), None),
+        "max points": scoring.maximum,
         "counts": counts,
+        "points": {e.report.file: sum(scoring.earned(e.report).values()) for e in entries},
         "reports": [e.report.to_json() for e in entries],
     }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lessonkit.text import safe_text
+
 PASSED = "passed"
 FAILED = "failed"
 NOT_ATTEMPTED = "not attempted"
@@ -77,3 +79,53 @@ class GradeReport:
             "seconds": round(self.seconds, 3),
             "seed": self.seed,
         }
+
+    @classmethod
+    def from_json(cls, data: dict) -> GradeReport:
+        """A report read back from `to_json` (a batch journal); KeyError/TypeError if not one."""
+        tasks = tuple(
+            TaskResult(
+                str(t["id"]),
+                str(t["title"]),
+                str(t["status"]),
+                str(t["message"]),
+                None if t["hint"] is None else str(t["hint"]),
+                bool(t["optional"]),
+            )
+            for t in data["tasks"]
+        )
+        prerequisites = tuple(
+            PrerequisiteResult(str(p["name"]), str(p["status"]), str(p["message"]))
+            for p in data["prerequisites"]
+        )
+        seed = data["seed"]
+        return cls(
+            str(data["lesson"]),
+            str(data["file"]),
+            tasks,
+            prerequisites,
+            float(data["seconds"]),
+            None if seed is None else int(seed),
+        )
+
+    def feedback_markdown(self) -> str:
+        """The learner's own report as a Markdown page, for an instructor to hand back."""
+        lines = [f"# {self.lesson}: feedback on {self.file}", ""]
+        done = sum(t.status == PASSED for t in self.tasks)
+        lines += [f"{done} of {len(self.tasks)} tasks passed.", ""]
+        for task in self.tasks:
+            title = f"{task.title} (optional)" if task.optional else task.title
+            lines += [f"## {title}: {task.status}", "", task.message, ""]
+            if task.hint and task.status != PASSED:
+                lines += [f"Hint: {task.hint}", ""]
+        failing = [p for p in self.prerequisites if p.status != PASSED]
+        if failing:
+            lines += ["## Steps and experiments the tasks build on", ""]
+            lines += [f"- {p.name}: {p.status}. {p.message}".rstrip() for p in failing]
+            lines.append("")
+        if self.seed is not None:
+            lines += [
+                f"Graded on the lesson's inputs and on input sets drawn with seed {self.seed}.",
+                "",
+            ]
+        return safe_text("\n".join(lines))
