@@ -102,7 +102,7 @@ def test_unreadable_files_get_one_message_and_exit_2(tmp_path, name, content, me
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["check", "state-02", "--jobs", "2"], "--jobs and --out only apply to --batch"),
+        (["check", "state-02", "--jobs", "2"], "only apply to --batch"),
         (["check", "nope-99", "x.py"], "unknown lesson 'nope-99'"),
         (["check", "state-02", "--batch", "no/such/folder"], "is not a folder"),
     ],

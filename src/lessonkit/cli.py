@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from lessonkit import __version__
 from lessonkit.errors import LessonkitError
@@ -43,8 +45,24 @@ def make_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so every child is stopped and every temp folder removed."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        return _main(argv)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
     # Only the chosen command's module is imported: `lessonkit check` must not pay for the others.
     chosen = next((a for a in argv if a in COMMANDS), None)
     parser = make_parser([chosen] if chosen else [])

@@ -7,7 +7,9 @@ editor drops cell metadata. Unreadable files become one `SubmissionError` messag
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,9 @@ from lessonkit.errors import LessonkitError
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
 _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")
 MAX_BYTES = 2_000_000
+MAX_LINES = 50_000
+MAX_CELLS = 2_000
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class SubmissionError(LessonkitError):
@@ -44,17 +49,48 @@ def _task_of(source: str) -> str | None:
     return match["id"] if match else None
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_BYTES + 1 of them, in bounded time.
+
+    Opened without blocking (a FIFO would wait for a writer forever) and checked to be a
+    regular file before reading (a link to /dev/zero would never end).
+    """
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SubmissionError(
             f"{path}: no such file", fix="give the path of your practice file"
         ) from None
     except IsADirectoryError:
         raise SubmissionError(f"{path} is a folder, not a practice file") from None
+    except PermissionError:
+        raise SubmissionError(f"{path} cannot be read (permission denied)") from None
+    except OSError as exc:  # a symlink loop, a name too long, ...
+        raise SubmissionError(f"{path} cannot be opened ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise SubmissionError(f"{path} is a folder, not a practice file")
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError(f"{path} is not a regular file (a device, pipe or socket)")
+        chunks, size = [], 0
+        while size <= MAX_BYTES:
+            chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise SubmissionError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def _read_text(path: Path) -> str:
+    data = _read_bytes(path)
     if len(data) > MAX_BYTES:
-        raise SubmissionError(f"{path} is {len(data):,} bytes; a practice file is far smaller")
+        raise SubmissionError(f"{path} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
     if b"\x00" in data:
         raise SubmissionError(f"{path} is a binary file, not Python or a notebook")
     try:
@@ -65,10 +101,21 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
+def python_lines(text: str) -> list[str]:
+    """Lines as Python counts them: only \\n, \\r\\n and \\r end a line.
+
+    `str.splitlines` also breaks at U+2028, form feeds and other separators, which would
+    put a cell boundary where Python sees none.
+    """
+    return _LINE_END.split(text.removesuffix("\n").removesuffix("\r")) if text else []
+
+
 def _percent_cells(text: str) -> list[CodeCell]:
     cells: list[CodeCell] = []
     kind, start, body = "code", 1, []
-    lines = text.splitlines()
+    lines = python_lines(text)
+    if len(lines) > MAX_LINES:
+        raise SubmissionError(f"the file has {len(lines):,} lines; a practice file is far smaller")
 
     def close() -> None:
         source = "\n".join(body).strip("\n")
@@ -97,15 +144,30 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
             f"{path} is not a notebook: invalid JSON at line {exc.lineno}, column {exc.colno}",
             fix="restore it from your editor's history or run `lessonkit start` for a fresh copy",
         ) from None
+    except (ValueError, RecursionError):  # 5,000-digit numbers, nesting deeper than Python
+        raise SubmissionError(
+            f"{path} is not a notebook this grader can read (its JSON nests too deeply or "
+            "holds an enormous number)",
+            fix="run `lessonkit start` for a fresh copy and paste your answers in",
+        ) from None
     raw = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(raw, list):
         raise SubmissionError(f"{path} is JSON but not a notebook (no list of cells)")
+    if len(raw) > MAX_CELLS:
+        raise SubmissionError(f"{path} has {len(raw):,} cells; a practice notebook is far smaller")
     cells = []
     for index, cell in enumerate(raw, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            source = "".join(source)
+        elif not isinstance(source, str):
+            raise SubmissionError(
+                f"{path}: cell {index}'s source is not text",
+                fix="open and save the notebook in Jupyter, or run `lessonkit start`",
+            )
+        source = "\n".join(python_lines(source))
         if source.strip():
             cells.append(CodeCell(source.strip("\n"), index, _task_of(source)))
     return cells

@@ -24,6 +24,7 @@ from lessonkit.sources import Submission
 
 SETUP, LESSON_ONLY, TASK, SKIP = "setup", "lesson", "task", "skip"
 _SIMILAR = 0.6
+MAX_COMPARISONS = 4_000
 
 
 @dataclass(frozen=True)
@@ -146,9 +147,13 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
             matched[block.a + offset] = block.b + offset
     anchors = sorted(matched.items())
     bounds = [(-1, -1), *anchors, (len(learner), len(lesson))]
+    budget = MAX_COMPARISONS  # difflib is quadratic: a file of shuffled cells must not stall
     for (a0, b0), (a1, b1) in itertools.pairwise(bounds):
         free_s = list(range(b0 + 1, b1))
         for i in range(a0 + 1, a1):
+            budget -= len(free_s)
+            if budget < 0:
+                return matched
             scored = [(_similarity(learner[i], lesson[j]), j) for j in free_s]
             best = max(scored, default=(0.0, -1))
             if best[0] >= _SIMILAR:
