@@ -60,10 +60,11 @@ def text(value: dict) -> str:
 
 
 def test_the_repository_home_and_network_are_out_of_reach(sandbox):
+    paths = (str(LESSON_MD), str(REPO / "README.md"))
     seen = run_cell(
         "import os, socket\n"
         "found = []\n"
-        f"for path in ({str(LESSON_MD)!r}, {str(REPO / 'README.md')!r}, os.path.expanduser('~/.bashrc')):\n"
+        f"for path in ({paths[0]!r}, {paths[1]!r}, os.path.expanduser('~/.bashrc')):\n"
         "    found.append(str(os.path.exists(path)))\n"
         "try:\n"
         "    socket.create_connection(('127.0.0.1', 22), timeout=1)\n"
