@@ -112,6 +112,49 @@ def test_usage_mistakes_exit_2(argv, message):
     assert code == 2 and message in err and "Traceback" not in err
 
 
+def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
+    """Results journalled before Ctrl-C are kept: only the rest is graded again."""
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text(make_attempt(lesson), encoding="utf-8")
+    (submissions / "bob.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    journalled = {
+        "schema": 1,
+        "lesson": "state-02",
+        "file": str(submissions / "alice.py"),
+        "passed": False,  # not what grading alice.py gives: proof that it was kept, not redone
+        "tasks": [
+            {
+                "id": t.id,
+                "title": t.title,
+                "status": "error",
+                "message": "from the journal",
+                "hint": None,
+                "optional": t.optional,
+            }
+            for t in lesson.tasks
+        ],
+        "prerequisites": [],
+        "seconds": 1.0,
+        "seed": 1234,
+    }
+    journal = submissions / ".check-state-02.journal.jsonl"
+    journal.write_text(
+        json.dumps({"path": "alice.py", "report": journalled}) + "\n" + '{"path": "bo',
+        encoding="utf-8",
+    )
+    code, out, err = invoke(["check", "state-02", "--batch", str(submissions), "--resume"])
+    assert code == 0, err
+    assert "Kept 1 result(s) from the interrupted batch" in err and "seed 1234" in out
+    rows = list(csv.DictReader((submissions / "check-state-02.csv").open(encoding="utf-8")))
+    assert [(r["make-it-yours message"], r["seed"]) for r in rows] == [
+        ("from the journal", "1234"),
+        (rows[1]["make-it-yours message"], "1234"),
+    ]
+    assert rows[1]["make-it-yours"] == "failed"
+    assert "[2/2] bob.py: not passed" in err
+
+
 def test_bad_timeout_is_refused_by_the_parser(capsys):
     with pytest.raises(SystemExit) as caught:
         invoke(["check", "state-02", "x.py", "--timeout", "soon"])
@@ -137,6 +180,18 @@ def test_batch_writes_csv_and_json_and_survives_bad_files(lesson, files, tmp_pat
     assert [r["passed"] for r in rows] == ["yes", "no", "no"]
     assert rows[1]["make-it-yours"] == "failed" and rows[2]["repair"] == "error"
     assert "binary file" in rows[2]["repair message"]
+    # Points come from the lesson's {grading} block; an optional task adds to the total only.
+    assert [(r["points"], r["max points"]) for r in rows] == [("9", "8"), ("7", "8"), ("0", "8")]
+    assert rows[1]["make-it-yours points"] == "0" and rows[1]["repair points"] == "3"
+    assert len({r["seed"] for r in rows}) == 1 and rows[0]["seed"].isdigit()
+    feedback = (out_dir / "feedback" / "bob.py.md").read_text(encoding="utf-8")
+    assert "## Make it yours: failed" in feedback and "Hint:" in feedback
+    assert sorted(p.name for p in (out_dir / "feedback").iterdir()) == [
+        "alice.py.md",
+        "bob.py.md",
+        "carol.py.md",
+    ]
+    assert not any(p.name.endswith(".jsonl") for p in out_dir.iterdir())  # journal removed
     summary = json.loads((out_dir / "check-state-02.json").read_text(encoding="utf-8"))
     assert summary["files"] == 3 and summary["passed"] == 1
     assert summary["counts"]["make-it-yours"] == {"passed": 1, "failed": 1, "error": 1}
