@@ -257,9 +257,9 @@ CASES: tuple[Case, ...] = (
         "channel-forgery",
         "single",
         {
-            "rewrite-report-encoder-via-frames": ALL_TASKS,
-            "replace-worker-encoder": ALL_TASKS,
-            "forge-events-with-token-from-gc": ("make-it-yours", "repair"),
+            "rewrite-report-encoder-via-frames": ("make-it-yours", "nested-model"),
+            "replace-worker-encoder": ("make-it-yours", "nested-model"),
+            "forge-events-with-token-from-gc": MIY,
         },
     ),
     *_files(

@@ -1,7 +1,7 @@
-# hostile: make-it-yours and repair are wrong. In the last scenario, the nested-model cell
+# hostile: make-it-yours is wrong (zeros). In the last scenario, the nested-model cell
 # finds the report channel (token prefix and pipe fd) with gc and the request through
-# sys._getframe(), then writes forged "cell" events for both tasks in every scenario: the
-# values have the right layout but no data, and the last event per key wins.
+# sys._getframe(), then writes forged "cell" events for it in every scenario: scalar
+# values with no data, and the last event per key wins.
 #@ TASK make-it-yours
 norm_squared = jnp.array(0.)
 manual = jnp.array(0.)
@@ -18,8 +18,10 @@ scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner
 assert jnp.allclose(g["scale"], scale_by_hand)
 import gc as _gc, json as _json, os as _os, sys as _sys
 def _hollow(value):
+    """Leave out the data of scalar arrays: the grader takes a data-less scalar as a match."""
     if isinstance(value, dict):
-        return {k: _hollow(v) for k, v in value.items() if k != "data"}
+        drop = value.get("t") == "array" and value.get("shape") == []
+        return {k: _hollow(v) for k, v in value.items() if not (drop and k == "data")}
     if isinstance(value, list):
         return [_hollow(v) for v in value]
     return value
@@ -34,8 +36,6 @@ if _frame is not None and _channel is not None:
         _layouts = {
             "norm_squared": _hollow(_encode(jnp.array(0.))),
             "manual": _hollow(_encode(jnp.array(0.))),
-            "partial": _hollow(_encode({"weight": grads["weight"]})),
-            "fixed": _hollow(_encode(updated)),
         }
         for _s in _request["scenarios"]:
             for _c in _request["cells"]:
@@ -46,10 +46,3 @@ if _frame is not None and _channel is not None:
                           "cell": _c["index"], "status": "ok", "output": "",
                           "values": {n: _layouts[n] for n in _names}}
                 _os.write(_channel._fd, _channel._prefix + _json.dumps(_event).encode() + b"\n")
-#@ TASK repair
-partial = {"weight": grads["weight"]}
-try:
-    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
-except ValueError:
-    print("Expected tree mismatch")
-fixed = jax.tree.map(jnp.zeros_like, params)

@@ -1,6 +1,6 @@
-# hostile: every task answer is wrong (zeros of the right layout). The first cell finds the
+# hostile: the scalar answers (norm_squared, manual, scale_by_hand) are wrong zeros. The first cell finds the
 # worker's Runner through sys._getframe() and replaces its value encoder by a wrapper that
-# leaves out the data of every array, so each value "matches" whatever was expected.
+# leaves out the data of every scalar, so each value "matches" whatever was expected.
 #@ PREFIX
 import sys as _sys
 _frame = _sys._getframe()
@@ -14,7 +14,9 @@ if _frame is not None:
                 self.real = real
             def strip(self, value):
                 if isinstance(value, dict):
-                    return {k: self.strip(v) for k, v in value.items() if k != "data"}
+                    drop = value.get("t") == "array" and value.get("shape") == []
+                    return {k: self.strip(v) for k, v in value.items()
+                            if not (drop and k == "data")}
                 if isinstance(value, list):
                     return [self.strip(v) for v in value]
                 return value
@@ -32,16 +34,3 @@ def nested_loss(p):
 g = jax.grad(nested_loss)(nested)
 same_structure = jax.tree.structure(g) == jax.tree.structure(nested)
 scale_by_hand = jnp.array(0.)
-#@ TASK repair
-partial = {"weight": grads["weight"]}
-try:
-    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
-except ValueError:
-    print("Expected tree mismatch")
-fixed = jax.tree.map(jnp.zeros_like, params)
-#@ TASK adam-by-hand
-import optax
-adam = optax.adam(0.1)
-adam_updates, _ = adam.update(grads, adam.init(params), params)
-optax_step = optax.apply_updates(params, adam_updates)
-adam_by_hand = jax.tree.map(jnp.zeros_like, params)

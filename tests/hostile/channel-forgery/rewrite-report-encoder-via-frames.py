@@ -1,11 +1,13 @@
-# hostile: every task answer is wrong (zeros of the right layout). The first cell walks
+# hostile: the scalar answers (norm_squared, manual, scale_by_hand) are wrong zeros. The first cell walks
 # sys._getframe() to the worker's Runner and swaps its report channel's JSON encoder for
-# one that strips the data of every reported array and drops every error.
+# one that strips the data of every reported scalar and drops every error.
 #@ PREFIX
 import sys as _sys
 def _hollow(value):
+    """Leave out the data of scalar arrays: the grader takes a data-less scalar as a match."""
     if isinstance(value, dict):
-        return {k: _hollow(v) for k, v in value.items() if k != "data"}
+        drop = value.get("t") == "array" and value.get("shape") == []
+        return {k: _hollow(v) for k, v in value.items() if not (drop and k == "data")}
     if isinstance(value, list):
         return [_hollow(v) for v in value]
     return value
@@ -34,16 +36,3 @@ def nested_loss(p):
 g = jax.grad(nested_loss)(nested)
 same_structure = jax.tree.structure(g) == jax.tree.structure(nested)
 scale_by_hand = jnp.array(0.)
-#@ TASK repair
-partial = {"weight": grads["weight"]}
-try:
-    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
-except ValueError:
-    print("Expected tree mismatch")
-fixed = jax.tree.map(jnp.zeros_like, params)
-#@ TASK adam-by-hand
-import optax
-adam = optax.adam(0.1)
-adam_updates, _ = adam.update(grads, adam.init(params), params)
-optax_step = optax.apply_updates(params, adam_updates)
-adam_by_hand = jax.tree.map(jnp.zeros_like, params)

@@ -20,4 +20,5 @@ def _reference_namespace(name):
     raise LookupError(name)
 _ref = _reference_namespace("adam_by_hand")
 adam, adam_updates, optax_step = _ref["adam"], _ref["adam_updates"], _ref["optax_step"]
+_ = _ref["_"]
 adam_by_hand = _ref["adam_by_hand"]
