@@ -1,0 +1,46 @@
+"""The hostile suite (issue 10): every attack in tests/hostile/ run through the CLI, confined.
+
+Each case is one `lessonkit check` (or `--batch` beside two honest submissions) in a fresh
+PID namespace under prlimit and, where possible, pids and memory cgroups (see
+tests/hostile/harness.py). A case passes when the outcome is safe: a bounded run, the right
+exit status, parseable JSON, no task whose answer is wrong reported "passed", no traceback,
+nothing left running or written outside the scratch folder, and in a batch the honest
+submissions' verdicts, files and the outputs unchanged. Select a class with `-k CLASS`.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from hostile.cases import CASES, Case
+from hostile.harness import can_confine, grade_alone, run_case
+
+pytestmark = pytest.mark.slow
+
+if shutil.which("unshare") is None or shutil.which("prlimit") is None:
+    pytest.skip("the hostile suite needs unshare and prlimit (util-linux)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def alone(lesson, tmp_path_factory) -> dict[str, dict[str, str]]:
+    return grade_alone(lesson, tmp_path_factory.mktemp("honest-alone"))
+
+
+def test_every_class_has_at_least_three_cases():
+    counts: dict[str, int] = {}
+    for case in CASES:
+        counts[case.klass] = counts.get(case.klass, 0) + 1
+    assert len(counts) == 8 and min(counts.values()) >= 3, counts
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.klass}/{c.name}/{c.mode}" for c in CASES])
+def test_hostile_case_outcome_is_safe(case: Case, lesson, alone, tmp_path):
+    missing = [need for need in case.needs if not can_confine(need)]
+    if missing:
+        pytest.skip(f"cannot confine this attack here: needs {missing}")
+    observation = run_case(case, lesson, tmp_path, alone if case.mode == "batch" else None)
+    assert not observation.violations, "\n".join(
+        [observation.command, *observation.violations, *observation.evidence]
+    )
