@@ -4,7 +4,9 @@ Side by side in one run, on the same fully solved practice file (scaffolds repla
 reference solutions), interleaved round by round so that machine load hits every command
 alike:
 
-- `lessonkit check state-02 solved.py`   the grader: reference + learner code, 3 input sets
+- `lessonkit check state-02 solved.py`   the grader: a trusted reference child and a fresh
+                                          sandboxed learner child, side by side, on the
+                                          lesson's inputs, the drawn sets and the probes
 - `python solved.py`                      the plain script
 - `python graded.py`                      only the cells the grader runs (it skips the figure
                                           and the optional experiments, which no task needs)
@@ -180,7 +182,7 @@ def main() -> None:
     print("targets")
     same_cells = median["python (graded cells only)"]
     verdicts = [
-        ("check ≤ 1.3x plain python", check / plain, check <= 1.3 * plain, f"{check / plain:.2f}x"),
+        ("check ≤ 0.8x plain python", check / plain, check <= 0.8 * plain, f"{check / plain:.2f}x"),
         (
             "  (same cells: check ≤ 1.3x python)",
             check / same_cells,
