@@ -404,3 +404,33 @@ def test_module_guard_restores_patches_and_names_them():
     assert jnp.allclose is original and not hasattr(jnp, "extra_name")
     assert set(changed) == {"jax.numpy.allclose", "jax.numpy.extra_name"}
     assert guard.restore() == []
+
+
+def test_long_messages_end_where_a_sentence_ends():
+    from lessonkit.grade.explain import MAX_MESSAGE_CHARS, _short_message
+
+    long = "The first sentence is short. " + "A much longer second sentence follows. " * 20
+    short = _short_message(long)
+    assert short.startswith("The first sentence is short.") and short.endswith(". (…)")
+    assert len(short) <= MAX_MESSAGE_CHARS
+    words = _short_message("word " * 200)
+    assert words.endswith("word (…)") and "wor (…)" not in words
+
+
+def test_a_wrong_optional_answer_is_named_in_the_summary():
+    from lessonkit.grade.report import summary_line
+
+    report = GradeReport(
+        "state-02",
+        "attempt.py",
+        (
+            TaskResult("make-it-yours", "Make it yours", "passed", ""),
+            TaskResult("adam", "Adam's first step by hand", "failed", "wrong", "hint", True),
+        ),
+        (),
+        1.0,
+    )
+    assert not report.passed
+    line = summary_line(report).plain
+    assert "1 of 1 tasks passed" in line and '"Adam\'s first step by hand"' in line
+    assert "fails the check" in line and "All" not in line

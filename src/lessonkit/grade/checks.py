@@ -351,7 +351,8 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     message = problem.message
     if problem.status in (FAILED, ERROR) and not steps_hold:
         message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
-    hint = " ".join(task.hint.split())
+    # A hint helps after a try; for a task not yet attempted it would give the answer away.
+    hint = " ".join(task.hint.split()) if problem.status in (FAILED, ERROR) else None
     return TaskResult(task.id, task.title, problem.status, message, hint, task.optional)
 
 

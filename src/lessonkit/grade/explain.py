@@ -6,20 +6,44 @@ cells (cell index, line). Library frames (JAX, NumPy, the grader) never reach th
 
 from __future__ import annotations
 
+import re
+
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import ErrorInfo
+from lessonkit.grade.treewords import explain_layout
+from lessonkit.grade.values import differences
 
 MAX_MESSAGE_LINES = 3
 MAX_MESSAGE_CHARS = 400
 _JAX_FOOTER = "--------------------"
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
 def _short_message(message: str) -> str:
-    """The first lines of an exception message, without JAX's traceback-filtering footer."""
+    """The first lines of an exception message, without JAX's traceback-filtering footer.
+
+    Cut only where a line or a sentence ends, never in the middle of one.
+    """
     message = message.split(_JAX_FOOTER, 1)[0].strip()
     lines = [line for line in message.splitlines() if line.strip()][:MAX_MESSAGE_LINES]
-    text = "\n".join(lines)
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
+    kept: list[str] = []
+    for line in lines:
+        if len("\n".join([*kept, line])) <= MAX_MESSAGE_CHARS:
+            kept.append(line)
+            continue
+        room = MAX_MESSAGE_CHARS - len("\n".join(kept)) - 1
+        sentences = _SENTENCE_END.split(line)
+        part = ""
+        for sentence in sentences:
+            if len(part) + len(sentence) + 1 > room:
+                break
+            part = f"{part} {sentence}".strip()
+        if part:
+            kept.append(part + " (…)")
+        elif not kept:  # one sentence longer than the limit: end at a word
+            kept.append(line[: MAX_MESSAGE_CHARS - 4].rsplit(" ", 1)[0] + " (…)")
+        break
+    return "\n".join(kept)
 
 
 def _frame_lines(error: ErrorInfo, plan: Plan) -> list[str]:
@@ -54,6 +78,22 @@ def failing_statement(error: ErrorInfo, plan: Plan) -> str:
     return plan.source_line(index, line) if 0 <= index < len(plan.cells) else ""
 
 
+def tree_mismatch(error: ErrorInfo) -> str | None:
+    """A pytree structure error in the words of the tree-difference engine, by key path."""
+    if len(error.trees) < 2:
+        return None
+    (first, expected), *others = error.trees
+    for name, got in others:
+        found = [d for d in differences(expected, got) if d.kind != "value"]
+        if found:
+            return (
+                f"the trees passed together must have one structure, but "
+                f"{explain_layout(name, expected, got, tuple(found))[:-1]} "
+                f"(compared with `{first}`)."
+            )
+    return None
+
+
 def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
     """One short explanation, then the learner's own traceback lines."""
     kind = error.kind
@@ -73,7 +113,11 @@ def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
     if kind == "timeout":
         limit = f"the time limit of {timeout:g} s"
         return f"The cell did not finish within {limit} (it was running {where})."
-    head = f"{error.type}: {_short_message(error.message)}".rstrip(": ")
+    mismatch = tree_mismatch(error)
+    if mismatch:
+        head = f"{error.type}: {mismatch}"
+    else:
+        head = f"{error.type}: {_short_message(error.message)}".rstrip(": ")
     frames = _frame_lines(error, plan)
     if not frames:
         return head

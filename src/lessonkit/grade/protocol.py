@@ -97,6 +97,7 @@ class ErrorInfo:
     message: str
     frames: tuple[tuple[int, int, int], ...]  # (cell index, line, times in a row)
     exit_code: int | str | None = None
+    trees: tuple[tuple[str, Value], ...] = ()  # for a pytree mismatch: the call's trees
 
 
 @dataclass(frozen=True)
@@ -289,7 +290,9 @@ _ERROR_KINDS = frozenset({"syntax", "exception", "timeout", "exit", "interrupt"}
 
 
 def _error(data: object) -> ErrorInfo:
-    data = _keys(data, {"kind", "type", "module", "message", "frames"}, frozenset({"exit_code"}))
+    data = _keys(
+        data, {"kind", "type", "module", "message", "frames"}, frozenset({"exit_code", "trees"})
+    )
     if data["kind"] not in _ERROR_KINDS:
         raise Interference("a reported error has an unknown kind")
     frames = data["frames"]
@@ -303,6 +306,13 @@ def _error(data: object) -> ErrorInfo:
     exit_code = data.get("exit_code")
     if exit_code is not None and type(exit_code) is not int:
         exit_code = _str(exit_code, 80)
+    trees = data.get("trees", [])
+    if type(trees) is not list or len(trees) > 4:
+        raise Interference("a reported error's trees are malformed")
+    budget = _Budget()
+    for pair in trees:
+        if type(pair) is not list or len(pair) != 2:
+            raise Interference("a reported error's trees are malformed")
     return ErrorInfo(
         kind=data["kind"],
         type=_str(data["type"]),
@@ -310,6 +320,7 @@ def _error(data: object) -> ErrorInfo:
         message=_str(data["message"], MAX_MESSAGE),
         frames=tuple(parsed),
         exit_code=exit_code,
+        trees=tuple((_str(name), check_value(value, budget)) for name, value in trees),
     )
 
 

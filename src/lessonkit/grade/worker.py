@@ -579,6 +579,9 @@ class Runner:
         except BaseException as exc:  # learner code may raise anything, SystemExit included
             self._disarm()
             error = error_report(exc, files)
+            trees = self._mismatched_trees(exc, cell, namespace, error)
+            if trees:
+                error["trees"] = trees
         finally:
             sys.stdout, sys.stderr = saved
             self.patched.extend(self.guard.restore())
@@ -596,6 +599,39 @@ class Runner:
             result["aliases"] = aliases
         return result
 
+    def _mismatched_trees(self, exc: BaseException, cell: dict, namespace: dict, error: dict):
+        """For a pytree structure error: the trees named in the failing call, as data.
+
+        JAX's own message names no key path a learner can act on; with the trees the parent
+        can say which key path one of them lacks. Only plain names are read, from the
+        learner's frame, so no learner code runs.
+        """
+        message = error.get("message", "")
+        if not any(mark in message for mark in _TREE_ERRORS) or not error["frames"]:
+            return None
+        index, line, _ = error["frames"][-1]
+        if index != cell["index"]:
+            return None
+        frame_names = dict(namespace)
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == f"<cell {index}>":
+                frame_names = {**namespace, **tb.tb_frame.f_locals}
+            tb = tb.tb_next
+        try:
+            tree = ast.parse(cell["source"])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno + cell["offset"] == line:
+                names = [a.id for a in node.args if isinstance(a, ast.Name)]
+                found = [
+                    [n, self.encoder.encode(frame_names[n])] for n in names if n in frame_names
+                ]
+                if len(found) >= 2:
+                    return found[:4]
+        return None
+
     @staticmethod
     def _close_figures() -> None:
         pyplot = sys.modules.get("matplotlib.pyplot")
@@ -605,6 +641,7 @@ class Runner:
 
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None))
+_TREE_ERRORS = ("pytree", "tree structure", "Dict key mismatch", "node type mismatch")
 
 
 def _aliases(answers, namespace: dict, before: list) -> dict[str, str]:
