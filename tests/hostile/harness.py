@@ -395,7 +395,7 @@ def _check_batch(
 ) -> None:
     if obs.returncode not in (0, 1):
         obs.violations.append(f"the batch ended with exit status {obs.returncode}")
-    outputs = {"check-state-02.csv", "check-state-02.json"}
+    outputs = {"check-state-02.csv", "check-state-02.json", "feedback"}  # the batch's own
     for name, digest in before.items():
         if name.startswith(("m-", "n-")) and _hash(folder / name) != digest:
             obs.violations.append(f"honest file {name} was modified")

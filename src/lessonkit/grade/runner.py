@@ -187,6 +187,8 @@ class Worker:
             argv = sandbox.command(argv, readable, SCRATCH_BYTES)
             if sandbox.privileged:
                 self._cgroup = ChildCgroup.create(memory + 2**30, process_limit(uid))
+                if self._cgroup is not None:
+                    argv = self._cgroup.enter(argv)
         try:
             self._process = subprocess.Popen(
                 argv,
@@ -208,9 +210,6 @@ class Worker:
             raise GradingError(f"cannot start the grading process ({exc.strerror})") from None
         finally:
             os.close(write_fd)
-        if self._cgroup is not None and not self._cgroup.add(self._process.pid):
-            self._cgroup.remove()
-            self._cgroup = None
         self._reader = _Reader(read_fd)
         self._closed = False
         self._ready = False

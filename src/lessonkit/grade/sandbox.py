@@ -19,6 +19,7 @@ import contextlib
 import functools
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -168,18 +169,21 @@ class ChildCgroup:
             return None
         return cls(folders)
 
-    def add(self, pid: int) -> bool:
-        try:
-            for folder in self.folders:
-                (folder / "cgroup.procs").write_text(str(pid))
-        except OSError:
-            return False
-        return True
+    def enter(self, argv: list[str]) -> list[str]:
+        """`argv` run by a shell that first moves itself into the cgroups, then execs.
+
+        Joining before the exec matters: bubblewrap forks at once, and a process added
+        from outside after it started would leave its children behind.
+        """
+        joins = " && ".join(
+            f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in self.folders
+        )
+        return ["/bin/sh", "-c", f'{joins} && exec "$@"', "lessonkit-child", *argv]
 
     def remove(self) -> None:
         """Kill whatever is left inside, then delete the cgroups."""
         for folder in self.folders:
-            for _ in range(50):
+            for _ in range(250):  # killed tasks take a moment to leave
                 try:
                     pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
                 except OSError:
