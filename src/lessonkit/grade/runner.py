@@ -46,7 +46,7 @@ from lessonkit.grade.sandbox import (
 )
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
-DEFAULT_MEMORY = 4 * 2**30
+DEFAULT_MEMORY = 2 * 2**30
 MAX_REPORT_BYTES = 64 * 2**20
 GRACE = 3.0  # seconds after the child's own alarm before the parent kills it
 
@@ -186,7 +186,7 @@ class Worker:
             readable = (*_python_paths(), WORKER_SCRIPT, *([cache] if cache else []))
             argv = sandbox.command(argv, readable, SCRATCH_BYTES)
             if sandbox.privileged:
-                self._cgroup = ChildCgroup.create(memory + 2**30, process_limit(uid))
+                self._cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid))
                 if self._cgroup is not None:
                     argv = self._cgroup.enter(argv)
         try:
