@@ -19,7 +19,7 @@ from lessonkit.commands._common import (
     console,
     positive_seconds,
     practice_file,
-    shown,
+    quoted,
     whole_number,
 )
 from lessonkit.errors import UsageError
@@ -86,7 +86,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
         if as_json:
             print(json.dumps(report.to_json()), flush=True)
             return
-        out.rule(f"{time.strftime('%H:%M:%S')} · {shown(path)}")
+        out.rule(f"{time.strftime('%H:%M:%S')} · {quoted(path)}")
         out.print(report_view(report))
 
     def show_problem(message: str) -> None:
@@ -97,7 +97,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
             out.print(Text(message, style="red"))
 
     if not as_json:
-        out.print(f"Watching {shown(path)}; save it to grade again. Press Ctrl-C to stop.")
+        out.print(f"Watching {quoted(path)}; save it to grade again. Press Ctrl-C to stop.")
     try:
         watch(grader, lesson, path, show, show_problem)
     except KeyboardInterrupt:
@@ -136,5 +136,5 @@ def _batch(args: argparse.Namespace) -> int:
     out.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
     passed = sum(e.report.passed for e in entries)
     out.print(f"{passed} of {len(entries)} files pass every task.")
-    out.print(f"Wrote {shown(csv_path)} and {shown(json_path)}.")
+    out.print(f"Wrote {quoted(csv_path)} and {quoted(json_path)}.")
     return 0

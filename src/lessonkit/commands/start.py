@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from lessonkit.catalog import find_lesson
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import add_lesson_argument, console, quoted, shown
 from lessonkit.errors import UsageError
 
 
@@ -37,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
             ) as handle:  # "x": fail instead of replacing a learner's work
                 handle.write(source.read_bytes())
         except FileExistsError:
-            out.print(f"kept {shown(destination)} (it exists; your work is never overwritten)")
+            out.print(f"kept {quoted(destination)} (it exists; your work is never overwritten)")
             continue
         copied += 1
-        out.print(f"copied {shown(destination)}")
+        out.print(f"copied {quoted(destination)}")
     script = target / Path(lesson.exercise_paths[0]).name
     out.print(
-        f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {shown(script)}, "
-        f"then run `lessonkit check {lesson.meta.id} {shown(script)}`."
+        f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {quoted(script)}, "
+        f"then run `lessonkit check {lesson.meta.id} {quoted(script)}`."
     )
     return 0

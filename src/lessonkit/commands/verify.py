@@ -6,7 +6,7 @@ import argparse
 
 from lessonkit.artifacts import find_drift
 from lessonkit.catalog import all_lessons, find_lesson
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.model import Lesson
 from lessonkit.receipts import RecordError, load_record
 from lessonkit.scripts import lesson_scripts
@@ -14,7 +14,7 @@ from lessonkit.scripts import lesson_scripts
 
 def _drift_problems(lesson: Lesson) -> list[str]:
     return [
-        f"{shown(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
+        f"{quoted(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
         f"run `lessonkit build {lesson.meta.id}`"
         for d in find_drift(lesson)
     ]
@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
     problems = [p for lesson in lessons for check in CHECKS for p in check(lesson)]
     for problem in problems:
-        out.print(f"[red]✗[/red] {problem}")
+        out.print(marked("bad", problem))
     if problems:
         out.print(f"verify: {len(problems)} problem(s)")
         return 1
     names = ", ".join(lesson.meta.id for lesson in lessons)
-    out.print(f"[green]✓[/green] verify: {names} up to date (generated files and records)")
+    out.print(marked("ok", f"verify: {names} up to date (generated files and records)"))
     return 0
