@@ -626,8 +626,11 @@ def test_screenshots_and_no_sideways_scrolling(browser, urls, watch, width):
             page.evaluate("window.scrollTo(0, 0)")
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, f"stage {number} scrolls sideways by {overflow}px at {width}px"
+            # Drawing a full page is work, not a wait: on a busy machine it may take over 5 s.
             page.screenshot(
-                path=SCREENSHOTS / f"{LESSON_ID}-{width}px-stage-{number}.png", full_page=True
+                path=SCREENSHOTS / f"{LESSON_ID}-{width}px-stage-{number}.png",
+                full_page=True,
+                timeout=30_000,
             )
     finally:
         context.close()
