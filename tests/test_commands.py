@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
+
 import nbformat
 import pytest
 
-from lessonkit.cli import main
+from lessonkit.cli import main, parse
 
 from conftest import REPO, copy_lesson_repo
 
@@ -124,3 +126,42 @@ def test_unknown_lesson_is_one_clear_message(capsys):
     assert main(["start", "state-99"]) == 2
     err = capsys.readouterr().err
     assert "unknown lesson 'state-99'" in err and "state-02" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "state-02", "--watch", "--timeout", "5", "mine.py"],
+        ["check", "state-02", "mine.py", "--watch", "--timeout", "5"],
+        ["check", "--timeout", "5", "state-02", "--watch", "mine.py"],
+    ],
+)
+def test_options_go_before_or_after_the_file(argv):
+    args = parse(argv)
+    assert (args.command, args.lesson, args.file, args.watch, args.timeout) == (
+        "check",
+        "state-02",
+        "mine.py",
+        True,
+        5.0,
+    )
+
+
+def test_a_usage_error_shows_the_subcommands_usage(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["check", "state-02", "mine.py", "--no-such-option"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: lessonkit check ")
+    assert "lessonkit check: error: unrecognized arguments: --no-such-option" in err
+
+
+def test_start_prints_odd_folder_names_as_they_are_and_quoted(tmp_path, capsys):
+    target = tmp_path / "my work [/x] :warning:"
+    assert main(["start", "state-02", str(target)]) == 0
+    out = capsys.readouterr().out
+    script = shlex.quote(str(target / "state-02.py"))
+    assert f"copied {script}\n" in out
+    assert f"copied {shlex.quote(str(target / 'state-02.ipynb'))}\n" in out
+    assert f"then run `lessonkit check state-02 {script}`." in " ".join(out.split())
+    assert (target / "state-02.ipynb").is_file()

@@ -312,6 +312,26 @@ def test_table_shows_messages_literally_and_without_colour(monkeypatch):
     assert "Hint: Hint." in text and "0 of 1 tasks passed" in text
 
 
+def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
+    from rich.console import Console
+
+    from lessonkit.grade.batch import BatchEntry, unreadable
+    from lessonkit.grade.report import batch_table
+
+    long_name = "/home/instructor/course-2026/submissions/bob-smith/state-02-final-version.ipynb"
+    paths = [Path("alice/state-02.py"), Path(long_name)]
+    entries = [BatchEntry(p, unreadable(lesson, p, "unreadable", 1.0)) for p in paths]
+    console = Console(record=True, width=80, no_color=True)
+    console.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    file_cells = [line.split("│")[1].strip() for line in lines if line.startswith("│")]
+    assert "".join(file_cells) == "alice/state-02.py" + long_name
+    assert file_cells[0] == "alice/state-02.py"  # a short name is never folded
+    caption = " ".join(" ".join(lines).split())
+    assert all(t.title in caption for t in lesson.tasks)
+
+
 # --------------------------------------------------------------------------- the child's parts
 
 

@@ -1,6 +1,8 @@
 """The `lessonkit` command: one subcommand per module under `lessonkit.commands`.
 
-Each command module exposes `configure(parser)` and `run(args) -> int`. Errors a person
+Each command module exposes `configure(parser)` and `run(args) -> int`. A subcommand's
+arguments are parsed by its own parser with `parse_intermixed_args`, so options may come
+before or after FILE and a usage error shows that subcommand's usage line. Errors a person
 can cause arrive here as `LessonkitError` and leave as one message and exit status 2.
 """
 
@@ -31,7 +33,8 @@ def _module(name: str):
     return importlib.import_module(f"lessonkit.commands.{name}")
 
 
-def make_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
+def make_parser() -> argparse.ArgumentParser:
+    """The top-level parser: `--version`, `--help` and the list of commands."""
     parser = argparse.ArgumentParser(
         prog="lessonkit",
         description="Build, run, grade and record the state-02 pytree lesson.",
@@ -39,10 +42,29 @@ def make_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"lessonkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, summary in COMMANDS.items():
-        command = sub.add_parser(name, help=summary, description=summary)
-        if names is None or name in names:
-            _module(name).configure(command)
+        sub.add_parser(name, help=summary, description=summary)
     return parser
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """One subcommand's own parser; only that command's module is imported."""
+    summary = COMMANDS[name]
+    parser = argparse.ArgumentParser(prog=f"lessonkit {name}", description=summary)
+    _module(name).configure(parser)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The chosen command's arguments, options before or after the positional ones."""
+    # Top-level options (--help, --version) come before the command; the command is the
+    # first word that is not an option.
+    position = next((i for i, word in enumerate(argv) if not word.startswith("-")), None)
+    if position is None or argv[position] not in COMMANDS or position > 0:
+        make_parser().parse_args(argv)  # prints help or the version, or a usage error
+    name = argv[position]
+    args = command_parser(name).parse_intermixed_args(argv[position + 1 :])
+    args.command = name
+    return args
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -63,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    # Only the chosen command's module is imported: `lessonkit check` must not pay for the others.
-    chosen = next((a for a in argv if a in COMMANDS), None)
-    parser = make_parser([chosen] if chosen else [])
-    args = parser.parse_args(argv)
+    args = parse(argv)
     try:
         return int(_module(args.command).run(args) or 0)
     except LessonkitError as exc:

@@ -17,14 +17,13 @@ import contextlib
 import hashlib
 import io
 import json
-import platform
 from collections.abc import Iterator
 from typing import Any
 
 from lessonkit.environment import package_version
 from lessonkit.errors import LessonError
 from lessonkit.model import Lesson
-from lessonkit.steps import cpu_device, quiet_cpu, run_block, run_steps
+from lessonkit.steps import quiet_cpu, run_block, run_steps
 
 SCHEMA = 1
 SVG = "outputs/figure.svg"
@@ -98,23 +97,16 @@ def _save(fig: Any, fmt: str, **options: Any) -> bytes:
     return buffer.getvalue()
 
 
-def provenance_environment() -> dict[str, str]:
-    """The versions that decide the figure's bytes; nothing machine-specific.
+def byte_versions() -> dict[str, str]:
+    """The versions of the packages that write the figure's bytes, and nothing else.
 
-    Python is given as major.minor and the CPU and OS are left out: they do not change the
-    bytes, and naming them would make the committed file differ between machines.
+    matplotlib draws and writes the SVG, Pillow encodes the PNG. Python, JAX, the backend
+    and the machine are left out: the same figure is drawn from the same data on every
+    supported Python and JAX, and the data itself is in figure.json, so a JAX that computed
+    other numbers would show as drift all the same. Naming them would make the committed
+    file differ, and `lessonkit verify` fail, where the figure does not.
     """
-    import jax
-
-    return {
-        "python": ".".join(platform.python_version_tuple()[:2]),
-        "jax": package_version("jax"),
-        "jaxlib": package_version("jaxlib"),
-        "numpy": package_version("numpy"),
-        "matplotlib": package_version("matplotlib"),
-        "pillow": package_version("pillow"),
-        "backend": "cpu" if cpu_device() is not None else jax.default_backend(),
-    }
+    return {"matplotlib": package_version("matplotlib"), "pillow": package_version("pillow")}
 
 
 def render_figure(lesson: Lesson) -> dict[str, bytes]:
@@ -159,7 +151,7 @@ def render_figure(lesson: Lesson) -> dict[str, bytes]:
             "data_code": figure.code,
             "plot_code": plot.code,
             "steps_code": steps_code,
-            "environment": provenance_environment(),
+            "rendered_with": byte_versions(),
         },
     }
     text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"

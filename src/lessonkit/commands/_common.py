@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
+from typing import Literal
 
 from rich.console import Console
+from rich.text import Text
 
 from lessonkit.model import Lesson
 
@@ -22,13 +25,34 @@ def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = Fal
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console that honours NO_COLOR and plain pipes."""
+    """A rich console that honours NO_COLOR and plain pipes.
+
+    It never reads markup or emoji codes in strings: what commands print holds the user's
+    folder names, file names and messages (a folder named `a[/x]b` is text, not a tag).
+    Styles are given as `Text` objects instead, e.g. `marked`.
+    """
     return Console(
         file=sys.stderr if stderr else sys.stdout,
         no_color="NO_COLOR" in os.environ,
         highlight=False,
         soft_wrap=True,
+        markup=False,
+        emoji=False,
     )
+
+
+Mark = Literal["ok", "bad", "warn"]
+_MARKS: dict[Mark, tuple[str, str]] = {
+    "ok": ("✓", "green"),
+    "bad": ("✗", "red"),
+    "warn": ("!", "yellow"),
+}
+
+
+def marked(mark: Mark, message: str) -> Text:
+    """A message behind a coloured ✓, ✗ or !; the message itself is printed as it is."""
+    symbol, style = _MARKS[mark]
+    return Text.assemble((symbol, style), " ", message)
 
 
 def shown(path: Path) -> str:
@@ -37,6 +61,11 @@ def shown(path: Path) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def quoted(path: Path) -> str:
+    """`shown(path)` quoted for a POSIX shell, so it can be pasted into a command as printed."""
+    return shlex.quote(shown(path))
 
 
 def positive_seconds(text: str) -> float:

@@ -14,7 +14,7 @@ import argparse
 
 from lessonkit.artifacts import write_all
 from lessonkit.catalog import all_lessons, find_lesson, repo_root
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import add_lesson_argument, console, quoted
 from lessonkit.numbers import check_numbers
 from lessonkit.site import INDEX, build_site, site_dir
 
@@ -36,13 +36,13 @@ def run(args: argparse.Namespace) -> int:
     for lesson in lessons:
         written = write_all(lesson, force=args.force)
         for path in written:
-            out.print(f"wrote {shown(path)}")
+            out.print(f"wrote {quoted(path)}")
         out.print(f"{lesson.meta.id}: {len(written)} file(s) changed, the rest already up to date")
     # The site's index lists every lesson, so it is built from all of them.
     report = build_site(all_lessons() if args.lesson else lessons, site_dir(repo_root()))
     out.print(
-        f"site: wrote {shown(report.target)} ({len(report.pages)} lesson page(s), "
+        f"site: wrote {quoted(report.target)} ({len(report.pages)} lesson page(s), "
         f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "
-        f"{shown(report.target / INDEX)} or run `lessonkit serve`"
+        f"{quoted(report.target / INDEX)} or run `lessonkit serve`"
     )
     return 0

@@ -21,7 +21,7 @@ from lessonkit.commands._common import (
     console,
     positive_seconds,
     practice_file,
-    shown,
+    quoted,
     whole_number,
 )
 from lessonkit.errors import UsageError
@@ -124,7 +124,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
         if as_json:
             print(json.dumps(report.to_json()), flush=True)
             return
-        out.rule(f"{time.strftime('%H:%M:%S')} · {shown(path)}")
+        out.rule(f"{time.strftime('%H:%M:%S')} · {quoted(path)}")
         out.print(report_view(report))
 
     def show_problem(message: str) -> None:
@@ -135,7 +135,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
             out.print(Text(message, style="red"))
 
     if not as_json:
-        out.print(f"Watching {shown(path)}; save it to grade again. Press Ctrl-C to stop.")
+        out.print(f"Watching {quoted(path)}; save it to grade again. Press Ctrl-C to stop.")
     try:
         watch(grader, lesson, path, show, show_problem)
     except KeyboardInterrupt:
@@ -182,5 +182,5 @@ def _batch(args: argparse.Namespace) -> int:
     view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
     passed = sum(e.report.passed for e in entries)
     view.print(f"{passed} of {len(entries)} files pass every task (input seed {run.seed}).")
-    view.print(Text(f"Wrote {', '.join(shown(p) for p in written)}."))
+    view.print(f"Wrote {', '.join(quoted(p) for p in written)}.")
     return 0

@@ -6,15 +6,15 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from rich.markup import escape
-
 from lessonkit.catalog import find_lesson
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
     console,
+    marked,
     positive_seconds,
     practice_file,
+    quoted,
     shown,
 )
 from lessonkit.evidence import DEFAULT_TIMEOUT_S, collect_evidence, render_report, report_stem
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     file = practice_file(lesson, args.file)
     read_submission(file)  # an unreadable file is one clear message before anything runs
-    out.print(f"Running {escape(shown(file))} and `lessonkit check` in child processes ...")
+    out.print(f"Running {quoted(file)} and `lessonkit check` in child processes ...")
     evidence = collect_evidence(lesson, file, timeout_s=args.timeout)
     written = dt.datetime.now(dt.UTC)
     text = render_report(lesson, evidence, written=written, shown_file=shown(file))
@@ -49,19 +49,19 @@ def run(args: argparse.Namespace) -> int:
 
     learner_run = evidence.run
     if learner_run.problem:
-        out.print(f"[yellow]![/yellow] {escape(learner_run.problem)}")
+        out.print(marked("warn", learner_run.problem))
     agreeing = sum(n.agrees for n in learner_run.numbers)
     out.print(
         f"hand-derived values that agree with your run: {agreeing} of {len(learner_run.numbers)}"
     )
     verdicts = evidence.verdicts
     if verdicts.note:
-        out.print(f"grader: {escape(verdicts.note)}")
+        out.print(f"grader: {verdicts.note}")
     else:
         summary = ", ".join(f"{t.id} {t.status}" for t in verdicts.tasks)
-        out.print(f"grader: {escape(summary)}")
+        out.print(f"grader: {summary}")
+    out.print(marked("ok", f"wrote {quoted(path)}"))
     out.print(
-        f"[green]✓[/green] wrote {escape(shown(path))}\n"
         "Next: open it and write your predictions, the code you changed and your reasoning "
         "where it says “write yours here”."
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from rich.text import Text
+
 from lessonkit.catalog import all_lessons
-from lessonkit.commands._common import console, shown
+from lessonkit.commands._common import console, quoted
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -16,8 +18,9 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     for lesson in all_lessons():
         meta = lesson.meta
-        out.print(
-            f"[bold]{meta.id}[/bold]  {meta.title}  (phase {meta.phase.number}, lesson "
-            f"{meta.lesson_number} of {meta.lesson_count}, {meta.revision})  {shown(lesson.path)}"
+        about = (
+            f"  {meta.title}  (phase {meta.phase.number}, lesson {meta.lesson_number} of "
+            f"{meta.lesson_count}, {meta.revision})  {quoted(lesson.path)}"
         )
+        out.print(Text.assemble((meta.id, "bold"), about))
     return 0

@@ -15,14 +15,14 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from lessonkit.catalog import find_lesson, repo_root
 from lessonkit.commands._common import (
     add_lesson_argument,
     console,
+    marked,
     positive_seconds,
-    shown,
+    quoted,
     whole_number,
 )
 from lessonkit.errors import UsageError
@@ -108,10 +108,10 @@ def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | No
 
 def _show_output(out: Console, receipt: Receipt) -> None:
     out.rule(f"output of {receipt.script}", align="left")
-    out.print(receipt.stdout.rstrip("\n") or "(nothing on stdout)", markup=False)
+    out.print(receipt.stdout.rstrip("\n") or "(nothing on stdout)")
     if receipt.stderr.strip() and not receipt.succeeded:
         out.rule("stderr", align="left")
-        out.print(receipt.stderr.rstrip("\n"), markup=False)
+        out.print(receipt.stderr.rstrip("\n"))
     out.rule(align="left")
 
 
@@ -120,25 +120,26 @@ def _compare(
 ) -> bool:
     """Print how this run compares with the record; False when that should fail the command."""
     reference, warning = _reference(lesson, script)
-    where = shown(record_path(lesson, script))
+    where = quoted(record_path(lesson, script))
     if warning and not recording:
-        out.print(f"[yellow]![/yellow] {escape(warning)}")
+        out.print(marked("warn", warning))
     if reference is None:
         return recording
     env = reference.environment
-    about = escape(
-        f"{where}, recorded {reference.started_utc} with Python {env.python}, JAX {env.jax}"
-    )
+    about = f"{where}, recorded {reference.started_utc} with Python {env.python}, JAX {env.jax}"
     comparison = compare_output(reference.stdout, receipt.stdout)
     if comparison.matches:
         out.print(
-            f"[green]✓[/green] output matches the recorded reference ({about}): "
-            f"{comparison.expected_lines} lines, numbers within a relative {REL_TOL:g}"
+            marked(
+                "ok",
+                f"output matches the recorded reference ({about}): "
+                f"{comparison.expected_lines} lines, numbers within a relative {REL_TOL:g}",
+            )
         )
         return True
     verdict = "differs from the previous record" if recording else "differs from the record"
-    out.print(f"[red]✗[/red] output {verdict} ({about}):")
-    out.print(comparison.explain(), markup=False)
+    out.print(marked("bad", f"output {verdict} ({about}):"))
+    out.print(comparison.explain())
     return recording
 
 
@@ -171,7 +172,7 @@ def _is_current(lesson: Lesson, script: Script) -> bool:
 
 def _before_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> None:
     """Refuse `--record` when the result could not be a current reference (see the docstring)."""
-    stale = [shown(script_path(lesson, s)) for s in scripts if not _is_current(lesson, s)]
+    stale = [quoted(script_path(lesson, s)) for s in scripts if not _is_current(lesson, s)]
     if stale:
         raise UsageError(
             f"{', '.join(stale)} {'is' if len(stale) == 1 else 'are'} out of date with "
@@ -206,17 +207,16 @@ def _keep(out: Console, lesson: Lesson, receipt: Receipt, root: Path, record: bo
     """Save the run: as the script's new record, or as a receipt that never replaces another."""
     if record and receipt.succeeded:
         path = save_record(receipt, lesson)
-        kept = f"recorded the new reference in {shown(path)}; commit it with lesson.md"
+        kept = f"recorded the new reference in {quoted(path)}; commit it with lesson.md"
     else:
         path = save_run(receipt, root)
-        kept = f"receipt: {shown(path)}"
+        kept = f"receipt: {quoted(path)}"
         if record:
-            unchanged = shown(record_path(lesson, script_at(receipt.script)))
+            unchanged = quoted(record_path(lesson, script_at(receipt.script)))
             kept += f" (a reference must be a passing run: {unchanged} unchanged)"
     env = receipt.environment
     out.print(
-        escape(kept)
-        + f"\n  {receipt.started_utc} · {receipt.duration_s:.2f} s · Python {env.python} · "
+        kept + f"\n  {receipt.started_utc} · {receipt.duration_s:.2f} s · Python {env.python} · "
         f"JAX {env.jax} · {env.devices_line()}"
     )
 
@@ -225,11 +225,14 @@ def _run_one(
     out: Console, lesson: Lesson, script: Script, root: Path, args: argparse.Namespace
 ) -> bool:
     """Run, show, compare and keep one script; True when it passed and matched its record."""
-    shown_script = escape(shown(script_path(lesson, script)))
+    shown_script = quoted(script_path(lesson, script))
     if not args.record and not _is_current(lesson, script):
         out.print(
-            f"[yellow]![/yellow] {shown_script} is out of date with lesson.md (run `lessonkit "
-            f"build {lesson.meta.id}`); this runs the file as it is"
+            marked(
+                "warn",
+                f"{shown_script} is out of date with lesson.md (run `lessonkit build "
+                f"{lesson.meta.id}`); this runs the file as it is",
+            )
         )
     out.print(f"Running {shown_script} in a child process ({_setting(args)}) ...")
     receipt = run_script(
@@ -244,7 +247,7 @@ def _run_one(
     failure = _failure(receipt, args.timeout)
     passed = failure is None and _compare(out, lesson, script, receipt, args.record)
     if failure:
-        out.print(f"[red]✗[/red] {escape(failure)}")
+        out.print(marked("bad", failure))
         _explain_failure(out, lesson)
     _keep(out, lesson, receipt, root, args.record)
     return passed
@@ -267,5 +270,5 @@ def run(args: argparse.Namespace) -> int:
         passed = sum(results)
         out.print(f"\n{passed} of {len(scripts)} scripts passed")
     if all(results) and not args.record:
-        out.print(_next_steps(lesson), markup=False)
+        out.print(_next_steps(lesson))
     return 0 if all(results) else 1

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from lessonkit.catalog import all_lessons, repo_root
 from lessonkit.commands import build
-from lessonkit.commands._common import console, shown
+from lessonkit.commands._common import console, quoted
 from lessonkit.errors import UsageError
 from lessonkit.render.page import page_path
 from lessonkit.site import INDEX, site_dir
@@ -94,11 +94,11 @@ def run(args: argparse.Namespace) -> int:
     out = console()
     target = site_dir(repo_root())
     if not (target / INDEX).is_file():
-        out.print(f"{shown(target)} has no site yet: building it first")
+        out.print(f"{quoted(target)} has no site yet: building it first")
         build.run(argparse.Namespace(lesson=None))
     server = make_server(target, args.port)
     url = f"http://{HOST}:{server.server_address[1]}/"
-    out.print(f"Serving {shown(target)} at {url}")
+    out.print(f"Serving {quoted(target)} at {url}")
     for lesson in all_lessons():
         out.print(f"  {lesson.meta.title}: {url}{Path(page_path(lesson)).parent.as_posix()}/")
     out.print("Press Ctrl+C to stop.")

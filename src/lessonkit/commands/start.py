@@ -10,10 +10,8 @@ import argparse
 import os
 from pathlib import Path
 
-from rich.text import Text
-
 from lessonkit.catalog import find_lesson, repo_root
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import add_lesson_argument, console, quoted
 from lessonkit.errors import UsageError
 from lessonkit.practice import STATE_FILE, copy_times, learner_copy, remember_folder
 
@@ -33,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     for source in sources:
         if not source.is_file():
             raise UsageError(
-                f"{shown(source)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
+                f"{quoted(source)} is missing", fix=f"run `lessonkit build {lesson.meta.id}`"
             )
     out = console()
     target.mkdir(parents=True, exist_ok=True)
@@ -45,20 +43,17 @@ def run(args: argparse.Namespace) -> int:
             with destination.open("xb") as handle:  # "x": fail instead of replacing work
                 handle.write(learner_copy(lesson, source.name, source.read_bytes()))
         except FileExistsError:
-            kept = f"kept {shown(destination)} (it exists; your work is never overwritten)"
-            out.print(Text(kept))
+            out.print(f"kept {quoted(destination)} (it exists; your work is never overwritten)")
             continue
         # Fresh copies look older than any save of yours, so check picks the file you work in.
         os.utime(destination, (stamp, stamp))
         copied += 1
-        out.print(Text(f"copied {shown(destination)}"))
+        out.print(f"copied {quoted(destination)}")
     if not remember_folder(lesson, target, root):
-        out.print(Text(f"(could not write {shown(root / STATE_FILE)}; give FILE to check)"))
+        out.print(f"(could not write {quoted(root / STATE_FILE)}; give FILE to check)")
     script = target / Path(lesson.exercise_paths[0]).name
     out.print(
-        Text(
-            f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {shown(script)} "
-            f"(or the notebook beside it), then run `lessonkit check {lesson.meta.id}`."
-        )
+        f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {quoted(script)} "
+        f"(or the notebook beside it), then run `lessonkit check {lesson.meta.id}`."
     )
     return 0

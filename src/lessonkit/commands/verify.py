@@ -13,7 +13,7 @@ import argparse
 
 from lessonkit.artifacts import Drift, find_drift
 from lessonkit.catalog import all_lessons, find_lesson
-from lessonkit.commands._common import add_lesson_argument, console, shown
+from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.model import Lesson
 from lessonkit.numbers import number_problems
@@ -28,7 +28,7 @@ def _line(problem: LessonkitError) -> str:
 
 def _drift_problems(lesson: Lesson, drift: list[Drift]) -> list[str]:
     return [
-        f"{shown(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
+        f"{quoted(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
         f"run `lessonkit build {lesson.meta.id}`"
         for d in drift
     ]
@@ -74,14 +74,15 @@ def run(args: argparse.Namespace) -> int:
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
     problems = [p for lesson in lessons for p in lesson_problems(lesson)]
     for problem in problems:
-        out.print("[red]✗[/red] ", end="")
-        out.print(problem, markup=False)
+        out.print(marked("bad", problem))
     if problems:
         out.print(f"verify: {len(problems)} problem(s)")
         return 1
     names = ", ".join(lesson.meta.id for lesson in lessons)
     out.print(
-        f"[green]✓[/green] verify: {names} up to date (declared numbers, generated files and "
-        "records)"
+        marked(
+            "ok",
+            f"verify: {names} up to date (declared numbers, generated files and records)",
+        )
     )
     return 0

@@ -29,6 +29,12 @@ def status_text(status: str) -> Text:
     return Text(label, style=style)
 
 
+def status_mark(status: str) -> Text:
+    """The status's symbol alone (✓ ✗ ○ !), for a table with a column per task."""
+    label, style = _MARKS.get(status, (status, ""))
+    return Text(label.split(" ", 1)[0], style=style)
+
+
 def _feedback(message: str, hint: str | None) -> Text:
     text = Text(message)
     if hint:
@@ -96,16 +102,28 @@ def report_view(report: GradeReport) -> Group:
 
 
 def batch_table(entries: Sequence[BatchEntry], task_titles: Sequence[tuple[str, str]]) -> Table:
-    table = Table(title="Batch grading", title_justify="left")
-    table.add_column("File", overflow="fold")
-    for _, title in task_titles:
-        table.add_column(title, no_wrap=True)
-    table.add_column("Seconds", justify="right")
+    """One row per file, readable in an 80-column terminal.
+
+    Tasks are numbered columns of status marks, named in the caption, so that the file
+    column keeps its room however many tasks there are or however long their titles.
+    """
+    numbered = " · ".join(f"{n} {title}" for n, (_, title) in enumerate(task_titles, 1))
+    legend = " · ".join(label for label, _ in _MARKS.values())
+    table = Table(
+        title="Batch grading",
+        title_justify="left",
+        caption=Text(f"Tasks: {numbered}\n{legend}"),
+        caption_justify="left",
+    )
+    table.add_column("File", overflow="fold", ratio=1, min_width=16)
+    for number in range(1, len(task_titles) + 1):
+        table.add_column(str(number), justify="center", no_wrap=True)
+    table.add_column("Seconds", justify="right", no_wrap=True)
     for entry in entries:
         statuses = {t.id: t.status for t in entry.report.tasks}
         table.add_row(
             Text(safe_text(entry.report.file)),
-            *(status_text(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
+            *(status_mark(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
             f"{entry.report.seconds:.1f}",
         )
     return table

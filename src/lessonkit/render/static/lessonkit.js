@@ -267,8 +267,22 @@
       if (link.getAttribute("href") === `#stage-${number}`) link.setAttribute("aria-current", "true");
       else link.removeAttribute("aria-current");
     }
-    if (save && value("progress:stage") !== number) setValue("progress:stage", number);
+    if (!save) return true; // opening the page: its address is left as it was loaded
+    if (value("progress:stage") !== number) setValue("progress:stage", number);
+    showInAddress(number);
     return true;
+  }
+
+  /* The address names the open stage (#stage-3), so it can be linked and a reload opens it
+     again; a link to a section of that stage is left as it is. No history entry per click. */
+  function showInAddress(number) {
+    const linked = location.hash ? document.getElementById(hashId()) : null;
+    if (linked && linked.closest(".stage")?.dataset.stage === String(number)) return;
+    try {
+      history.replaceState(history.state, "", `#stage-${number}`);
+    } catch (error) {
+      // A browser that refuses to change this address still shows the stage.
+    }
   }
 
   if (stageBar) {
@@ -392,13 +406,16 @@
     });
   }
 
-  /* Quiz: right/wrong feedback and the explanation, the chosen answer kept. ---------------- */
+  /* Quiz: a wrong choice says so and lets the learner try again; the answer and the
+     explanation come with a right choice, or when the learner asks to see them. The chosen
+     answer is kept. */
 
   const quizzes = $$("form.quiz").map((form) => {
     const key = form.dataset.quiz;
     const answer = Number(form.dataset.answer);
     const verdict = $(".verdict", form);
     const explanation = $(".explanation", form);
+    const revealButton = $(".reveal-answer", form);
     const options = $$('input[type="radio"]', form);
     const optionText = (index) => {
       const input = options[index];
@@ -406,21 +423,27 @@
       return label ? label.textContent.trim() : "";
     };
 
-    function show(choice) {
-      const right = choice === answer;
-      verdict.className = `verdict ${right ? "right" : "wrong"}`;
-      verdict.textContent = right
-        ? "Right."
-        : `Not quite. The right answer is: ${optionText(answer)}`;
-      explanation.hidden = false;
+    function tell(kind, text, { explain = false, offerAnswer = false } = {}) {
+      verdict.className = kind ? `verdict ${kind}` : "verdict";
+      verdict.textContent = text;
+      explanation.hidden = !explain;
+      if (revealButton) revealButton.hidden = !offerAnswer;
     }
+
+    function show(choice) {
+      if (choice === answer) tell("right", "Right.", { explain: true });
+      else tell("wrong", "Not quite. Try another answer, or show the answer.", { offerAnswer: true });
+    }
+
+    revealButton?.addEventListener("click", () => {
+      tell("revealed", `The answer is: ${optionText(answer)}`, { explain: true });
+    });
 
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = options.find((input) => input.checked);
       if (!chosen) {
-        verdict.className = "verdict wrong";
-        verdict.textContent = "Choose an answer first.";
+        tell("wrong", "Choose an answer first.");
         return;
       }
       setValue(key, Number(chosen.value), { now: true });
@@ -434,13 +457,8 @@
       restore() {
         const saved = value(key);
         for (const input of options) input.checked = Number(input.value) === saved;
-        if (Number.isInteger(saved) && options[saved]) {
-          show(saved);
-        } else {
-          verdict.className = "verdict";
-          verdict.textContent = "";
-          explanation.hidden = true;
-        }
+        if (Number.isInteger(saved) && options[saved]) show(saved);
+        else tell("", "");
       },
     };
   });
