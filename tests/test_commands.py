@@ -163,5 +163,7 @@ def test_start_prints_odd_folder_names_as_they_are_and_quoted(tmp_path, capsys):
     script = shlex.quote(str(target / "state-02.py"))
     assert f"copied {script}\n" in out
     assert f"copied {shlex.quote(str(target / 'state-02.ipynb'))}\n" in out
-    assert f"then run `lessonkit check state-02 {script}`." in " ".join(out.split())
+    said = " ".join(out.split())
+    assert f"fill in the todo(...) cells in {' '.join(script.split())}" in said
+    assert "then run `lessonkit check state-02`." in said
     assert (target / "state-02.ipynb").is_file()

@@ -57,9 +57,10 @@ def marked(mark: Mark, message: str) -> Text:
 
 def shown(path: Path) -> str:
     """A path relative to the working folder when it lies below it."""
+    # abspath, not resolve: a path that is a symlink loop must still be printable.
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
         return str(path)
 
 
