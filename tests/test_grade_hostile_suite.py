@@ -17,7 +17,7 @@ import pytest
 from hostile.cases import CASES, Case
 from hostile.harness import can_confine, grade_alone, run_case
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.hostile]
 
 if shutil.which("unshare") is None or shutil.which("prlimit") is None:
     pytest.skip("the hostile suite needs unshare and prlimit (util-linux)", allow_module_level=True)
