@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from lessonkit.model import (
     Check,
     Diagram,
+    EvidenceBlock,
     Experiment,
     Figure,
+    Grading,
     Illustration,
     Lesson,
     Math,
@@ -199,6 +201,10 @@ def lesson_cells(lesson: Lesson) -> list[Cell]:
     return cells
 
 
+DATA_BLOCKS = (Numbers, Grading, EvidenceBlock)
+"""Blocks that hold data for the toolkit (tests, grader, evidence), not text for the learner."""
+
+
 def _section_cells(section: Section) -> Iterator[Cell]:
     pending: list[str] = [f"### {section.title}"] if not _is_step_section(section) else []
     counter = 0
@@ -211,7 +217,7 @@ def _section_cells(section: Section) -> Iterator[Cell]:
             pending = []
 
     for item in section.items:
-        if isinstance(item, Numbers):
+        if isinstance(item, DATA_BLOCKS):
             continue
         text = _markdown_for(item, section)
         if text is not None:
