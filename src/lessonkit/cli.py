@@ -34,7 +34,7 @@ def _module(name: str):
 def make_parser(names: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lessonkit",
-        description="Build, run, grade and record the state-02 pytree lesson.",
+        description="Build, run, grade and record the lessons under phases/.",
     )
     parser.add_argument("--version", action="version", version=f"lessonkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -22,6 +22,7 @@ from lessonkit.errors import LessonError
 from lessonkit.evidence_block import parse_evidence
 from lessonkit.grading_block import parse_grading
 from lessonkit.model import (
+    DEFAULT_FIGURE_NOTE,
     PREAMBLE,
     STAGES,
     TASK_KINDS,
@@ -231,7 +232,8 @@ def _figure(b: RawBlock) -> Figure:
     code = b.need_body("the code that computes figure_data").rstrip("\n")
     if "figure_data" not in code:
         raise b.error("code must define figure_data")
-    return Figure(b.need_arg("a title"), b.one("prompt"), b.one("alt"), code, b.line)
+    note = b.one("notebook_note", DEFAULT_FIGURE_NOTE)
+    return Figure(b.need_arg("a title"), b.one("prompt"), b.one("alt"), code, b.line, note)
 
 
 def _plot(b: RawBlock) -> Plot:
@@ -304,7 +306,7 @@ ROLES: dict[str, BlockRole] = {
     "numbers": BlockRole(frozenset({"sections", "not_results"}), _numbers),
     "step": BlockRole(frozenset({"intro", "summary"}) | _NOTE_OPTIONS, _step),
     "run": BlockRole(frozenset({"expected", "about"}), _run),
-    "figure": BlockRole(frozenset({"prompt", "alt"}), _figure),
+    "figure": BlockRole(frozenset({"prompt", "alt", "notebook_note"}), _figure),
     "plot": BlockRole(frozenset(), _plot),
     "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),

@@ -20,6 +20,7 @@ STAGES: tuple[str, ...] = (
 )
 PREAMBLE = "Before you start"
 TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge", "optional")
+DEFAULT_FIGURE_NOTE = "The figure from Stage 1, computed now that the build steps have run."
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,7 @@ class Figure:
     alt: str
     code: str
     line: int
+    notebook_note: str = DEFAULT_FIGURE_NOTE  # above the figure cells, after the steps
 
 
 @dataclass(frozen=True)

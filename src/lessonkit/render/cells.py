@@ -193,7 +193,7 @@ def lesson_cells(lesson: Lesson) -> list[Cell]:
                 # The figure is discussed early but needs the built tree: run it after the steps.
                 (figure_cells if "figure" in cell.tags else cells).append(cell)
             if section.line == last_step and figure_cells:
-                note = "The figure from Stage 1, computed now that the tree and its update exist."
+                note = lesson.figure.notebook_note
                 cells.append(
                     Cell("figure-intro", "markdown", f"### {lesson.figure.title}\n\n{note}")
                 )
