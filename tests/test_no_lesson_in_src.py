@@ -20,7 +20,7 @@ CONVENTIONS = {"trees.py": {"params"}}
 # Plain words that some lesson also uses as a variable: the toolkit's own meaning is unrelated
 # ("a reported value is nested too deeply", `functools.partial`).
 WORDS = {"nested", "partial"}
-LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]
+LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]  # the fixture's names are plain words
 
 
 def lesson_names(lesson: Lesson) -> set[str]:

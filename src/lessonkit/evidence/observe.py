@@ -171,6 +171,10 @@ def _plain(value: Any) -> Any:
     """A JSON-like value for an array, number or nested list."""
     import numpy as np
 
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
     try:
         return np.asarray(value).tolist()
     except Exception:  # not numerical: show what it is instead
