@@ -116,7 +116,8 @@ def _flat(value: Any) -> list[float]:
 def _agree(want: Any, got: Any) -> bool:
     a, b = _flat(want), _flat(got)
     return len(a) == len(b) and all(
-        math.isclose(x, y, rel_tol=AGREE_RTOL, abs_tol=AGREE_ATOL) for x, y in zip(a, b, strict=True)
+        math.isclose(x, y, rel_tol=AGREE_RTOL, abs_tol=AGREE_ATOL)
+        for x, y in zip(a, b, strict=True)
     )
 
 

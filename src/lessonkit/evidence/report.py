@@ -55,8 +55,7 @@ def _finding(finding: Finding) -> str:
     if show.number:
         mark = "agrees" if finding.agrees else "does **not** agree"
         line += (
-            f" (the lesson's hand derivation, {show.number}: {number_text(finding.hand)}; "
-            f"{mark})"
+            f" (the lesson's hand derivation, {show.number}: {number_text(finding.hand)}; {mark})"
         )
     return line
 
