@@ -17,6 +17,7 @@ from lessonkit.errors import LessonkitError
 
 COMMANDS: dict[str, str] = {
     "list": "List the lessons in this repository.",
+    "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
     "verify": "Check that generated files, the execution records and the figure are up to date.",
     "start": "Copy a lesson's practice files into your own folder.",
