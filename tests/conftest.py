@@ -12,6 +12,10 @@ from lessonkit.model import Lesson
 REPO = Path(__file__).resolve().parents[1]
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
 LESSON_MD = LESSON_DIR / "lesson.md"
+# A second lesson, deliberately unlike state-02 (a tuple tree with int and bool leaves): the
+# toolkit must handle it with no change to src/. Its generated files are made by the tests.
+FIXTURE_ROOT = REPO / "tests" / "fixtures"
+FIXTURE_MD = FIXTURE_ROOT / "phases" / "99-fixture" / "01-tuples" / "lesson.md"
 
 # The page outline of the published lesson page, in order (spec: state-02-lesson-page.txt).
 SPEC_OUTLINE = [

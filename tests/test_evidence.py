@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from lessonkit.evidence import ITEMS, parse_verdicts, render_template, verdicts_section
+from lessonkit.evidence import render_template, verdicts_section
+from lessonkit.grade import GradeReport, TaskResult
 
 from conftest import LESSON_DIR, invoke
 
@@ -25,6 +26,7 @@ class Written:
     folder: Path
     report: str
     kept: str  # what the learner's own file at the colliding name holds afterwards
+    started: tuple[str, ...]  # the command line of every child process started
 
 
 def _notebook_with_solutions(lesson, task_ids: set[str]) -> str:
@@ -40,7 +42,7 @@ def _notebook_with_solutions(lesson, task_ids: set[str]) -> str:
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory, lesson) -> Written:
-    """One evidence run (two child processes) on a notebook where `repair` is not attempted."""
+    """One evidence run (the grader's children) on a notebook where `repair` is not attempted."""
     cwd = tmp_path_factory.mktemp("evidence")
     content = _notebook_with_solutions(lesson, {"make-it-yours", "nested-model"})
     (cwd / "mine.ipynb").write_text(content, encoding="utf-8")
@@ -48,13 +50,22 @@ def written(tmp_path_factory, lesson) -> Written:
     folder.mkdir()
     mine = folder / "state-02-fixed.md"
     mine.write_text("my own notes\n", encoding="utf-8")
+    started: list[str] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, args, *rest, **options):
+            started.append(" ".join(map(str, args)))
+            super().__init__(args, *rest, **options)
+
     with pytest.MonkeyPatch.context() as patch:
         # The report's name would be this one: it must not replace the learner's file.
         patch.setattr("lessonkit.commands.evidence.report_stem", lambda *_: "state-02-fixed")
+        patch.setattr(subprocess, "Popen", Recorded)
         code, out, err = invoke(["evidence", "state-02", "mine.ipynb"], cwd=cwd)
     report = folder / "state-02-fixed-2.md"
     text = report.read_text(encoding="utf-8") if report.is_file() else ""
-    return Written(code, out, err, folder, text, mine.read_text(encoding="utf-8"))
+    kept = mine.read_text(encoding="utf-8")
+    return Written(code, out, err, folder, text, kept, tuple(started))
 
 
 def test_the_template_has_every_item_with_its_four_parts(lesson):
@@ -68,7 +79,7 @@ def test_the_template_has_every_item_with_its_four_parts(lesson):
         "Missing-key repair",
     ]
     for part in PARTS:
-        assert template.count(part) == len(ITEMS)
+        assert template.count(part) == len(lesson.evidence)
     assert (lesson.directory / "outputs" / "evidence-template.md").read_text() == template
 
 
@@ -90,22 +101,23 @@ def test_a_report_is_filled_from_the_learners_run(written, lesson):
     assert "| updated_weight | [1.4, -0.8] | [1.4, -0.8] | yes |" in report
     assert "Tree definition: `PyTreeDef({'bias': *, 'weight': *})`" in report
     assert '`g["scale"]` in your run: -4.0' in report
-    assert "your `scale_by_hand`: -4.0" in report
+    assert "`scale_by_hand` in your run: -4.0 (the lesson's hand derivation" in report
+    assert "g\n├── layer\n│   ├── bias: float32[]" in report
     assert "your task cell (cell " in report
     assert "Python 3." in report and "1 CPU device" in report
     assert "## Grader's verdicts" in report
 
 
-def test_predictions_and_reasoning_are_left_to_the_learner(written):
-    assert written.report.count("_(write yours here)_") >= 2 * len(ITEMS)
+def test_predictions_and_reasoning_are_left_to_the_learner(written, lesson):
+    assert written.report.count("_(write yours here)_") >= 2 * len(lesson.evidence)
     for part in PARTS:
-        assert written.report.count(part) == len(ITEMS)
+        assert written.report.count(part) == len(lesson.evidence)
 
 
 def test_an_unattempted_task_says_so(written):
-    assert "Task *Repair a mismatched update tree*: not attempted yet" in written.report
+    assert "Task *Repair a mismatched update tree*: not attempted: todo(...)" in written.report
     assert "2 not attempted" in written.report  # repair, and the optional adam-by-hand
-    assert "`loss(fixed)`" not in written.report
+    assert "`loss(fixed)`: nothing to show: your run reported no value" in written.report
 
 
 def test_a_missing_file_is_one_clear_message(tmp_path):
@@ -115,49 +127,31 @@ def test_a_missing_file_is_one_clear_message(tmp_path):
     assert not (tmp_path / "evidence").exists()
 
 
-def test_the_graders_json_becomes_verdicts():
-    stdout = json.dumps(
-        {
-            "schema": 1,
-            "lesson": "state-02",
-            "file": "mine.py",
-            "passed": False,
-            "tasks": [
-                {
-                    "id": "make-it-yours",
-                    "title": "Make it yours",
-                    "status": "passed",
-                    "message": "",
-                    "hint": "",
-                },
-                {
-                    "id": "repair",
-                    "title": "Repair a mismatched update tree",
-                    "status": "failed",
-                    "message": "fixed['bias'] | differs",
-                    "hint": "key paths",
-                },
-            ],
-            "prerequisites": [],
-            "seconds": 2.5,
-        }
+def test_the_graders_verdicts_become_a_table():
+    report = GradeReport(
+        "state-02",
+        "mine.py",
+        (
+            TaskResult("make-it-yours", "Make it yours", "passed", ""),
+            TaskResult(
+                "repair", "Repair a mismatched update tree", "failed", "fixed['bias'] | differs"
+            ),
+        ),
+        (),
+        2.5,
     )
-    verdicts = parse_verdicts(stdout, "", 1)
-    assert verdicts.passed is False and verdicts.note is None
-    assert [(t.id, t.status) for t in verdicts.tasks] == [
-        ("make-it-yours", "passed"),
-        ("repair", "failed"),
-    ]
-    table = verdicts_section(verdicts)
+    table = verdicts_section(report)
+    assert table.startswith("Overall: not every task has passed yet.")
     assert "| Repair a mismatched update tree | failed | fixed['bias'] \\| differs |" in table
 
 
-def test_a_grader_without_json_is_explained_not_fatal():
-    verdicts = parse_verdicts("", "Traceback ...\nModuleNotFoundError: no grader\n", 1)
-    assert verdicts.tasks == () and verdicts.passed is None
-    assert (
-        verdicts.note == "`lessonkit check` gave no verdicts here (ModuleNotFoundError: no grader)"
-    )
+def test_evidence_runs_learner_code_only_in_the_graders_children(written):
+    """One runner: no child of evidence's own, no `lessonkit check --json` shelled out."""
+    assert written.started, "the grader's children were not seen"
+    workers = [a for a in written.started if "lessonkit/grade/worker.py" in a]
+    others = [a for a in written.started if "-m lessonkit" in a]
+    assert workers and not others, "\n".join(others)
+    assert "Your file ran once, in the grader's child process" in written.report
 
 
 def test_without_file_the_report_is_of_the_practice_copy_start_made(tmp_path):

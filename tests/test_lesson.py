@@ -131,6 +131,48 @@ def _line_of(text: str, needle: str) -> int:
             r"bad front matter: not valid YAML",
         ),
         (
+            "  section: round-trip\n",
+            "  section: round-trips\n",
+            "- title: Flatten/unflatten round trip",
+            r"\{evidence\} block: item 'Flatten/unflatten round trip': 'section' names no section",
+        ),
+        (
+            "  task: repair\n  keep: The error",
+            "  task: repairs\n  keep: The error",
+            "- title: Missing-key repair",
+            r"'task' names no task of this lesson: 'repairs'",
+        ),
+        (
+            "      number: loss_after\n",
+            "      number: loss_later\n",
+            "- title: Missing-key repair",
+            r"'number' names no entry of the \{numbers\} block: 'loss_later'",
+        ),
+        (
+            "    - round_trip: params\n",
+            "    - round_trip: params\n      number: leaf_count\n",
+            "- title: Flatten/unflatten round trip",
+            r"'number' goes with 'value' only",
+        ),
+        (
+            "    - tree: g\n",
+            "    - graph: g\n",
+            "- title: Nested-scale derivative",
+            r"a 'show' entry needs exactly one of tree, value, numbers, round_trip",
+        ),
+        (
+            "  section: containers\n",
+            "  section: containers\n  colour: blue\n",
+            "- title: Parameter and gradient tree diagram",
+            r"unknown key 'colour'",
+        ),
+        (
+            "  prompt: >-\n    Before printing them",
+            "  hint: >-\n    Before printing them",
+            "- title: Parameter and gradient tree diagram",
+            r"unknown key 'hint'",
+        ),
+        (
             "{#derivation}",
             "{#problem}",
             "## Derive the matching gradient tree",

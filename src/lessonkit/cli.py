@@ -19,6 +19,7 @@ from lessonkit.errors import LessonkitError
 
 COMMANDS: dict[str, str] = {
     "list": "List the lessons in this repository.",
+    "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
     "verify": "Check that generated files, the execution records and the figure are up to date.",
     "start": "Copy a lesson's practice files into your own folder.",
@@ -37,7 +38,7 @@ def make_parser() -> argparse.ArgumentParser:
     """The top-level parser: `--version`, `--help` and the list of commands."""
     parser = argparse.ArgumentParser(
         prog="lessonkit",
-        description="Build, run, grade and record the state-02 pytree lesson.",
+        description="Build, run, grade and record the lessons under phases/.",
     )
     parser.add_argument("--version", action="version", version=f"lessonkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

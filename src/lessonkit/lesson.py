@@ -19,8 +19,10 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
+from lessonkit.evidence_block import parse_evidence
 from lessonkit.grading_block import parse_grading
 from lessonkit.model import (
+    DEFAULT_FIGURE_NOTE,
     PREAMBLE,
     STAGES,
     TASK_KINDS,
@@ -28,6 +30,8 @@ from lessonkit.model import (
     Check,
     CodeNote,
     Diagram,
+    EvidenceBlock,
+    EvidenceItem,
     Experiment,
     Figure,
     Grading,
@@ -228,7 +232,8 @@ def _figure(b: RawBlock) -> Figure:
     code = b.need_body("the code that computes figure_data").rstrip("\n")
     if "figure_data" not in code:
         raise b.error("code must define figure_data")
-    return Figure(b.need_arg("a title"), b.one("prompt"), b.one("alt"), code, b.line)
+    note = b.one("notebook_note", DEFAULT_FIGURE_NOTE)
+    return Figure(b.need_arg("a title"), b.one("prompt"), b.one("alt"), code, b.line, note)
 
 
 def _plot(b: RawBlock) -> Plot:
@@ -281,6 +286,10 @@ def _grading(b: RawBlock) -> Grading:
     return parse_grading(_yaml_body(b), b.body, b.line, b.where, b.error)
 
 
+def _evidence(b: RawBlock) -> EvidenceBlock:
+    return parse_evidence(_yaml_body(b), b.body, b.body_line, b.line, b.error)
+
+
 def _keep(b: RawBlock) -> RawBlock:
     """Task parts (task, scaffold, solution, hint, reasoning) are joined per section later."""
     return b
@@ -297,11 +306,12 @@ ROLES: dict[str, BlockRole] = {
     "numbers": BlockRole(frozenset({"sections", "not_results"}), _numbers),
     "step": BlockRole(frozenset({"intro", "summary"}) | _NOTE_OPTIONS, _step),
     "run": BlockRole(frozenset({"expected", "about"}), _run),
-    "figure": BlockRole(frozenset({"prompt", "alt"}), _figure),
+    "figure": BlockRole(frozenset({"prompt", "alt", "notebook_note"}), _figure),
     "plot": BlockRole(frozenset(), _plot),
     "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),
     "grading": BlockRole(frozenset(), _grading),
+    "evidence": BlockRole(frozenset(), _evidence),
     "task": BlockRole(frozenset({"kind", "where", "plan", "title"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
     "solution": BlockRole(frozenset(), _keep),
@@ -702,6 +712,43 @@ def _validate(lesson: Lesson) -> None:
                 )
             seen_ids[item.id] = item.line
     _validate_grading(lesson)
+    _validate_evidence(lesson)
+
+
+def _validate_evidence(lesson: Lesson) -> None:
+    """At most one {evidence} block, naming only sections, tasks and numbers that exist."""
+    where = str(lesson.path)
+    blocks = lesson.items(EvidenceBlock)
+    if len(blocks) > 1:
+        raise LessonError(
+            "the lesson has more than one {evidence} block", where=_at(where, blocks[1].line)
+        )
+    sections = {s.id: s for s in lesson.sections}
+    tasks = {t.id for t in lesson.tasks}
+    numbers = {n.name for n in lesson.numbers}
+    for item in lesson.evidence:
+        _validate_evidence_item(item, lesson, sections, tasks, numbers)
+
+
+def _validate_evidence_item(
+    item: EvidenceItem, lesson: Lesson, sections: dict, tasks: set[str], numbers: set[str]
+) -> None:
+    def fail(message: str, line: int = item.line) -> LessonError:
+        where = _at(str(lesson.path), line)
+        return LessonError(f"{{evidence}} block: item {item.title!r}: {message}", where=where)
+
+    section = sections.get(item.section)
+    if section is None:
+        raise fail(f"'section' names no section of this lesson: {item.section!r}")
+    if not item.prompt and not any(isinstance(i, Experiment) for i in section.items):
+        raise fail(f"give a 'prompt': section {item.section!r} has no experiment to take it from")
+    if item.task and item.task not in tasks:
+        raise fail(f"'task' names no task of this lesson: {item.task!r}")
+    for show in item.show:
+        if show.number and show.number not in numbers:
+            raise fail(f"'number' names no entry of the {{numbers}} block: {show.number!r}")
+        if show.kind == "numbers" and not numbers:
+            raise fail("'numbers: all' needs a {numbers} block")
 
 
 def _validate_grading(lesson: Lesson) -> None:

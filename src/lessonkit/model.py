@@ -20,6 +20,7 @@ STAGES: tuple[str, ...] = (
 )
 PREAMBLE = "Before you start"
 TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge", "optional")
+DEFAULT_FIGURE_NOTE = "The figure from Stage 1, computed now that the build steps have run."
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,7 @@ class Figure:
     alt: str
     code: str
     line: int
+    notebook_note: str = DEFAULT_FIGURE_NOTE  # above the figure cells, after the steps
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,52 @@ class Grading:
         return dict(self.points).get(task_id, 1.0)
 
 
+ShowKind = Literal["tree", "value", "numbers", "round_trip"]
+SHOW_KINDS: tuple[str, ...] = ("tree", "value", "numbers", "round_trip")
+
+
+@dataclass(frozen=True)
+class Show:
+    """One thing an evidence report shows from the learner's run.
+
+    `tree`: the diagram of the value `expr` names; `value`: the value of the expression
+    `expr`, next to the hand-derived number `number` when one is named; `numbers`: every
+    number of the lesson's {numbers} block, derived by hand and computed; `round_trip`: the
+    leaves of `expr` in flatten order, its tree definition and the tree rebuilt from them.
+    """
+
+    kind: ShowKind
+    expr: str  # a name or Python expression; "" for `numbers`
+    number: str = ""  # a {numbers} name whose hand-derived value is shown next to `expr`
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    """One thing the lesson asks a learner to keep, tied to the section it comes from.
+
+    The report reads the learner's values after the lesson's steps, or after `task`'s cell
+    when the item belongs to a task (then it also shows the task's verdict, code and output).
+    """
+
+    key: str
+    title: str
+    section: str  # id of the section it comes from; its experiment prompts the prediction
+    keep: str
+    prompt: str  # the prediction prompt; "" takes the section's experiment prompt
+    task: str  # a task id, or ""
+    show: tuple[Show, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class EvidenceBlock:
+    """The `{evidence}` block: the items of the evidence template and report, in order."""
+
+    items: tuple[EvidenceItem, ...]
+    line: int
+
+
 Item = (
     Prose
     | SetupCommand
@@ -315,6 +363,7 @@ Item = (
     | Task
     | Quiz
     | Grading
+    | EvidenceBlock
 )
 
 
@@ -409,6 +458,12 @@ class Lesson:
         """The `{grading}` block, if the lesson has one (a lesson without it cannot be checked)."""
         found = self.items(Grading)
         return found[0] if found else None
+
+    @property
+    def evidence(self) -> tuple[EvidenceItem, ...]:
+        """The `{evidence}` block's items; none when the lesson has no such block."""
+        found = self.items(EvidenceBlock)
+        return found[0].items if found else ()
 
     def task(self, task_id: str) -> Task:
         for task in self.tasks:

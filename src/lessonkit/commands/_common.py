@@ -18,10 +18,10 @@ from lessonkit.model import Lesson
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
     if optional:
         parser.add_argument(
-            "lesson", nargs="?", default=None, help="lesson id, e.g. state-02 (default: all)"
+            "lesson", nargs="?", default=None, help="lesson id from `lessonkit list` (default: all)"
         )
     else:
-        parser.add_argument("lesson", help="lesson id, e.g. state-02")
+        parser.add_argument("lesson", help="lesson id, from `lessonkit list`")
 
 
 def console(stderr: bool = False) -> Console:

@@ -41,25 +41,20 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     file = practice_file(lesson, args.file)
     read_submission(file)  # an unreadable file is one clear message before anything runs
-    out.print(f"Running {quoted(file)} and `lessonkit check` in child processes ...")
+    out.print(f"Grading {quoted(file)} (its one run, in the grader's child) ...")
     evidence = collect_evidence(lesson, file, timeout_s=args.timeout)
     written = dt.datetime.now(dt.UTC)
     text = render_report(lesson, evidence, written=written, shown_file=shown(file))
     path = write_new(Path.cwd() / EVIDENCE_FOLDER, report_stem(lesson, written), ".md", text)
 
-    learner_run = evidence.run
-    if learner_run.problem:
-        out.print(marked("warn", learner_run.problem))
-    agreeing = sum(n.agrees for n in learner_run.numbers)
-    out.print(
-        f"hand-derived values that agree with your run: {agreeing} of {len(learner_run.numbers)}"
-    )
-    verdicts = evidence.verdicts
-    if verdicts.note:
-        out.print(f"grader: {verdicts.note}")
-    else:
-        summary = ", ".join(f"{t.id} {t.status}" for t in verdicts.tasks)
-        out.print(f"grader: {summary}")
+    if evidence.problem:
+        out.print(marked("warn", evidence.problem))
+    numbers = evidence.numbers
+    if numbers:
+        agreeing = sum(n.agrees for n in numbers)
+        out.print(f"hand-derived values that agree with your run: {agreeing} of {len(numbers)}")
+    summary = ", ".join(f"{t.id} {t.status}" for t in evidence.verdicts.tasks)
+    out.print(f"grader: {summary}")
     out.print(marked("ok", f"wrote {quoted(path)}"))
     out.print(
         "Next: open it and write your predictions, the code you changed and your reasoning "

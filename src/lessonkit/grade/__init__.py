@@ -16,7 +16,7 @@ Modules, in the order data flows through them:
 """
 
 from lessonkit.grade.batch import BatchEntry, grade_many
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader, grade_file
+from lessonkit.grade.grader import DEFAULT_TIMEOUT, GradedRun, Grader, grade_file
 from lessonkit.grade.results import (
     ERROR,
     FAILED,
@@ -38,6 +38,7 @@ __all__ = [
     "STATUSES",
     "BatchEntry",
     "GradeReport",
+    "GradedRun",
     "Grader",
     "GradingError",
     "PrerequisiteResult",

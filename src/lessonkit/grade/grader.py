@@ -137,6 +137,19 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
         )
 
 
+@dataclass(frozen=True)
+class GradedRun:
+    """One file's verdicts, with the plan its learner child ran and what that child reported.
+
+    The record is data from an untrusted process, already parsed strictly; when
+    `record.interfered` is set, nothing in it may be shown as the learner's results.
+    """
+
+    report: GradeReport
+    plan: Plan
+    record: RunRecord
+
+
 def interfered_report(
     lesson: Lesson, path: str, reason: str, seconds: float, seed: int | None
 ) -> GradeReport:
@@ -278,6 +291,12 @@ class Grader:
     def grade_submission(
         self, lesson: Lesson, submission: Submission, started: float | None = None
     ) -> GradeReport:
+        return self.run_submission(lesson, submission, started).report
+
+    def run_submission(
+        self, lesson: Lesson, submission: Submission, started: float | None = None
+    ) -> GradedRun:
+        """Grade one file and keep what its learner child reported, for the evidence report."""
         started = time.perf_counter() if started is None else started
         grading = self.grading(lesson)
         plan = plan_submission(submission, lesson)
@@ -294,13 +313,15 @@ class Grader:
         seconds = time.perf_counter() - started
         if record.interfered:
             path = str(submission.path)
-            return interfered_report(lesson, path, record.interfered, seconds, self.seed)
+            report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
+            return GradedRun(report, plan, record)
         runs = Runs(plan, record, grading.reference, expected, self.timeout)
         tasks, prerequisites = check_all(lesson, grading.rubrics, grading.inputs, runs)
         seconds = time.perf_counter() - started
-        return GradeReport(
+        report = GradeReport(
             lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed
         )
+        return GradedRun(report, plan, record)
 
 
 def grade_file(

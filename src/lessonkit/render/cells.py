@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from lessonkit.model import (
     Check,
     Diagram,
+    EvidenceBlock,
     Experiment,
     Figure,
+    Grading,
     Illustration,
     Lesson,
     Math,
@@ -191,12 +193,16 @@ def lesson_cells(lesson: Lesson) -> list[Cell]:
                 # The figure is discussed early but needs the built tree: run it after the steps.
                 (figure_cells if "figure" in cell.tags else cells).append(cell)
             if section.line == last_step and figure_cells:
-                note = "The figure from Stage 1, computed now that the tree and its update exist."
+                note = lesson.figure.notebook_note
                 cells.append(
                     Cell("figure-intro", "markdown", f"### {lesson.figure.title}\n\n{note}")
                 )
                 cells.extend(figure_cells)
     return cells
+
+
+DATA_BLOCKS = (Numbers, Grading, EvidenceBlock)
+"""Blocks that hold data for the toolkit (tests, grader, evidence), not text for the learner."""
 
 
 def _section_cells(section: Section) -> Iterator[Cell]:
@@ -211,7 +217,7 @@ def _section_cells(section: Section) -> Iterator[Cell]:
             pending = []
 
     for item in section.items:
-        if isinstance(item, Numbers):
+        if isinstance(item, DATA_BLOCKS):
             continue
         text = _markdown_for(item, section)
         if text is not None:

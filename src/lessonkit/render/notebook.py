@@ -12,7 +12,7 @@ from lessonkit.model import Lesson
 from lessonkit.render.cells import Cell, generated_note, lesson_cells
 
 
-def _notebook_cell(cell: Cell, figure_png: bytes | None) -> nbformat.NotebookNode:
+def _notebook_cell(cell: Cell, figure_png: bytes | None, title: str) -> nbformat.NotebookNode:
     metadata: dict = {}
     if cell.tags:
         metadata["tags"] = list(cell.tags)
@@ -28,7 +28,7 @@ def _notebook_cell(cell: Cell, figure_png: bytes | None) -> nbformat.NotebookNod
                     "display_data",
                     data={
                         "image/png": base64.b64encode(figure_png).decode("ascii"),
-                        "text/plain": "<Figure: A gradient tree matches parameter leaves>",
+                        "text/plain": f"<Figure: {title}>",
                     },
                 )
             ]
@@ -47,7 +47,8 @@ def build_notebook(lesson: Lesson, figure_png: bytes | None = None) -> nbformat.
             "generated": generated_note(lesson, "this notebook"),
         },
     }
-    notebook.cells = [_notebook_cell(c, figure_png) for c in lesson_cells(lesson)]
+    title = lesson.figure.title
+    notebook.cells = [_notebook_cell(c, figure_png, title) for c in lesson_cells(lesson)]
     return notebook
 
 

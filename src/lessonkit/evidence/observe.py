@@ -1,0 +1,317 @@
+"""What the learner's run showed, read from the grader's own run of their file.
+
+Learner code runs in one place only: the grader's sandboxed child. It reports, as data, the
+values of the names the lesson's steps bind (after the last step) and of each task's graded
+names (after the task's cell). This process never runs learner code: it turns that data back
+into arrays, runs the lesson's own steps (trusted code) for the functions and modules they
+define, and evaluates the `{evidence}` block's expressions there. Values are the learner's,
+functions are the lesson's; a name the learner's run did not report is simply undefined.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lessonkit.environment import Environment, read_environment
+from lessonkit.grade import GradedRun, Grader, GradeReport
+from lessonkit.grade.checks import LESSON
+from lessonkit.grade.isolation import choose_isolation, compile_cache
+from lessonkit.grade.plan import bound_names
+from lessonkit.grade.protocol import Value
+from lessonkit.model import EvidenceItem, Lesson, Show
+from lessonkit.sources import read_submission
+from lessonkit.steps import quiet_cpu, run_steps
+
+DEFAULT_TIMEOUT_S = 120.0
+AGREE_RTOL, AGREE_ATOL = 1e-5, 1e-6  # float32 arithmetic against decimal hand values
+CellStatus = str  # "ran", "not attempted" or "error"
+NOT_ATTEMPTED = "not attempted"
+
+
+class NotData(Exception):
+    """A reported value that cannot be turned back into an array, number or container."""
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    where: str  # "line 12" in a script, "cell 4" in a notebook
+    task: str | None
+    source: str
+    status: CellStatus
+    output: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one `show` entry found: a value (plain JSON-like), a diagram or a round trip."""
+
+    show: Show
+    value: Any = None
+    text: str = ""  # a diagram, or the tree definition of a round trip
+    leaves: tuple[tuple[str, Any], ...] = ()  # round trip: (key path, value) in flatten order
+    matches: bool = False  # round trip: the rebuilt tree equals the original
+    hand: Any = None  # the hand-derived value of `show.number`
+    problem: str | None = None  # why there is nothing to show
+
+    @property
+    def agrees(self) -> bool:
+        return self.problem is None and _agree(self.hand, self.value)
+
+
+@dataclass(frozen=True)
+class NumberCheck:
+    """A number the lesson derives by hand, and the same expression on the learner's values."""
+
+    name: str
+    derived: Any
+    computed: Any
+    error: str | None
+
+    @property
+    def agrees(self) -> bool:
+        return self.error is None and _agree(self.derived, self.computed)
+
+
+@dataclass(frozen=True)
+class ItemObserved:
+    item: EvidenceItem
+    findings: tuple[Finding, ...]
+    numbers: tuple[NumberCheck, ...]  # for a `numbers: all` entry
+
+
+@dataclass(frozen=True)
+class Evidence:
+    lesson: str
+    file: Path
+    file_sha256: str
+    environment: Environment
+    cells: tuple[CellOutcome, ...]
+    items: tuple[ItemObserved, ...]
+    verdicts: GradeReport
+    problem: str | None  # why the run shows less than it should (time limit, interference)
+
+    def task_cells(self, task_id: str) -> tuple[CellOutcome, ...]:
+        return tuple(c for c in self.cells if c.task == task_id)
+
+    @property
+    def numbers(self) -> tuple[NumberCheck, ...]:
+        return tuple(n for i in self.items for n in i.numbers)
+
+
+def _flat(value: Any) -> list[float]:
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _flat(v)]
+    if isinstance(value, bool):
+        return [float(value)]
+    if not isinstance(value, int | float):
+        return [math.nan]
+    return [float(value)]
+
+
+def _agree(want: Any, got: Any) -> bool:
+    a, b = _flat(want), _flat(got)
+    return len(a) == len(b) and all(
+        math.isclose(x, y, rel_tol=AGREE_RTOL, abs_tol=AGREE_ATOL)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+# --------------------------------------------------------------------------- reported data
+
+
+def live(value: Value) -> Any:
+    """A reported value as an array, number or container again; NotData when it is not data."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    kind = value["t"]
+    if kind == "number":
+        return {"bool": bool, "int": int}.get(value["type"], float)(value["value"])
+    if kind == "none":
+        return None
+    if kind == "str" and len(value["value"]) == value["length"]:
+        return value["value"]
+    if kind == "array" and "data" in value:
+        try:
+            dtype = jnp.dtype(value["dtype"])
+        except TypeError:
+            raise NotData(f"an array of dtype {value['dtype']}") from None
+        data = np.asarray(value["data"]).astype(dtype).reshape(value["shape"])
+        return jnp.asarray(data)
+    if kind == "dict":
+        return {key: live(child) for key, child in value["items"]}
+    if kind == "seq" and value["type"] in ("list", "tuple"):
+        items = [live(child) for child in value["items"]]
+        return items if value["type"] == "list" else tuple(items)
+    raise NotData(f"a {value.get('type', kind)}")
+
+
+def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]) -> None:
+    """Put the learner's values for `names` over the lesson's.
+
+    A name the learner's run did not report is removed; one it reported as a function, module
+    or other object that is not data keeps the lesson's binding (functions are the lesson's).
+    """
+    for name in names | set(reported):
+        value = reported.get(name)
+        if value is None:
+            namespace.pop(name, None)
+        elif value["t"] not in ("module", "other"):
+            try:
+                namespace[name] = live(value)
+            except NotData:
+                namespace.pop(name, None)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-like value for an array, number or nested list."""
+    import numpy as np
+
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    try:
+        return np.asarray(value).tolist()
+    except Exception:  # not numerical: show what it is instead
+        return repr(value)[:200]
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, NameError):
+        return f"your run reported no value for it ({exc})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def _find(show: Show, namespace: dict[str, Any], hands: dict[str, Any]) -> Finding:
+    import jax
+
+    from lessonkit.trees import describe
+
+    hand = hands.get(show.number) if show.number else None
+    try:
+        with quiet_cpu():
+            value = eval(show.expr, dict(namespace))  # the lesson's expression, trusted
+            if show.kind == "tree":
+                return Finding(show, text=describe(value, show.expr))
+            if show.kind == "round_trip":
+                pairs, definition = jax.tree_util.tree_flatten_with_path(value)
+                rebuilt = jax.tree.unflatten(definition, [leaf for _, leaf in pairs])
+                matches = jax.tree.structure(rebuilt) == definition and all(
+                    bool(jax.numpy.array_equal(a, b))
+                    for a, b in zip(jax.tree.leaves(rebuilt), jax.tree.leaves(value), strict=True)
+                )
+                leaves = tuple((jax.tree_util.keystr(p), _plain(leaf)) for p, leaf in pairs)
+                return Finding(show, text=str(definition), leaves=leaves, matches=matches)
+            return Finding(show, value=_plain(value), hand=hand)
+    except Exception as exc:
+        return Finding(show, hand=hand, problem=_problem(exc))
+
+
+def _numbers(lesson: Lesson, namespace: dict[str, Any]) -> tuple[NumberCheck, ...]:
+    checks = []
+    for number in lesson.numbers:
+        try:
+            with quiet_cpu():
+                computed, error = _plain(eval(number.expr, dict(namespace))), None
+        except Exception as exc:
+            computed, error = None, _problem(exc)
+        checks.append(NumberCheck(number.name, number.value, computed, error))
+    return tuple(checks)
+
+
+def _namespaces(lesson: Lesson, run: GradedRun) -> tuple[dict[str, Any], dict[str, dict]]:
+    """The namespace after the steps, and after each task's cell, with the learner's values."""
+    base: dict[str, Any] = {"__name__": "__main__"}
+    with quiet_cpu():
+        run_steps(lesson, base)
+    plan, record = run.plan, run.record
+    step_names = {n for s in lesson.steps for n in bound_names(s.code)}
+    reported = record.get(LESSON, plan.checkpoint) if plan.checkpoint is not None else None
+    _bind(base, (reported.checkpoint or {}) if reported else {}, step_names)
+    after: dict[str, dict[str, Any]] = {}
+    for cell in plan.cells:
+        if cell.task and (report := record.get(LESSON, cell.index)):
+            namespace = dict(base)
+            _bind(namespace, report.values, set())
+            after[cell.task] = namespace
+    return base, after
+
+
+def _observe(lesson: Lesson, run: GradedRun) -> tuple[ItemObserved, ...]:
+    base, after = _namespaces(lesson, run)
+    hands = {n.name: n.value for n in lesson.numbers}
+    observed = []
+    for item in lesson.evidence:
+        namespace = after.get(item.task, {}) if item.task else base
+        findings, numbers = [], ()
+        for show in item.show:
+            if show.kind == "numbers":
+                numbers = _numbers(lesson, namespace)
+            elif item.task and item.task not in after:
+                problem = f"your task cell for {item.task!r} did not run"
+                findings.append(Finding(show, hand=hands.get(show.number), problem=problem))
+            else:
+                findings.append(_find(show, namespace, hands))
+        observed.append(ItemObserved(item, tuple(findings), numbers))
+    return tuple(observed)
+
+
+def _error_text(run: GradedRun, index: int) -> str | None:
+    report = run.record.get(LESSON, index)
+    if report is None or report.error is None:
+        return None
+    error = report.error
+    frames = [f for f in error.frames if f[0] == index]
+    where = f" ({run.plan.where(index, frames[-1][1])})" if frames else ""
+    return f"{error.type}: {error.message}{where}"
+
+
+def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
+    out = []
+    for cell in run.plan.cells:
+        report = run.record.get(LESSON, cell.index)
+        if report is None:
+            continue  # not run in the learner's own scenario (an optional experiment)
+        error = _error_text(run, cell.index)
+        if report.error is None:
+            status = "ran"
+        elif report.error.type == "NotImplementedError":
+            status = NOT_ATTEMPTED
+        else:
+            status = "error"
+        where = f"cell {cell.line}" if run.plan.notebook else f"line {cell.line}"
+        out.append(CellOutcome(where, cell.task, cell.source, status, report.output, error))
+    return tuple(out)
+
+
+def collect_evidence(
+    lesson: Lesson, file: Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Evidence:
+    """Grade the learner's file (the one run of their code) and read the evidence from it."""
+    file = file.resolve()
+    submission = read_submission(file)
+    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+    with Grader(timeout_s, sandbox=isolation.sandbox, cache=compile_cache()) as grader:
+        run = grader.run_submission(lesson, submission)
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    if run.record.interfered:
+        problem = (
+            f"your file interfered with the grader ({run.record.interfered}), so nothing from "
+            "its run can be shown"
+        )
+        cells, items = (), ()
+    else:
+        problem = run.record.stop_reason
+        cells, items = _cells(run), _observe(lesson, run)
+    return Evidence(
+        lesson.meta.id, file, digest, read_environment(), cells, items, run.report, problem
+    )

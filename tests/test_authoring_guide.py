@@ -1,0 +1,39 @@
+"""docs/authoring.md documents every block role and option, and its example is the skeleton."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from lessonkit.commands.new import skeleton
+from lessonkit.lesson import ROLES, parse_lesson
+
+from conftest import REPO
+
+GUIDE = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+
+
+def _role_rows() -> dict[str, str]:
+    table = GUIDE.split("## Block roles", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `(\w+)` \|(.*)$", table, flags=re.MULTILINE)
+    return dict(rows)
+
+
+@pytest.mark.parametrize("role", sorted(ROLES))
+def test_every_role_and_option_is_documented(role):
+    rows = _role_rows()
+    assert role in rows, f"docs/authoring.md has no row for {{{role}}}"
+    for option in sorted(ROLES[role].options):
+        assert f"`{option}:`" in rows[role], f"{{{role}}} option :{option}: is not documented"
+
+
+def test_the_guides_example_is_the_skeleton_and_loads():
+    example = GUIDE.split("````markdown\n", 1)[1].split("\n````", 1)[0] + "\n"
+    written = skeleton("loops-01", "Loops 01", "04", "Phase 04", dt.date(2026, 1, 1))
+    prose = re.compile(r"^# Understand\n\n## The idea \{#idea\}\n\n.*?\n\n## ", re.S | re.M)
+    assert prose.sub("", example) == prose.sub("", written)
+    lesson = parse_lesson(example, Path("lesson.md"))
+    assert lesson.meta.id == "loops-01" and lesson.evidence and lesson.grading

@@ -1,0 +1,80 @@
+"""The toolkit knows no lesson: every lesson's names live in its lesson.md, none in src/."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from lessonkit.catalog import lesson_paths
+from lessonkit.lesson import load_lesson
+from lessonkit.model import Lesson
+
+from conftest import REPO
+
+SRC = REPO / "src" / "lessonkit"
+# `lessonkit.trees` is a pytree library for learners: its documented defaults use the field's
+# conventional word for a parameter tree, as Flax and Optax do, not one lesson's variable.
+CONVENTIONS = {"trees.py": {"params"}}
+# Plain words that some lesson also uses as a variable: the toolkit's own meaning is unrelated
+# ("a reported value is nested too deeply", `functools.partial`).
+WORDS = {"nested", "partial"}
+LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]  # the fixture's names are plain words
+
+
+def lesson_names(lesson: Lesson) -> set[str]:
+    """Names that belong to this one lesson: ids, graded and generated names, its quantities."""
+    names = {lesson.meta.id, *(t.id for t in lesson.tasks)}
+    names |= {s.id for s in lesson.sections if "-" in s.id}
+    names |= {n.name for n in lesson.numbers if "_" in n.name}
+    for task in lesson.tasks:
+        names |= set(re.findall(r"todo\(\"(\w+):", task.scaffold))
+    if lesson.grading is not None:
+        names |= set(lesson.grading.input_names)
+        names |= {p.target for p in lesson.grading.probes}
+    for item in lesson.evidence:
+        names |= {n for s in item.show for n in re.findall(r"[A-Za-z_]\w*", s.expr)}
+    return {n for n in names if len(n) >= 4} - WORDS
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def hits(names: set[str]) -> list[str]:
+    """`file:line: name` for every string or identifier in src/ that uses one of `names`."""
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names))) + r")(?![\w-])")
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        allowed = CONVENTIONS.get(path.name, set())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = "" if id(node) in docs else node.value
+            elif isinstance(node, ast.Name):
+                text = node.id
+            else:
+                continue
+            for match in pattern.finditer(text):
+                if match[1] not in allowed:
+                    found.append(f"{path.relative_to(SRC)}:{node.lineno}: {match[1]}")
+    return found
+
+
+def test_the_scan_finds_a_lesson_name_when_there_is_one():
+    assert hits({"describe"}), "the scan must be able to fail"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.meta.id for lesson in LESSONS])
+def test_src_names_nothing_of_the_lesson(lesson):
+    names = lesson_names(lesson)
+    assert len(names) > 5
+    assert hits(names) == []
