@@ -17,7 +17,7 @@ from string import Template
 
 from lessonkit.artifacts import write_all
 from lessonkit.catalog import find_lesson, repo_root
-from lessonkit.commands._common import console, shown
+from lessonkit.commands._common import console, marked, quoted, shown
 from lessonkit.errors import UsageError
 from lessonkit.lesson import load_lesson
 
@@ -52,7 +52,7 @@ def _folder(root: Path, phase: str, lesson_id: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lessonkit.cli import make_parser
+    from lessonkit.cli import parse
     from lessonkit.commands import build as build_command
     from lessonkit.commands import run as run_command
 
@@ -76,16 +76,18 @@ def run(args: argparse.Namespace) -> int:
     folder.mkdir(parents=True)
     (folder / "lesson.md").write_text(text, encoding="utf-8")
     out = console()
-    out.print(f"wrote {shown(folder / 'lesson.md')}")
+    out.print(f"wrote {quoted(folder / 'lesson.md')}")
     for path in write_all(load_lesson(folder / "lesson.md")):  # what the record is made from
-        out.print(f"wrote {shown(path)}")
-    parser = make_parser(["build", "run"])
-    if run_command.run(parser.parse_args(["run", args.lesson, "--record"])) != 0:
+        out.print(f"wrote {quoted(path)}")
+    if run_command.run(parse(["run", args.lesson, "--record"])) != 0:
         raise UsageError("the skeleton's first run failed", fix="see the output above")
-    build_command.run(parser.parse_args(["build"]))
+    build_command.run(parse(["build"]))
     out.print(
-        f"[green]✓[/green] lesson {args.lesson} is ready. Edit {shown(folder / 'lesson.md')} "
-        f"(see docs/authoring.md), then run `lessonkit build`, `lessonkit run {args.lesson} "
-        "--record` when its code changes, and `lessonkit verify`."
+        marked(
+            "ok",
+            f"lesson {args.lesson} is ready. Edit {quoted(folder / 'lesson.md')} "
+            f"(see docs/authoring.md), then run `lessonkit build`, `lessonkit run {args.lesson} "
+            "--record` when its code changes, and `lessonkit verify`.",
+        )
     )
     return 0
