@@ -48,6 +48,10 @@ SPEC_OUTLINE = [
 ]
 
 
+# The keys of `lessonkit check --json`, in order: tools and `lessonkit evidence` rely on them.
+REPORT_KEYS = ["schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds", "seed"]
+
+
 @pytest.fixture(scope="session")
 def lesson() -> Lesson:
     return load_lesson(LESSON_MD)

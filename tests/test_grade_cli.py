@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_lesson_repo, invoke, make_attempt
+from conftest import REPO, REPORT_KEYS, copy_lesson_repo, invoke, make_attempt
 
 MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 
@@ -31,16 +31,7 @@ def test_json_report_for_tools(files, lesson):
     code, out, err = invoke(["check", "state-02", str(files / "wrong.py"), "--json"])
     assert code == 1, err
     data = json.loads(out)
-    assert list(data) == [
-        "schema",
-        "lesson",
-        "file",
-        "passed",
-        "tasks",
-        "prerequisites",
-        "seconds",
-        "seed",
-    ]
+    assert list(data) == REPORT_KEYS
     assert data["lesson"] == "state-02" and data["passed"] is False
     assert [t["id"] for t in data["tasks"]] == [t.id for t in lesson.tasks]
     first = data["tasks"][0]
@@ -195,16 +186,7 @@ def test_batch_writes_csv_and_json_and_survives_bad_files(lesson, files, tmp_pat
     summary = json.loads((out_dir / "check-state-02.json").read_text(encoding="utf-8"))
     assert summary["files"] == 3 and summary["passed"] == 1
     assert summary["counts"]["make-it-yours"] == {"passed": 1, "failed": 1, "error": 1}
-    assert list(summary["reports"][0]) == [
-        "schema",
-        "lesson",
-        "file",
-        "passed",
-        "tasks",
-        "prerequisites",
-        "seconds",
-        "seed",
-    ]
+    assert list(summary["reports"][0]) == REPORT_KEYS
 
 
 def _read_until(process: subprocess.Popen, needle: str, seconds: float) -> str:

@@ -33,6 +33,8 @@ from lessonkit.grade.treewords import explain_layout
 from lessonkit.grade.values import describe, differences
 from lessonkit.sources import CodeCell, Submission
 
+from conftest import REPORT_KEYS
+
 
 def arr(data, shape=None, dtype="float32"):
     shape = [len(data)] if shape is None else shape
@@ -274,16 +276,7 @@ def test_json_report_has_exactly_the_agreed_keys():
         1.23456,
     )
     data = json.loads(json.dumps(report.to_json()))
-    assert list(data) == [
-        "schema",
-        "lesson",
-        "file",
-        "passed",
-        "tasks",
-        "prerequisites",
-        "seconds",
-        "seed",
-    ]
+    assert list(data) == REPORT_KEYS
     assert data["schema"] == 1 and data["passed"] is False and data["seconds"] == 1.235
     assert list(data["tasks"][0]) == ["id", "title", "status", "message", "hint", "optional"]
     assert list(data["prerequisites"][0]) == ["name", "status", "message"]
