@@ -2,13 +2,22 @@
 
 Only the loopback address is bound: the site is for the person at this machine. The pages
 work from file:// too; the server is for browsers or tools that prefer http://.
+
+While it serves, it watches every lesson.md: a save rebuilds the lesson and the site, and
+open pages reload themselves, so an author previews while writing. The pages' CSP forbids
+fetches, so the served HTML gets one extra same-origin script that polls a tiny
+`version.js` by adding script tags; a failed build shows its message in a banner instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import io
+import json
 import sys
+import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -16,7 +25,7 @@ from typing import ClassVar
 from lessonkit.catalog import all_lessons, repo_root
 from lessonkit.commands import build
 from lessonkit.commands._common import console, quoted
-from lessonkit.errors import UsageError
+from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.render.page import page_path
 from lessonkit.site import INDEX, site_dir
 
@@ -24,8 +33,70 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 
 
+RELOAD_PATH = "/__lessonkit/"
+RELOAD_SCRIPT = """(function () {
+  var seen = null;
+  function banner(text) {
+    var box = document.getElementById("lessonkit-build-error");
+    if (!text) { if (box) box.remove(); return; }
+    if (!box) {
+      box = document.createElement("pre");
+      box.id = "lessonkit-build-error";
+      box.setAttribute("role", "alert");
+      box.className = "build-error";
+      document.body.prepend(box);
+    }
+    box.textContent = "lessonkit build failed:\\n" + text;
+  }
+  function poll() {
+    var tag = document.createElement("script");
+    tag.src = "/__lessonkit/version.js?" + Date.now();
+    tag.onload = function () {
+      var state = window.__lessonkitBuild || {};
+      if (seen === null) seen = state.version;
+      else if (state.version !== seen) { location.reload(); return; }
+      banner(state.error);
+      tag.remove();
+    };
+    tag.onerror = function () { tag.remove(); };
+    document.head.appendChild(tag);
+  }
+  setInterval(poll, 1000);
+  poll();
+})();
+"""
+
+
+class BuildState:
+    """What the watcher last built: a version that changes on every rebuild, or its error."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.error = ""
+        self._lock = threading.Lock()
+
+    def built(self) -> None:
+        with self._lock:
+            self.version += 1
+            self.error = ""
+
+    def failed(self, message: str) -> None:
+        with self._lock:
+            self.error = message
+
+    def script(self) -> bytes:
+        with self._lock:
+            state = {"version": self.version, "error": self.error}
+        return f"window.__lessonkitBuild = {json.dumps(state)};\n".encode()
+
+
 class SiteHandler(SimpleHTTPRequestHandler):
-    """Static files with the right types for lesson files, never cached across rebuilds."""
+    """Static files with the right types for lesson files, never cached across rebuilds.
+
+    With `state` set, HTML pages get the reload script and `/__lessonkit/` serves it.
+    """
+
+    state: BuildState | None = None
 
     extensions_map: ClassVar[dict[str, str]] = {
         **SimpleHTTPRequestHandler.extensions_map,
@@ -41,6 +112,33 @@ class SiteHandler(SimpleHTTPRequestHandler):
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
+
+    def _send(self, body: bytes, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        state = self.state
+        path = self.path.split("?", 1)[0]
+        if state is not None and path.startswith(RELOAD_PATH):
+            name = path[len(RELOAD_PATH) :]
+            if name == "version.js":
+                return self._send(state.script(), "text/javascript; charset=utf-8")
+            if name == "reload.js":
+                return self._send(RELOAD_SCRIPT.encode(), "text/javascript; charset=utf-8")
+            return self.send_error(404)
+        if state is not None and (path.endswith(".html") or path.endswith("/")):
+            file = Path(self.translate_path(path))
+            file = file / "index.html" if file.is_dir() else file
+            if file.is_file():
+                html = file.read_bytes()
+                tag = f'<script src="{RELOAD_PATH}reload.js" defer></script></body>'.encode()
+                return self._send(html.replace(b"</body>", tag, 1), "text/html; charset=utf-8")
+        return super().do_GET()
 
 
 class QuietSiteHandler(SiteHandler):
@@ -68,9 +166,19 @@ def _port(text: str) -> int:
     return port
 
 
-def make_server(directory: Path, port: int = DEFAULT_PORT, *, quiet: bool = False) -> SiteServer:
-    """A threading HTTP server for `directory` on 127.0.0.1; port 0 picks a free port."""
-    handler_class = QuietSiteHandler if quiet else SiteHandler
+def make_server(
+    directory: Path,
+    port: int = DEFAULT_PORT,
+    *,
+    quiet: bool = False,
+    state: BuildState | None = None,
+) -> SiteServer:
+    """A threading HTTP server for `directory` on 127.0.0.1; port 0 picks a free port.
+
+    With `state`, pages reload themselves when `state` says the site was rebuilt.
+    """
+    base = QuietSiteHandler if quiet else SiteHandler
+    handler_class = type("Handler", (base,), {"state": state})
     handler = functools.partial(handler_class, directory=str(directory))
     try:
         return SiteServer((HOST, port), handler)
@@ -88,6 +196,43 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PORT,
         help=f"port on {HOST} (default {DEFAULT_PORT}; 0 picks a free one)",
     )
+    parser.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not rebuild and reload the pages when a lesson.md is saved",
+    )
+
+
+def _stamps() -> dict[Path, tuple[int, int]]:
+    stamps = {}
+    for path in sorted(repo_root().glob("phases/*/*/lesson.md")):
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            stamps[path] = (info.st_mtime_ns, info.st_size)
+    return stamps
+
+
+def rebuild(state: BuildState) -> None:
+    """Run `lessonkit build` quietly; a failure is kept for the pages' banner."""
+    from lessonkit.cli import parse
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            build.run(parse(["build"]))
+    except LessonkitError as exc:
+        state.failed(str(exc))
+    else:
+        state.built()
+
+
+def watch(state: BuildState, stop: threading.Event, poll: float = 0.5) -> None:
+    """Rebuild whenever a lesson.md changes, until `stop` is set."""
+    seen = _stamps()
+    while not stop.wait(poll):
+        now = _stamps()
+        if now != seen:
+            seen = now
+            rebuild(state)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,17 +240,26 @@ def run(args: argparse.Namespace) -> int:
     target = site_dir(repo_root())
     if not (target / INDEX).is_file():
         out.print(f"{quoted(target)} has no site yet: building it first")
-        build.run(argparse.Namespace(lesson=None))
-    server = make_server(target, args.port)
+        from lessonkit.cli import parse
+
+        build.run(parse(["build"]))
+    state = None if args.no_watch else BuildState()
+    server = make_server(target, args.port, state=state)
+    stop = threading.Event()
+    if state is not None:
+        threading.Thread(target=watch, args=(state, stop), daemon=True).start()
     url = f"http://{HOST}:{server.server_address[1]}/"
     out.print(f"Serving {quoted(target)} at {url}")
     for lesson in all_lessons():
         out.print(f"  {lesson.meta.title}: {url}{Path(page_path(lesson)).parent.as_posix()}/")
+    if state is not None:
+        out.print("Saving a lesson.md rebuilds the site; open pages reload themselves.")
     out.print("Press Ctrl+C to stop.")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         out.print("stopped")
     finally:
+        stop.set()
         server.server_close()
     return 0
