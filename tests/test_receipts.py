@@ -357,3 +357,15 @@ def test_a_going_further_receipt_is_named_by_its_script(lesson, tmp_path):
     receipt = read_receipt(record_path(lesson, GOING_FURTHER))
     path = save_run(receipt, tmp_path)
     assert path.name.endswith("Z-going-further.json")
+
+
+def test_the_code_hash_is_taken_over_text_so_every_python_agrees():
+    """3.12 tokenizes f-strings differently from 3.11: the hash must not depend on tokens."""
+    import hashlib
+
+    from lessonkit.receipts import code_sha256
+
+    source = 'x = 1  # a note\n\n# a whole-line comment\nprint(f"{x} leaf")   \n'
+    expected = hashlib.sha256('x = 1\nprint(f"{x} leaf")'.encode()).hexdigest()
+    assert code_sha256(source) == expected
+    assert code_sha256(source.replace("# a note", "# another note")) == expected

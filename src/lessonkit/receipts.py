@@ -154,20 +154,24 @@ def sha256_file(path: Path) -> str:
 
 
 def code_sha256(source: str) -> str:
-    """A hash of the Python tokens of `source` without comments or blank lines.
+    """A hash of `source` without its comments, trailing spaces or blank lines.
 
     Two scripts with the same hash run the same code, so a record stays current when only
-    prose changes. Source that does not tokenize is hashed as text.
+    prose changes. Comments are found with `tokenize`, but the hash is taken over the text
+    that remains, not over token types: those differ between Python versions (3.12 splits
+    f-strings into several tokens), and a record must read as current on every supported
+    Python. Source that does not tokenize is hashed as text.
     """
+    lines = source.splitlines()
     try:
-        tokens = [
-            f"{token.type}:{token.string}"
-            for token in tokenize.generate_tokens(io.StringIO(source).readline)
-            if token.type not in (tokenize.COMMENT, tokenize.NL)
-        ]
-    except (tokenize.TokenError, SyntaxError):
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                lines[row - 1] = lines[row - 1][:column]
+    except (tokenize.TokenError, SyntaxError, IndexError):
         return hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return hashlib.sha256("\n".join(tokens).encode("utf-8")).hexdigest()
+    kept = [line.rstrip() for line in lines if line.strip()]
+    return hashlib.sha256("\n".join(kept).encode("utf-8")).hexdigest()
 
 
 def current_code_sha256(lesson: Lesson, script: Script) -> str:
