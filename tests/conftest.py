@@ -119,22 +119,10 @@ def make_attempt(
     unsolved: tuple[str, ...] = (),
     prefix: str = "",
 ) -> str:
-    """The practice script with task cells filled in, keeping each `# TASK <id>` first line.
+    """The practice script with task cells filled in (see `grade.attempts.attempt_script`)."""
+    from lessonkit.grade.attempts import attempt_script
 
-    `bodies[task_id]` replaces that task's code; other tasks get the reference solution,
-    except those named in `unsolved`, which keep their scaffold.
-    """
-    from lessonkit.render.cells import task_cell_source
-
-    bodies = bodies or {}
-    text = practice_script(lesson)
-    for task in lesson.tasks:
-        if task.id in unsolved:
-            continue
-        scaffold = task_cell_source(task, task.scaffold)
-        assert scaffold in text, f"scaffold of {task.id} not found in the practice script"
-        text = text.replace(scaffold, task_cell_source(task, bodies.get(task.id, task.solution)))
-    return prefix + text
+    return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
 def grade_shared(

@@ -272,3 +272,38 @@ def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(l
         assert "practice copy" in task.where, task.where
         assert f"`lessonkit check {lesson.meta.id}`" in task.where, task.where
         assert "exercise file" not in task.where and "exercises/" not in task.where
+
+
+def test_declared_attempts_are_read_with_their_lines(lesson):
+    attempts = lesson.grading.attempts
+    assert {a.task for a in attempts} == {t.id for t in lesson.tasks}
+    for task in lesson.tasks:
+        verdicts = {a.expect for a in attempts if a.task == task.id}
+        assert "passed" in verdicts and verdicts - {"passed"}, task.id
+    lines = lesson.source.splitlines()
+    assert all(f"name: {a.name}" in lines[a.line - 1] for a in attempts)
+
+
+def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path, monkeypatch):
+    """An attempt that is declared wrong but passes is named at its lesson.md line."""
+    from dataclasses import replace
+
+    from lessonkit.grade.attempts import prove_attempts
+    from lessonkit.model import Attempt
+
+    task = lesson.task("make-it-yours")
+    right = Attempt("make-it-yours", "claimed wrong", task.solution, "failed", "", 7)
+    grading = replace(lesson.grading, attempts=(right,))
+    parts = tuple(
+        replace(
+            part,
+            sections=tuple(
+                replace(s, items=tuple(grading if i is lesson.grading else i for i in s.items))
+                for s in part.sections
+            ),
+        )
+        for part in lesson.parts
+    )
+    (problem,) = prove_attempts(replace(lesson, parts=parts), jobs=1)
+    assert problem.startswith(f"{lesson.path}:7: the declared attempt 'claimed wrong'")
+    assert "must be failed, but it got passed" in problem

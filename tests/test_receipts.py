@@ -366,6 +366,6 @@ def test_the_code_hash_is_taken_over_text_so_every_python_agrees():
     from lessonkit.receipts import code_sha256
 
     source = 'x = 1  # a note\n\n# a whole-line comment\nprint(f"{x} leaf")   \n'
-    expected = hashlib.sha256('x = 1\nprint(f"{x} leaf")'.encode()).hexdigest()
+    expected = hashlib.sha256(b'x = 1\nprint(f"{x} leaf")').hexdigest()
     assert code_sha256(source) == expected
     assert code_sha256(source.replace("# a note", "# another note")) == expected

@@ -9,6 +9,13 @@ The block's body is YAML::
       x: {uniform: [-2.5, 2.5], shape: [2]}
     input_sets: 2        # generated sets per run, besides the lesson's own inputs
     points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
+    attempts:            # attempts `lessonkit verify` grades: each must get its verdict
+      - task: make-it-yours
+        name: typed-in answer
+        code: |
+          norm_squared = manual = 96.
+        expect: failed
+        message: hard-coded
     probes:
       - name: grads with an extra leaf
         task: make-it-yours
@@ -28,10 +35,20 @@ import math
 import re
 from typing import get_args
 
-from lessonkit.model import Grading, InputTree, Probe, Transform, Uniform
+from lessonkit.model import (
+    Attempt,
+    AttemptStatus,
+    Grading,
+    InputTree,
+    Probe,
+    Transform,
+    Uniform,
+)
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
-_KEYS = frozenset({"inputs", "input_sets", "points", "probes"})
+STATUSES: tuple[str, ...] = get_args(AttemptStatus)
+_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts"})
+_ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 _UNIFORM_KEYS = frozenset({"uniform", "shape", "decimals"})
 MAX_INPUT_SETS = 8
@@ -137,6 +154,32 @@ def _probe(entry: object, index: int, block: _Block) -> Probe:
     )
 
 
+def _attempt(entry: object, index: int, block: _Block) -> Attempt:
+    if not isinstance(entry, dict):
+        raise block.error(f"attempt {index + 1} must be a mapping", block.line_of(r"^\s*attempts:"))
+    name = str(entry.get("name", ""))
+    where = block.line_of(rf"name:\s*['\"]?{re.escape(name)}") if name else block.line
+    unknown = set(entry) - _ATTEMPT_KEYS
+    if unknown:
+        raise block.error(f"attempt {name!r}: unknown key {sorted(unknown)[0]!r}", where)
+    missing = {"task", "name", "code", "expect"} - set(entry)
+    if missing:
+        raise block.error(f"attempt {index + 1}: missing {', '.join(sorted(missing))}", where)
+    if entry["expect"] not in STATUSES:
+        raise block.error(
+            f"attempt {name!r}: expect must be one of {', '.join(STATUSES)}, "
+            f"got {entry['expect']!r}",
+            where,
+        )
+    message = str(entry.get("message", ""))
+    try:
+        re.compile(message)
+    except re.error as exc:
+        message = f"attempt {name!r}: message is not a regular expression ({exc})"
+        raise block.error(message, where) from None
+    return Attempt(str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where)
+
+
 def parse_grading(data: object, body: str, line: int, where: str, error) -> Grading:
     """Build `Grading` from the block's YAML (task ids are checked once the lesson is known)."""
     block = _Block(body, line, where, error)
@@ -163,10 +206,14 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
     probes = data.get("probes") or []
     if not isinstance(probes, list):
         raise error("'probes' must be a list", block.line_of("probes:"))
+    attempts = data.get("attempts") or []
+    if not isinstance(attempts, list):
+        raise error("'attempts' must be a list", block.line_of("attempts:"))
     return Grading(
         inputs=generators,
         input_sets=sets,
         probes=tuple(_probe(p, i, block) for i, p in enumerate(probes)),
         points=tuple((str(k), float(v)) for k, v in points.items()),
         line=line,
+        attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),
     )

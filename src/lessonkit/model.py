@@ -282,6 +282,21 @@ class Probe:
     line: int
 
 
+AttemptStatus = Literal["passed", "failed", "error", "not attempted"]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt at a task, declared with the verdict it must get (`lessonkit verify`)."""
+
+    task: str
+    name: str
+    code: str  # the task cell's code, replacing the scaffold
+    expect: AttemptStatus
+    message: str  # a regular expression the verdict's message must match ("" for any)
+    line: int
+
+
 @dataclass(frozen=True)
 class Grading:
     """How `lessonkit check` grades the lesson: the inputs it draws afresh, probes, points."""
@@ -291,6 +306,7 @@ class Grading:
     probes: tuple[Probe, ...]
     points: tuple[tuple[str, float], ...]  # (task id, points)
     line: int
+    attempts: tuple[Attempt, ...] = ()
 
     @property
     def input_names(self) -> tuple[str, ...]:

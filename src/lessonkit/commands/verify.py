@@ -1,5 +1,5 @@
 """`lessonkit verify`: declared numbers agree with prose and code, every generated file matches
-lesson.md, and every record is current.
+lesson.md, every record is current, and every attempt the lesson declares gets its verdict.
 
 Each problem names the place to fix it: a lesson.md line for a number, the file and `lessonkit
 build` for drift, the record and the re-record command for a stale record. Re-recording is only
@@ -15,6 +15,7 @@ from lessonkit.artifacts import Drift, find_drift
 from lessonkit.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
+from lessonkit.grade.attempts import prove_attempts
 from lessonkit.model import Lesson
 from lessonkit.numbers import number_problems
 from lessonkit.receipts import RecordError, load_record, record_command, script_path
@@ -62,7 +63,11 @@ def lesson_problems(lesson: Lesson) -> list[str]:
         drift = find_drift(lesson)
     except LessonError as exc:  # the figure's blocks fail: already named above, or named here
         return numbers or [_line(exc)]
-    return numbers + _drift_problems(lesson, drift) + _record_problems(lesson, bool(numbers), drift)
+    problems = numbers + _drift_problems(lesson, drift)
+    problems += _record_problems(lesson, bool(numbers), drift)
+    if not problems:  # the attempts are graded on the lesson as it is built
+        problems += prove_attempts(lesson)
+    return problems
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     out.print(
         marked(
             "ok",
-            f"verify: {names} up to date (declared numbers, generated files and records)",
+            f"verify: {names} up to date (declared numbers, generated files, records and "
+            "declared attempts)",
         )
     )
     return 0

@@ -314,12 +314,14 @@ def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
         )
     if expected is None or expected.hook != "applied":
         return None  # the lesson's own solution does not bind the target here
-    if got.hook != "applied":
+    if got.hook == "not applied":
+        return None  # the cell never holds the target: the value checks speak for it
+    if got.hook == "failed":
         names = ", ".join(f"`{n}`" for n, _ in probe.messages)
         return Problem(
             FAILED,
-            f"The grader could not vary `{probe.target}` while the cell ran, so it cannot "
-            f"confirm {names}: compute them in this cell from `{probe.target}`.",
+            f"`{probe.target}` does not have the layout the task gives it, so the grader "
+            f"cannot confirm {names}: keep `{probe.target}` as the lesson builds it.",
         )
     for name, message in probe.messages:
         if _differs(name, expected, got):

@@ -1,0 +1,94 @@
+"""Attempts declared in a lesson's `{grading}` block, and the proof that each gets its verdict.
+
+An author declares wrong attempts with the message each must get, and right variants that
+must pass; `lessonkit verify` grades them all, with the lesson's own grader, so a change to
+the lesson or the grader that lets a wrong attempt through is caught before a learner is.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from lessonkit.model import Attempt, Lesson
+from lessonkit.render.cells import task_cell_source
+from lessonkit.render.script import render_exercise_script
+
+
+def attempt_script(
+    lesson: Lesson, bodies: Mapping[str, str] | None = None, *, unsolved: tuple[str, ...] = ()
+) -> str:
+    """The practice script with task cells filled in, each keeping its `# TASK <id>` line.
+
+    `bodies[task_id]` replaces that task's code; other tasks get the reference solution,
+    except those named in `unsolved`, which keep their scaffold.
+    """
+    bodies = bodies or {}
+    text = render_exercise_script(lesson)
+    for task in lesson.tasks:
+        if task.id in unsolved:
+            continue
+        scaffold = task_cell_source(task, task.scaffold)
+        if scaffold not in text:
+            raise ValueError(f"the scaffold of task {task.id!r} is not in the practice script")
+        body = bodies.get(task.id, task.solution)
+        text = text.replace(scaffold, task_cell_source(task, body))
+    return text
+
+
+def _problem(lesson: Lesson, attempt: Attempt, status: str, message: str) -> str | None:
+    matches = re.search(attempt.message, message, re.S) if attempt.message else True
+    if status == attempt.expect and matches:
+        return None
+    wanted = attempt.expect + (
+        f" with a message matching {attempt.message!r}" if attempt.message else ""
+    )
+    return (
+        f"{lesson.path}:{attempt.line}: the declared attempt {attempt.name!r} at task "
+        f"{attempt.task!r} must be {wanted}, but it got {status}: {message[:300]}"
+    )
+
+
+def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
+    """Attempts packed into as few files as possible: one attempt per task in each file.
+
+    Tasks are graded independently of each other, so the k-th attempt of every task can
+    share the k-th file, and proving 12 attempts over 4 tasks costs 3 learner runs, not 12.
+    """
+    rounds: list[dict[str, Attempt]] = []
+    for attempt in attempts:
+        target = next((r for r in rounds if attempt.task not in r), None)
+        if target is None:
+            target = {}
+            rounds.append(target)
+        target[attempt.task] = attempt
+    return rounds
+
+
+def prove_attempts(lesson: Lesson, jobs: int = 2, timeout: float = 60.0) -> list[str]:
+    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
+    from lessonkit.grade.batch import grade_many
+
+    grading = lesson.grading
+    if grading is None or not grading.attempts:
+        return []
+    rounds = _rounds(grading.attempts)
+    with tempfile.TemporaryDirectory(prefix="lessonkit-attempts-") as folder:
+        paths = []
+        for number, chosen in enumerate(rounds):
+            path = Path(folder) / f"attempts-{number:02d}.py"
+            bodies = {task: attempt.code for task, attempt in chosen.items()}
+            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
+            paths.append(path)
+        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout)
+    problems = []
+    for chosen, entry in zip(rounds, entries, strict=True):
+        results = {t.id: t for t in entry.report.tasks}
+        for attempt in chosen.values():
+            result = results[attempt.task]
+            problem = _problem(lesson, attempt, result.status, result.message)
+            if problem:
+                problems.append(problem)
+    return problems
