@@ -124,3 +124,13 @@ def test_a_fork_bomb_is_stopped_by_the_task_limit(sandbox):
         sandbox,
     )
     assert seen["t"] == "number" and seen["value"] < 1000
+
+
+def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
+    """CI clones and virtual environments may live under /tmp, where the scratch is mounted."""
+    import subprocess
+
+    visible = tmp_path / "venv-marker.txt"
+    visible.write_text("seen", encoding="utf-8")
+    argv = sandbox.command(["/bin/cat", str(visible)], (visible,), 2**20)
+    assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == "seen"

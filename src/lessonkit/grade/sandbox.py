@@ -42,25 +42,28 @@ class Sandbox:
     privileged: bool
 
     def command(self, argv: list[str], readable: tuple[Path, ...], scratch: int) -> list[str]:
-        """`argv` wrapped in bubblewrap, with `readable` paths bound read-only."""
+        """`argv` wrapped in bubblewrap, with `readable` paths bound read-only.
+
+        The scratch tmpfs is mounted on /tmp before the read-only binds, so a virtual
+        environment or checkout that lives under /tmp (CI's clones do) stays visible.
+        """
         args = [self.bwrap]
         for path in SYSTEM_PATHS:
             args += ["--ro-bind-try", path, path]
-        made: set[str] = set()
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp"]
+        made: set[str] = {"/tmp"}
         for path in sorted({str(p) for p in readable}, key=len):
             for parent in reversed(Path(path).parents):
                 text = str(parent)
-                if (
-                    text != "/"
-                    and text not in made
-                    and not any(text == s or text.startswith(s + "/") for s in SYSTEM_PATHS)
+                if text != "/" and text not in made and not any(
+                    text == s or text.startswith(s + "/") for s in SYSTEM_PATHS
                 ):
                     args += ["--perms", "0755", "--dir", text]
                     made.add(text)
             args += ["--ro-bind", path, path]
             made.add(path)
-        args += ["--proc", "/proc", "--dev", "/dev"]
-        args += ["--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        args += ["--chdir", "/tmp"]
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         args += ["--unshare-cgroup-try"]
         if not self.privileged:
