@@ -1,0 +1,77 @@
+"""What a learner has run in a kernel, as a submission the grader reads like a file.
+
+The kernel's input history (`In`) holds every cell it executed, in order, re-runs and
+edits included. The submission keeps each distinct input once, at the place it was first
+run, so "Run all" followed by edits grades like the notebook read top to bottom:
+
+- a task cell (first line `# TASK <id>`) is the *latest* source run under that id, at the
+  place the task was first run;
+- any other input is kept once per distinct source (a step edited and run again is kept
+  in both versions, in the order they ran, as the kernel ran them);
+- calls of `check(...)` alone, IPython magics and shell commands (`%time`, `!ls`, which
+  IPython turns into `get_ipython()` calls), blank inputs and an editor's `# %%` line
+  are left out: they are not part of the answer.
+
+Each cell's line is its execution count, so the grader's "cell 14, line 3" is `In [14]`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from lessonkit.learner.protocol import RunCell
+from lessonkit.sources import MAX_BYTES, MAX_CELLS, CodeCell, Submission, SubmissionError, task_of
+
+_CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
+KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines
+
+
+def _is_check_call(tree: ast.Module) -> bool:
+    return bool(tree.body) and all(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and isinstance(s.value.func, ast.Name)
+        and s.value.func.id == "check"
+        for s in tree.body
+    )
+
+
+def _kept(source: str) -> bool:
+    if not source.strip() or "get_ipython()" in source:
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True  # the grader reports the learner's syntax error in its cell
+    return not _is_check_call(tree)
+
+
+def history_submission(cells: Sequence[RunCell]) -> Submission:
+    """The submission of a kernel's history: each input once, tasks as last run."""
+    if sum(len(c.source) for c in cells) > MAX_BYTES:
+        raise SubmissionError(
+            f"this kernel has run over {MAX_BYTES:,} characters of code",
+            fix="restart the kernel, run the notebook from the top, then check again",
+        )
+    order: list[str] = []  # a key per kept cell: "task:<id>" or the source itself
+    latest: dict[str, CodeCell] = {}
+    for cell in cells:
+        source = _CELL_MARKER.sub("", cell.source, count=1).strip("\n")
+        if not _kept(source):
+            continue
+        task = task_of(source)
+        key = f"task:{task}" if task else source
+        if key not in latest:
+            order.append(key)
+        if task or key not in latest:
+            latest[key] = CodeCell(source, cell.count, task)
+    if len(order) > MAX_CELLS:
+        raise SubmissionError(
+            f"this kernel has run {len(order):,} different cells; "
+            "a practice notebook has far fewer",
+            fix="restart the kernel, run the notebook from the top, then check again",
+        )
+    return Submission(Path(KERNEL_FILE), tuple(latest[k] for k in order))
