@@ -12,16 +12,20 @@ run, so "Run all" followed by edits grades like the notebook read top to bottom:
   IPython turns into `get_ipython()` calls), blank inputs and an editor's `# %%` line
   are left out: they are not part of the answer.
 
-Each cell's line is its execution count, so the grader's "cell 14, line 3" is `In [14]`.
+A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
+error: the file lost its `# TASK` line). Each cell's line is its execution count, so the
+grader's "cell 14, line 3" is `In [14]`.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
 from lessonkit.learner.protocol import RunCell
 from lessonkit.sources import MAX_BYTES, MAX_CELLS, CodeCell, Submission, SubmissionError, task_of
 
@@ -75,3 +79,18 @@ def history_submission(cells: Sequence[RunCell]) -> Submission:
             fix="restart the kernel, run the notebook from the top, then check again",
         )
     return Submission(Path(KERNEL_FILE), tuple(latest[k] for k in order))
+
+
+NOT_RUN = "You have not run this task's cell in this kernel yet: run it, then check again."
+
+
+def mark_unrun(report: GradeReport, submission: Submission) -> GradeReport:
+    """Tasks with no cell in the kernel's history: not attempted yet, rather than errors."""
+    run = {c.task for c in submission.cells if c.task}
+    tasks = tuple(
+        t
+        if t.id in run
+        else dataclasses.replace(t, status=NOT_ATTEMPTED, message=NOT_RUN, hint=None)
+        for t in report.tasks
+    )
+    return dataclasses.replace(report, tasks=tasks)

@@ -22,7 +22,7 @@ from lessonkit.catalog import find_lesson
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.isolation import choose_isolation, compile_cache
-from lessonkit.learner.history import history_submission
+from lessonkit.learner.history import history_submission, mark_unrun
 from lessonkit.learner.protocol import (
     CheckReply,
     CheckRequest,
@@ -63,9 +63,10 @@ class Server:
             )
         if request.file is not None:
             submission = read_submission(request.file)
+            report = self.grader.grade_submission(lesson, submission)
         else:
             submission = history_submission(request.cells)
-        report = self.grader.grade_submission(lesson, submission)
+            report = mark_unrun(self.grader.grade_submission(lesson, submission), submission)
         note, self.note = self.note, None
         return CheckReply(report, note=note)
 
