@@ -253,3 +253,28 @@ def test_a_task_the_kernel_never_ran_is_not_attempted_rather_than_an_error() -> 
     report = mark_unrun(GradeReport("l", KERNEL_FILE, tasks, (), 1.0), submission)
     assert report.tasks[0] == tasks[0]
     assert (report.tasks[1].status, report.tasks[1].message) == ("not attempted", NOT_RUN)
+
+
+def test_checking_one_task_leaves_out_only_the_task_cells_after_it() -> None:
+    from lessonkit.learner.history import up_to_task
+
+    submission = history_submission(
+        _cells("a = 1", "# TASK one\nb = a", "c = 2", "# TASK two\nd = b", "# TASK three\ne = d")
+    )
+    kept = up_to_task(submission, "two").cells
+    assert [c.task or c.source for c in kept] == ["a = 1", "one", "c = 2", "two"]
+    assert up_to_task(submission, "never-run") == submission
+
+
+@pytest.mark.slow
+def test_start_spare_starts_one_learner_child_ahead_and_no_more() -> None:
+    from lessonkit.grade import Grader
+
+    with Grader(sandbox=None) as grader:
+        started = grader.children  # the one started with the grader
+        grader.start_spare()
+        assert grader.children == started  # one is waiting already
+        grader._take_child().close()
+        grader.start_spare()
+        grader.start_spare()
+        assert grader.children == started + 1

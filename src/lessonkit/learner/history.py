@@ -94,3 +94,15 @@ def mark_unrun(report: GradeReport, submission: Submission) -> GradeReport:
         for t in report.tasks
     )
     return dataclasses.replace(report, tasks=tasks)
+
+
+def up_to_task(submission: Submission, task: str) -> Submission:
+    """Without the task cells after `task`'s: they cannot change its verdict, only slow it.
+
+    Earlier task cells stay, since a task may use what an earlier one defined.
+    """
+    index = next((i for i, c in enumerate(submission.cells) if c.task == task), None)
+    if index is None:
+        return submission
+    cells = tuple(c for i, c in enumerate(submission.cells) if i <= index or c.task is None)
+    return dataclasses.replace(submission, cells=cells)

@@ -1,8 +1,9 @@
 """The grading server behind `check()`: a process of its own that a kernel starts once.
 
 It holds one `Grader` for the kernel's session: a trusted reference child that runs the
-lesson's own code once, and a sandboxed learner child started ahead and never used before,
-so a check after the first answers without waiting for JAX to import. Each request is
+lesson's own code once, and a sandboxed learner child started ahead and never used before
+(the next one starts right after each answer, not during a grading run), so a check after
+the first answers without waiting for JAX to import. Each request is
 graded in its own fresh learner child, exactly as `lessonkit check` grades a file; the
 server itself never runs learner code, and the kernel only ever sends it text.
 
@@ -22,7 +23,7 @@ from lessonkit.catalog import find_lesson
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.isolation import choose_isolation, compile_cache
-from lessonkit.learner.history import history_submission, mark_unrun
+from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
 from lessonkit.learner.protocol import (
     CheckReply,
     CheckRequest,
@@ -41,7 +42,7 @@ class Server:
         isolation = choose_isolation(batch=False, allow_unsandboxed=True)
         self.note = isolation.note
         self.grader = Grader(  # the reference and the first learner child import JAX now
-            DEFAULT_TIMEOUT, sandbox=isolation.sandbox, prestart=1, cache=compile_cache()
+            DEFAULT_TIMEOUT, sandbox=isolation.sandbox, cache=compile_cache()
         )
         self.lessons: dict[str, Lesson] = {}
 
@@ -63,10 +64,12 @@ class Server:
             )
         if request.file is not None:
             submission = read_submission(request.file)
-            report = self.grader.grade_submission(lesson, submission)
         else:
             submission = history_submission(request.cells)
-            report = mark_unrun(self.grader.grade_submission(lesson, submission), submission)
+        graded = submission if request.task is None else up_to_task(submission, request.task)
+        report = self.grader.grade_submission(lesson, graded)
+        if request.file is None:
+            report = mark_unrun(report, submission)
         note, self.note = self.note, None
         return CheckReply(report, note=note)
 
@@ -94,6 +97,9 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         for line in requests:
             replies.write(encode_reply(server.handle(line)))
             replies.flush()
+            # The next learner child starts only now, so it never competes with a grading run
+            # for the CPU, and imports JAX while the learner reads the verdict.
+            server.grader.start_spare()
     finally:
         server.close()
 
