@@ -3,10 +3,11 @@
 A kernel (through nbclient) runs the practice notebook's cells with every task solved, then
 calls `check("make-it-yours")` once (this starts the grading server: JAX in the reference
 and learner children, the reference run) and then `--checks` more times, and `check()` for
-every task as many times. Each call is timed inside the kernel, from the call to the verdict
-being displayed, so the time includes sending the history, grading in a fresh sandboxed
-child that was started ahead, and the reply. The target: a warm check of one task < 1 s.
-Between checks the kernel waits `--pause` seconds, as a learner reads the verdict and edits:
+every task as many times, each in a cell of its own. Each cell is timed from the kernel's
+client (execute request to reply), so the time includes the kernel collecting its history,
+grading in a fresh sandboxed child that was started ahead, the reply and the display.
+The target: a warm check of one task < 1 s.
+Between checks the bench waits `--pause` seconds, as a learner reads the verdict and edits:
 the server starts the next learner child right after answering, and it needs about that
 long to import JAX on a loaded machine (with `--pause 0` a check waits for it).
 
@@ -16,7 +17,6 @@ Run from the repository root:  python bench/notebook_check.py [--checks 5]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
@@ -29,38 +29,19 @@ from lessonkit.render.cells import task_cell_source
 
 LESSON = "state-02"
 TARGET = 1.0
-TIMED = """\
-import time as _time
-_time.sleep({pause})  # the learner reads the verdict and edits a cell
-_start = _time.perf_counter()
-check({task})
-_times.setdefault({label!r}, []).append(_time.perf_counter() - _start)"""
 
 
-def solved_notebook(checks: int, pause: float) -> nbformat.NotebookNode:
+def solved_cells() -> list[nbformat.NotebookNode]:
+    """The practice notebook's code cells, every task cell holding its reference solution."""
     lesson = find_lesson(LESSON)
     notebook = nbformat.read(lesson.directory / "exercises" / f"{LESSON}.ipynb", as_version=4)
     solutions = {
         task_cell_source(t, t.scaffold): task_cell_source(t, t.solution) for t in lesson.tasks
     }
-    cells = []
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
+    cells = [c for c in notebook.cells if c.cell_type == "code"]
+    for cell in cells:
         cell.source = solutions.get(cell.source, cell.source)
-        cells.append(cell)
-    timed = [TIMED.format(task='"make-it-yours"', label="first", pause=0)]
-    timed += [TIMED.format(task='"make-it-yours"', label="one task", pause=pause)] * checks
-    timed += [TIMED.format(task="", label="every task", pause=pause)] * checks
-    new = nbformat.v4.new_code_cell
-    notebook.cells = [
-        *cells,
-        new("_times = {}"),
-        *map(new, timed),
-        new("print(json.dumps(_times))"),
-    ]
-    notebook.cells[-1].source = "import json\n" + notebook.cells[-1].source
-    return notebook
+    return cells
 
 
 def main() -> None:
@@ -74,13 +55,29 @@ def main() -> None:
         "the next learner child starts in this time",
     )
     args = parser.parse_args()
-    notebook = solved_notebook(args.checks, args.pause)
+    cells = solved_cells()
+    calls = [("first", 'check("make-it-yours")')]
+    calls += [("one task", 'check("make-it-yours")')] * args.checks
+    calls += [("every task", "check()")] * args.checks
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = cells + [nbformat.v4.new_code_cell(source) for _, source in calls]
+    times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
-        NotebookClient(notebook, timeout=900, resources={"metadata": {"path": folder}}).execute()
-        total = time.perf_counter() - started
-    times = json.loads(notebook.cells[-1].outputs[0]["text"])
-    print(f"notebook run with {2 * args.checks + 1} checks, {args.pause:g} s apart: {total:.1f} s")
+        client = NotebookClient(notebook, timeout=900, resources={"metadata": {"path": folder}})
+        with client.setup_kernel():
+            for index, cell in enumerate(cells):
+                client.execute_cell(cell, index)
+            for offset, (label, _) in enumerate(calls):
+                if label != "first":
+                    time.sleep(args.pause)
+                index = len(cells) + offset
+                started = time.perf_counter()
+                client.execute_cell(notebook.cells[index], index)
+                times.setdefault(label, []).append(time.perf_counter() - started)
+                shown = notebook.cells[index].outputs[0]["data"]["text/plain"]
+                if "passed" not in shown:
+                    raise SystemExit(f"bench: expected a pass, got:\n{shown}")
+    print(f"{len(calls)} checks, {args.pause:g} s apart, timed from the kernel's client")
     print(f"first check (starts the grading server): {times['first'][0]:.2f} s")
     for label in ("one task", "every task"):
         values = times[label]

@@ -70,9 +70,14 @@ def test_history_keeps_each_input_once_and_each_task_as_last_run() -> None:
     ]
 
 
-def test_history_keeps_a_check_call_that_is_part_of_other_code() -> None:
-    submission = history_submission(_cells("x = 1\ncheck()"))
-    assert [c.source for c in submission.cells] == ["x = 1\ncheck()"]
+def test_history_leaves_out_check_lines_but_not_the_code_around_them() -> None:
+    submission = history_submission(
+        _cells("# TASK one\nx = 1\ncheck(\n  'one'\n)\ny = 2", "if x:\n    check()")
+    )
+    assert [c.source for c in submission.cells] == [
+        "# TASK one\nx = 1\ny = 2",
+        "if x:\n    check()",
+    ]
 
 
 def test_messages_round_trip_and_anything_else_is_refused() -> None:

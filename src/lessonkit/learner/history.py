@@ -8,9 +8,9 @@ run, so "Run all" followed by edits grades like the notebook read top to bottom:
   place the task was first run;
 - any other input is kept once per distinct source (a step edited and run again is kept
   in both versions, in the order they ran, as the kernel ran them);
-- calls of `check(...)` alone, IPython magics and shell commands (`%time`, `!ls`, which
-  IPython turns into `get_ipython()` calls), blank inputs and an editor's `# %%` line
-  are left out: they are not part of the answer.
+- top-level `check(...)` lines, inputs with IPython magics or shell commands (`%time`,
+  `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
+  `# %%` line are left out: they are not part of the answer.
 
 A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
 error: the file lost its `# TASK` line). Each cell's line is its execution count, so the
@@ -33,24 +33,31 @@ _CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
 KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines
 
 
-def _is_check_call(tree: ast.Module) -> bool:
-    return bool(tree.body) and all(
-        isinstance(s, ast.Expr)
-        and isinstance(s.value, ast.Call)
-        and isinstance(s.value.func, ast.Name)
-        and s.value.func.id == "check"
-        for s in tree.body
+def _is_check_call(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name)
+        and statement.value.func.id == "check"
     )
 
 
-def _kept(source: str) -> bool:
+def _answer(source: str) -> str:
+    """The input without its top-level `check(...)` lines; "" if nothing else is left."""
     if not source.strip() or "get_ipython()" in source:
-        return False
+        return ""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True  # the grader reports the learner's syntax error in its cell
-    return not _is_check_call(tree)
+        return source  # the grader reports the learner's syntax error in its cell
+    calls = [s for s in tree.body if _is_check_call(s)]
+    if not calls:
+        return source
+    lines = source.split("\n")
+    for call in reversed(calls):
+        del lines[call.lineno - 1 : call.end_lineno]
+    rest = "\n".join(lines)
+    return rest if rest.strip() else ""
 
 
 def history_submission(cells: Sequence[RunCell]) -> Submission:
@@ -63,8 +70,8 @@ def history_submission(cells: Sequence[RunCell]) -> Submission:
     order: list[str] = []  # a key per kept cell: "task:<id>" or the source itself
     latest: dict[str, CodeCell] = {}
     for cell in cells:
-        source = _CELL_MARKER.sub("", cell.source, count=1).strip("\n")
-        if not _kept(source):
+        source = _answer(_CELL_MARKER.sub("", cell.source, count=1)).strip("\n")
+        if not source:
             continue
         task = task_of(source)
         key = f"task:{task}" if task else source
