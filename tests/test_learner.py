@@ -283,3 +283,23 @@ def test_start_spare_starts_one_learner_child_ahead_and_no_more() -> None:
         grader.start_spare()
         grader.start_spare()
         assert grader.children == started + 1
+
+
+def test_check_inside_a_grading_child_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from lessonkit.learner import checker, client
+
+    def no_server(request):
+        raise AssertionError("a grading child must never start a grading server")
+
+    monkeypatch.setattr(client, "ask", no_server)
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    worker = types.ModuleType("__main__")
+    worker.__file__ = str(Path(client.__file__).parent.parent / "grade" / "worker.py")
+    monkeypatch.setitem(sys.modules, "__main__", worker)
+    assert checker("state-02").result("make-it-yours") is None
+    prompt = types.ModuleType("__main__")  # a plain `python` prompt: no file, no kernel
+    monkeypatch.setitem(sys.modules, "__main__", prompt)
+    result = checker("state-02").result()
+    assert result is not None and "lessonkit check state-02 FILE" in str(result)
