@@ -62,7 +62,27 @@ def lesson_problems(lesson: Lesson) -> list[str]:
         drift = find_drift(lesson)
     except LessonError as exc:  # the figure's blocks fail: already named above, or named here
         return numbers or [_line(exc)]
-    return numbers + _drift_problems(lesson, drift) + _record_problems(lesson, bool(numbers), drift)
+    return (
+        numbers
+        + _drift_problems(lesson, drift)
+        + _record_problems(lesson, bool(numbers), drift)
+        + _cell_output_problems(lesson)
+    )
+
+
+def _cell_output_problems(lesson: Lesson) -> list[str]:
+    """The notebook's recorded cell outputs must come from the cells lesson.md renders now."""
+    from lessonkit.cell_outputs import RECORD, stale_cells
+
+    stale = stale_cells(lesson)
+    if not stale:
+        return []
+    return [
+        f"{shown(lesson.directory / RECORD)} has no current output for the notebook cell"
+        f"{'s' if len(stale) > 1 else ''} {', '.join(stale)} (changed since recorded, or "
+        f"never recorded): run `lessonkit run {lesson.meta.id} --record`, then "
+        f"`lessonkit build {lesson.meta.id}`"
+    ]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
