@@ -138,14 +138,19 @@ def test_output_that_differs_from_the_record_shows_the_diff_and_fails(
 
 
 def test_record_replaces_the_reference_with_a_current_one(one_device):
+    from lessonkit.cell_outputs import RECORD, current_outputs, stale_cells
+
     path = one_device.folder / "outputs" / "execution.json"
     before = path.read_text(encoding="utf-8")
+    (one_device.folder / RECORD).unlink()  # the notebook's cell outputs are recorded too
     code, out, _ = invoke(["run", "state-02", "--record"], root=one_device.root)
     assert code == 0, out
     assert path.read_text(encoding="utf-8") != before
-    receipt = load_record(load_lesson(one_device.folder / "lesson.md"))
+    lesson = load_lesson(one_device.folder / "lesson.md")
+    receipt = load_record(lesson)
     assert receipt.stdout.splitlines() == LINES
     assert "recorded the new reference" in out
+    assert stale_cells(lesson) == [] and current_outputs(lesson)["step-3"] == LINES[0] + "\n"
 
 
 def test_a_failing_example_is_not_recorded_and_shows_its_own_traceback(tmp_path):

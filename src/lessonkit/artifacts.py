@@ -58,8 +58,11 @@ def _evidence_template(lesson: Lesson, _: Rendered) -> Rendered:
 
 
 def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
+    from lessonkit.cell_outputs import current_outputs
+
     path = lesson.exercise_paths[1]
-    return {path: render_notebook(lesson, done.get("outputs/figure.png")).encode("utf-8")}
+    text = render_notebook(lesson, done.get("outputs/figure.png"), current_outputs(lesson))
+    return {path: text.encode("utf-8")}
 
 
 def producers(lesson: Lesson) -> tuple[Producer, ...]:

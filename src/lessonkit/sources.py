@@ -43,7 +43,8 @@ class Submission:
         return tuple(c for c in self.cells if c.task == task_id)
 
 
-def _task_of(source: str) -> str | None:
+def task_of(source: str) -> str | None:
+    """The task id of a cell whose first line is `# TASK <id>`, else None."""
     first = source.lstrip("\n").split("\n", 1)[0]
     match = _TASK_LINE.match(first)
     return match["id"] if match else None
@@ -121,7 +122,7 @@ def _percent_cells(text: str) -> list[CodeCell]:
         source = "\n".join(body).strip("\n")
         if kind == "code" and source.strip():
             offset = next(i for i, t in enumerate(body) if t.strip())
-            cells.append(CodeCell(source, start + offset, _task_of(source)))
+            cells.append(CodeCell(source, start + offset, task_of(source)))
 
     for number, line in enumerate(lines, start=1):
         match = _PERCENT.match(line)
@@ -169,7 +170,7 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
             )
         source = "\n".join(python_lines(source))
         if source.strip():
-            cells.append(CodeCell(source.strip("\n"), index, _task_of(source)))
+            cells.append(CodeCell(source.strip("\n"), index, task_of(source)))
     return cells
 
 

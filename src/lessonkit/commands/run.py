@@ -49,6 +49,7 @@ from lessonkit.scripts import (
     ALL,
     DEFAULT,
     GOING_FURTHER,
+    MAIN,
     SCRIPTS,
     Script,
     script_at,
@@ -253,6 +254,18 @@ def _run_one(
     return passed
 
 
+def _record_cell_outputs(out: Console, lesson: Lesson, timeout_s: float) -> None:
+    """With main's record, what each practice-notebook cell prints (`cell_outputs`)."""
+    from lessonkit.cell_outputs import run_cells, save_record
+
+    out.print("\nRecording the practice notebook's cell outputs in a child process ...")
+    path = save_record(lesson, run_cells(lesson, timeout_s))
+    out.print(
+        f"recorded them in {quoted(path)}; run `lessonkit build {lesson.meta.id}` to put "
+        "them in the notebook, and commit both"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     out = console()
     lesson = find_lesson(args.lesson)
@@ -269,6 +282,8 @@ def run(args: argparse.Namespace) -> int:
     if len(scripts) > 1:
         passed = sum(results)
         out.print(f"\n{passed} of {len(scripts)} scripts passed")
+    if args.record and MAIN in scripts and all(results):
+        _record_cell_outputs(out, lesson, args.timeout)
     if all(results) and not args.record:
         out.print(_next_steps(lesson))
     return 0 if all(results) else 1

@@ -65,9 +65,29 @@ def lesson_problems(lesson: Lesson) -> list[str]:
         return numbers or [_line(exc)]
     problems = numbers + _drift_problems(lesson, drift)
     problems += _record_problems(lesson, bool(numbers), drift)
+    problems += _cell_output_problems(lesson, bool(numbers))
     if not problems:  # the attempts are graded on the lesson as it is built
         problems += prove_attempts(lesson)
     return problems
+
+
+def _cell_output_problems(lesson: Lesson, numbers_broken: bool) -> list[str]:
+    """The notebook's recorded cell outputs must come from the cells lesson.md renders now."""
+    from lessonkit.cell_outputs import RECORD, stale_cells
+
+    stale = stale_cells(lesson)
+    if not stale:
+        return []
+    fix = f"run `lessonkit run {lesson.meta.id} --record`, then `lessonkit build {lesson.meta.id}`"
+    if numbers_broken:
+        fix = "fix the lesson.md numbers above first (a run of the current code cannot be a " + (
+            f"reference); then {fix}"
+        )
+    return [
+        f"{quoted(lesson.directory / RECORD)} has no current output for the notebook cell"
+        f"{'s' if len(stale) > 1 else ''} {', '.join(stale)} (changed since recorded, or "
+        f"never recorded): {fix}"
+    ]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -240,6 +240,19 @@ class Grader:
                 self._spares.append(spare)
         return child
 
+    def start_spare(self) -> None:
+        """Start a learner child ahead now, unless one is waiting already.
+
+        For a caller that knows when the machine is idle (`check()`'s server, right after it
+        answers): a child started while another grades competes with it for the CPU.
+        """
+        with self._lock:
+            if self._spares:
+                return
+        spare = self._learner_child()
+        with self._lock:
+            self._spares.append(spare)
+
     def grading(self, lesson: Lesson) -> LessonGrading:
         key = lesson.meta.id
         with self._lock:

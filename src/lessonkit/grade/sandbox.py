@@ -56,8 +56,10 @@ class Sandbox:
         for path in sorted({str(p) for p in readable}, key=len):
             for parent in reversed(Path(path).parents):
                 text = str(parent)
-                if text != "/" and text not in made and not any(
-                    text == s or text.startswith(s + "/") for s in SYSTEM_PATHS
+                if (
+                    text != "/"
+                    and text not in made
+                    and not any(text == s or text.startswith(s + "/") for s in SYSTEM_PATHS)
                 ):
                     args += ["--perms", "0755", "--dir", text]
                     made.add(text)

@@ -36,6 +36,26 @@ def todo(what):
     """A placeholder for code you write: running it stops here and names what to fill in."""
     raise NotImplementedError(f"TODO: {what}")'''
 
+CHECK_HELPER = """\
+try:  # check("task-id") grades the task cells you have run, outside this kernel; check(): all
+    from lessonkit.learner import checker
+
+    check = checker("{lesson_id}")
+except ImportError:
+
+    def check(task=None):
+        \"\"\"Without lessonkit, check() can only say how to get it.\"\"\"
+        print(
+            "check() needs lessonkit: run `pip install -r requirements-cpu.txt` in the "
+            "lesson repository, then restart the kernel."
+        )"""
+
+
+def helper_source(lesson_id: str) -> str:
+    """The helper cell: `todo` for the scaffolds and `check` for feedback in the editor."""
+    return TODO_HELPER + "\n\n\n" + CHECK_HELPER.format(lesson_id=lesson_id)
+
+
 TASK_MARKER = "# TASK {id}"
 """First line of every task cell; the grader finds task cells by it in .py and .ipynb files."""
 
@@ -179,7 +199,7 @@ def lesson_cells(lesson: Lesson) -> list[Cell]:
             f"`lessonkit check {meta.id}` grades your practice copy from "
             f"`lessonkit start {meta.id}`; `lessonkit check {meta.id} FILE` grades any file.",
         ),
-        Cell("todo-helper", "code", TODO_HELPER, ("helper",)),
+        Cell("todo-helper", "code", helper_source(meta.id), ("helper",)),
     ]
     last_step = max(s.line for s in lesson.sections if _is_step_section(s))
     figure_cells: list[Cell] = []

@@ -1,0 +1,115 @@
+"""What a learner has run in a kernel, as a submission the grader reads like a file.
+
+The kernel's input history (`In`) holds every cell it executed, in order, re-runs and
+edits included. The submission keeps each distinct input once, at the place it was first
+run, so "Run all" followed by edits grades like the notebook read top to bottom:
+
+- a task cell (first line `# TASK <id>`) is the *latest* source run under that id, at the
+  place the task was first run;
+- any other input is kept once per distinct source (a step edited and run again is kept
+  in both versions, in the order they ran, as the kernel ran them);
+- top-level `check(...)` lines, inputs with IPython magics or shell commands (`%time`,
+  `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
+  `# %%` line are left out: they are not part of the answer.
+
+A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
+error: the file lost its `# TASK` line). Each cell's line is its execution count, so the
+grader's "cell 14, line 3" is `In [14]`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
+from lessonkit.learner.protocol import RunCell
+from lessonkit.sources import MAX_BYTES, MAX_CELLS, CodeCell, Submission, SubmissionError, task_of
+
+_CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
+KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines
+
+
+def _is_check_call(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name)
+        and statement.value.func.id == "check"
+    )
+
+
+def _answer(source: str) -> str:
+    """The input without its top-level `check(...)` lines; "" if nothing else is left."""
+    if not source.strip() or "get_ipython()" in source:
+        return ""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return source  # the grader reports the learner's syntax error in its cell
+    calls = [s for s in tree.body if _is_check_call(s)]
+    if not calls:
+        return source
+    lines = source.split("\n")
+    for call in reversed(calls):
+        del lines[call.lineno - 1 : call.end_lineno]
+    rest = "\n".join(lines)
+    return rest if rest.strip() else ""
+
+
+def history_submission(cells: Sequence[RunCell]) -> Submission:
+    """The submission of a kernel's history: each input once, tasks as last run."""
+    if sum(len(c.source) for c in cells) > MAX_BYTES:
+        raise SubmissionError(
+            f"this kernel has run over {MAX_BYTES:,} characters of code",
+            fix="restart the kernel, run the notebook from the top, then check again",
+        )
+    order: list[str] = []  # a key per kept cell: "task:<id>" or the source itself
+    latest: dict[str, CodeCell] = {}
+    for cell in cells:
+        source = _answer(_CELL_MARKER.sub("", cell.source, count=1)).strip("\n")
+        if not source:
+            continue
+        task = task_of(source)
+        key = f"task:{task}" if task else source
+        if key not in latest:
+            order.append(key)
+        if task or key not in latest:
+            latest[key] = CodeCell(source, cell.count, task)
+    if len(order) > MAX_CELLS:
+        raise SubmissionError(
+            f"this kernel has run {len(order):,} different cells; "
+            "a practice notebook has far fewer",
+            fix="restart the kernel, run the notebook from the top, then check again",
+        )
+    return Submission(Path(KERNEL_FILE), tuple(latest[k] for k in order))
+
+
+NOT_RUN = "You have not run this task's cell in this kernel yet: run it, then check again."
+
+
+def mark_unrun(report: GradeReport, submission: Submission) -> GradeReport:
+    """Tasks with no cell in the kernel's history: not attempted yet, rather than errors."""
+    run = {c.task for c in submission.cells if c.task}
+    tasks = tuple(
+        t
+        if t.id in run
+        else dataclasses.replace(t, status=NOT_ATTEMPTED, message=NOT_RUN, hint=None)
+        for t in report.tasks
+    )
+    return dataclasses.replace(report, tasks=tasks)
+
+
+def up_to_task(submission: Submission, task: str) -> Submission:
+    """Without the task cells after `task`'s: they cannot change its verdict, only slow it.
+
+    Earlier task cells stay, since a task may use what an earlier one defined.
+    """
+    index = next((i for i, c in enumerate(submission.cells) if c.task == task), None)
+    if index is None:
+        return submission
+    cells = tuple(c for i, c in enumerate(submission.cells) if i <= index or c.task is None)
+    return dataclasses.replace(submission, cells=cells)

@@ -1,0 +1,115 @@
+"""The grading server behind `check()`: a process of its own that a kernel starts once.
+
+It holds one `Grader` for the kernel's session: a trusted reference child that runs the
+lesson's own code once, and a sandboxed learner child started ahead and never used before
+(the next one starts right after each answer, not during a grading run), so a check after
+the first answers without waiting for JAX to import. Each request is
+graded in its own fresh learner child, exactly as `lessonkit check` grades a file; the
+server itself never runs learner code, and the kernel only ever sends it text.
+
+It reads requests from stdin and answers on stdout (`learner.protocol`), one JSON line
+each, and ends when stdin closes: when the kernel exits, so does its server.
+
+Run as: python -I -m lessonkit.learner.server
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import BinaryIO
+
+from lessonkit.catalog import find_lesson
+from lessonkit.errors import LessonkitError, UsageError
+from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.isolation import choose_isolation, compile_cache
+from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
+from lessonkit.learner.protocol import (
+    CheckReply,
+    CheckRequest,
+    ProtocolError,
+    decode_request,
+    encode_reply,
+)
+from lessonkit.model import Lesson
+from lessonkit.sources import read_submission
+
+
+class Server:
+    """Answers check requests with one long-lived grader; `close` stops every child."""
+
+    def __init__(self) -> None:
+        isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+        self.note = isolation.note
+        self.grader = Grader(  # the reference and the first learner child import JAX now
+            DEFAULT_TIMEOUT, sandbox=isolation.sandbox, cache=compile_cache()
+        )
+        self.lessons: dict[str, Lesson] = {}
+
+    def close(self) -> None:
+        self.grader.close()
+
+    def lesson(self, lesson_id: str) -> Lesson:
+        if lesson_id not in self.lessons:
+            self.lessons[lesson_id] = find_lesson(lesson_id)
+        return self.lessons[lesson_id]
+
+    def answer(self, request: CheckRequest) -> CheckReply:
+        lesson = self.lesson(request.lesson)
+        ids = [t.id for t in lesson.tasks]
+        if request.task is not None and request.task not in ids:
+            raise UsageError(
+                f"{request.lesson} has no task {request.task!r}",
+                fix=f"choose one of: {', '.join(ids)}, or call check() for every task",
+            )
+        if request.file is not None:
+            submission = read_submission(request.file)
+        else:
+            submission = history_submission(request.cells)
+        graded = submission if request.task is None else up_to_task(submission, request.task)
+        report = self.grader.grade_submission(lesson, graded)
+        if request.file is None:
+            report = mark_unrun(report, submission)
+        note, self.note = self.note, None
+        return CheckReply(report, note=note)
+
+    def handle(self, line: bytes) -> CheckReply:
+        """One request's reply; every failure becomes an error reply, never a crash."""
+        try:
+            return self.answer(decode_request(line))
+        except ProtocolError as exc:
+            return CheckReply(None, f"check() sent a request the server cannot read: {exc}")
+        except LessonkitError as exc:
+            return CheckReply(None, str(exc))
+        except Exception as exc:  # the server must outlive any one request
+            return CheckReply(None, f"the grading server failed: {type(exc).__name__}: {exc}")
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    try:
+        server = Server()
+    except LessonkitError as exc:  # e.g. no POSIX: every request gets the one message
+        for _ in requests:
+            replies.write(encode_reply(CheckReply(None, str(exc))))
+            replies.flush()
+        return
+    try:
+        for line in requests:
+            replies.write(encode_reply(server.handle(line)))
+            replies.flush()
+            # The next learner child starts only now, so it never competes with a grading run
+            # for the CPU, and imports JAX while the learner reads the verdict.
+            server.grader.start_spare()
+    finally:
+        server.close()
+
+
+def main() -> None:
+    # Replies go to the original stdout; anything a library prints goes to stderr instead.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    serve(sys.stdin.buffer, replies)
+
+
+if __name__ == "__main__":
+    main()

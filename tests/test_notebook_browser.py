@@ -1,0 +1,154 @@
+"""check() in JupyterLab, in a real browser: run all, then read the verdict's table on the page.
+
+JupyterLab serves a practice notebook with one task solved and a `check("make-it-yours")`
+cell; Debian's Chromium, driven by Playwright, opens it, runs every cell from the menu and
+waits for the HTML table that `check()` displays under its cell.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from lessonkit.model import Lesson
+from lessonkit.render.cells import task_cell_source
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = Path("/usr/bin/chromium")
+TOKEN = "lessonkit-test"
+
+
+def _unavailable(reason: str) -> None:
+    """Skip on a workstation without the tools; fail in CI, where they must be installed."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the JupyterLab test cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _notebook(lesson: Lesson, folder: Path) -> str:
+    import nbformat
+
+    notebook = nbformat.read(
+        lesson.directory / "exercises" / f"{lesson.meta.id}.ipynb", as_version=4
+    )
+    task = lesson.task("make-it-yours")
+    cells = [
+        c
+        for c in notebook.cells
+        if c.cell_type == "code" and not {"task", "figure"} & set(c.metadata.get("tags", []))
+    ]
+    added = [task_cell_source(task, task.solution), 'check("make-it-yours")']
+    notebook.cells = cells + [nbformat.v4.new_code_cell(s) for s in added]
+    nbformat.write(notebook, folder / "check.ipynb")
+    return "check.ipynb"
+
+
+@pytest.fixture
+def jupyterlab(tmp_path: Path):
+    """A JupyterLab server on a free port, its state kept under tmp_path; yields its URL."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        _unavailable("jupyterlab is not installed (pip install -e '.[test]')")
+    port = _free_port()
+    state = tmp_path / "jupyter"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(state / "config"),
+        "JUPYTER_DATA_DIR": str(state / "data"),
+        "JUPYTER_RUNTIME_DIR": str(state / "runtime"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state / "workspaces"),
+    }
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            f"--IdentityProvider.token={TOKEN}",
+            f"--ServerApp.root_dir={notebooks}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("JupyterLab did not start within 120 s")
+                time.sleep(0.5)
+        yield url, notebooks
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def test_check_shows_its_verdict_table_in_jupyterlab(lesson: Lesson, jupyterlab) -> None:
+    if not CHROMIUM.is_file():
+        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+
+    url, folder = jupyterlab
+    name = _notebook(lesson, folder)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page()
+            page.goto(f"{url}/lab/tree/{name}?token={TOKEN}", timeout=120_000)
+            page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
+            queued = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
+            for _ in range(3):  # "Run All Cells" does nothing while the kernel is starting
+                page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+                page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+                try:
+                    queued.first.wait_for(timeout=30_000)
+                    break
+                except PlaywrightTimeout:
+                    page.keyboard.press("Escape")
+            row = page.locator("table.lessonkit-check tr[data-task='make-it-yours']")
+            try:
+                row.wait_for(timeout=300_000)
+            except PlaywrightTimeout:
+                page.screenshot(path=str(folder.parent / "jupyterlab.png"), full_page=True)
+                raise
+            assert row.get_attribute("data-status") == "passed"
+            cells = row.locator("td")
+            assert cells.nth(1).inner_text() == "passed"
+            assert "Right on the lesson's inputs" in cells.nth(2).inner_text()
+        finally:
+            browser.close()
