@@ -1,14 +1,18 @@
 """Grade a learner's practice file task by task, with feedback that teaches.
 
-Learner code runs in a child process (`worker`) that only reports values; every comparison
-happens in this process, against the lesson's reference solution, which runs first in the
-same child on the same inputs. Importing this package does not import JAX.
+Learner code runs in a sandboxed child process (`worker`) of its own that only reports
+values; the lesson's reference solution runs in another, trusted child on the same inputs;
+every comparison happens in this process. `docs/grading-security.md` is the threat model.
+Importing this package does not import JAX.
 
 Modules, in the order data flows through them:
 
-- `inputs`, `rubric`: what each task is graded on (input sets, names, probes)
+- `inputs`, `rubric`, `attempts`: what each task is graded on (drawn input sets, names,
+  probes) and the attempts a lesson declares with their verdicts
 - `plan`: the learner's cells matched to the lesson's, each given a role
-- `runner` (parent) and `worker` (child): the process, its limits and its reports
+- `protocol`: the typed requests and the strict parser of reports
+- `runner` (parent), `worker` (child), `sandbox`, `isolation`: the processes, the OS
+  sandbox, their limits and their reports
 - `record`, `values`: the reports as data, compared without JAX
 - `checks`, `explain`, `treewords`: verdicts and the words that explain them
 - `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves
