@@ -37,7 +37,7 @@ class Checker:
         from lessonkit.learner.view import CheckResult
 
         if task is not None and not isinstance(task, str):
-            return CheckResult(None, error='give a task id as text, e.g. check("make-it-yours")')
+            return CheckResult(None, error='give a task id as text, e.g. check("task-id")')
         if client.inside_grader():
             return None
         history = client.kernel_history()
