@@ -253,12 +253,30 @@ def test_downloads_are_linked_and_copied_byte_for_byte(page, lesson, built_site)
 def test_index_links_this_lesson_and_lists_the_rest(lesson):
     html = render_index([lesson])
     assert f'href="{lesson.meta.id}/index.html"' in html
-    others = [t for t in lesson.meta.phase.lessons if t != lesson.meta.title]
-    assert len(others) == 3
-    for title in others:
-        assert re.search(
-            rf"{re.escape(title)}</span> <span[^>]*>— not part of this repository", html
-        )
+    titled = [t for t in lesson.meta.phase.lessons if t and t != lesson.meta.title]
+    assert titled == ["Random keys without surprises"]
+    assert re.search(r"Random keys without surprises</span> <span[^>]*>— not part of this", html)
+    for number in (3, 4):  # still to be written: no invented title
+        assert re.search(rf">Lesson {number}</span> <span[^>]*>— coming later", html)
+
+
+def _fact(html: str, name: str) -> str:
+    return re.search(rf'<dd class="nav-{name}">(.*?)</dd>', html, re.S)[1]
+
+
+def test_the_phase_lessons_link_each_other_before_and_next(built_site):
+    first = (built_site / "state-01" / "index.html").read_text(encoding="utf-8")
+    second = (built_site / "state-02" / "index.html").read_text(encoding="utf-8")
+    assert _fact(first, "before") == "Nothing from this phase: this is its first lesson"
+    assert _fact(first, "next") == (
+        '<a href="../state-02/index.html" rel="next">Pytrees and structured parameters</a>'
+    )
+    assert _fact(second, "before") == (
+        '<a href="../state-01/index.html" rel="prev">Random keys without surprises</a>'
+    )
+    assert _fact(second, "next") == "Lesson 3 of Phase 03, coming later"
+    for html in (first, second):
+        assert "Control flow" not in html and "Carrying state" not in html
 
 
 def test_page_data_is_embedded_for_file_urls(page):
@@ -335,8 +353,9 @@ def test_build_replaces_the_site_whole(tmp_path):
     (target / "old").mkdir(parents=True)
     report = build_site(all_lessons(REPO), target)
     assert not (target / "old").exists()
-    assert {p.name for p in target.iterdir()} == {"index.html", "assets", "state-02"}
-    assert report.pages == ("state-02/index.html",)
+    ids = ("state-01", "state-02")  # every lesson under phases/, in order
+    assert {p.name for p in target.iterdir()} == {"index.html", "assets", *ids}
+    assert report.pages == tuple(f"{i}/index.html" for i in ids)
 
 
 def test_server_serves_the_site_on_loopback(built_site):

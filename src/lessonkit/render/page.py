@@ -395,7 +395,7 @@ class PhaseLesson:
     """One lesson of a phase on the index: linked when this site has it, listed when not."""
 
     number: int
-    title: str
+    title: str | None  # None: still to be written, listed as coming later
     href: str | None
     lesson: Lesson | None
 
