@@ -354,7 +354,7 @@ def test_build_replaces_the_site_whole(tmp_path):
     report = build_site(all_lessons(REPO), target)
     assert not (target / "old").exists()
     ids = ("state-01", "state-02")  # every lesson under phases/, in order
-    assert {p.name for p in target.iterdir()} == {"index.html", "assets", *ids}
+    assert {p.name for p in target.iterdir()} == {"index.html", "assets", "phase-03", *ids}
     assert report.pages == tuple(f"{i}/index.html" for i in ids)
 
 

@@ -19,12 +19,15 @@ from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
 from lessonkit.receipts import load_records
 from lessonkit.render.page import (
+    guide_page_path,
     lesson_downloads,
     page_path,
     render_assets,
     render_index,
     render_lesson_page,
+    render_study_guide,
 )
+from lessonkit.study_guide import guide_path, load_study_guide
 
 SITE = Path("build") / "site"
 INDEX = "index.html"
@@ -71,6 +74,21 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     files[INDEX] = render_index(lessons).encode("utf-8")
     for lesson in lessons:
         files.update(_lesson_files(lesson, lessons))
+    files.update(_guide_files(lessons))
+    return files
+
+
+def _guide_files(lessons: Sequence[Lesson]) -> SiteFiles:
+    """One study guide page per phase, from the phase's phase.yaml when it has one."""
+    files: SiteFiles = {}
+    for lesson in lessons:
+        page = guide_page_path(lesson.meta.phase.number)
+        if page in files:
+            continue
+        path = guide_path(lesson.directory.parent)
+        ids = tuple(o.meta.id for o in lessons if o.meta.phase.number == lesson.meta.phase.number)
+        guide = load_study_guide(path, ids) if path.is_file() else None
+        files[page] = render_study_guide(lesson, lessons, guide).encode("utf-8")
     return files
 
 

@@ -48,6 +48,7 @@ from lessonkit.model import (
 from lessonkit.receipts import run_command
 from lessonkit.render.script import render_main
 from lessonkit.scripts import GOING_FURTHER, MAIN, Script, lesson_scripts
+from lessonkit.study_guide import StudyGuide
 
 if TYPE_CHECKING:
     from lessonkit.receipts import Receipt
@@ -473,6 +474,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["code"] = code_html
+    env.filters["md_inline"] = lambda text: markdown_html(text, "phase.yaml", inline=True)
     env.filters["step_source"] = step_source
     return env
 
@@ -527,6 +529,7 @@ def render_lesson_page(
         "main_py": render_main(lesson),
         "cumulative_build": cumulative_build(lesson),
         "phase": phase_lessons(lesson, site_lessons or (lesson,)),
+        "guide_href": guide_page_path(lesson.meta.phase.number),
         "data": _page_data(lesson, blocks),
         "evidence_fields": EVIDENCE_FIELDS,
         **_renderer(lesson),
@@ -542,7 +545,30 @@ def render_index(site_lessons: Sequence[Lesson]) -> str:
         phases.setdefault(lesson.meta.phase.number, lesson)
     overview = [(first.meta.phase, phase_lessons(first, site_lessons)) for first in phases.values()]
     tracks = sorted({lesson.meta.track for lesson in site_lessons})
-    return env.get_template("index.html").render(root="", phases=overview, tracks=tracks)
+    return env.get_template("index.html").render(
+        root="", phases=overview, tracks=tracks, guide_href=guide_page_path
+    )
+
+
+def guide_page_path(phase_number: str) -> str:
+    """Where a phase's study guide lives, relative to the site root; every lesson links it."""
+    return f"phase-{phase_number}/index.html"
+
+
+def render_study_guide(
+    lesson: Lesson, site_lessons: Sequence[Lesson], guide: StudyGuide | None
+) -> str:
+    """The study guide of `lesson`'s phase: preparation, milestones per lesson, the project."""
+    return (
+        _environment()
+        .get_template("study-guide.html")
+        .render(
+            root="../",
+            phase=lesson.meta.phase,
+            rows=phase_lessons(lesson, site_lessons),
+            guide=guide,
+        )
+    )
 
 
 def render_assets() -> dict[str, bytes]:
