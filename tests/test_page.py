@@ -354,7 +354,13 @@ def test_build_replaces_the_site_whole(tmp_path):
     report = build_site(all_lessons(REPO), target)
     assert not (target / "old").exists()
     ids = ("state-01", "state-02")  # every lesson under phases/, in order
-    assert {p.name for p in target.iterdir()} == {"index.html", "assets", "phase-03", *ids}
+    assert {p.name for p in target.iterdir()} == {
+        "index.html",
+        "assets",
+        "my-learning",
+        "phase-03",
+        *ids,
+    }
     assert report.pages == tuple(f"{i}/index.html" for i in ids)
 
 
@@ -394,3 +400,31 @@ def test_the_check_box_makes_the_practice_copy_that_check_grades(page, lesson):
     for box in boxes:
         text = re.sub(r"<[^>]+>", "", box)
         assert text.index("lessonkit start state-02") < text.index("lessonkit check state-02")
+
+
+def test_my_learning_knows_every_lessons_storage_labels_and_quiz_answers():
+    from lessonkit.render.learning import learning_data
+    from lessonkit.render.page import COURSE_VERSION, PORTFOLIO_VERSION
+
+    lessons = all_lessons(REPO)
+    data = learning_data(lessons)
+    assert (data["version"], data["lessonVersion"]) == (COURSE_VERSION, PORTFOLIO_VERSION)
+    assert [d["id"] for d in data["lessons"]] == [lesson.meta.id for lesson in lessons]
+    for entry, lesson in zip(data["lessons"], lessons, strict=True):
+        assert entry["storageKey"] == f"lessonkit:{lesson.meta.id}"
+        assert entry["href"] == f"../{lesson.meta.id}/index.html"
+        assert len(entry["quizzes"]) == len(lesson.quizzes)
+        for quiz in lesson.quizzes:
+            saved = entry["quizzes"][f"quiz:{quiz.id}"]
+            assert (saved["options"], saved["answer"]) == (list(quiz.options), quiz.answer)
+        assert entry["tasks"] == [f"task:{t.id}:done" for t in lesson.core_tasks]
+        assert entry["fields"]["prediction:figure"].endswith("your prediction")
+
+
+def test_every_page_links_my_learning_across_lessons(built_site):
+    assert (built_site / "my-learning" / "index.html").is_file()
+    assert (built_site / "assets" / "my-learning.js").is_file()
+    assert 'href="my-learning/index.html"' in (built_site / "index.html").read_text("utf-8")
+    for lesson in all_lessons(REPO):
+        html = (built_site / lesson.meta.id / "index.html").read_text(encoding="utf-8")
+        assert 'href="../my-learning/index.html"' in html

@@ -18,6 +18,7 @@ from pathlib import Path
 from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
 from lessonkit.receipts import load_records
+from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
 from lessonkit.render.page import (
     guide_page_path,
     lesson_downloads,
@@ -75,6 +76,7 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     for lesson in lessons:
         files.update(_lesson_files(lesson, lessons))
     files.update(_guide_files(lessons))
+    files[LEARNING_PAGE] = render_my_learning(lessons).encode("utf-8")
     return files
 
 

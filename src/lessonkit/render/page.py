@@ -59,10 +59,12 @@ STATIC = HERE / "static"
 ASSETS = "assets"
 CSS_ASSET = f"{ASSETS}/lessonkit.css"
 JS_ASSET = f"{ASSETS}/lessonkit.js"
+LEARNING_JS_ASSET = f"{ASSETS}/my-learning.js"  # the "My learning" page across lessons
 NOSCRIPT_ASSET = f"{ASSETS}/noscript.css"
 CODE_STYLE = "xcode"  # the Pygments style whose colours all reach 4.5:1 on a white background
 PORTFOLIO_SCHEMA = "lessonkit-portfolio"
-PORTFOLIO_VERSION = 1
+PORTFOLIO_VERSION = 1  # one lesson: {schema, version, lesson, saved, entries}
+COURSE_VERSION = 2  # every lesson: {schema, version, saved, lessons: {id: {saved, entries}}}
 RECORD_SECTION = "record"  # the section that shows the recorded reference execution
 EVIDENCE_SECTION = "evidence"  # the section that holds the save-work box and "My learning"
 
@@ -423,7 +425,7 @@ EVIDENCE_FIELDS: tuple[tuple[str, str], ...] = (
 """The save-work box: the three things the evidence section asks a learner to keep."""
 
 
-def _portfolio_fields(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str, str]:
+def portfolio_fields(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str, str]:
     """Every key the page saves, with the label "My learning" shows for it."""
     labels: dict[str, str] = {}
     for section in lesson.sections:
@@ -455,9 +457,10 @@ def _page_data(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str
         "storageKey": storage_key(lesson),
         "schema": PORTFOLIO_SCHEMA,
         "version": PORTFOLIO_VERSION,
+        "courseVersion": COURSE_VERSION,
         "position": f"Phase {meta.phase.number}.{meta.lesson_number:02d}",
         "stages": list(STAGES),
-        "fields": _portfolio_fields(lesson, blocks),
+        "fields": portfolio_fields(lesson, blocks),
     }
 
 
@@ -477,6 +480,11 @@ def _environment() -> Environment:
     env.filters["md_inline"] = lambda text: markdown_html(text, "phase.yaml", inline=True)
     env.filters["step_source"] = step_source
     return env
+
+
+def render_template(name: str, **context: Any) -> str:
+    """A page of the site other than a lesson's, from its template."""
+    return _environment().get_template(name).render(**context)
 
 
 def _renderer(lesson: Lesson) -> dict[str, Callable[..., Markup]]:
@@ -578,5 +586,6 @@ def render_assets() -> dict[str, bytes]:
     return {
         CSS_ASSET: css.encode("utf-8"),
         JS_ASSET: (STATIC / "lessonkit.js").read_bytes(),
+        LEARNING_JS_ASSET: (STATIC / "my-learning.js").read_bytes(),
         NOSCRIPT_ASSET: (STATIC / "noscript.css").read_bytes(),
     }
