@@ -359,6 +359,7 @@ def test_build_replaces_the_site_whole(tmp_path):
         "assets",
         "my-learning",
         "phase-03",
+        "lessonkit-course.zip",
         *ids,
     }
     assert report.pages == tuple(f"{i}/index.html" for i in ids)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.catalog import repo_root
 from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
 from lessonkit.receipts import load_records
@@ -28,6 +29,7 @@ from lessonkit.render.page import (
     render_lesson_page,
     render_study_guide,
 )
+from lessonkit.repo_zip import ZIP_NAME, repository_zip
 from lessonkit.study_guide import guide_path, load_study_guide
 
 SITE = Path("build") / "site"
@@ -77,6 +79,7 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
         files.update(_lesson_files(lesson, lessons))
     files.update(_guide_files(lessons))
     files[LEARNING_PAGE] = render_my_learning(lessons).encode("utf-8")
+    files[ZIP_NAME] = repository_zip(repo_root(lessons[0].path))
     return files
 
 
