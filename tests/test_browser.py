@@ -789,7 +789,9 @@ def test_my_learning_from_a_file_says_how_storage_behaves_there(context, built_s
     assert "shares saved work between the site's files" in page.inner_text("#file-note")
 
 
-@pytest.mark.parametrize("path", ["my-learning/index.html", "phase-03/index.html"])
+@pytest.mark.parametrize(
+    "path", ["my-learning/index.html", "phase-03/index.html", "accelerators/index.html"]
+)
 def test_axe_finds_nothing_on_the_course_pages(page, server_url, path):
     _save_in_both_lessons(page, server_url)
     page.goto(server_url + path)

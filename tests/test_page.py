@@ -360,6 +360,7 @@ def test_build_replaces_the_site_whole(tmp_path):
         "my-learning",
         "phase-03",
         "lessonkit-course.zip",
+        "accelerators",
         *ids,
     }
     assert report.pages == tuple(f"{i}/index.html" for i in ids)

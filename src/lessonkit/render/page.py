@@ -45,7 +45,7 @@ from lessonkit.model import (
     Step,
     Task,
 )
-from lessonkit.receipts import run_command
+from lessonkit.receipts import AcceleratorRecord, run_command
 from lessonkit.render.script import render_main
 from lessonkit.scripts import GOING_FURTHER, MAIN, Script, lesson_scripts
 from lessonkit.study_guide import StudyGuide
@@ -512,11 +512,16 @@ def _record_views(lesson: Lesson, records: Mapping[Script, Receipt]) -> dict[str
 
 
 def render_lesson_page(
-    lesson: Lesson, records: Mapping[Script, Receipt], site_lessons: Sequence[Lesson] = ()
+    lesson: Lesson,
+    records: Mapping[Script, Receipt],
+    site_lessons: Sequence[Lesson] = (),
+    accelerators: Sequence[AcceleratorRecord] = (),
+    setup_href: str | None = None,
 ) -> str:
     """The lesson page: header, setup, the five stages, the portfolio and the outline.
 
-    `records` holds the current record of every script in `lesson_scripts(lesson)`.
+    `records` holds the current record of every script in `lesson_scripts(lesson)`;
+    `accelerators` the GPU or TPU receipts committed beside the main one (stale ones too).
     """
     env = _environment()
     views = _record_views(lesson, records)
@@ -538,6 +543,8 @@ def render_lesson_page(
         "cumulative_build": cumulative_build(lesson),
         "phase": phase_lessons(lesson, site_lessons or (lesson,)),
         "guide_href": guide_page_path(lesson.meta.phase.number),
+        "accelerators": [(a, record_view(a.receipt)) for a in accelerators],
+        "setup_href": setup_href,
         "data": _page_data(lesson, blocks),
         "evidence_fields": EVIDENCE_FIELDS,
         **_renderer(lesson),
@@ -545,7 +552,7 @@ def render_lesson_page(
     return env.get_template("lesson.html").render(context)
 
 
-def render_index(site_lessons: Sequence[Lesson]) -> str:
+def render_index(site_lessons: Sequence[Lesson], setup_href: str | None = None) -> str:
     """The course overview: each phase with its lessons, linked where this site has them."""
     env = _environment()
     phases: dict[str, Lesson] = {}
@@ -554,7 +561,11 @@ def render_index(site_lessons: Sequence[Lesson]) -> str:
     overview = [(first.meta.phase, phase_lessons(first, site_lessons)) for first in phases.values()]
     tracks = sorted({lesson.meta.track for lesson in site_lessons})
     return env.get_template("index.html").render(
-        root="", phases=overview, tracks=tracks, guide_href=guide_page_path
+        root="",
+        phases=overview,
+        tracks=tracks,
+        guide_href=guide_page_path,
+        setup_href=setup_href,
     )
 
 
@@ -576,6 +587,18 @@ def render_study_guide(
             rows=phase_lessons(lesson, site_lessons),
             guide=guide,
         )
+    )
+
+
+SETUP_PAGE = "accelerators/index.html"
+SETUP_SOURCE = "accelerators.md"  # under phases/: the course's page on GPUs and Cloud TPU VMs
+
+
+def render_markdown_page(markdown: str, where: str) -> str:
+    """A course page written in Markdown (its first heading is the title), e.g. the setup page."""
+    title = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+    return render_template(
+        "course-page.html", root="../", title=title, body=markdown_html(markdown, where)
     )
 
 
