@@ -634,3 +634,165 @@ def test_screenshots_and_no_sideways_scrolling(browser, urls, watch, width):
             )
     finally:
         context.close()
+
+
+# --------------------------------------------------------------------------- across lessons
+# The phase's lessons link each other, and "My learning" reads, exports and imports all of them.
+
+FIRST = "state-01"
+FIRST_PREDICTION = "#field-prediction-same-key-experiment"
+
+
+def test_a_learner_goes_from_the_overview_through_lesson_1_to_lesson_2_and_back(page, server_url):
+    page.goto(server_url + "index.html")
+    page.click("text=Random keys without surprises")
+    assert page.url.endswith(f"/{FIRST}/index.html")
+    page.click('.nav-next a[rel="next"]')
+    assert page.url.endswith(f"/{LESSON_ID}/index.html")
+    assert page.inner_text(".nav-next") == "Lesson 3 of Phase 03, coming later"
+    page.click('.nav-before a[rel="prev"]')
+    assert page.url.endswith(f"/{FIRST}/index.html")
+    page.click(".header-links a >> nth=0")
+    assert page.url.endswith("/phase-03/index.html")
+    for heading in ("Preparation", "Milestones"):
+        assert page.is_visible(f"h2:has-text('{heading}')")
+    page.click("#milestones >> text=Pytrees and structured parameters")
+    assert page.url.endswith(f"/{LESSON_ID}/index.html")
+
+
+def _save_in_both_lessons(page, server_url) -> None:
+    page.goto(f"{server_url}{FIRST}/index.html")
+    _stage(page, 3)
+    page.fill(FIRST_PREDICTION, "the same three numbers twice")
+    _stage(page, 4)
+    quiz = page.locator("form.quiz").first
+    quiz.scroll_into_view_if_needed()
+    _answer(quiz, 1)
+    page.check("#field-task-two-draws-done")
+    page.goto(f"{server_url}{LESSON_ID}/index.html")
+    _stage(page, 3)
+    page.fill(PREDICTION, "gradients -8, -4 and -4")
+    page.keyboard.press("Tab")
+
+
+def _learning(page, server_url) -> None:
+    page.goto(f"{server_url}my-learning/index.html")
+    page.wait_for_function("() => document.querySelector('[data-progress]').textContent")
+
+
+def _learning_import(page, content: bytes, name: str) -> str:
+    page.set_input_files(
+        "#learning-import",
+        files=[{"name": name, "mimeType": "application/json", "buffer": content}],
+    )
+    message = page.locator("#learning-message")
+    message.wait_for(state="visible")
+    return message.inner_text()
+
+
+def test_my_learning_lists_every_lesson_and_exports_them_in_one_file(
+    page, browser, server_url, watch, tmp_path
+):
+    _save_in_both_lessons(page, server_url)
+    _learning(page, server_url)
+    first, second = page.locator(f"#learning-{FIRST}"), page.locator(f"#learning-{LESSON_ID}")
+    assert "the same three numbers twice" in first.inner_text()
+    assert "(right)" in first.inner_text()  # the quiz answer, with its verdict
+    assert re.search(r"1 of 3 exercises marked complete", first.inner_text())
+    assert "gradients -8, -4 and -4" in second.inner_text()
+    with page.expect_download() as download_info:
+        page.click("#learning-export")
+    download = download_info.value
+    assert re.fullmatch(
+        r"lessonkit-my-learning-\d{4}-\d{2}-\d{2}\.json", download.suggested_filename
+    )
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    exported = json.loads(path.read_text(encoding="utf-8"))
+    assert (exported["schema"], exported["version"]) == ("lessonkit-portfolio", 2)
+    assert set(exported["lessons"]) == {FIRST, LESSON_ID}
+    entries = exported["lessons"][FIRST]["entries"]
+    assert entries["prediction:same-key-experiment"]["value"] == "the same three numbers twice"
+
+    fresh_context = browser.new_context()
+    try:
+        fresh = _watched(fresh_context, watch)
+        _learning(fresh, server_url)
+        assert "Nothing saved in this browser yet." in fresh.inner_text(f"#learning-{FIRST}")
+        message = _learning_import(fresh, path.read_bytes(), path.name)
+        assert re.match(
+            rf"Imported \d+ entries into 2 lessons from {re.escape(path.name)}", message
+        )
+        assert "gradients -8, -4 and -4" in fresh.inner_text(f"#learning-{LESSON_ID}")
+        fresh.goto(f"{server_url}{FIRST}/index.html")  # the lesson page reads what was imported
+        _stage(fresh, 3)
+        assert fresh.input_value(FIRST_PREDICTION) == "the same three numbers twice"
+    finally:
+        fresh_context.close()
+
+
+def test_an_old_one_lesson_export_still_imports_into_my_learning(page, server_url):
+    _learning(page, server_url)
+    old = _portfolio_file({"prediction:verify-leaves": "an old export"})
+    message = _learning_import(page, json.dumps(old).encode(), "old.json")
+    assert message.startswith("Imported 1 entry into 1 lesson from old.json")
+    assert "an old export" in page.inner_text(f"#learning-{LESSON_ID}")
+    page.goto(f"{server_url}{LESSON_ID}/index.html")
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "an old export"
+
+
+def test_a_bad_all_lessons_file_changes_nothing(page, server_url):
+    _save_in_both_lessons(page, server_url)
+    _learning(page, server_url)
+    before = page.evaluate("() => JSON.stringify(localStorage)")
+    bad = {
+        "schema": "lessonkit-portfolio",
+        "version": 2,
+        "lessons": {FIRST: {"entries": {"ok": "fine"}}, LESSON_ID: {"entries": {"Bad Key": 1}}},
+    }
+    message = _learning_import(page, json.dumps(bad).encode(), "bad.json")
+    assert message.startswith("Nothing was imported: bad.json (lesson state-02) has an entry")
+    assert page.evaluate("() => JSON.stringify(localStorage)") == before
+
+
+def test_a_lesson_page_imports_its_part_of_an_all_lessons_file(page):
+    both = {
+        "schema": "lessonkit-portfolio",
+        "version": 2,
+        "saved": "2030-01-01T00:00:00.000Z",
+        "lessons": {
+            FIRST: {"entries": {"prediction:same-key-experiment": "not this lesson"}},
+            LESSON_ID: {"entries": {"prediction:verify-leaves": "from the course file"}},
+        },
+    }
+    _stage(page, 5)
+    assert _import(page, json.dumps(both)).startswith("Imported 1 entry from portfolio.json")
+    _stage(page, 3)
+    assert page.input_value(PREDICTION) == "from the course file"
+    assert "prediction:same-key-experiment" not in _stored(page)["entries"]
+
+
+def test_my_learning_from_a_file_says_how_storage_behaves_there(context, built_site, watch):
+    page = _watched(context, watch)
+    page.goto((built_site / "my-learning" / "index.html").as_uri())
+    note = page.locator("#file-note")
+    assert note.is_visible() and note.get_attribute("role") == "alert"
+    assert "keeps storage per file" in note.inner_text()
+    assert "lessonkit serve" in note.inner_text()
+    page.goto((built_site / FIRST / "index.html").as_uri())
+    _stage(page, 3)
+    page.fill(FIRST_PREDICTION, "saved from a file")
+    page.keyboard.press("Tab")
+    page.goto((built_site / "my-learning" / "index.html").as_uri())
+    assert "saved from a file" in page.inner_text(f"#learning-{FIRST}")  # Chromium shares it
+    assert "shares saved work between the site's files" in page.inner_text("#file-note")
+
+
+@pytest.mark.parametrize(
+    "path", ["my-learning/index.html", "phase-03/index.html", "accelerators/index.html"]
+)
+def test_axe_finds_nothing_on_the_course_pages(page, server_url, path):
+    _save_in_both_lessons(page, server_url)
+    page.goto(server_url + path)
+    assert _axe_findings(page) == []

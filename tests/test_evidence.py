@@ -168,3 +168,22 @@ def test_without_file_the_report_is_of_the_practice_copy_start_made(tmp_path):
     text = report.read_text(encoding="utf-8")
     assert "mine/state-02.py" in text
     assert "02-pytrees-and-structured-parameters/exercises" not in text
+
+
+def test_reported_key_arrays_come_back_as_the_same_keys():
+    """A typed PRNG key the learner's run reported is data: evidence can show and use it."""
+    import jax
+    import numpy as np
+
+    from lessonkit.evidence.observe import NotData, live
+    from lessonkit.grade.worker import Encoder
+
+    encoder = Encoder(np, jax)
+    for original in (jax.random.split(jax.random.key(3), 2), jax.random.key(0, impl="rbg")):
+        back = live(encoder.encode(original))
+        assert back.dtype == original.dtype and back.shape == original.shape
+        assert np.array_equal(jax.random.key_data(back), jax.random.key_data(original))
+    tree = live(encoder.encode({"bias": jax.random.key(1), "weight": jax.random.key(2)}))
+    assert jax.tree.structure(tree) == jax.tree.structure({"bias": 0, "weight": 0})
+    with pytest.raises(NotData, match="key<nosuch>"):
+        live({"t": "key", "dtype": "key", "impl": "nosuch", "shape": [], "data": [0, 0]})

@@ -447,3 +447,16 @@ def test_a_wrong_optional_answer_is_named_in_the_summary():
     line = summary_line(report).plain
     assert "1 of 1 tasks passed" in line and '"Adam\'s first step by hand"' in line
     assert "fails the check" in line and "All" not in line
+
+
+def test_keys_that_differ_only_in_their_data_say_which_words_differ():
+    """Two key arrays of one layout must not read alike in a message, or "is X; expected X"."""
+    expected = {"t": "key", "dtype": "key", "impl": "fry", "shape": [2], "data": [0, 1, 2, 3]}
+    got = {**expected, "data": [0, 1, 2, 4]}
+    assert [d.kind for d in differences(expected, got)] == ["value"]
+    assert describe(expected) != describe(got)
+    assert describe(got) == "a key<fry>[2] PRNG key array with key data [0, 1, 2, 4]"
+    many = {**expected, "shape": [4], "data": list(range(8))}
+    assert describe(many) == "a key<fry>[4] PRNG key array with key data [0, 1, 2, 3, 4, 5, ...]"
+    unread = {k: v for k, v in expected.items() if k != "data"}
+    assert describe(unread) == "a key<fry>[2] PRNG key array"

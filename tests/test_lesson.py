@@ -118,6 +118,24 @@ def _line_of(text: str, needle: str) -> int:
             r"unknown part heading 'Evidence stage'",
         ),
         (
+            "previous: Random keys without surprises\n",
+            "previous: Random numbers\n",
+            "previous: Random numbers",
+            r"'previous' is 'Random numbers', but the phase lists 'Random keys without surprises'",
+        ),
+        (
+            "    - Pytrees and structured parameters\n",
+            "    - Pytrees and parameters\n",
+            "  lessons:",
+            r"entry 2 of the phase's lessons is 'Pytrees and parameters', but this lesson's title",
+        ),
+        (
+            "    - ~  # lesson 3: coming later\n",
+            "    - 3\n",
+            "  lessons:",
+            r"each of the phase's lessons is a title, or ~ for a lesson still to be written",
+        ),
+        (
             "lesson_number: 2",
             "lesson_number: two",
             "lesson_number: two",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 import pytest
@@ -34,8 +35,15 @@ def lesson_names(lesson: Lesson) -> set[str]:
         names |= set(lesson.grading.input_names)
         names |= {p.target for p in lesson.grading.probes}
     for item in lesson.evidence:
-        names |= {n for s in item.show for n in re.findall(r"[A-Za-z_]\w*", s.expr)}
+        names |= {n for s in item.show for n in _defined_names(s.expr)}
     return {n for n in names if len(n) >= 4} - WORDS
+
+
+def _defined_names(expr: str) -> set[str]:
+    """Names an evidence expression reads from the lesson: not builtins (`round`), not
+    attributes of a library (`jax.random.key_data`, `.tolist()`), which no lesson owns."""
+    names = set(re.findall(r"(?<![.\w])[A-Za-z_]\w*", expr))
+    return names - set(dir(builtins)) - {"for", "in", "if", "else", "not", "and", "or"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

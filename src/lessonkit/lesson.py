@@ -456,7 +456,7 @@ def _meta(text: str, where: str) -> Meta:
 
     def line_of(key: str) -> int:
         for number, raw in enumerate(text.splitlines(), start=2):
-            if raw.startswith(f"{key}:"):
+            if raw.lstrip().startswith(f"{key}:"):  # the first line with the key, nested too
                 return number
         return 1
 
@@ -486,6 +486,27 @@ def _meta(text: str, where: str) -> Meta:
             "bad front matter: lesson_number must lie in 1..lesson_count, and lesson_count "
             "must equal the number of phase lessons",
             where=_at(where, line_of("lesson_number")),
+        )
+    lessons = phase["lessons"]
+    if not all(entry is None or isinstance(entry, str) for entry in lessons):
+        raise LessonError(
+            "bad front matter: each of the phase's lessons is a title, or ~ for a lesson "
+            "still to be written (shown as coming later)",
+            where=_at(where, line_of("lessons")),
+        )
+    number = data["lesson_number"]
+    if lessons[number - 1] != data["title"]:
+        raise LessonError(
+            f"bad front matter: entry {number} of the phase's lessons is "
+            f"{lessons[number - 1]!r}, but this lesson's title is {data['title']!r}",
+            where=_at(where, line_of("lessons")),
+        )
+    before = lessons[number - 2] if number > 1 else None
+    if before is not None and data["previous"] != before:
+        raise LessonError(
+            f"bad front matter: 'previous' is {data['previous']!r}, but the phase lists "
+            f"{before!r} before this lesson",
+            where=_at(where, line_of("previous")),
         )
     return Meta(
         id=data["id"],

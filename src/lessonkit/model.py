@@ -28,7 +28,7 @@ class Phase:
     number: str
     title: str
     study_guide: str
-    lessons: tuple[str, ...]
+    lessons: tuple[str | None, ...]  # None: a lesson still to be written, shown as coming later
 
 
 @dataclass(frozen=True)

@@ -179,8 +179,14 @@ def current_code_sha256(lesson: Lesson, script: Script) -> str:
     return code_sha256(script.render(lesson))
 
 
-def record_path(lesson: Lesson, script: Script = MAIN) -> Path:
-    return lesson.directory / script.record
+ACCELERATORS = ("gpu", "tpu")
+
+
+def record_path(lesson: Lesson, script: Script = MAIN, platform: str = "cpu") -> Path:
+    """The committed record: the CPU reference, or an accelerator's receipt beside it
+    (outputs/execution-gpu.json), which never replaces the CPU one."""
+    path = lesson.directory / script.record
+    return path if platform == "cpu" else path.with_name(f"{path.stem}-{platform}{path.suffix}")
 
 
 def script_path(lesson: Lesson, script: Script = MAIN) -> Path:
@@ -293,6 +299,39 @@ def load_records(lesson: Lesson) -> dict[Script, Receipt]:
     return {script: load_record(lesson, script) for script in lesson_scripts(lesson)}
 
 
+@dataclass(frozen=True)
+class AcceleratorRecord:
+    """A receipt recorded on a GPU or TPU: informational, since it cannot be re-recorded where
+    no such device exists. `stale` says the lesson's code changed after it was recorded."""
+
+    platform: str
+    receipt: Receipt
+    stale: bool
+
+
+def load_accelerator_records(lesson: Lesson) -> tuple[AcceleratorRecord, ...]:
+    """The accelerator receipts committed for the lesson's main script, stale ones included.
+
+    Raises:
+        CorruptRecordError: a receipt is unreadable, invalid, or for another lesson or script.
+    """
+    found = []
+    for platform in ACCELERATORS:
+        path = record_path(lesson, MAIN, platform)
+        if not path.is_file():
+            continue
+        fix = f"run `{record_command(lesson)} --platform {platform}` on a {platform.upper()}"
+        try:
+            receipt = read_receipt(path)
+        except RecordError as exc:
+            raise type(exc)(exc.message, where=exc.where, fix=fix) from None
+        mismatch = _mismatch(lesson, MAIN, receipt)
+        if mismatch:
+            raise CorruptRecordError(mismatch, where=_display(path), fix=fix)
+        found.append(AcceleratorRecord(platform, receipt, is_stale(lesson, receipt)))
+    return tuple(found)
+
+
 def _timestamp(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
 
@@ -317,9 +356,9 @@ def save_run(receipt: Receipt, root: Path) -> Path:
     return write_new(root / RUNS / receipt.lesson, stem, ".json", receipt.to_json())
 
 
-def save_record(receipt: Receipt, lesson: Lesson) -> Path:
-    """Replace the record of the receipt's script in one step (write, then rename)."""
-    path = record_path(lesson, script_at(receipt.script))
+def save_record(receipt: Receipt, lesson: Lesson, platform: str = "cpu") -> Path:
+    """Replace the record of the receipt's script on `platform` in one step (write, rename)."""
+    path = record_path(lesson, script_at(receipt.script), platform)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

@@ -15,16 +15,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.catalog import repo_root
 from lessonkit.errors import UsageError
 from lessonkit.model import Lesson
-from lessonkit.receipts import load_records
+from lessonkit.receipts import load_accelerator_records, load_records
+from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
 from lessonkit.render.page import (
+    SETUP_PAGE,
+    SETUP_SOURCE,
+    guide_page_path,
     lesson_downloads,
     page_path,
     render_assets,
     render_index,
     render_lesson_page,
+    render_markdown_page,
+    render_study_guide,
 )
+from lessonkit.repo_zip import ZIP_NAME, repository_zip
+from lessonkit.study_guide import guide_path, load_study_guide
 
 SITE = Path("build") / "site"
 INDEX = "index.html"
@@ -47,7 +56,9 @@ def _shown(path: Path) -> str:
 def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
     records = load_records(lesson)  # raises StaleRecordError: a stale record fails the build
     folder = Path(page_path(lesson)).parent
-    page = render_lesson_page(lesson, records, site_lessons)
+    accelerators = load_accelerator_records(lesson)
+    setup = SETUP_PAGE if _setup_source(lesson).is_file() else None
+    page = render_lesson_page(lesson, records, site_lessons, accelerators, setup)
     files = {page_path(lesson): page.encode("utf-8")}
     for download in lesson_downloads(lesson):
         source = lesson.directory / download.source
@@ -61,6 +72,11 @@ def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
     return files
 
 
+def _setup_source(lesson: Lesson) -> Path:
+    """The course's accelerator setup page, in phases/ next to the phase folders."""
+    return lesson.directory.parent.parent / SETUP_SOURCE
+
+
 def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     """Every file of the site, keyed by its path relative to the site root."""
     if not lessons:
@@ -68,9 +84,31 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
             "there are no lessons to build a site from", fix="add a lesson under phases/"
         )
     files: SiteFiles = dict(render_assets())
-    files[INDEX] = render_index(lessons).encode("utf-8")
+    setup = SETUP_PAGE if _setup_source(lessons[0]).is_file() else None
+    files[INDEX] = render_index(lessons, setup).encode("utf-8")
     for lesson in lessons:
         files.update(_lesson_files(lesson, lessons))
+    files.update(_guide_files(lessons))
+    files[LEARNING_PAGE] = render_my_learning(lessons).encode("utf-8")
+    files[ZIP_NAME] = repository_zip(repo_root(lessons[0].path))
+    source = _setup_source(lessons[0])
+    if source.is_file():
+        markdown = source.read_text(encoding="utf-8")
+        files[SETUP_PAGE] = render_markdown_page(markdown, str(source)).encode("utf-8")
+    return files
+
+
+def _guide_files(lessons: Sequence[Lesson]) -> SiteFiles:
+    """One study guide page per phase, from the phase's phase.yaml when it has one."""
+    files: SiteFiles = {}
+    for lesson in lessons:
+        page = guide_page_path(lesson.meta.phase.number)
+        if page in files:
+            continue
+        path = guide_path(lesson.directory.parent)
+        ids = tuple(o.meta.id for o in lessons if o.meta.phase.number == lesson.meta.phase.number)
+        guide = load_study_guide(path, ids) if path.is_file() else None
+        files[page] = render_study_guide(lesson, lessons, guide).encode("utf-8")
     return files
 
 

@@ -204,11 +204,18 @@ def _setting(args: argparse.Namespace) -> str:
     return setting
 
 
-def _keep(out: Console, lesson: Lesson, receipt: Receipt, root: Path, record: bool) -> None:
+def _keep(
+    out: Console, lesson: Lesson, receipt: Receipt, root: Path, record: bool, platform: str
+) -> None:
     """Save the run: as the script's new record, or as a receipt that never replaces another."""
     if record and receipt.succeeded:
-        path = save_record(receipt, lesson)
-        kept = f"recorded the new reference in {quoted(path)}; commit it with lesson.md"
+        path = save_record(receipt, lesson, platform)
+        kept = (
+            f"recorded the new reference in {quoted(path)}; commit it with lesson.md"
+            if platform == "cpu"
+            else f"recorded the {platform.upper()} receipt in {quoted(path)}, beside the CPU "
+            "reference; commit it with lesson.md"
+        )
     else:
         path = save_run(receipt, root)
         kept = f"receipt: {quoted(path)}"
@@ -250,7 +257,7 @@ def _run_one(
     if failure:
         out.print(marked("bad", failure))
         _explain_failure(out, lesson)
-    _keep(out, lesson, receipt, root, args.record)
+    _keep(out, lesson, receipt, root, args.record, args.platform)
     return passed
 
 

@@ -18,8 +18,15 @@ from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.grade.attempts import prove_attempts
 from lessonkit.model import Lesson
 from lessonkit.numbers import number_problems
-from lessonkit.receipts import RecordError, load_record, record_command, script_path
-from lessonkit.scripts import lesson_scripts
+from lessonkit.receipts import (
+    RecordError,
+    load_accelerator_records,
+    load_record,
+    record_command,
+    record_path,
+    script_path,
+)
+from lessonkit.scripts import MAIN, lesson_scripts
 
 
 def _line(problem: LessonkitError) -> str:
@@ -53,6 +60,10 @@ def _record_problems(lesson: Lesson, numbers_broken: bool, drift: list[Drift]) -
                 record = record_command(lesson, script)
                 fix = f"run `lessonkit build {lesson.meta.id}`, then `{record}`"
             problems.append(f"{exc.where}: {exc.message}: {fix}")
+    try:
+        load_accelerator_records(lesson)  # a broken file is a problem; an old one is a note
+    except RecordError as exc:
+        problems.append(f"{exc.where}: {exc.message}: {exc.fix}")
     return problems
 
 
@@ -103,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         out.print(f"verify: {len(problems)} problem(s)")
         return 1
+    for lesson in lessons:
+        for note in accelerator_notes(lesson):
+            out.print(marked("warn", note))
     names = ", ".join(lesson.meta.id for lesson in lessons)
     out.print(
         marked(
@@ -112,3 +126,19 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def accelerator_notes(lesson: Lesson) -> list[str]:
+    """Accelerator receipts older than the lesson: said, never failed (they cannot be
+    re-recorded where no such device exists)."""
+    notes = []
+    for record in load_accelerator_records(lesson):
+        if not record.stale:
+            continue
+        name = record.platform.upper()
+        notes.append(
+            f"{quoted(record_path(lesson, MAIN, record.platform))}: the {name} receipt is older "
+            f"than the lesson's code (recorded {record.receipt.started_utc}); the page says so "
+            f"until `{record_command(lesson)} --platform {record.platform}` runs on a {name}"
+        )
+    return notes

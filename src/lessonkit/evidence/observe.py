@@ -143,12 +143,31 @@ def live(value: Value) -> Any:
             raise NotData(f"an array of dtype {value['dtype']}") from None
         data = np.asarray(value["data"]).astype(dtype).reshape(value["shape"])
         return jnp.asarray(data)
+    if kind == "key" and "data" in value:
+        return _key_array(value)
     if kind == "dict":
         return {key: live(child) for key, child in value["items"]}
     if kind == "seq" and value["type"] in ("list", "tuple"):
         items = [live(child) for child in value["items"]]
         return items if value["type"] == "list" else tuple(items)
     raise NotData(f"a {value.get('type', kind)}")
+
+
+_KEY_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg")
+"""JAX's public PRNG implementations; a key's dtype names only the short tag (`key<fry>`)."""
+
+
+def _key_array(value: Value) -> Any:
+    """A typed key array again, from the words `jax.random.key_data` reported."""
+    import jax
+    import numpy as np
+
+    tag = f"key<{value['impl']}>"
+    for impl in _KEY_IMPLS:
+        if str(jax.random.key(0, impl=impl).dtype) == tag:
+            words = np.asarray(value["data"], dtype=np.uint32)
+            return jax.random.wrap_key_data(words.reshape([*value["shape"], -1]), impl=impl)
+    raise NotData(f"a {tag} key array")
 
 
 def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]) -> None:

@@ -210,7 +210,12 @@ def describe(value: Value | None, limit: int = 6) -> str:
     if kind == "none":
         return "None"
     if kind == "key":
-        return f"a {layout(value)} PRNG key array"
+        words = value.get("data")
+        if words is None:
+            return f"a {layout(value)} PRNG key array"
+        shown = ", ".join(str(int(w)) for w in words[:limit])
+        more = ", ..." if len(words) > limit else ""
+        return f"a {layout(value)} PRNG key array with key data [{shown}{more}]"
     if kind == "dict":
         keys = ", ".join(str(k) for k, _ in value["items"][:limit])
         return f"a dict with keys {keys}" if keys else "an empty dict"

@@ -45,9 +45,10 @@ from lessonkit.model import (
     Step,
     Task,
 )
-from lessonkit.receipts import run_command
+from lessonkit.receipts import AcceleratorRecord, run_command
 from lessonkit.render.script import render_main
 from lessonkit.scripts import GOING_FURTHER, MAIN, Script, lesson_scripts
+from lessonkit.study_guide import StudyGuide
 
 if TYPE_CHECKING:
     from lessonkit.receipts import Receipt
@@ -58,10 +59,12 @@ STATIC = HERE / "static"
 ASSETS = "assets"
 CSS_ASSET = f"{ASSETS}/lessonkit.css"
 JS_ASSET = f"{ASSETS}/lessonkit.js"
+LEARNING_JS_ASSET = f"{ASSETS}/my-learning.js"  # the "My learning" page across lessons
 NOSCRIPT_ASSET = f"{ASSETS}/noscript.css"
 CODE_STYLE = "xcode"  # the Pygments style whose colours all reach 4.5:1 on a white background
 PORTFOLIO_SCHEMA = "lessonkit-portfolio"
-PORTFOLIO_VERSION = 1
+PORTFOLIO_VERSION = 1  # one lesson: {schema, version, lesson, saved, entries}
+COURSE_VERSION = 2  # every lesson: {schema, version, saved, lessons: {id: {saved, entries}}}
 RECORD_SECTION = "record"  # the section that shows the recorded reference execution
 EVIDENCE_SECTION = "evidence"  # the section that holds the save-work box and "My learning"
 
@@ -395,7 +398,7 @@ class PhaseLesson:
     """One lesson of a phase on the index: linked when this site has it, listed when not."""
 
     number: int
-    title: str
+    title: str | None  # None: still to be written, listed as coming later
     href: str | None
     lesson: Lesson | None
 
@@ -422,7 +425,7 @@ EVIDENCE_FIELDS: tuple[tuple[str, str], ...] = (
 """The save-work box: the three things the evidence section asks a learner to keep."""
 
 
-def _portfolio_fields(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str, str]:
+def portfolio_fields(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str, str]:
     """Every key the page saves, with the label "My learning" shows for it."""
     labels: dict[str, str] = {}
     for section in lesson.sections:
@@ -454,9 +457,10 @@ def _page_data(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str
         "storageKey": storage_key(lesson),
         "schema": PORTFOLIO_SCHEMA,
         "version": PORTFOLIO_VERSION,
+        "courseVersion": COURSE_VERSION,
         "position": f"Phase {meta.phase.number}.{meta.lesson_number:02d}",
         "stages": list(STAGES),
-        "fields": _portfolio_fields(lesson, blocks),
+        "fields": portfolio_fields(lesson, blocks),
     }
 
 
@@ -473,8 +477,14 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["code"] = code_html
+    env.filters["md_inline"] = lambda text: markdown_html(text, "phase.yaml", inline=True)
     env.filters["step_source"] = step_source
     return env
+
+
+def render_template(name: str, **context: Any) -> str:
+    """A page of the site other than a lesson's, from its template."""
+    return _environment().get_template(name).render(**context)
 
 
 def _renderer(lesson: Lesson) -> dict[str, Callable[..., Markup]]:
@@ -502,11 +512,16 @@ def _record_views(lesson: Lesson, records: Mapping[Script, Receipt]) -> dict[str
 
 
 def render_lesson_page(
-    lesson: Lesson, records: Mapping[Script, Receipt], site_lessons: Sequence[Lesson] = ()
+    lesson: Lesson,
+    records: Mapping[Script, Receipt],
+    site_lessons: Sequence[Lesson] = (),
+    accelerators: Sequence[AcceleratorRecord] = (),
+    setup_href: str | None = None,
 ) -> str:
     """The lesson page: header, setup, the five stages, the portfolio and the outline.
 
-    `records` holds the current record of every script in `lesson_scripts(lesson)`.
+    `records` holds the current record of every script in `lesson_scripts(lesson)`;
+    `accelerators` the GPU or TPU receipts committed beside the main one (stale ones too).
     """
     env = _environment()
     views = _record_views(lesson, records)
@@ -527,6 +542,9 @@ def render_lesson_page(
         "main_py": render_main(lesson),
         "cumulative_build": cumulative_build(lesson),
         "phase": phase_lessons(lesson, site_lessons or (lesson,)),
+        "guide_href": guide_page_path(lesson.meta.phase.number),
+        "accelerators": [(a, record_view(a.receipt)) for a in accelerators],
+        "setup_href": setup_href,
         "data": _page_data(lesson, blocks),
         "evidence_fields": EVIDENCE_FIELDS,
         **_renderer(lesson),
@@ -534,7 +552,7 @@ def render_lesson_page(
     return env.get_template("lesson.html").render(context)
 
 
-def render_index(site_lessons: Sequence[Lesson]) -> str:
+def render_index(site_lessons: Sequence[Lesson], setup_href: str | None = None) -> str:
     """The course overview: each phase with its lessons, linked where this site has them."""
     env = _environment()
     phases: dict[str, Lesson] = {}
@@ -542,7 +560,46 @@ def render_index(site_lessons: Sequence[Lesson]) -> str:
         phases.setdefault(lesson.meta.phase.number, lesson)
     overview = [(first.meta.phase, phase_lessons(first, site_lessons)) for first in phases.values()]
     tracks = sorted({lesson.meta.track for lesson in site_lessons})
-    return env.get_template("index.html").render(root="", phases=overview, tracks=tracks)
+    return env.get_template("index.html").render(
+        root="",
+        phases=overview,
+        tracks=tracks,
+        guide_href=guide_page_path,
+        setup_href=setup_href,
+    )
+
+
+def guide_page_path(phase_number: str) -> str:
+    """Where a phase's study guide lives, relative to the site root; every lesson links it."""
+    return f"phase-{phase_number}/index.html"
+
+
+def render_study_guide(
+    lesson: Lesson, site_lessons: Sequence[Lesson], guide: StudyGuide | None
+) -> str:
+    """The study guide of `lesson`'s phase: preparation, milestones per lesson, the project."""
+    return (
+        _environment()
+        .get_template("study-guide.html")
+        .render(
+            root="../",
+            phase=lesson.meta.phase,
+            rows=phase_lessons(lesson, site_lessons),
+            guide=guide,
+        )
+    )
+
+
+SETUP_PAGE = "accelerators/index.html"
+SETUP_SOURCE = "accelerators.md"  # under phases/: the course's page on GPUs and Cloud TPU VMs
+
+
+def render_markdown_page(markdown: str, where: str) -> str:
+    """A course page written in Markdown (its first heading is the title), e.g. the setup page."""
+    title = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+    return render_template(
+        "course-page.html", root="../", title=title, body=markdown_html(markdown, where)
+    )
 
 
 def render_assets() -> dict[str, bytes]:
@@ -552,5 +609,6 @@ def render_assets() -> dict[str, bytes]:
     return {
         CSS_ASSET: css.encode("utf-8"),
         JS_ASSET: (STATIC / "lessonkit.js").read_bytes(),
+        LEARNING_JS_ASSET: (STATIC / "my-learning.js").read_bytes(),
         NOSCRIPT_ASSET: (STATIC / "noscript.css").read_bytes(),
     }

@@ -115,6 +115,13 @@
     if (parsed.schema !== data.schema) {
       return { error: `is not a lessonkit portfolio (its schema is ${shorten(JSON.stringify(parsed.schema) ?? "missing")}, expected "${data.schema}")` };
     }
+    if (parsed.version === data.courseVersion) {
+      // A file of every lesson, exported from "My learning": take this lesson's part.
+      const lessons = parsed.lessons;
+      const part = lessons && typeof lessons === "object" && own(lessons, data.lesson) ? lessons[data.lesson] : null;
+      if (!part || typeof part !== "object") return { error: `holds no work for lesson ${data.lesson}` };
+      parsed = { ...parsed, version: data.version, lesson: data.lesson, saved: part.saved ?? parsed.saved, entries: part.entries };
+    }
     if (parsed.version !== data.version) {
       return { error: `has portfolio version ${shorten(JSON.stringify(parsed.version) ?? "missing")}; this page reads version ${data.version}` };
     }

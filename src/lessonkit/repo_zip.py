@@ -1,0 +1,55 @@
+"""The learner's repository as one ZIP on the site: what they need to set up and work.
+
+It holds the README, the packaging and requirement files, this package's source, the docs and
+every phase's lessons with their generated and recorded files, all under one top folder, so
+that the README's set-up works from the unpacked folder. The bytes depend only on the files'
+paths and contents (sorted entries, a fixed date and fixed permissions), so rebuilding the
+site from the same files gives the same ZIP.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+ZIP_NAME = "lessonkit-course.zip"
+TOP_FOLDER = "lessonkit-course"
+TOP_FILES = ("README.md", "pyproject.toml", "LICENSE")
+TOP_PATTERNS = ("requirements-*.txt",)
+FOLDERS = ("src", "docs", "phases")
+SKIPPED_PARTS = frozenset({"__pycache__", ".ipynb_checkpoints"})
+SKIPPED_SUFFIXES = (".pyc", ".egg-info")
+FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a ZIP entry can hold
+
+
+def _wanted(relative: Path) -> bool:
+    return not any(
+        part in SKIPPED_PARTS or part.endswith(SKIPPED_SUFFIXES) or part.startswith(".")
+        for part in relative.parts
+    )
+
+
+def repository_files(root: Path) -> tuple[Path, ...]:
+    """The files the ZIP holds, relative to `root`, in the order they are written."""
+    found = {Path(name) for name in TOP_FILES if (root / name).is_file()}
+    for pattern in TOP_PATTERNS:
+        found |= {p.relative_to(root) for p in root.glob(pattern) if p.is_file()}
+    for folder in FOLDERS:
+        base = root / folder
+        if base.is_dir():
+            found |= {p.relative_to(root) for p in base.rglob("*") if p.is_file()}
+    return tuple(sorted((p for p in found if _wanted(p)), key=lambda p: p.as_posix()))
+
+
+def repository_zip(root: Path) -> bytes:
+    """The ZIP's bytes: the same files always give the same bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for relative in repository_files(root):
+            info = zipfile.ZipInfo(f"{TOP_FOLDER}/{relative.as_posix()}", date_time=FIXED_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # Unix, so the permission bits below are read
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, (root / relative).read_bytes(), compresslevel=9)
+    return buffer.getvalue()
