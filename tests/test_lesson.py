@@ -191,6 +191,13 @@ def _line_of(text: str, needle: str) -> int:
             r"unknown key 'hint'",
         ),
         (
+            'norm_squared = todo("norm_squared: add up the squares of every gradient leaf")\n',
+            "for leaf in jax.tree.leaves(grads):\n"
+            '    norm_squared = todo("norm_squared: add up the squares of every gradient leaf")\n',
+            '    norm_squared = todo("norm_squared',
+            r"todo\(\.\.\.\) outside a function must be the whole value of a top-level",
+        ),
+        (
             "{#derivation}",
             "{#problem}",
             "## Derive the matching gradient tree",

@@ -8,6 +8,7 @@ string is `{role} argument` carry the structured parts. Every mistake is reporte
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -352,6 +353,42 @@ def _raw_block(info: str, content: str, line: int, where: str) -> RawBlock | Non
     return RawBlock(role, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where)
 
 
+def _check_placeholders(scaffold: RawBlock) -> None:
+    """Every `todo(...)` at module level must be the whole value of a top-level assignment.
+
+    The grader grades the names a scaffold assigns from `todo(...)`; one inside a loop, an
+    `if` or an expression names nothing, so the task would go ungraded. Inside a function a
+    placeholder is fine: the names that call the function are graded.
+    """
+    try:
+        tree = ast.parse(scaffold.body)
+    except SyntaxError as exc:
+        line = scaffold.line + (exc.lineno or 1)
+        raise scaffold.error(f"is not valid Python ({exc.msg})", line) from None
+    graded = {
+        id(statement.value)
+        for statement in tree.body
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None
+    }
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "todo"
+            and id(node) not in graded
+        ):
+            raise scaffold.error(
+                "todo(...) outside a function must be the whole value of a top-level "
+                "assignment (`name = todo(...)`), so the grader knows which name to grade",
+                scaffold.line + node.lineno,
+            )
+        pending.extend(ast.iter_child_nodes(node))
+
+
 def _assemble_task(parts: list[RawBlock]) -> Task:
     head = parts[0]
     found: dict[str, RawBlock] = {}
@@ -368,6 +405,7 @@ def _assemble_task(parts: list[RawBlock]) -> Task:
     if not re.fullmatch(r"[a-z0-9-]+", head.arg or ""):
         raise head.error("needs a task id of lowercase letters, digits and dashes")
     reasoning = found.get("reasoning")
+    _check_placeholders(found["scaffold"])
     return Task(
         id=head.arg,
         kind=kind,
