@@ -12,6 +12,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -118,11 +119,29 @@ def jupyterlab(tmp_path: Path):
 def test_check_shows_its_verdict_table_in_jupyterlab(lesson: Lesson, jupyterlab) -> None:
     if not CHROMIUM.is_file():
         _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+    url, folder = jupyterlab
+    name = _notebook(lesson, folder)
+    # Playwright's sync API refuses a thread with a running asyncio loop, which an earlier
+    # test in this worker may leave behind (nbclient's kernels): drive it from a fresh thread.
+    failures: list[BaseException] = []
+
+    def drive() -> None:
+        try:
+            _read_verdict_in_jupyterlab(url, folder, name)
+        except BaseException as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=drive)
+    thread.start()
+    thread.join()
+    if failures:
+        raise failures[0]
+
+
+def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
-    url, folder = jupyterlab
-    name = _notebook(lesson, folder)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox", "--disable-gpu"]
