@@ -110,17 +110,26 @@ def _generator(path: str, spec: object, block: _Block) -> InputTree:
     return Uniform(float(bounds[0]), float(bounds[1]), tuple(shape), decimals)
 
 
-def _probe(entry: object, index: int, block: _Block) -> Probe:
+def _entry(
+    entry: object, index: int, block: _Block, kind: str, allowed: frozenset, required: set
+) -> tuple[dict, str, int]:
+    """One item of a `probes:` or `attempts:` list: a mapping with known keys, its name, line."""
     if not isinstance(entry, dict):
-        raise block.error(f"probe {index + 1} must be a mapping", block.line_of(r"^\s*probes:"))
+        raise block.error(f"{kind} {index + 1} must be a mapping", block.line_of(rf"^\s*{kind}s:"))
     name = str(entry.get("name", ""))
     where = block.line_of(rf"name:\s*['\"]?{re.escape(name)}") if name else block.line
-    unknown = set(entry) - _PROBE_KEYS
+    unknown = set(entry) - allowed
     if unknown:
-        raise block.error(f"probe {name!r}: unknown key {sorted(unknown)[0]!r}", where)
-    missing = {"name", "task", "vary", "transform", "messages"} - set(entry)
+        raise block.error(f"{kind} {name!r}: unknown key {sorted(unknown)[0]!r}", where)
+    missing = required - set(entry)
     if missing:
-        raise block.error(f"probe {index + 1}: missing {', '.join(sorted(missing))}", where)
+        raise block.error(f"{kind} {index + 1}: missing {', '.join(sorted(missing))}", where)
+    return entry, name, where
+
+
+def _probe(entry: object, index: int, block: _Block) -> Probe:
+    required = {"name", "task", "vary", "transform", "messages"}
+    entry, name, where = _entry(entry, index, block, "probe", _PROBE_KEYS, required)
     transform = entry["transform"]
     if transform not in TRANSFORMS:
         raise block.error(
@@ -155,16 +164,8 @@ def _probe(entry: object, index: int, block: _Block) -> Probe:
 
 
 def _attempt(entry: object, index: int, block: _Block) -> Attempt:
-    if not isinstance(entry, dict):
-        raise block.error(f"attempt {index + 1} must be a mapping", block.line_of(r"^\s*attempts:"))
-    name = str(entry.get("name", ""))
-    where = block.line_of(rf"name:\s*['\"]?{re.escape(name)}") if name else block.line
-    unknown = set(entry) - _ATTEMPT_KEYS
-    if unknown:
-        raise block.error(f"attempt {name!r}: unknown key {sorted(unknown)[0]!r}", where)
-    missing = {"task", "name", "code", "expect"} - set(entry)
-    if missing:
-        raise block.error(f"attempt {index + 1}: missing {', '.join(sorted(missing))}", where)
+    required = {"task", "name", "code", "expect"}
+    entry, name, where = _entry(entry, index, block, "attempt", _ATTEMPT_KEYS, required)
     if entry["expect"] not in STATUSES:
         raise block.error(
             f"attempt {name!r}: expect must be one of {', '.join(STATUSES)}, "
@@ -175,8 +176,8 @@ def _attempt(entry: object, index: int, block: _Block) -> Attempt:
     try:
         re.compile(message)
     except re.error as exc:
-        message = f"attempt {name!r}: message is not a regular expression ({exc})"
-        raise block.error(message, where) from None
+        problem = f"attempt {name!r}: message is not a regular expression ({exc})"
+        raise block.error(problem, where) from None
     return Attempt(str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where)
 
 

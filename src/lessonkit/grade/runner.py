@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.execute import child_env
 from lessonkit.grade.protocol import (
     MAX_LINE,
     CellReport,
@@ -106,20 +107,18 @@ class _Reader:
 
 
 def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTHON", "JAX_", "XLA_", "LESSONKIT_"))
-    }
-    env.update(
+    """`execute.child_env` without the caller's Python, JAX and XLA settings, on CPU."""
+    prefixes = ("PYTHON", "JAX_", "XLA_", "LESSONKIT_")
+    overrides: dict[str, str | None] = {k: None for k in os.environ if k.startswith(prefixes)}
+    overrides.update(
         JAX_PLATFORMS="cpu",
         MPLBACKEND="Agg",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONHASHSEED="0",
         TF_CPP_MIN_LOG_LEVEL="3",
     )
-    env.update(extra or {})
-    return env
+    overrides.update(extra or {})
+    return child_env(overrides)
 
 
 def describe_end(returncode: int | None) -> str:
