@@ -29,8 +29,7 @@ from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.rubric import rubric_for
 from lessonkit.grade.runner import describe_end
-from lessonkit.grade.treewords import explain_layout
-from lessonkit.grade.values import describe, differences
+from lessonkit.grade.values import describe, differences, explain_layout
 from lessonkit.sources import CodeCell, Submission
 
 from conftest import REPORT_KEYS
@@ -60,7 +59,7 @@ def test_equal_trees_have_no_differences():
 def test_structure_comes_before_values():
     expected = tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]))
     got = tree(weight=arr([9.0, 9.0]))
-    kinds = [(d.kind, d.path) for d in differences(expected, got)]
+    kinds = [(d.kind, d.location) for d in differences(expected, got)]
     assert kinds == [("missing", "bias"), ("value", "weight")]
 
 
@@ -80,13 +79,13 @@ def test_nan_never_matches():
 def test_shape_dtype_and_type_differences():
     assert [d.kind for d in differences(arr([1.0, 2.0]), arr([1.0, 2.0, 3.0]))] == ["shape"]
     assert [d.kind for d in differences(arr([1.0]), arr([2], dtype="int32"))] == ["dtype", "value"]
-    assert [d.kind for d in differences(num(96.0), {"t": "str", "value": "96"})] == ["type"]
+    assert [d.kind for d in differences(num(96.0), {"t": "str", "value": "96", "length": 2})] == ["type"]
 
 
 def test_values_are_described_for_people():
     assert describe(num(96.0)) == "96.0"
     assert describe(arr([1.4, -0.8])) == "[1.4, -0.8]"
-    assert describe({"t": "str", "value": "96"}) == "the string '96'"
+    assert describe({"t": "str", "value": "96", "length": 2}) == "the string '96'"
     assert describe({"t": "other", "type": "PyTreeDef"}) == "a PyTreeDef"
     assert describe(arr([math.nan], shape=[])) == "nan"
 
@@ -95,8 +94,8 @@ def test_layout_wording_agrees_with_lessonkit_trees():
     expected = tree(layer=tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[])), scale=num(1.0))
     got = tree(layer=tree(weight=arr([1.0, -1.0])), scale=num(1.0), extra=arr([1.0]))
     found = differences(expected, got)
-    assert [(d.kind, d.path) for d in found] == [("missing", "layer/bias"), ("extra", "extra")]
-    message = explain_layout("nested", expected, got, found)
+    assert [(d.kind, d.location) for d in found] == [("missing", "layer/bias"), ("extra", "extra")]
+    message = explain_layout("nested", found)
     assert (
         message
         == "`nested` is missing `layer/bias` (expected float32[]) (1 more layout difference)."

@@ -494,16 +494,16 @@ KEYS = st.text(alphabet="abcxyz", min_size=1, max_size=3)
 
 
 @st.composite
-def array_leaves(draw: st.DrawFn) -> Any:
-    shape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+def array_leaves(draw: st.DrawFn, min_ndim: int = 0) -> Any:
+    shape = tuple(draw(st.lists(st.integers(0, 3), min_size=min_ndim, max_size=2)))
     dtype = draw(st.sampled_from(DTYPES))
     value = np.zeros(shape, dtype)
     return jnp.asarray(value) if draw(st.booleans()) else value
 
 
-def trees_of(leaves: st.SearchStrategy) -> st.SearchStrategy:
+def trees_of(leaves: st.SearchStrategy, empty_nodes: bool = True) -> st.SearchStrategy:
     return st.recursive(
-        leaves | st.none(),
+        leaves | st.none() if empty_nodes else leaves,
         lambda children: (
             st.dictionaries(KEYS, children, max_size=3)
             | st.lists(children, max_size=3)
@@ -544,9 +544,11 @@ def slash(path: tuple) -> str:
 
 
 @st.composite
-def edited_trees(draw: st.DrawFn) -> tuple[Any, Any, list[tuple[str, str]]]:
+def edited_trees(
+    draw: st.DrawFn, trees: st.SearchStrategy | None = None
+) -> tuple[Any, Any, list[tuple[str, str]]]:
     """A random tree, a copy with one random edit, and the differences expected."""
-    tree = draw(trees_of(array_leaves()))
+    tree = draw(trees if trees is not None else trees_of(array_leaves()))
     places = locations(tree)
     edits = []
     for path, node in places:
@@ -595,6 +597,29 @@ def test_one_edit_is_reported_at_exactly_that_path(case):
     flipped = compare(edited, tree)
     swap = {"missing": "extra", "extra": "missing"}
     assert sorted(kinds_and_paths(flipped)) == sorted((swap.get(k, k), p) for k, p in expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(edited_trees(trees_of(array_leaves(min_ndim=1), empty_nodes=False)))
+def test_the_grader_sees_the_same_layout_differences_as_compare(case):
+    """One engine: a live tree and the values a learner's process reports differ alike.
+
+    (Arrays of at least one dimension and no None: the grader compares 0-d arrays and
+    Python numbers by value alone, and reads None as a leaf, on purpose.)
+    """
+    from lessonkit.grade.values import differences, explain_layout
+    from lessonkit.grade.worker import Encoder
+
+    tree, edited, _ = case
+    encode = Encoder(np, jax).encode
+    found = differences(encode(tree), encode(edited))
+    report = compare(tree, edited, names=("expected", "x"))
+    layout = [(d.kind, d.location or "(root)", d.words) for d in found if d.kind != "value"]
+    assert sorted(layout) == sorted(
+        (d.kind, d.path, (d.expected, d.got)) for d in report.differences
+    )
+    if layout:
+        assert explain_layout("x", found).startswith("`x`")
 
 
 MIXED_LEAVES = array_leaves() | st.sampled_from(["mlp", 0.5, 3, True])

@@ -26,8 +26,7 @@ from lessonkit.grade.results import (
     TaskResult,
 )
 from lessonkit.grade.rubric import TaskRubric
-from lessonkit.grade.treewords import explain_layout
-from lessonkit.grade.values import Value, describe, differences, layout
+from lessonkit.grade.values import Value, describe, differences, explain_layout, layout, reported
 from lessonkit.model import Lesson, Probe
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
@@ -103,18 +102,19 @@ def value_problem(name: str, expected: Value, got: Value) -> str | None:
     first = found[0]
     if first.kind != "value":
         if expected["t"] in ("dict", "seq"):
-            return explain_layout(name, expected, got, found)
+            return explain_layout(name, found)
         if first.kind in ("shape", "dtype"):
             return f"`{name}` is {layout(got)}; expected {layout(expected)}."
         return f"`{name}` is {describe(got)}; expected {describe(expected)}."
-    at = f" at `{first.path}`" if first.path else ""
-    return f"`{name}`{at} is {describe(first.got)}; expected {describe(first.expected)}."
+    at = f" at `{first.location}`" if first.path else ""
+    got_value, expected_value = describe(reported(first.got)), describe(reported(first.expected))
+    return f"`{name}`{at} is {got_value}; expected {expected_value}."
 
 
 def _value_detail(expected: Value, got: Value) -> str:
     first = differences(expected, got)[0]
-    at = f"at `{first.path}` " if first.path else ""
-    return f"{at}got {describe(first.got)}, expected {describe(first.expected)}"
+    at = f"at `{first.location}` " if first.path else ""
+    return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
 
 
 def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None) -> str:

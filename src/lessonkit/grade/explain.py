@@ -10,8 +10,7 @@ import re
 
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import ErrorInfo
-from lessonkit.grade.treewords import explain_layout
-from lessonkit.grade.values import differences
+from lessonkit.grade.values import differences, explain_layout
 
 MAX_MESSAGE_LINES = 3
 MAX_MESSAGE_CHARS = 400
@@ -88,7 +87,7 @@ def tree_mismatch(error: ErrorInfo) -> str | None:
         if found:
             return (
                 f"the trees passed together must have one structure, but "
-                f"{explain_layout(name, expected, got, tuple(found))[:-1]} "
+                f"{explain_layout(name, found)[:-1]} "
                 f"(compared with `{first}`)."
             )
     return None

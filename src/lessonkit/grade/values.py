@@ -1,154 +1,132 @@
 """Values as the child reports them (JSON data), compared in the parent without JAX.
 
 A reported value is a dict tagged by `t`: `array` (dtype, shape, data), `number`, `str`,
-`none`, `dict`, `seq`, `module`, `big` or `other`. Differences are listed the way the lesson
-inspects a tree: structure and key paths first, then leaf kinds, shapes and dtypes, and
-values last.
+`none`, `dict`, `seq`, `module`, `key`, `big` or `other`. It is described for
+`lessonkit.treediff`, the engine `lessonkit.trees.compare` uses too, so the grader decides
+and words a difference by the same rules a learner meets in the lesson: structure and key
+paths first, then leaf kinds, shapes and dtypes, and values last. A Python number and a
+0-d array of numbers compare by value alone, whatever holds them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
 
+from lessonkit import treediff
 from lessonkit.grade.protocol import Value
+from lessonkit.treediff import Difference
 
-RTOL = 1e-4
-ATOL = 1e-5
-STRUCTURAL = ("node", "missing", "extra", "type", "shape", "dtype")
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One way `got` differs from `expected`, at a key path such as `layer/weight`."""
-
-    kind: str  # one of STRUCTURAL, or "value"
-    path: str  # "" for the value itself
-    expected: Value | None
-    got: Value | None
+__all__ = ["Difference", "Reported", "describe", "differences", "explain_layout", "layout"]
 
 
-def _children(value: Value) -> list[tuple[str, Value]] | None:
+class Reported:
+    """A reported value described for the engine; `Entry.origin` is the value itself."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Value):
+        self.value = value
+
+    def entry(self) -> treediff.Entry:
+        return _entry(self.value)
+
+    def children(self) -> Sequence[tuple[Hashable, Reported]]:
+        value = self.value
+        if value["t"] == "dict":
+            return [(key, Reported(child)) for key, child in value["items"]]
+        if value["t"] == "seq":
+            return [(i, Reported(child)) for i, child in enumerate(value["items"])]
+        return []
+
+    def same_layout(self, other: object) -> bool:
+        return False
+
+
+def differences(expected: Value, got: Value) -> tuple[Difference, ...]:
+    """Every difference, structural ones first (in the lesson's order), then values."""
+    return treediff.differences(Reported(expected), Reported(got), values=True)
+
+
+def reported(side: treediff.Entry | None) -> Value | None:
+    """The reported value behind one side of a difference."""
+    return None if side is None else side.origin
+
+
+def _entry(value: Value) -> treediff.Entry:
+    kind = value["t"]
+    label = layout(value)
+    if kind in ("dict", "seq"):
+        return treediff.Entry(
+            "node", f"{kind}:{value['type']}", label, leaves=_leaf_count(value), origin=value
+        )
+    if _is_scalar_number(value):
+        return treediff.Entry(
+            "leaf", "number", label, data=_numbers(value), approx=True, origin=value
+        )
+    if _is_bool(value):
+        return treediff.Entry("leaf", "bool", label, data=_numbers(value), origin=value)
+    if kind == "array":
+        return treediff.Entry(
+            "leaf",
+            "array",
+            label,
+            shape=tuple(value["shape"]),
+            dtype=value["dtype"],
+            data=_numbers(value),
+            approx=True,
+            origin=value,
+        )
+    if kind == "key":
+        data = value.get("data")
+        return treediff.Entry(
+            "leaf",
+            "key",
+            label,
+            shape=tuple(value["shape"]),
+            dtype=value["impl"],
+            data=None if data is None else tuple(data),
+            origin=value,
+        )
+    if kind == "str":
+        return treediff.Entry(
+            "leaf", "str", label, data=(value["value"], value["length"]), origin=value
+        )
+    if kind == "module":
+        return treediff.Entry("leaf", "module", label, data=(value["name"],), origin=value)
+    if kind == "none":
+        return treediff.Entry("leaf", "none", label, data=(), origin=value)
+    # `other` and `big`: nothing was read, so nothing can be confirmed
+    return treediff.Entry("leaf", f"other:{value['type']}", label, origin=value)
+
+
+def _leaf_count(value: Value) -> int:
     if value["t"] == "dict":
-        return [(str(key), child) for key, child in value["items"]]
+        return sum(_leaf_count(child) for _, child in value["items"])
     if value["t"] == "seq":
-        return [(str(i), child) for i, child in enumerate(value["items"])]
-    return None
+        return sum(_leaf_count(child) for child in value["items"])
+    return 1
 
 
-def _join(prefix: str, key: str) -> str:
-    return f"{prefix}/{key}" if prefix else key
-
-
-def is_scalar_number(value: Value) -> bool:
+def _is_scalar_number(value: Value) -> bool:
     """A Python int/float or a 0-d integer or floating array: compared by value alone."""
     if value["t"] == "number":
         return value["type"] in ("int", "float")
     return value["t"] == "array" and value["shape"] == [] and value["dtype"][:1] in ("f", "i", "u")
 
 
-def is_bool(value: Value) -> bool:
+def _is_bool(value: Value) -> bool:
     if value["t"] == "number":
         return value["type"] == "bool"
     return value["t"] == "array" and value["shape"] == [] and value["dtype"] == "bool"
 
 
-def numbers(value: Value) -> list[float] | None:
+def _numbers(value: Value) -> tuple[float, ...] | None:
     """The flat data of a number or array, or None when it was not sent."""
     if value["t"] == "number":
-        return [float(value["value"])]
-    if value["t"] == "array":
-        data = value.get("data")
-        return None if data is None else [float(v) for v in data]
-    return None
-
-
-def close(expected: list[float], got: list[float]) -> bool:
-    """Element-wise closeness like jnp.allclose, with NaN never close to anything."""
-    if len(expected) != len(got):
-        return False
-    for e, g in zip(expected, got, strict=True):
-        if math.isnan(e) or math.isnan(g):
-            return False
-        if math.isinf(e) or math.isinf(g):
-            if e != g:
-                return False
-            continue
-        if abs(g - e) > ATOL + RTOL * abs(e):
-            return False
-    return True
-
-
-def _leaf_differences(expected: Value, got: Value, path: str) -> Iterator[Difference]:
-    if (is_scalar_number(expected) and is_scalar_number(got)) or (
-        is_bool(expected) and is_bool(got)
-    ):
-        e, g = numbers(expected), numbers(got)
-        if e is None or g is None or not close(e, g):  # a scalar without data matches nothing
-            yield Difference("value", path, expected, got)
-        return
-    if expected["t"] != got["t"]:
-        yield Difference("type", path, expected, got)
-        return
-    kind = expected["t"]
-    if kind == "array":
-        if expected["shape"] != got["shape"]:
-            yield Difference("shape", path, expected, got)
-        if expected["dtype"] != got["dtype"]:
-            yield Difference("dtype", path, expected, got)
-        if expected["shape"] == got["shape"]:
-            e, g = numbers(expected), numbers(got)
-            if e is None or g is None or not close(e, g):
-                yield Difference("value", path, expected, got)
-    elif kind == "key":
-        if expected["shape"] != got["shape"]:
-            yield Difference("shape", path, expected, got)
-        if expected["impl"] != got["impl"]:
-            yield Difference("dtype", path, expected, got)
-        if "data" not in expected or expected.get("data") != got.get("data"):
-            yield Difference("value", path, expected, got)
-    elif kind == "str":
-        if expected["value"] != got["value"] or expected["length"] != got["length"]:
-            yield Difference("value", path, expected, got)
-    elif kind == "module":
-        if expected["name"] != got["name"]:
-            yield Difference("value", path, expected, got)
-    elif kind in ("other", "big"):  # nothing was read, so nothing can be confirmed
-        yield Difference(
-            "type" if expected["type"] != got["type"] else "value", path, expected, got
-        )
-
-
-def _walk(expected: Value, got: Value, path: str) -> Iterator[Difference]:
-    kids_e, kids_g = _children(expected), _children(got)
-    if kids_e is None or kids_g is None:
-        if kids_e is None and kids_g is None:
-            yield from _leaf_differences(expected, got, path)
-        else:
-            yield Difference("node" if kids_e is not None else "type", path, expected, got)
-        return
-    if expected["t"] != got["t"] or expected["type"] != got["type"]:
-        yield Difference("node", path, expected, got)
-        if expected["t"] != got["t"]:
-            return
-    by_key = dict(kids_g)
-    for key, child in kids_e:
-        if key not in by_key:
-            yield Difference("missing", _join(path, key), child, None)
-        else:
-            yield from _walk(child, by_key[key], _join(path, key))
-    known = {key for key, _ in kids_e}
-    for key, child in kids_g:
-        if key not in known:
-            yield Difference("extra", _join(path, key), None, child)
-
-
-def differences(expected: Value, got: Value) -> tuple[Difference, ...]:
-    """Every difference, structural ones first (in the lesson's order), then values."""
-    found = list(_walk(expected, got, ""))
-    order = {kind: rank for rank, kind in enumerate((*STRUCTURAL, "value"))}
-    return tuple(sorted(found, key=lambda d: order[d.kind]))
+        return (float(value["value"]),)
+    data = value.get("data")
+    return None if data is None else tuple(float(v) for v in data)
 
 
 # --------------------------------------------------------------------------- wording
@@ -165,24 +143,48 @@ def _format_number(x: float) -> str:
 
 
 def layout(value: Value) -> str:
-    """A value's layout in the words of `lessonkit.trees`: `float32[2]`, `dict with 2 leaves`."""
+    """A value's layout in the words of `lessonkit.trees`: `float32[2]`, `int 3 (Python scalar)`."""
     kind = value["t"]
     if kind == "array":
         return f"{value['dtype']}[{','.join(map(str, value['shape']))}]"
     if kind == "key":
         return f"key<{value['impl']}>[{','.join(map(str, value['shape']))}]"
     if kind == "number":
-        return f"{value['type']} (Python scalar)"
+        number = {"bool": bool, "int": int, "float": float}[value["type"]](value["value"])
+        return f"{value['type']} {number!r} (Python scalar)"
     if kind == "str":
-        return "str"
+        return f"str {_short_repr(value['value'])}"
     if kind == "none":
         return "None"
     if kind in ("dict", "seq"):
-        n = len(value["items"])
-        return f"{value['type']} with {n} {'entry' if n == 1 else 'entries'}"
+        return value["type"]
     if kind == "module":
         return f"module {value['name']}"
     return value.get("type", "object")
+
+
+def _short_repr(x: object, limit: int = 40) -> str:
+    text = repr(x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def explain_layout(name: str, found: Sequence[Difference]) -> str:
+    """One sentence for the first layout difference, and how many others there are."""
+    structural = [d for d in found if d.kind != "value"]
+    first = structural[0]
+    expected, got = first.words
+    path = first.location
+    if first.kind == "missing":
+        sentence = f"`{name}` is missing `{path}` (expected {expected})"
+    elif first.kind == "extra":
+        sentence = f"`{name}` has `{path}`, which the expected tree does not have ({got})"
+    else:
+        at = f" at `{path}`" if path else ""
+        sentence = f"`{name}`{at} is {got}; expected {expected}"
+    more = len(structural) - 1
+    if more:
+        sentence += f" ({more} more layout difference{'s' if more > 1 else ''})"
+    return sentence + "."
 
 
 def describe(value: Value | None, limit: int = 6) -> str:
