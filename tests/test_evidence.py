@@ -176,14 +176,17 @@ def test_reported_key_arrays_come_back_as_the_same_keys():
     import numpy as np
 
     from lessonkit.evidence.observe import NotData, live
+    from lessonkit.grade.reported import KeyArray, parse_value
     from lessonkit.grade.worker import Encoder
 
     encoder = Encoder(np, jax)
     for original in (jax.random.split(jax.random.key(3), 2), jax.random.key(0, impl="rbg")):
-        back = live(encoder.encode(original))
+        back = live(parse_value(encoder.encode(original)))
         assert back.dtype == original.dtype and back.shape == original.shape
         assert np.array_equal(jax.random.key_data(back), jax.random.key_data(original))
-    tree = live(encoder.encode({"bias": jax.random.key(1), "weight": jax.random.key(2)}))
+    tree = live(
+        parse_value(encoder.encode({"bias": jax.random.key(1), "weight": jax.random.key(2)}))
+    )
     assert jax.tree.structure(tree) == jax.tree.structure({"bias": 0, "weight": 0})
     with pytest.raises(NotData, match="key<nosuch>"):
-        live({"t": "key", "dtype": "key", "impl": "nosuch", "shape": [], "data": [0, 0]})
+        live(KeyArray("nosuch", "key", (), (0, 0)))

@@ -14,9 +14,10 @@ from lessonkit.grade.protocol import (
     Done,
     Interference,
     Ready,
-    check_value,
     parse_event,
+    parse_value,
 )
+from lessonkit.grade.reported import Array
 from lessonkit.grade.values import differences
 
 ARRAY = {"t": "array", "dtype": "float32", "shape": [2], "data": [1.0, -1.0]}
@@ -46,7 +47,8 @@ def test_honest_reports_parse_into_typed_events():
     )
     report = parse_event(line(cell(aliases={"fixed": "updated"})))
     assert isinstance(report, CellReport)
-    assert report.values["fixed"] == ARRAY and report.aliases == {"fixed": "updated"}
+    assert report.values["fixed"] == Array("float32", (2,), (1.0, -1.0))
+    assert report.aliases == {"fixed": "updated"}
     done = parse_event(line({"event": "done", "request": "r", "timed_out": False, "patched": []}))
     assert done == Done("r", False, ())
 
@@ -87,7 +89,7 @@ def test_too_many_values_are_interference():
     for _ in range(30):
         nested = {"t": "seq", "type": "list", "items": [nested, nested]}
     with pytest.raises(Interference):
-        check_value(nested)
+        parse_value(nested)
 
 
 json_values = st.recursive(
@@ -115,8 +117,8 @@ def test_arbitrary_json_never_crashes_the_parser(event, extra, values):
 
 def test_a_scalar_without_data_matches_nothing():
     """A value the child could not read must never count as right."""
-    expected = {"t": "array", "dtype": "float32", "shape": [], "data": [96.0]}
-    empty = {"t": "array", "dtype": "float32", "shape": []}
+    expected = parse_value({"t": "array", "dtype": "float32", "shape": [], "data": [96.0]})
+    empty = parse_value({"t": "array", "dtype": "float32", "shape": []})
     assert differences(expected, empty)
-    other = {"t": "other", "type": "Liar"}
-    assert differences(other, dict(other))
+    other = parse_value({"t": "other", "type": "Liar"})
+    assert differences(other, other)

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from lessonkit.grade import reported
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.runner import Worker
 from lessonkit.grade.sandbox import Sandbox, find_sandbox
@@ -54,9 +55,9 @@ def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict
     return event.values["result"]
 
 
-def text(value: dict) -> str:
-    assert value["t"] == "str", value
-    return value["value"]
+def text(value: reported.Value) -> str:
+    assert isinstance(value, reported.Text), value
+    return value.value
 
 
 def test_the_repository_home_and_network_are_out_of_reach(sandbox):
@@ -123,7 +124,7 @@ def test_a_fork_bomb_is_stopped_by_the_task_limit(sandbox):
         "result = children\n",
         sandbox,
     )
-    assert seen["t"] == "number" and seen["value"] < 1000
+    assert isinstance(seen, reported.Number) and seen.value < 1000
 
 
 def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):

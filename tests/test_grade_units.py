@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade import worker
+from lessonkit.grade import reported, worker
 from lessonkit.grade.explain import explain_error
 from lessonkit.grade.inputs import draw_inputs, grading_of
 from lessonkit.grade.plan import (
@@ -36,16 +37,20 @@ from conftest import REPORT_KEYS
 
 
 def arr(data, shape=None, dtype="float32"):
-    shape = [len(data)] if shape is None else shape
-    return {"t": "array", "dtype": dtype, "shape": shape, "data": list(data)}
+    shape = (len(data),) if shape is None else tuple(shape)
+    return reported.Array(dtype, shape, tuple(data))
 
 
 def num(value, kind="float"):
-    return {"t": "number", "type": kind, "value": value}
+    return reported.Number(kind, value)
 
 
 def tree(**items):
-    return {"t": "dict", "type": "dict", "items": [[k, v] for k, v in items.items()]}
+    return reported.Mapping(tuple(items.items()))
+
+
+def text(value: str):
+    return reported.Text(value, len(value))
 
 
 # --------------------------------------------------------------------------- values
@@ -79,14 +84,14 @@ def test_nan_never_matches():
 def test_shape_dtype_and_type_differences():
     assert [d.kind for d in differences(arr([1.0, 2.0]), arr([1.0, 2.0, 3.0]))] == ["shape"]
     assert [d.kind for d in differences(arr([1.0]), arr([2], dtype="int32"))] == ["dtype", "value"]
-    assert [d.kind for d in differences(num(96.0), {"t": "str", "value": "96", "length": 2})] == ["type"]
+    assert [d.kind for d in differences(num(96.0), text("96"))] == ["type"]
 
 
 def test_values_are_described_for_people():
     assert describe(num(96.0)) == "96.0"
     assert describe(arr([1.4, -0.8])) == "[1.4, -0.8]"
-    assert describe({"t": "str", "value": "96", "length": 2}) == "the string '96'"
-    assert describe({"t": "other", "type": "PyTreeDef"}) == "a PyTreeDef"
+    assert describe(text("96")) == "the string '96'"
+    assert describe(reported.Opaque("other", "PyTreeDef")) == "a PyTreeDef"
     assert describe(arr([math.nan], shape=[])) == "nan"
 
 
@@ -364,7 +369,9 @@ def test_encoder_reports_data_without_running_learner_code():
 
     encoder = worker.Encoder(np, jax)
     value = encoder.encode({"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0), "n": 3})
-    assert value == tree(weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]), n=num(3, "int"))
+    assert reported.parse_value(value) == tree(
+        weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]), n=num(3, "int")
+    )
 
     class Sneaky(dict):
         def items(self):
@@ -450,12 +457,12 @@ def test_a_wrong_optional_answer_is_named_in_the_summary():
 
 def test_keys_that_differ_only_in_their_data_say_which_words_differ():
     """Two key arrays of one layout must not read alike in a message, or "is X; expected X"."""
-    expected = {"t": "key", "dtype": "key", "impl": "fry", "shape": [2], "data": [0, 1, 2, 3]}
-    got = {**expected, "data": [0, 1, 2, 4]}
+    expected = reported.KeyArray("fry", "key", (2,), (0, 1, 2, 3))
+    got = dataclasses.replace(expected, data=(0, 1, 2, 4))
     assert [d.kind for d in differences(expected, got)] == ["value"]
     assert describe(expected) != describe(got)
     assert describe(got) == "a key<fry>[2] PRNG key array with key data [0, 1, 2, 4]"
-    many = {**expected, "shape": [4], "data": list(range(8))}
+    many = dataclasses.replace(expected, shape=(4,), data=tuple(range(8)))
     assert describe(many) == "a key<fry>[4] PRNG key array with key data [0, 1, 2, 3, 4, 5, ...]"
-    unread = {k: v for k, v in expected.items() if k != "data"}
+    unread = dataclasses.replace(expected, data=None)
     assert describe(unread) == "a key<fry>[2] PRNG key array"

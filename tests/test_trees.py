@@ -607,11 +607,16 @@ def test_the_grader_sees_the_same_layout_differences_as_compare(case):
     (Arrays of at least one dimension and no None: the grader compares 0-d arrays and
     Python numbers by value alone, and reads None as a leaf, on purpose.)
     """
+    from lessonkit.grade.reported import parse_value
     from lessonkit.grade.values import differences, explain_layout
     from lessonkit.grade.worker import Encoder
 
     tree, edited, _ = case
-    encode = Encoder(np, jax).encode
+    encoder = Encoder(np, jax)
+
+    def encode(value: Any) -> Any:
+        return parse_value(encoder.encode(value))
+
     found = differences(encode(tree), encode(edited))
     report = compare(tree, edited, names=("expected", "x"))
     layout = [(d.kind, d.location or "(root)", d.words) for d in found if d.kind != "value"]

@@ -18,10 +18,11 @@ from typing import Any
 
 from lessonkit.environment import Environment, read_environment
 from lessonkit.grade import GradedRun, Grader, GradeReport
+from lessonkit.grade import reported as r
 from lessonkit.grade.checks import LESSON
 from lessonkit.grade.isolation import choose_isolation, compile_cache
 from lessonkit.grade.plan import bound_names
-from lessonkit.grade.protocol import Value
+from lessonkit.grade.reported import Value
 from lessonkit.model import EvidenceItem, Lesson, Show
 from lessonkit.sources import read_submission
 from lessonkit.steps import quiet_cpu, run_steps
@@ -129,44 +130,44 @@ def live(value: Value) -> Any:
     import jax.numpy as jnp
     import numpy as np
 
-    kind = value["t"]
-    if kind == "number":
-        return {"bool": bool, "int": int}.get(value["type"], float)(value["value"])
-    if kind == "none":
-        return None
-    if kind == "str" and len(value["value"]) == value["length"]:
-        return value["value"]
-    if kind == "array" and "data" in value:
-        try:
-            dtype = jnp.dtype(value["dtype"])
-        except TypeError:
-            raise NotData(f"an array of dtype {value['dtype']}") from None
-        data = np.asarray(value["data"]).astype(dtype).reshape(value["shape"])
-        return jnp.asarray(data)
-    if kind == "key" and "data" in value:
-        return _key_array(value)
-    if kind == "dict":
-        return {key: live(child) for key, child in value["items"]}
-    if kind == "seq" and value["type"] in ("list", "tuple"):
-        items = [live(child) for child in value["items"]]
-        return items if value["type"] == "list" else tuple(items)
-    raise NotData(f"a {value.get('type', kind)}")
+    match value:
+        case r.Number():
+            return {"bool": bool, "int": int}.get(value.type, float)(value.value)
+        case r.NoneValue():
+            return None
+        case r.Text() if value.complete:
+            return value.value
+        case r.Array(data=tuple(data)):
+            try:
+                dtype = jnp.dtype(value.dtype)
+            except TypeError:
+                raise NotData(f"an array of dtype {value.dtype}") from None
+            return jnp.asarray(np.asarray(data).astype(dtype).reshape(value.shape))
+        case r.KeyArray(data=tuple()):
+            return _key_array(value)
+        case r.Mapping():
+            return {key: live(child) for key, child in value.items}
+        case r.Sequence(type="list"):
+            return [live(child) for child in value.items]
+        case r.Sequence(type="tuple"):
+            return tuple(live(child) for child in value.items)
+    raise NotData(f"a {getattr(value, 'type', type(value).__name__.lower())}")
 
 
 _KEY_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg")
 """JAX's public PRNG implementations; a key's dtype names only the short tag (`key<fry>`)."""
 
 
-def _key_array(value: Value) -> Any:
+def _key_array(value: r.KeyArray) -> Any:
     """A typed key array again, from the words `jax.random.key_data` reported."""
     import jax
     import numpy as np
 
-    tag = f"key<{value['impl']}>"
+    tag = f"key<{value.impl}>"
     for impl in _KEY_IMPLS:
         if str(jax.random.key(0, impl=impl).dtype) == tag:
-            words = np.asarray(value["data"], dtype=np.uint32)
-            return jax.random.wrap_key_data(words.reshape([*value["shape"], -1]), impl=impl)
+            words = np.asarray(value.data, dtype=np.uint32)
+            return jax.random.wrap_key_data(words.reshape([*value.shape, -1]), impl=impl)
     raise NotData(f"a {tag} key array")
 
 
@@ -180,7 +181,9 @@ def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]
         value = reported.get(name)
         if value is None:
             namespace.pop(name, None)
-        elif value["t"] not in ("module", "other"):
+        elif not isinstance(value, r.Module) and not (
+            isinstance(value, r.Opaque) and value.kind == "other"
+        ):
             try:
                 namespace[name] = live(value)
             except NotData:

@@ -17,6 +17,7 @@ from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
 from lessonkit.grade.protocol import CellReport, ErrorInfo
 from lessonkit.grade.record import RunRecord
+from lessonkit.grade.reported import Value
 from lessonkit.grade.results import (
     ERROR,
     FAILED,
@@ -26,7 +27,14 @@ from lessonkit.grade.results import (
     TaskResult,
 )
 from lessonkit.grade.rubric import TaskRubric
-from lessonkit.grade.values import Value, describe, differences, explain_layout, layout, reported
+from lessonkit.grade.values import (
+    describe,
+    differences,
+    explain_layout,
+    is_container,
+    layout,
+    reported,
+)
 from lessonkit.model import Lesson, Probe
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
@@ -101,7 +109,7 @@ def value_problem(name: str, expected: Value, got: Value) -> str | None:
         return None
     first = found[0]
     if first.kind != "value":
-        if expected["t"] in ("dict", "seq"):
+        if is_container(expected):
             return explain_layout(name, found)
         if first.kind in ("shape", "dtype"):
             return f"`{name}` is {layout(got)}; expected {layout(expected)}."

@@ -11,11 +11,19 @@ verdict "the submission interfered with the grader", never a crash and never a p
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from lessonkit.text import safe_text
+from lessonkit.grade.reported import (
+    MAX_TEXT,
+    Budget,
+    Interference,
+    Value,
+    fields,
+    integer,
+    parse_value,
+    text,
+)
 
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
@@ -23,20 +31,9 @@ ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
 HookState = Literal["applied", "not applied", "failed"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
-MAX_TEXT = 240  # characters of a reported string value
 MAX_MESSAGE = 4 * MAX_TEXT
 MAX_OUTPUT = 12_000  # captured output per cell (the child keeps head and tail)
-MAX_NAME = 120
-MAX_ELEMENTS = 4096  # array entries sent as data
-MAX_NODES = 4096  # value nodes in one report
-MAX_DEPTH = 32
 MAX_FRAMES = 16
-
-Value = dict[str, Any]  # a reported value, validated by `check_value`
-
-
-class Interference(Exception):
-    """A report that no honest child writes: the run cannot be trusted at all."""
 
 
 # --------------------------------------------------------------------------- requests
@@ -149,148 +146,17 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _keys(data: object, required: set[str], optional: frozenset[str] = frozenset()) -> dict:
-    if type(data) is not dict:
-        raise Interference("a report field is not an object")
-    keys = set(data)
-    if not required <= keys or not keys <= required | optional:
-        extra = sorted(keys - required - optional) or sorted(required - keys)
-        raise Interference(f"a report has unexpected or missing fields ({', '.join(extra)})")
-    return data
-
-
-def _str(value: object, limit: int = MAX_NAME) -> str:
-    """A text field, with surrogates and control characters made harmless."""
-    if type(value) is not str or len(value) > limit:
-        raise Interference("a report holds a text field of the wrong type or size")
-    return safe_text(value)
-
-
-def _int(value: object, low: int = 0, high: int = 2**31) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise Interference("a report holds a number out of range")
-    return value
-
-
-def _finite_or_not(value: object) -> float | int | bool:
-    if type(value) not in (int, float, bool):
-        raise Interference("array data holds something that is not a number")
-    if type(value) is int and abs(value) > 2**64:
-        raise Interference("array data holds an integer out of range")
-    return value
-
-
-_DTYPE = re.compile(r"[a-z0-9_<>\[\]]{1,32}")
-
-
-class _Budget:
-    def __init__(self) -> None:
-        self.nodes = 0
-
-    def take(self) -> None:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise Interference("a report holds more values than any honest run sends")
-
-
-def check_value(value: object, budget: _Budget | None = None, depth: int = 0) -> Value:
-    """Validate one reported value; return it unchanged or raise `Interference`."""
-    budget = budget or _Budget()
-    budget.take()
-    if depth > MAX_DEPTH:
-        raise Interference("a reported value is nested too deeply")
-    if type(value) is not dict:
-        raise Interference("a reported value is not an object")
-    tag = value.get("t")
-    if tag == "none":
-        _keys(value, {"t"})
-    elif tag == "number":
-        _keys(value, {"t", "type", "value"})
-        kind = value["type"]
-        expected = {"bool": bool, "int": int, "float": float}.get(kind)
-        number = value["value"]
-        big_int = kind == "int" and type(number) is float  # ints beyond 2**53 come as floats
-        if expected is None or (type(number) is not expected and not big_int):
-            raise Interference("a reported number does not match its type")
-    elif tag == "str":
-        _keys(value, {"t", "value", "length"})
-        value["value"] = _str(value["value"], MAX_TEXT)
-        _int(value["length"], 0, 2**40)
-    elif tag in ("array", "key"):
-        fields = {"t", "dtype", "shape"} | ({"impl"} if tag == "key" else set())
-        _keys(value, fields, frozenset({"data"}))
-        if type(value["dtype"]) is not str or not _DTYPE.fullmatch(value["dtype"]):
-            raise Interference("a reported dtype is malformed")
-        shape = value["shape"]
-        if type(shape) is not list or len(shape) > 32:
-            raise Interference("a reported shape is malformed")
-        size = 1
-        for d in shape:
-            size *= _int(d, 0, 2**40)
-        if tag == "key":
-            value["impl"] = _str(value["impl"], 40)
-        if "data" in value:
-            data = value["data"]
-            if type(data) is not list or len(data) > MAX_ELEMENTS * 4:
-                raise Interference("reported array data is malformed")
-            if tag == "array" and len(data) != size:
-                raise Interference("reported array data does not match its shape")
-            if tag == "key" and size and len(data) % size:
-                raise Interference("reported key data does not match its shape")
-            for item in data:
-                _finite_or_not(item)
-    elif tag == "module":
-        _keys(value, {"t", "name"})
-        value["name"] = _str(value["name"])
-    elif tag == "dict":
-        _keys(value, {"t", "type", "items"})
-        if value["type"] != "dict" or type(value["items"]) is not list:
-            raise Interference("a reported dict is malformed")
-        seen = set()
-        for pair in value["items"]:
-            if type(pair) is not list or len(pair) != 2:
-                raise Interference("a reported dict entry is malformed")
-            key = pair[0]
-            if type(key) not in (str, int, float, bool) or (type(key) is str and len(key) > 200):
-                raise Interference("a reported dict key is malformed")
-            if (type(key), key) in seen:
-                raise Interference("a reported dict repeats a key")
-            seen.add((type(key), key))
-            if type(key) is str:
-                pair[0] = safe_text(key)
-            check_value(pair[1], budget, depth + 1)
-    elif tag == "seq":
-        _keys(value, {"t", "type", "items"})
-        value["type"] = _str(value["type"])
-        if type(value["items"]) is not list:
-            raise Interference("a reported sequence is malformed")
-        for item in value["items"]:
-            check_value(item, budget, depth + 1)
-    elif tag == "big":
-        _keys(value, {"t", "type", "why"})
-        value["type"] = _str(value["type"])
-        value["why"] = _str(value["why"])
-    elif tag == "other":
-        _keys(value, {"t", "type"}, frozenset({"note"}))
-        value["type"] = _str(value["type"])
-        if "note" in value:
-            value["note"] = _str(value["note"])
-    else:
-        raise Interference("a reported value has an unknown kind")
-    return value
-
-
-def _values(data: object, budget: _Budget) -> dict[str, Value]:
+def _values(data: object, budget: Budget) -> dict[str, Value]:
     if type(data) is not dict or len(data) > 256:
         raise Interference("reported values are malformed")
-    return {_str(name): check_value(v, budget) for name, v in data.items()}
+    return {text(name): parse_value(v, budget) for name, v in data.items()}
 
 
 _ERROR_KINDS = frozenset({"syntax", "exception", "timeout", "exit", "interrupt"})
 
 
 def _error(data: object) -> ErrorInfo:
-    data = _keys(
+    data = fields(
         data, {"kind", "type", "module", "message", "frames"}, frozenset({"exit_code", "trees"})
     )
     if data["kind"] not in _ERROR_KINDS:
@@ -302,25 +168,25 @@ def _error(data: object) -> ErrorInfo:
     for frame in frames:
         if type(frame) is not list or len(frame) != 3:
             raise Interference("a reported traceback frame is malformed")
-        parsed.append((_int(frame[0]), _int(frame[1]), _int(frame[2], 1)))
+        parsed.append((integer(frame[0]), integer(frame[1]), integer(frame[2], 1)))
     exit_code = data.get("exit_code")
     if exit_code is not None and type(exit_code) is not int:
-        exit_code = _str(exit_code, 80)
+        exit_code = text(exit_code, 80)
     trees = data.get("trees", [])
     if type(trees) is not list or len(trees) > 4:
         raise Interference("a reported error's trees are malformed")
-    budget = _Budget()
+    budget = Budget()
     for pair in trees:
         if type(pair) is not list or len(pair) != 2:
             raise Interference("a reported error's trees are malformed")
     return ErrorInfo(
         kind=data["kind"],
-        type=_str(data["type"]),
-        module=_str(data["module"]),
-        message=_str(data["message"], MAX_MESSAGE),
+        type=text(data["type"]),
+        module=text(data["module"]),
+        message=text(data["message"], MAX_MESSAGE),
         frames=tuple(parsed),
         exit_code=exit_code,
-        trees=tuple((_str(name), check_value(value, budget)) for name, value in trees),
+        trees=tuple((text(name), parse_value(value, budget)) for name, value in trees),
     )
 
 
@@ -338,19 +204,19 @@ def parse_event(line: bytes) -> Event:
         raise Interference("a report line is not an object")
     kind = data.get("event")
     if kind == "ready":
-        data = _keys(data, {"event", "jax", "python"})
-        return Ready(_str(data["jax"], 40), _str(data["python"], 40))
+        data = fields(data, {"event", "jax", "python"})
+        return Ready(text(data["jax"], 40), text(data["python"], 40))
     if kind == "start":
-        data = _keys(data, {"event", "request", "scenario", "cell"})
-        return Start(_str(data["request"]), _str(data["scenario"]), _int(data["cell"]))
+        data = fields(data, {"event", "request", "scenario", "cell"})
+        return Start(text(data["request"]), text(data["scenario"]), integer(data["cell"]))
     if kind == "done":
-        data = _keys(data, {"event", "request", "timed_out", "patched"})
+        data = fields(data, {"event", "request", "timed_out", "patched"})
         patched = data["patched"]
         if type(data["timed_out"]) is not bool or type(patched) is not list or len(patched) > 200:
             raise Interference("a 'done' report is malformed")
-        return Done(_str(data["request"]), data["timed_out"], tuple(_str(p) for p in patched))
+        return Done(text(data["request"]), data["timed_out"], tuple(text(p) for p in patched))
     if kind == "cell":
-        data = _keys(
+        data = fields(
             data,
             {"event", "request", "scenario", "cell", "status", "output"},
             frozenset({"error", "values", "checkpoint", "hook", "aliases"}),
@@ -362,21 +228,21 @@ def parse_event(line: bytes) -> Event:
         hook = data.get("hook")
         if hook is not None and hook not in ("applied", "not applied", "failed"):
             raise Interference("a cell report has an unknown probe state")
-        budget = _Budget()
+        budget = Budget()
         aliases = data.get("aliases", {})
         if type(aliases) is not dict or len(aliases) > 64:
             raise Interference("a cell report's aliases are malformed")
         checkpoint = data.get("checkpoint")
         return CellReport(
-            request=_str(data["request"]),
-            scenario=_str(data["scenario"]),
-            cell=_int(data["cell"]),
+            request=text(data["request"]),
+            scenario=text(data["scenario"]),
+            cell=integer(data["cell"]),
             status=data["status"],
-            output=_str(data["output"], MAX_OUTPUT),
+            output=text(data["output"], MAX_OUTPUT),
             error=_error(data["error"]) if "error" in data else None,
             values=_values(data.get("values", {}), budget),
             checkpoint=None if checkpoint is None else _values(checkpoint, budget),
             hook=hook,
-            aliases={_str(k): _str(v) for k, v in aliases.items()},
+            aliases={text(k): text(v) for k, v in aliases.items()},
         )
     raise Interference("a report line has an unknown event")

@@ -1,11 +1,10 @@
-"""Values as the child reports them (JSON data), compared in the parent without JAX.
+"""Reported values compared and worded in the parent, without JAX.
 
-A reported value is a dict tagged by `t`: `array` (dtype, shape, data), `number`, `str`,
-`none`, `dict`, `seq`, `module`, `key`, `big` or `other`. It is described for
-`lessonkit.treediff`, the engine `lessonkit.trees.compare` uses too, so the grader decides
-and words a difference by the same rules a learner meets in the lesson: structure and key
-paths first, then leaf kinds, shapes and dtypes, and values last. A Python number and a
-0-d array of numbers compare by value alone, whatever holds them.
+A reported value (`lessonkit.grade.reported`) is described for `lessonkit.treediff`, the
+engine `lessonkit.trees.compare` uses too, so the grader decides and words a difference by
+the same rules a learner meets in the lesson: structure and key paths first, then leaf
+kinds, shapes and dtypes, and values last. A Python number and a 0-d array of numbers
+compare by value alone, whatever holds them.
 """
 
 from __future__ import annotations
@@ -14,10 +13,19 @@ import math
 from collections.abc import Hashable, Sequence
 
 from lessonkit import treediff
-from lessonkit.grade.protocol import Value
+from lessonkit.grade import reported as r
+from lessonkit.grade.reported import Value
 from lessonkit.treediff import Difference
 
-__all__ = ["Difference", "Reported", "describe", "differences", "explain_layout", "layout"]
+__all__ = [
+    "Difference",
+    "Reported",
+    "describe",
+    "differences",
+    "explain_layout",
+    "layout",
+    "reported",
+]
 
 
 class Reported:
@@ -33,10 +41,10 @@ class Reported:
 
     def children(self) -> Sequence[tuple[Hashable, Reported]]:
         value = self.value
-        if value["t"] == "dict":
-            return [(key, Reported(child)) for key, child in value["items"]]
-        if value["t"] == "seq":
-            return [(i, Reported(child)) for i, child in enumerate(value["items"])]
+        if isinstance(value, r.Mapping):
+            return [(key, Reported(child)) for key, child in value.items]
+        if isinstance(value, r.Sequence):
+            return [(i, Reported(child)) for i, child in enumerate(value.items)]
         return []
 
     def same_layout(self, other: object) -> bool:
@@ -53,79 +61,68 @@ def reported(side: treediff.Entry | None) -> Value | None:
     return None if side is None else side.origin
 
 
+def is_container(value: Value) -> bool:
+    return isinstance(value, r.Mapping | r.Sequence)
+
+
 def _entry(value: Value) -> treediff.Entry:
-    kind = value["t"]
     label = layout(value)
-    if kind in ("dict", "seq"):
-        return treediff.Entry(
-            "node", f"{kind}:{value['type']}", label, leaves=_leaf_count(value), origin=value
-        )
-    if _is_scalar_number(value):
-        return treediff.Entry(
-            "leaf", "number", label, data=_numbers(value), approx=True, origin=value
-        )
-    if _is_bool(value):
-        return treediff.Entry("leaf", "bool", label, data=_numbers(value), origin=value)
-    if kind == "array":
-        return treediff.Entry(
-            "leaf",
-            "array",
-            label,
-            shape=tuple(value["shape"]),
-            dtype=value["dtype"],
-            data=_numbers(value),
-            approx=True,
-            origin=value,
-        )
-    if kind == "key":
-        data = value.get("data")
-        return treediff.Entry(
-            "leaf",
-            "key",
-            label,
-            shape=tuple(value["shape"]),
-            dtype=value["impl"],
-            data=None if data is None else tuple(data),
-            origin=value,
-        )
-    if kind == "str":
-        return treediff.Entry(
-            "leaf", "str", label, data=(value["value"], value["length"]), origin=value
-        )
-    if kind == "module":
-        return treediff.Entry("leaf", "module", label, data=(value["name"],), origin=value)
-    if kind == "none":
-        return treediff.Entry("leaf", "none", label, data=(), origin=value)
-    # `other` and `big`: nothing was read, so nothing can be confirmed
-    return treediff.Entry("leaf", f"other:{value['type']}", label, origin=value)
+    leaf = "leaf"
+    match value:
+        case r.Mapping() | r.Sequence():
+            kind = f"{type(value).__name__}:{value.type}"
+            return treediff.Entry("node", kind, label, leaves=_leaf_count(value), origin=value)
+        case r.Number(type="bool"):
+            return treediff.Entry(leaf, "bool", label, data=(value.value,), origin=value)
+        case r.Number():
+            number = (float(value.value),)
+            return treediff.Entry(leaf, "number", label, data=number, approx=True, origin=value)
+        case r.Array(shape=()) if value.dtype == "bool":
+            return treediff.Entry(leaf, "bool", label, data=_floats(value.data), origin=value)
+        case r.Array(shape=()) if value.dtype[:1] in ("f", "i", "u"):
+            data = _floats(value.data)
+            return treediff.Entry(leaf, "number", label, data=data, approx=True, origin=value)
+        case r.Array():
+            return treediff.Entry(
+                leaf,
+                "array",
+                label,
+                shape=value.shape,
+                dtype=value.dtype,
+                data=_floats(value.data),
+                approx=True,
+                origin=value,
+            )
+        case r.KeyArray():
+            return treediff.Entry(
+                leaf,
+                "key",
+                label,
+                shape=value.shape,
+                dtype=value.impl,
+                data=value.data,
+                origin=value,
+            )
+        case r.Text():
+            data = (value.value, value.length)
+            return treediff.Entry(leaf, "str", label, data=data, origin=value)
+        case r.Module():
+            return treediff.Entry(leaf, "module", label, data=(value.name,), origin=value)
+        case r.NoneValue():
+            return treediff.Entry(leaf, "none", label, data=(), origin=value)
+    # an Opaque value: nothing was read, so nothing can be confirmed
+    return treediff.Entry(leaf, f"other:{value.type}", label, origin=value)
 
 
 def _leaf_count(value: Value) -> int:
-    if value["t"] == "dict":
-        return sum(_leaf_count(child) for _, child in value["items"])
-    if value["t"] == "seq":
-        return sum(_leaf_count(child) for child in value["items"])
+    if isinstance(value, r.Mapping):
+        return sum(_leaf_count(child) for _, child in value.items)
+    if isinstance(value, r.Sequence):
+        return sum(_leaf_count(child) for child in value.items)
     return 1
 
 
-def _is_scalar_number(value: Value) -> bool:
-    """A Python int/float or a 0-d integer or floating array: compared by value alone."""
-    if value["t"] == "number":
-        return value["type"] in ("int", "float")
-    return value["t"] == "array" and value["shape"] == [] and value["dtype"][:1] in ("f", "i", "u")
-
-
-def _is_bool(value: Value) -> bool:
-    if value["t"] == "number":
-        return value["type"] == "bool"
-    return value["t"] == "array" and value["shape"] == [] and value["dtype"] == "bool"
-
-
-def _numbers(value: Value) -> tuple[float, ...] | None:
-    """The flat data of a number or array, or None when it was not sent."""
-    if value["t"] == "number":
-        return (float(value["value"]),)
-    data = value.get("data")
+def _floats(data: tuple[r.Scalar, ...] | None) -> tuple[float, ...] | None:
     return None if data is None else tuple(float(v) for v in data)
 
 
@@ -144,23 +141,25 @@ def _format_number(x: float) -> str:
 
 def layout(value: Value) -> str:
     """A value's layout in the words of `lessonkit.trees`: `float32[2]`, `int 3 (Python scalar)`."""
-    kind = value["t"]
-    if kind == "array":
-        return f"{value['dtype']}[{','.join(map(str, value['shape']))}]"
-    if kind == "key":
-        return f"key<{value['impl']}>[{','.join(map(str, value['shape']))}]"
-    if kind == "number":
-        number = {"bool": bool, "int": int, "float": float}[value["type"]](value["value"])
-        return f"{value['type']} {number!r} (Python scalar)"
-    if kind == "str":
-        return f"str {_short_repr(value['value'])}"
-    if kind == "none":
-        return "None"
-    if kind in ("dict", "seq"):
-        return value["type"]
-    if kind == "module":
-        return f"module {value['name']}"
-    return value.get("type", "object")
+    match value:
+        case r.Array():
+            return f"{value.dtype}[{','.join(map(str, value.shape))}]"
+        case r.KeyArray():
+            return f"key<{value.impl}>[{','.join(map(str, value.shape))}]"
+        case r.Number():
+            return f"{value.type} {_NUMBER_TYPES[value.type](value.value)!r} (Python scalar)"
+        case r.Text():
+            return f"str {_short_repr(value.value)}"
+        case r.NoneValue():
+            return "None"
+        case r.Mapping() | r.Sequence():
+            return value.type
+        case r.Module():
+            return f"module {value.name}"
+    return value.type
+
+
+_NUMBER_TYPES = {"bool": bool, "int": int, "float": float}
 
 
 def _short_repr(x: object, limit: int = 40) -> str:
@@ -188,44 +187,43 @@ def explain_layout(name: str, found: Sequence[Difference]) -> str:
 
 
 def describe(value: Value | None, limit: int = 6) -> str:
-    """A short reading of a value for a message: `96.0`, `[1.4, -0.8]`, `a str '96'`."""
-    if value is None:
-        return "nothing"
-    kind = value["t"]
-    if kind == "number":
-        if value["type"] == "bool":
-            return str(bool(value["value"]))
-        return _format_number(float(value["value"]))
-    if kind == "array":
-        data = value.get("data")
-        if data is None:
+    """A short reading of a value for a message: `96.0`, `[1.4, -0.8]`, `the string '96'`."""
+    match value:
+        case None:
+            return "nothing"
+        case r.Number(type="bool"):
+            return str(bool(value.value))
+        case r.Number():
+            return _format_number(float(value.value))
+        case r.Array(data=None):
             return f"a {layout(value)} array"
-        if value["shape"] == []:
-            return str(bool(data[0])) if value["dtype"] == "bool" else _format_number(data[0])
-        shown = ", ".join(_format_number(float(v)) for v in data[:limit])
-        more = ", ..." if len(data) > limit else ""
-        text = f"[{shown}{more}]"
-        return text if len(value["shape"]) == 1 else f"{layout(value)} {text}"
-    if kind == "str":
-        text = value["value"]
-        return f"the string {text[:40]!r}" + ("..." if len(text) > 40 else "")
-    if kind == "none":
-        return "None"
-    if kind == "key":
-        words = value.get("data")
-        if words is None:
+        case r.Array(shape=()):
+            return (
+                str(bool(value.data[0])) if value.dtype == "bool" else _format_number(value.data[0])
+            )
+        case r.Array():
+            shown = ", ".join(_format_number(float(v)) for v in value.data[:limit])
+            more = ", ..." if len(value.data) > limit else ""
+            text = f"[{shown}{more}]"
+            return text if len(value.shape) == 1 else f"{layout(value)} {text}"
+        case r.Text():
+            return f"the string {value.value[:40]!r}" + ("..." if len(value.value) > 40 else "")
+        case r.NoneValue():
+            return "None"
+        case r.KeyArray(data=None):
             return f"a {layout(value)} PRNG key array"
-        shown = ", ".join(str(int(w)) for w in words[:limit])
-        more = ", ..." if len(words) > limit else ""
-        return f"a {layout(value)} PRNG key array with key data [{shown}{more}]"
-    if kind == "dict":
-        keys = ", ".join(str(k) for k, _ in value["items"][:limit])
-        return f"a dict with keys {keys}" if keys else "an empty dict"
-    if kind == "seq":
-        n = len(value["items"])
-        return f"a {value['type']} of {n} item{'' if n == 1 else 's'}"
-    if kind == "module":
-        return f"the module {value['name']}"
-    if kind == "big":
-        return f"a very large {value.get('type', 'value')}"
-    return f"a {value.get('type', 'value')}"
+        case r.KeyArray():
+            shown = ", ".join(str(int(w)) for w in value.data[:limit])
+            more = ", ..." if len(value.data) > limit else ""
+            return f"a {layout(value)} PRNG key array with key data [{shown}{more}]"
+        case r.Mapping():
+            keys = ", ".join(str(k) for k, _ in value.items[:limit])
+            return f"a dict with keys {keys}" if keys else "an empty dict"
+        case r.Sequence():
+            n = len(value.items)
+            return f"a {value.type} of {n} item{'' if n == 1 else 's'}"
+        case r.Module():
+            return f"the module {value.name}"
+        case r.Opaque(kind="big"):
+            return f"a very large {value.type}"
+    return f"a {value.type}"
