@@ -25,7 +25,8 @@ from threading import Thread
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
-from lessonkit.render.page import CSS_ASSET, JS_ASSET, page_path
+from lessonkit.render.downloads import page_path
+from lessonkit.render.page import CSS_ASSET, JS_ASSET
 from lessonkit.site import build_site
 
 CHROMIUM = "/usr/bin/chromium"

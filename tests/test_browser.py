@@ -21,7 +21,7 @@ import pytest
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
-from lessonkit.render.page import lesson_downloads
+from lessonkit.render.downloads import lesson_downloads
 
 from conftest import REPO
 

@@ -16,10 +16,10 @@ from lessonkit.commands.serve import make_server
 from lessonkit.errors import LessonError, UsageError
 from lessonkit.lesson import load_lesson, parse_lesson
 from lessonkit.receipts import StaleRecordError, load_records
+from lessonkit.render.downloads import lesson_downloads
 from lessonkit.render.page import (
     CSS_ASSET,
     JS_ASSET,
-    lesson_downloads,
     render_assets,
     render_index,
     render_lesson_page,
@@ -405,8 +405,8 @@ def test_the_check_box_makes_the_practice_copy_that_check_grades(page, lesson):
 
 
 def test_my_learning_knows_every_lessons_storage_labels_and_quiz_answers():
+    from lessonkit.render.blocks import COURSE_VERSION, PORTFOLIO_VERSION
     from lessonkit.render.learning import learning_data
-    from lessonkit.render.page import COURSE_VERSION, PORTFOLIO_VERSION
 
     lessons = all_lessons(REPO)
     data = learning_data(lessons)

@@ -19,13 +19,11 @@ from lessonkit.catalog import repo_root
 from lessonkit.errors import UsageError, shown
 from lessonkit.model import Lesson
 from lessonkit.receipts import load_accelerator_records, load_records
+from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
 from lessonkit.render.page import (
     SETUP_PAGE,
     SETUP_SOURCE,
-    guide_page_path,
-    lesson_downloads,
-    page_path,
     render_assets,
     render_index,
     render_lesson_page,
