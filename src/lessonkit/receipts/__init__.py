@@ -6,12 +6,7 @@ a `Receipt` (`schema`); `store` keeps each script's committed reference and refu
 names are its public surface; the modules are its parts.
 """
 
-from lessonkit.receipts.comparison import (
-    REL_TOL,
-    LineDifference,
-    OutputComparison,
-    compare_output,
-)
+from lessonkit.receipts.comparison import LineDifference, OutputComparison, compare_output
 from lessonkit.receipts.running import (
     DEFAULT_TIMEOUT_S,
     BackendUnavailableError,
@@ -27,7 +22,6 @@ from lessonkit.receipts.schema import (
     RecordError,
     StaleRecordError,
     code_sha256,
-    sha256_file,
 )
 from lessonkit.receipts.store import (
     PLATFORMS,
@@ -48,7 +42,6 @@ from lessonkit.receipts.store import (
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "PLATFORMS",
-    "REL_TOL",
     "SCHEMA",
     "AcceleratorRecord",
     "BackendUnavailableError",
@@ -73,7 +66,6 @@ __all__ = [
     "save_record",
     "save_run",
     "script_path",
-    "sha256_file",
     "with_device_count",
     "write_new",
 ]

@@ -32,7 +32,6 @@ class OutputComparison:
     """A fresh run's stdout set beside the recorded one."""
 
     expected_lines: int
-    got_lines: int
     rel_tol: float
     differences: tuple[LineDifference, ...]
 
@@ -101,4 +100,4 @@ def compare_output(expected: str, got: str, rel_tol: float = REL_TOL) -> OutputC
             differences.append(
                 LineDifference(index + 1, None, have[index], "an extra line in this run")
             )
-    return OutputComparison(len(want), len(have), rel_tol, tuple(differences))
+    return OutputComparison(len(want), rel_tol, tuple(differences))

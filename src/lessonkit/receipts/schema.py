@@ -16,7 +16,6 @@ import math
 import re
 import tokenize
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any, Literal
 
 from lessonkit.environment import Environment
@@ -123,10 +122,6 @@ class Receipt:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def code_sha256(source: str) -> str:
