@@ -20,6 +20,7 @@ from lessonkit.render.downloads import lesson_downloads
 from lessonkit.render.page import (
     CSS_ASSET,
     JS_ASSET,
+    PORTFOLIO_JS_ASSET,
     render_assets,
     render_index,
     render_lesson_page,
@@ -229,13 +230,19 @@ def test_bad_math_names_the_lesson_line(records, tmp_path):
 
 def test_page_weight_is_under_budget(page):
     assets = render_assets()
-    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + len(assets[JS_ASSET])
+    scripts = len(assets[JS_ASSET]) + len(assets[PORTFOLIO_JS_ASSET])
+    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + scripts
     assert weight < WEIGHT_LIMIT, f"page, CSS and JS weigh {weight} bytes"
 
 
 def test_no_outside_urls(page):
     assets = render_assets()
-    texts = {"page": page, "css": assets[CSS_ASSET].decode(), "js": assets[JS_ASSET].decode()}
+    texts = {
+        "page": page,
+        "css": assets[CSS_ASSET].decode(),
+        "js": assets[JS_ASSET].decode(),
+        "portfolio-js": assets[PORTFOLIO_JS_ASSET].decode(),
+    }
     for name, text in texts.items():
         urls = re.findall(r"https?://[^\s\"'<>)]+", text)
         assert urls == ([REFERENCE] if name == "page" else []), name

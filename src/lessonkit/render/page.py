@@ -45,6 +45,7 @@ STATIC = HERE / "static"
 ASSETS = "assets"
 CSS_ASSET = f"{ASSETS}/lessonkit.css"
 JS_ASSET = f"{ASSETS}/lessonkit.js"
+PORTFOLIO_JS_ASSET = f"{ASSETS}/portfolio.js"  # the portfolio checks both pages share
 LEARNING_JS_ASSET = f"{ASSETS}/my-learning.js"  # the "My learning" page across lessons
 NOSCRIPT_ASSET = f"{ASSETS}/noscript.css"
 
@@ -191,12 +192,13 @@ def render_markdown_page(markdown: str, where: str) -> str:
 
 
 def render_assets() -> dict[str, bytes]:
-    """The stylesheet (code colours appended), the script, and the no-script stylesheet."""
+    """The stylesheet (code colours appended), the scripts, and the no-script stylesheet."""
     css = (STATIC / "lessonkit.css").read_text(encoding="utf-8")
     css += "\n/* Code colours: Pygments style '" + CODE_STYLE + "' */\n" + code_css() + "\n"
     return {
         CSS_ASSET: css.encode("utf-8"),
         JS_ASSET: (STATIC / "lessonkit.js").read_bytes(),
+        PORTFOLIO_JS_ASSET: (STATIC / "portfolio.js").read_bytes(),
         LEARNING_JS_ASSET: (STATIC / "my-learning.js").read_bytes(),
         NOSCRIPT_ASSET: (STATIC / "noscript.css").read_bytes(),
     }
