@@ -25,7 +25,8 @@ from threading import Thread
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
-from lessonkit.render.page import CSS_ASSET, JS_ASSET, page_path
+from lessonkit.render.downloads import page_path
+from lessonkit.render.page import CSS_ASSET, JS_ASSET, PORTFOLIO_JS_ASSET
 from lessonkit.site import build_site
 
 CHROMIUM = "/usr/bin/chromium"
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"floor (an empty page), median load event: {floor:.1f} ms")
             for lesson in lessons:
                 path = page_path(lesson)
-                weight = sum((site / p).stat().st_size for p in (path, CSS_ASSET, JS_ASSET))
+                loaded = (path, CSS_ASSET, PORTFOLIO_JS_ASSET, JS_ASSET)
+                weight = sum((site / p).stat().st_size for p in loaded)
                 times, requests = measure(base + path, args.loads)
                 outside = max(len([u for u in r if not u.startswith(base)]) for r in requests)
                 median = statistics.median(times)

@@ -21,7 +21,7 @@ import pytest
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
-from lessonkit.render.page import lesson_downloads
+from lessonkit.render.downloads import lesson_downloads
 
 from conftest import REPO
 
@@ -754,6 +754,19 @@ def test_a_bad_all_lessons_file_changes_nothing(page, server_url):
     message = _learning_import(page, json.dumps(bad).encode(), "bad.json")
     assert message.startswith("Nothing was imported: bad.json (lesson state-02) has an entry")
     assert page.evaluate("() => JSON.stringify(localStorage)") == before
+
+
+@pytest.mark.parametrize("entries", [{"Bad Key": 1}, {"prediction:x": {"value": {"nested": 1}}}])
+def test_both_pages_refuse_a_bad_entry_for_the_same_reason(page, server_url, entries):
+    """The lesson page and "My learning" check a portfolio's entries with one shared function."""
+    content = json.dumps(_portfolio_file(entries))
+    _stage(page, 5)
+    on_the_lesson_page = _import(page, content, "bad.json")
+    assert on_the_lesson_page.startswith("Nothing was imported: bad.json has an entry")
+    reason = on_the_lesson_page.removeprefix("Nothing was imported: bad.json ")
+    _learning(page, server_url)
+    in_my_learning = _learning_import(page, content.encode(), "bad.json")
+    assert in_my_learning == f"Nothing was imported: bad.json (lesson {LESSON_ID}) {reason}"
 
 
 def test_a_lesson_page_imports_its_part_of_an_all_lessons_file(page):

@@ -16,10 +16,11 @@ from lessonkit.commands.serve import make_server
 from lessonkit.errors import LessonError, UsageError
 from lessonkit.lesson import load_lesson, parse_lesson
 from lessonkit.receipts import StaleRecordError, load_records
+from lessonkit.render.downloads import lesson_downloads
 from lessonkit.render.page import (
     CSS_ASSET,
     JS_ASSET,
-    lesson_downloads,
+    PORTFOLIO_JS_ASSET,
     render_assets,
     render_index,
     render_lesson_page,
@@ -229,13 +230,19 @@ def test_bad_math_names_the_lesson_line(records, tmp_path):
 
 def test_page_weight_is_under_budget(page):
     assets = render_assets()
-    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + len(assets[JS_ASSET])
+    scripts = len(assets[JS_ASSET]) + len(assets[PORTFOLIO_JS_ASSET])
+    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + scripts
     assert weight < WEIGHT_LIMIT, f"page, CSS and JS weigh {weight} bytes"
 
 
 def test_no_outside_urls(page):
     assets = render_assets()
-    texts = {"page": page, "css": assets[CSS_ASSET].decode(), "js": assets[JS_ASSET].decode()}
+    texts = {
+        "page": page,
+        "css": assets[CSS_ASSET].decode(),
+        "js": assets[JS_ASSET].decode(),
+        "portfolio-js": assets[PORTFOLIO_JS_ASSET].decode(),
+    }
     for name, text in texts.items():
         urls = re.findall(r"https?://[^\s\"'<>)]+", text)
         assert urls == ([REFERENCE] if name == "page" else []), name
@@ -405,8 +412,8 @@ def test_the_check_box_makes_the_practice_copy_that_check_grades(page, lesson):
 
 
 def test_my_learning_knows_every_lessons_storage_labels_and_quiz_answers():
+    from lessonkit.render.blocks import COURSE_VERSION, PORTFOLIO_VERSION
     from lessonkit.render.learning import learning_data
-    from lessonkit.render.page import COURSE_VERSION, PORTFOLIO_VERSION
 
     lessons = all_lessons(REPO)
     data = learning_data(lessons)

@@ -5,6 +5,7 @@ Every script of the lesson (main.py, going_further.py) has a committed record; b
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -26,7 +27,6 @@ from lessonkit.receipts import (
     record_path,
     save_run,
     script_path,
-    sha256_file,
     with_device_count,
     write_new,
 )
@@ -89,7 +89,8 @@ def test_committed_record_is_current_and_complete(lesson, script):
     assert set(data["environment"]) == ENVIRONMENT_FIELDS
     assert receipt.schema == SCHEMA == 3 and receipt.lesson == "state-02"
     assert receipt.script == script.path and receipt.exit_code == 0
-    assert receipt.script_sha256 == sha256_file(script_path(lesson, script))
+    script_bytes = script_path(lesson, script).read_bytes()
+    assert receipt.script_sha256 == hashlib.sha256(script_bytes).hexdigest()
     assert receipt.code_sha256 == code_sha256(script.render(lesson))
     assert "-m lessonkit.execute phases/" in receipt.command
     assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")

@@ -6,6 +6,7 @@ module-scoped fixture, and several tests read its result.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.lesson import load_lesson
-from lessonkit.receipts import code_sha256, load_record, read_receipt, sha256_file
+from lessonkit.receipts import code_sha256, load_record, read_receipt
 from lessonkit.scripts import GOING_FURTHER, MAIN
 
 from conftest import copy_lesson_repo, invoke
@@ -81,7 +82,7 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     assert receipt.stdout.splitlines() == LINES
     assert receipt.script == "code/main.py"
     main = one_device.folder / "code" / "main.py"
-    assert receipt.script_sha256 == sha256_file(main)
+    assert receipt.script_sha256 == hashlib.sha256(main.read_bytes()).hexdigest()
     assert receipt.code_sha256 == code_sha256(main.read_text(encoding="utf-8"))
     env = receipt.environment
     assert (env.backend, env.device_count, env.device_kinds) == ("cpu", 1, ("cpu",))

@@ -10,7 +10,7 @@ import urllib.request
 import pytest
 
 from lessonkit.commands.serve import BuildState, make_server, rebuild, watch
-from lessonkit.render.page import page_path
+from lessonkit.render.downloads import page_path
 from lessonkit.site import site_dir
 
 from conftest import copy_lesson_repo

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 
 class LessonkitError(Exception):
     """Base of every error lessonkit reports to a person as one clear message."""
@@ -23,3 +26,12 @@ class LessonError(LessonkitError):
 
 class UsageError(LessonkitError):
     """A command was given a missing file, an unknown lesson or a bad option."""
+
+
+def shown(path: Path) -> str:
+    """A path relative to the working folder when it lies below it: how messages name files."""
+    # abspath, not resolve: a path that is a symlink loop must still be printable.
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)

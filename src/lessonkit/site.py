@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.catalog import repo_root
-from lessonkit.errors import UsageError
+from lessonkit.errors import UsageError, shown
 from lessonkit.model import Lesson
 from lessonkit.receipts import load_accelerator_records, load_records
+from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
 from lessonkit.render.page import (
     SETUP_PAGE,
     SETUP_SOURCE,
-    guide_page_path,
-    lesson_downloads,
-    page_path,
     render_assets,
     render_index,
     render_lesson_page,
@@ -46,13 +44,6 @@ def site_dir(root: Path) -> Path:
     return root / SITE
 
 
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
     records = load_records(lesson)  # raises StaleRecordError: a stale record fails the build
     folder = Path(page_path(lesson)).parent
@@ -64,7 +55,7 @@ def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
         source = lesson.directory / download.source
         if not source.is_file():
             raise UsageError(
-                f"{_shown(source)} is missing, so the page cannot offer it",
+                f"{shown(source)} is missing, so the page cannot offer it",
                 fix=f"run `lessonkit build {lesson.meta.id}` (and `lessonkit run "
                 f"{lesson.meta.id} --script all --record` for the execution records)",
             )

@@ -12,6 +12,7 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
+from lessonkit.errors import shown
 from lessonkit.model import Lesson
 
 
@@ -53,15 +54,6 @@ def marked(mark: Mark, message: str) -> Text:
     """A message behind a coloured ✓, ✗ or !; the message itself is printed as it is."""
     symbol, style = _MARKS[mark]
     return Text.assemble((symbol, style), " ", message)
-
-
-def shown(path: Path) -> str:
-    """A path relative to the working folder when it lies below it."""
-    # abspath, not resolve: a path that is a symlink loop must still be printable.
-    try:
-        return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)
 
 
 def quoted(path: Path) -> str:

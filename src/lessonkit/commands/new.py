@@ -17,8 +17,8 @@ from string import Template
 
 from lessonkit.artifacts import write_all
 from lessonkit.catalog import find_lesson, repo_root
-from lessonkit.commands._common import console, marked, quoted, shown
-from lessonkit.errors import UsageError
+from lessonkit.commands._common import console, marked, quoted
+from lessonkit.errors import UsageError, shown
 from lessonkit.lesson import load_lesson
 
 LESSON_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")

@@ -31,7 +31,6 @@ from lessonkit.numbers import check_numbers, number_problems
 from lessonkit.receipts import (
     DEFAULT_TIMEOUT_S,
     PLATFORMS,
-    REL_TOL,
     Receipt,
     RecordError,
     StaleRecordError,
@@ -133,8 +132,8 @@ def _compare(
         out.print(
             marked(
                 "ok",
-                f"output matches the recorded reference ({about}): "
-                f"{comparison.expected_lines} lines, numbers within a relative {REL_TOL:g}",
+                f"output matches the recorded reference ({about}): {comparison.expected_lines} "
+                f"lines, numbers within a relative {comparison.rel_tol:g}",
             )
         )
         return True

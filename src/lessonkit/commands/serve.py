@@ -26,7 +26,7 @@ from lessonkit.catalog import all_lessons, repo_root
 from lessonkit.commands import build
 from lessonkit.commands._common import console, quoted
 from lessonkit.errors import LessonkitError, UsageError
-from lessonkit.render.page import page_path
+from lessonkit.render.downloads import page_path
 from lessonkit.site import INDEX, site_dir
 
 HOST = "127.0.0.1"

@@ -20,7 +20,7 @@ Modules, in the order data flows through them:
 """
 
 from lessonkit.grade.batch import BatchEntry, grade_many
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, GradedRun, Grader, grade_file
+from lessonkit.grade.grader import DEFAULT_TIMEOUT, GradedRun, Grader
 from lessonkit.grade.results import (
     ERROR,
     FAILED,
@@ -47,6 +47,5 @@ __all__ = [
     "GradingError",
     "PrerequisiteResult",
     "TaskResult",
-    "grade_file",
     "grade_many",
 ]

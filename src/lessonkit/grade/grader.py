@@ -16,7 +16,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
 from lessonkit.grade.inputs import LessonInputs, draw_inputs, grading_of, new_seed
@@ -32,7 +31,7 @@ from lessonkit.grade.record import RunRecord, record_from
 from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.runner import DEFAULT_MEMORY, GRACE, GradingError, Worker
-from lessonkit.grade.sandbox import Sandbox, find_sandbox
+from lessonkit.grade.sandbox import Sandbox
 from lessonkit.model import Grading, Lesson
 from lessonkit.sources import Submission, read_submission
 
@@ -335,17 +334,3 @@ class Grader:
             lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed
         )
         return GradedRun(report, plan, record)
-
-
-def grade_file(
-    lesson: Lesson,
-    path: str | Path,
-    timeout: float = DEFAULT_TIMEOUT,
-    sandbox: Sandbox | Literal["auto"] | None = "auto",
-    seed: int | None = None,
-) -> GradeReport:
-    """Grade one practice file with a fresh reference and learner child."""
-    if sandbox == "auto":
-        sandbox = find_sandbox()[0]
-    with Grader(timeout, sandbox=sandbox, seed=seed) as grader:
-        return grader.grade(lesson, path)

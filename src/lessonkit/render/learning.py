@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from lessonkit.model import STAGES, Lesson, Quiz, Task
-from lessonkit.render.page import (
+from lessonkit.render.blocks import (
     COURSE_VERSION,
     PORTFOLIO_SCHEMA,
     PORTFOLIO_VERSION,
-    page_path,
     portfolio_fields,
-    render_template,
     section_blocks,
     storage_key,
 )
+from lessonkit.render.downloads import page_path
+from lessonkit.render.page import render_template
 
 LEARNING_PAGE = "my-learning/index.html"
 

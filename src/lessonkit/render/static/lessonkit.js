@@ -75,8 +75,7 @@
 
   /* The portfolio: {schema, version, lesson, saved, entries: {key: {value, updated}}}. ------ */
 
-  const KEY_PATTERN = /^[a-z0-9][a-z0-9:_-]{0,119}$/;
-  const MAX_TEXT = 200000;
+  const { parse, checkEntries, shorten } = window.lessonkitPortfolio;
   const MAX_FILE = 5000000;
   const undoKey = `${data.storageKey}:before-import`;
 
@@ -84,37 +83,11 @@
     return { schema: data.schema, version: data.version, lesson: data.lesson, saved: now(), entries: {} };
   }
 
-  function usableValue(value) {
-    if (typeof value === "string") return value.length <= MAX_TEXT;
-    if (typeof value === "boolean") return true;
-    if (typeof value === "number") return Number.isFinite(value);
-    return Array.isArray(value) && value.length <= 50 && value.every(Number.isInteger);
-  }
-
-  function isoOr(text, fallback) {
-    const time = typeof text === "string" ? Date.parse(text) : NaN;
-    return Number.isNaN(time) ? fallback : new Date(time).toISOString();
-  }
-
-  const shorten = (text) => {
-    const shown = String(text);
-    return shown.length > 40 ? `${shown.slice(0, 40)}\u2026` : shown;
-  };
-
   /* Check a portfolio file; returns {portfolio} or {error}, a reason a person can act on. */
   function parsePortfolio(text) {
-    let parsed;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      return { error: "is not valid JSON" };
-    }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-      return { error: "is not a JSON object" };
-    }
-    if (parsed.schema !== data.schema) {
-      return { error: `is not a lessonkit portfolio (its schema is ${shorten(JSON.stringify(parsed.schema) ?? "missing")}, expected "${data.schema}")` };
-    }
+    const opened = parse(text, data.schema);
+    if (opened.error) return opened;
+    let parsed = opened.parsed;
     if (parsed.version === data.courseVersion) {
       // A file of every lesson, exported from "My learning": take this lesson's part.
       const lessons = parsed.lessons;
@@ -128,20 +101,9 @@
     if (parsed.lesson !== data.lesson) {
       return { error: `belongs to lesson ${shorten(JSON.stringify(parsed.lesson) ?? "missing")}, not ${data.lesson}` };
     }
-    const source = parsed.entries;
-    if (!source || typeof source !== "object" || Array.isArray(source)) {
-      return { error: "has no \u201centries\u201d object" };
-    }
-    const fallback = isoOr(parsed.saved, new Date(0).toISOString());
-    const entries = {};
-    for (const [key, raw] of Object.entries(source)) {
-      if (!KEY_PATTERN.test(key)) return { error: `has an entry named ${shorten(JSON.stringify(key))} that no lesson page uses` };
-      const wrapped = raw !== null && typeof raw === "object" && !Array.isArray(raw);
-      const value = wrapped ? raw.value : raw;
-      if (!usableValue(value)) return { error: `has an entry ${shorten(JSON.stringify(key))} whose value this page cannot use` };
-      entries[key] = { value, updated: wrapped ? isoOr(raw.updated, fallback) : fallback };
-    }
-    return { portfolio: { ...emptyPortfolio(), saved: fallback, entries } };
+    const checked = checkEntries(parsed.entries, parsed.saved);
+    if (checked.error) return checked;
+    return { portfolio: { ...emptyPortfolio(), saved: checked.saved, entries: checked.entries } };
   }
 
   function loadPortfolio() {

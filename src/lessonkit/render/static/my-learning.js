@@ -9,8 +9,7 @@
   const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
   const now = () => new Date().toISOString();
-  const KEY_PATTERN = /^[a-z0-9][a-z0-9:_-]{0,119}$/;
-  const MAX_TEXT = 200000;
+  const { parse, checkEntries, shorten } = window.lessonkitPortfolio;
   const MAX_FILE = 20000000;
   const byId = new Map(data.lessons.map((lesson) => [lesson.id, lesson]));
 
@@ -45,35 +44,6 @@
     }
   }
 
-  function usableValue(value) {
-    if (typeof value === "string") return value.length <= MAX_TEXT;
-    if (typeof value === "boolean") return true;
-    if (typeof value === "number") return Number.isFinite(value);
-    return Array.isArray(value) && value.length <= 50 && value.every(Number.isInteger);
-  }
-
-  function isoOr(text, fallback) {
-    const time = typeof text === "string" ? Date.parse(text) : NaN;
-    return Number.isNaN(time) ? fallback : new Date(time).toISOString();
-  }
-
-  const shorten = (text) => (String(text).length > 40 ? `${String(text).slice(0, 40)}\u2026` : String(text));
-
-  /* One lesson's entries, checked as its lesson page checks them; {entries} or {error}. */
-  function checkEntries(source, saved) {
-    if (!source || typeof source !== "object" || Array.isArray(source)) return { error: "has no \u201centries\u201d object" };
-    const fallback = isoOr(saved, new Date(0).toISOString());
-    const entries = {};
-    for (const [key, raw] of Object.entries(source)) {
-      if (!KEY_PATTERN.test(key)) return { error: `has an entry named ${shorten(JSON.stringify(key))} that no lesson page uses` };
-      const wrapped = raw !== null && typeof raw === "object" && !Array.isArray(raw);
-      const value = wrapped ? raw.value : raw;
-      if (!usableValue(value)) return { error: `has an entry ${shorten(JSON.stringify(key))} whose value no lesson page can use` };
-      entries[key] = { value, updated: wrapped ? isoOr(raw.updated, fallback) : fallback };
-    }
-    return { entries };
-  }
-
   function stored(lesson) {
     const raw = read(lesson.storageKey);
     if (raw === null) return { saved: null, entries: {} };
@@ -89,16 +59,9 @@
 
   /* A file: {lessons: {id: {saved, entries}}} for version 2, or a one-lesson file (version 1). */
   function parseFile(text) {
-    let parsed;
-    try {
-      parsed = JSON.parse(text);
-    } catch (error) {
-      return { error: "is not valid JSON" };
-    }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return { error: "is not a JSON object" };
-    if (parsed.schema !== data.schema) {
-      return { error: `is not a lessonkit portfolio (its schema is ${shorten(JSON.stringify(parsed.schema) ?? "missing")}, expected "${data.schema}")` };
-    }
+    const opened = parse(text, data.schema);
+    if (opened.error) return opened;
+    const parsed = opened.parsed;
     let lessons;
     if (parsed.version === data.version) {
       if (!parsed.lessons || typeof parsed.lessons !== "object" || Array.isArray(parsed.lessons)) {

@@ -1,0 +1,218 @@
+"""Where a lesson's execution records live, and reading and writing them.
+
+Each script's committed reference (``outputs/execution.json``, ``outputs/going-further.json``)
+is read only through `load_record`, which refuses a record whose code hash no longer matches the
+script that lesson.md renders now: a stale record is an error, never silently shown. GPU and TPU
+receipts sit beside the CPU one and are shown, stale or not, but never replace it. Fresh runs
+are saved under ``runs/`` and never overwrite one another.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lessonkit.errors import UsageError, shown
+from lessonkit.model import Lesson
+from lessonkit.receipts.schema import (
+    SCHEMA,
+    CorruptRecordError,
+    MissingRecordError,
+    Receipt,
+    RecordError,
+    StaleRecordError,
+    code_sha256,
+)
+from lessonkit.scripts import DEFAULT, MAIN, Script, lesson_scripts, script_at
+
+RUNS = "runs"
+PLATFORMS = ("cpu", "gpu", "tpu")
+ACCELERATORS = tuple(p for p in PLATFORMS if p != "cpu")
+
+
+def current_code_sha256(lesson: Lesson, script: Script) -> str:
+    """The code hash of `script` as lesson.md renders it now (what a current record matches)."""
+    return code_sha256(script.render(lesson))
+
+
+def record_path(lesson: Lesson, script: Script = MAIN, platform: str = "cpu") -> Path:
+    """The committed record: the CPU reference, or an accelerator's receipt beside it
+    (outputs/execution-gpu.json), which never replaces the CPU one."""
+    path = lesson.directory / script.record
+    return path if platform == "cpu" else path.with_name(f"{path.stem}-{platform}{path.suffix}")
+
+
+def script_path(lesson: Lesson, script: Script = MAIN) -> Path:
+    return lesson.directory / script.path
+
+
+def run_command(lesson: Lesson, script: Script = MAIN) -> str:
+    """The command that runs `script`, as a person types it (the default script needs no flag)."""
+    chosen = "" if script == DEFAULT else f" --script {script.name}"
+    return f"lessonkit run {lesson.meta.id}{chosen}"
+
+
+def record_command(lesson: Lesson, script: Script = MAIN) -> str:
+    """The command that (re)creates the record of `script`'s reference run."""
+    return f"{run_command(lesson, script)} --record"
+
+
+def read_receipt(path: Path) -> Receipt:
+    """A receipt from disk, validated but not checked against the lesson.
+
+    Raises:
+        MissingRecordError: there is no file at `path`.
+        CorruptRecordError: the file is not valid JSON or not a current-schema receipt.
+    """
+    where = shown(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MissingRecordError("no execution record", where=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorruptRecordError(f"cannot read the execution record ({exc})", where=where) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CorruptRecordError(
+            f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", where=where
+        ) from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, int) and not isinstance(schema, bool) and 1 <= schema < SCHEMA:
+        raise StaleRecordError(
+            f"stale: written by an older lessonkit (receipt schema {schema}, whose hashes "
+            f"cannot tell a prose edit from a code change); re-record it",
+            where=where,
+        )
+    try:
+        return Receipt.from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise CorruptRecordError(f"not a valid receipt: {exc}", where=where) from None
+
+
+def is_stale(lesson: Lesson, receipt: Receipt) -> bool:
+    """Whether the receipt's script runs different code now than when it was recorded."""
+    return receipt.code_sha256 != current_code_sha256(lesson, script_at(receipt.script))
+
+
+def _mismatch(lesson: Lesson, script: Script, receipt: Receipt) -> str | None:
+    """Why `receipt` cannot be `script`'s record at all (another lesson or script), if it can't."""
+    if receipt.lesson != lesson.meta.id:
+        return f"records lesson {receipt.lesson!r}, not {lesson.meta.id!r}"
+    if receipt.script != script.path:
+        return f"records {receipt.script}, not {script.path}"
+    return None
+
+
+def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
+    """The committed reference run of one of the lesson's scripts, guaranteed current.
+
+    Raises:
+        MissingRecordError: the script's record (e.g. outputs/execution.json) does not exist.
+        CorruptRecordError: it is unreadable, invalid, for another lesson or script, or a failed
+            run.
+        StaleRecordError: the script's code (as lesson.md renders it) changed since it was
+            recorded, or an older lessonkit wrote the record.
+    """
+    path = record_path(lesson, script)
+    fix = f"run `{record_command(lesson, script)}`"
+    try:
+        receipt = read_receipt(path)
+    except RecordError as exc:
+        raise type(exc)(exc.message, where=exc.where, fix=fix) from None
+    where = shown(path)
+    mismatch = _mismatch(lesson, script, receipt)
+    if mismatch:
+        raise CorruptRecordError(mismatch, where=where, fix=fix)
+    if not receipt.succeeded:
+        raise CorruptRecordError(
+            f"records a failed run (exit code {receipt.exit_code}); a reference must pass",
+            where=where,
+            fix=fix,
+        )
+    if is_stale(lesson, receipt):
+        raise StaleRecordError(
+            f"stale: the code of {receipt.script} in lesson.md changed since it was recorded "
+            f"on {receipt.started_utc}",
+            where=where,
+            fix=fix,
+        )
+    return receipt
+
+
+def load_records(lesson: Lesson) -> dict[Script, Receipt]:
+    """The current record of every script of the lesson, in order; raises as `load_record`."""
+    return {script: load_record(lesson, script) for script in lesson_scripts(lesson)}
+
+
+@dataclass(frozen=True)
+class AcceleratorRecord:
+    """A receipt recorded on a GPU or TPU: informational, since it cannot be re-recorded where
+    no such device exists. `stale` says the lesson's code changed after it was recorded."""
+
+    platform: str
+    receipt: Receipt
+    stale: bool
+
+
+def load_accelerator_records(lesson: Lesson) -> tuple[AcceleratorRecord, ...]:
+    """The accelerator receipts committed for the lesson's main script, stale ones included.
+
+    Raises:
+        CorruptRecordError: a receipt is unreadable, invalid, or for another lesson or script.
+    """
+    found = []
+    for platform in ACCELERATORS:
+        path = record_path(lesson, MAIN, platform)
+        if not path.is_file():
+            continue
+        fix = f"run `{record_command(lesson)} --platform {platform}` on a {platform.upper()}"
+        try:
+            receipt = read_receipt(path)
+        except RecordError as exc:
+            raise type(exc)(exc.message, where=exc.where, fix=fix) from None
+        mismatch = _mismatch(lesson, MAIN, receipt)
+        if mismatch:
+            raise CorruptRecordError(mismatch, where=shown(path), fix=fix)
+        found.append(AcceleratorRecord(platform, receipt, is_stale(lesson, receipt)))
+    return tuple(found)
+
+
+def _timestamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_new(folder: Path, stem: str, suffix: str, text: str) -> Path:
+    """Write `text` to folder/stem+suffix, or stem-2, stem-3...: never replaces a file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, 1000):
+        path = folder / (f"{stem}{suffix}" if attempt == 1 else f"{stem}-{attempt}{suffix}")
+        try:
+            with path.open("x", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            continue
+        return path
+    raise UsageError(f"{shown(folder)} already holds 999 files named {stem}*", fix="tidy it up")
+
+
+def save_run(receipt: Receipt, root: Path) -> Path:
+    """Write a receipt under runs/LESSON/, named by start time and script; never replaces one."""
+    stem = f"{_timestamp(receipt.started)}-{script_at(receipt.script).name}"
+    return write_new(root / RUNS / receipt.lesson, stem, ".json", receipt.to_json())
+
+
+def save_record(receipt: Receipt, lesson: Lesson, platform: str = "cpu") -> Path:
+    """Replace the record of the receipt's script on `platform` in one step (write, rename)."""
+    path = record_path(lesson, script_at(receipt.script), platform)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_text(receipt.to_json(), encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return path
