@@ -57,6 +57,33 @@ def lesson() -> Lesson:
     return load_lesson(LESSON_MD)
 
 
+def _lesson_params() -> tuple[list, list]:
+    """pytest params of the lesson.md paths, each with its lesson id as test id."""
+    from lessonkit.catalog import lesson_paths
+
+    def param(path: Path):
+        return pytest.param(path, id=load_lesson(path).meta.id)
+
+    repo = [param(path) for path in lesson_paths(REPO)]
+    return repo, [*repo, param(FIXTURE_MD)]
+
+
+REPO_LESSONS, EVERY_LESSON = _lesson_params()
+
+
+@pytest.fixture(scope="session", params=REPO_LESSONS)
+def repo_lesson(request: pytest.FixtureRequest) -> Lesson:
+    """Each lesson under phases/, with its committed generated files and records."""
+    return load_lesson(request.param)
+
+
+@pytest.fixture(scope="session", params=EVERY_LESSON)
+def any_lesson(request: pytest.FixtureRequest) -> Lesson:
+    """Each lesson under phases/ and the test fixture lesson, which has no generated files
+    in the repository: for tests that render or read the lesson in memory."""
+    return load_lesson(request.param)
+
+
 def copy_lesson_repo(root: Path) -> Path:
     """A throwaway repository at `root` with a copy of the lesson; returns the lesson folder."""
     import shutil

@@ -16,13 +16,11 @@ from pathlib import Path
 import pytest
 
 from lessonkit.catalog import find_lesson
-from lessonkit.evidence import render_template
 from lessonkit.lesson import load_lesson
 
 from conftest import (
     FIXTURE_MD,
     FIXTURE_ROOT,
-    LESSON_MD,
     copy_lesson_repo,
     grade_shared,
     invoke,
@@ -133,13 +131,3 @@ def test_evidence_is_filled_from_the_fixtures_run(repo, tmp_path):
     assert "`summary` in your run: [5, True]" in text
     assert "Summary: (5, True)" in text
     assert "Task *Say it in one line*: passed" in text and "Count: 4, flag: False" in text
-
-
-@pytest.mark.parametrize("path", [LESSON_MD, FIXTURE_MD], ids=["state-02", LESSON_ID])
-def test_every_lesson_has_a_template_item_per_evidence_entry(path):
-    lesson = load_lesson(path)
-    template = render_template(lesson)
-    assert lesson.evidence
-    for number, item in enumerate(lesson.evidence, 1):
-        assert f"## {number}. {item.title}\n" in template
-    assert template.count("**Prediction**") == len(lesson.evidence)

@@ -11,7 +11,7 @@ from lessonkit.errors import LessonError
 from lessonkit.lesson import parse_lesson
 from lessonkit.model import STAGES
 
-from conftest import LESSON_MD, SPEC_OUTLINE
+from conftest import EVERY_LESSON, LESSON_MD, SPEC_OUTLINE
 
 SOURCE = LESSON_MD.read_text(encoding="utf-8")
 
@@ -358,14 +358,19 @@ def test_tasks_state_every_value_they_are_graded_on(lesson):
         assert missing == [], f"task {task.id} never states {missing}"
 
 
-def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(lesson):
+def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(any_lesson):
+    lesson = any_lesson
     for task in lesson.tasks:
         assert "practice copy" in task.where, task.where
         assert f"`lessonkit check {lesson.meta.id}`" in task.where, task.where
         assert "exercise file" not in task.where and "exercises/" not in task.where
 
 
-def test_declared_attempts_are_read_with_their_lines(lesson):
+@pytest.mark.parametrize(
+    "any_lesson", [p for p in EVERY_LESSON if p.id != "state-01"], indirect=True
+)  # state-01's attempts are still in tests/test_state01_grade.py, not in its lesson.md
+def test_declared_attempts_are_read_with_their_lines(any_lesson):
+    lesson = any_lesson
     attempts = lesson.grading.attempts
     assert {a.task for a in attempts} == {t.id for t in lesson.tasks}
     for task in lesson.tasks:
