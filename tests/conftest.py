@@ -57,6 +57,33 @@ def lesson() -> Lesson:
     return load_lesson(LESSON_MD)
 
 
+def _lesson_params() -> tuple[list, list]:
+    """pytest params of the lesson.md paths, each with its lesson id as test id."""
+    from lessonkit.catalog import lesson_paths
+
+    def param(path: Path):
+        return pytest.param(path, id=load_lesson(path).meta.id)
+
+    repo = [param(path) for path in lesson_paths(REPO)]
+    return repo, [*repo, param(FIXTURE_MD)]
+
+
+REPO_LESSONS, EVERY_LESSON = _lesson_params()
+
+
+@pytest.fixture(scope="session", params=REPO_LESSONS)
+def repo_lesson(request: pytest.FixtureRequest) -> Lesson:
+    """Each lesson under phases/, with its committed generated files and records."""
+    return load_lesson(request.param)
+
+
+@pytest.fixture(scope="session", params=EVERY_LESSON)
+def any_lesson(request: pytest.FixtureRequest) -> Lesson:
+    """Each lesson under phases/ and the test fixture lesson, which has no generated files
+    in the repository: for tests that render or read the lesson in memory."""
+    return load_lesson(request.param)
+
+
 def copy_lesson_repo(root: Path) -> Path:
     """A throwaway repository at `root` with a copy of the lesson; returns the lesson folder."""
     import shutil
@@ -179,3 +206,52 @@ def grade_shared(
     (shared / f"{key}.tmp").write_text(json.dumps(data), encoding="utf-8")
     os.replace(shared / f"{key}.tmp", result)
     return data
+
+
+# Lists of attempts at a lesson's tasks, graded in one batch by `grade_shared`:
+Wrong = tuple[str, str, str, str]  # (file name, task id, task cell body, message regex)
+Right = tuple[str, str, str]  # (file name, task id, task cell body)
+
+
+def attempt_files(
+    lesson: Lesson, wrong: list[Wrong], right: list[Right], *, unsolved: tuple[str, ...]
+) -> dict[str, str]:
+    """`NAME.py` per attempt (its task replaced, every other task solved), `solved.py` (the
+    reference solutions) and `unsolved.py` (the scaffolds of `unsolved` left as they are)."""
+    attempts = [(name, task, body) for name, task, body, _ in wrong] + list(right)
+    files = {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body in attempts}
+    files["solved.py"] = make_attempt(lesson)
+    files["unsolved.py"] = make_attempt(lesson, unsolved=unsolved)
+    return files
+
+
+def task_result(report: dict, task_id: str) -> dict:
+    """One task's entry in a `--json` report."""
+    return next(t for t in report["tasks"] if t["id"] == task_id)
+
+
+def check_wrong_attempt(report: dict, lesson: Lesson, task: str, pattern: str) -> None:
+    """The attempt fails at `task` with a message matching `pattern` and that task's hint,
+    while every other task, solved, still passes."""
+    import re
+
+    result = task_result(report, task)
+    assert result["status"] in ("failed", "error"), result
+    assert re.search(pattern, result["message"], re.S), result["message"]
+    assert result["hint"] == " ".join(lesson.task(task).hint.split())
+    assert report["passed"] is False
+    others = [t for t in report["tasks"] if t["id"] != task]
+    assert all(t["status"] == "passed" for t in others), others
+
+
+def check_right_attempt(report: dict, task: str) -> None:
+    """A differently written right answer passes, and so does the whole file."""
+    assert task_result(report, task)["status"] == "passed", task_result(report, task)
+    assert report["passed"] is True
+
+
+def check_coverage(tasks: tuple[str, ...], wrong: list[Wrong], right: list[Right]) -> None:
+    """Every task has at least four wrong attempts and two other right answers."""
+    for task in tasks:
+        assert sum(t == task for _, t, _, _ in wrong) >= 4, task
+        assert sum(t == task for _, t, _ in right) >= 2, task

@@ -7,8 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lessonkit.commands.new import skeleton
+from lessonkit.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson import ROLES, parse_lesson
 
 from conftest import REPO
@@ -37,3 +39,21 @@ def test_the_guides_example_is_the_skeleton_and_loads():
     assert prose.sub("", example) == prose.sub("", written)
     lesson = parse_lesson(example, Path("lesson.md"))
     assert lesson.meta.id == "loops-01" and lesson.evidence and lesson.grading
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATORS))
+def test_every_input_generator_is_documented(kind):
+    grading = GUIDE.split("## Grading", 1)[1].split("\n## ", 1)[0]
+    assert f"| `{{{kind}: " in grading, f"docs/authoring.md has no row for {{{kind}: ...}}"
+
+
+def test_the_guides_grading_example_loads():
+    grading = GUIDE.split("## Grading", 1)[1].split("\n## ", 1)[0]
+    body = grading.split("```yaml\n", 1)[1].split("\n```", 1)[0] + "\n"
+
+    def error(message: str, line: int) -> ValueError:
+        return ValueError(f"{line}: {message}")
+
+    parsed = parse_grading(yaml.safe_load(body), body, 1, "authoring.md", error)
+    kinds = {type(spec).__name__.lower() for _, spec in parsed.inputs}
+    assert kinds == set(GENERATORS) and parsed.attempts

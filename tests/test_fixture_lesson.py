@@ -1,8 +1,9 @@
 """A second lesson, written only as a lesson.md, goes through every command unchanged.
 
 The fixture (tests/fixtures/phases/99-fixture/01-tuples) is unlike state-02 on purpose: its
-state is a tuple holding a Python int, a bool and a pair of arrays, its step defines a
-function that returns a tuple, and its task prints its answer. It is copied with state-02 into
+state is a tuple holding a Python int, a bool and a pair of arrays (graded on drawn
+integers and booleans), its step defines a function that returns a tuple, and one task's
+answer is a line of printed text. It is copied with state-02 into
 a throwaway repository, then built, run, recorded, verified, graded and evidenced there.
 """
 
@@ -15,15 +16,19 @@ from pathlib import Path
 import pytest
 
 from lessonkit.catalog import find_lesson
-from lessonkit.evidence import render_template
-from lessonkit.grade import Grader
-from lessonkit.grade.isolation import choose_isolation
 from lessonkit.lesson import load_lesson
-from lessonkit.render.script import render_exercise_script
 
-from conftest import FIXTURE_MD, FIXTURE_ROOT, LESSON_MD, copy_lesson_repo, invoke
+from conftest import (
+    FIXTURE_MD,
+    FIXTURE_ROOT,
+    copy_lesson_repo,
+    grade_shared,
+    invoke,
+    make_attempt,
+)
 
 LESSON_ID = "fixture-01"
+TASKS = ("twice", "report-line")
 
 
 @dataclass(frozen=True)
@@ -78,66 +83,44 @@ def test_the_site_and_the_list_show_every_lesson(repo):
     assert (repo.root / "build" / "site" / LESSON_ID / "index.html").is_file()
 
 
-def _attempt(lesson, twice: str, summary: str) -> str:
-    script = render_exercise_script(lesson)
-    script = script.replace('twice = todo("twice: state advanced two times")', twice)
-    return script.replace(
-        'summary = todo("summary: the pair (count, flag) read from twice")', summary
-    )
+@pytest.fixture(scope="module")
+def fixture_lesson():
+    return load_lesson(FIXTURE_MD)
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory) -> dict[str, tuple[str, str]]:
-    """Right, wrong and hard-coded attempts, graded by one grader: (status, message)."""
-    lesson = load_lesson(FIXTURE_MD)
-    folder = tmp_path_factory.mktemp("attempts")
-    attempts = {
-        "scaffold": render_exercise_script(lesson),
-        "right": _attempt(lesson, "twice = advance(advance(state))", "summary = twice[:2]"),
-        "also right": _attempt(
-            lesson, "once = advance(state)\ntwice = advance(once)", "summary = (twice[0], twice[1])"
-        ),
-        "once": _attempt(lesson, "twice = advance(state)", "summary = (twice[0], twice[1])"),
-        "flag lost": _attempt(
-            lesson, "twice = advance(advance(state))", "summary = (twice[0], False)"
-        ),
-        "hard-coded": _attempt(
-            lesson,
-            "twice = (5, True, (jnp.array(6.0), jnp.array([4, 6], dtype=jnp.int32)))",
-            "summary = (5, True)",
-        ),
+def reports(fixture_lesson, tmp_path_factory) -> dict[str, dict]:
+    """The reference solutions and the untouched scaffolds, graded in one batch.
+
+    Wrong attempts and other right answers are declared in the fixture's lesson.md and proven
+    by `lessonkit verify` in `repo`.
+    """
+    files = {
+        "solved.py": make_attempt(fixture_lesson),
+        "unsolved.py": make_attempt(fixture_lesson, unsolved=TASKS),
     }
-    out = {}
-    with Grader(60, sandbox=choose_isolation(batch=False, allow_unsandboxed=True).sandbox) as g:
-        for name, text in attempts.items():
-            path = folder / f"{name.replace(' ', '-')}.py"
-            path.write_text(text, encoding="utf-8")
-            (task,) = g.grade(lesson, path).tasks
-            out[name] = (task.status, task.message)
-    return out
+    return grade_shared(tmp_path_factory, "grade-fixture", fixture_lesson, files)
 
 
-@pytest.mark.parametrize(
-    ("attempt", "status", "message"),
-    [
-        ("scaffold", "not attempted", "todo(...) is still"),
-        ("right", "passed", ""),
-        ("also right", "passed", ""),
-        ("once", "failed", "`twice` at `0`"),
-        ("flag lost", "failed", "`summary`"),
-        ("hard-coded", "failed", "not on other inputs"),
-    ],
-)
-def test_the_grader_judges_the_fixtures_attempts(verdicts, attempt, status, message):
-    got_status, got_message = verdicts[attempt]
-    assert got_status == status, got_message
-    assert message in got_message
+def test_the_grader_passes_the_solutions_and_not_the_scaffolds(reports):
+    solved, unsolved = reports["solved.py"], reports["unsolved.py"]
+    assert [(t["id"], t["status"]) for t in solved["tasks"]] == [(t, "passed") for t in TASKS]
+    assert [t["status"] for t in unsolved["tasks"]] == ["not attempted"] * len(TASKS)
+    assert all("todo(...) is still" in t["message"] for t in unsolved["tasks"])
+
+
+def test_the_fixture_declares_wrong_and_right_attempts_for_its_printed_answer(fixture_lesson):
+    """`verify` in `repo` proves them; a printed line is graded as the `str` it prints."""
+    attempts = [a for a in fixture_lesson.grading.attempts if a.task == "report-line"]
+    assert sum(a.expect == "failed" for a in attempts) >= 3
+    assert any(a.expect == "passed" for a in attempts)
+    assert any("should print" in a.message for a in attempts)
 
 
 def test_evidence_is_filled_from_the_fixtures_run(repo, tmp_path):
     lesson = find_lesson(LESSON_ID, repo.root)
     mine = tmp_path / "mine.py"
-    mine.write_text(_attempt(lesson, "twice = advance(advance(state))", "summary = twice[:2]"))
+    mine.write_text(make_attempt(lesson))
     code, out, err = invoke(["evidence", LESSON_ID, str(mine)], root=repo.root, cwd=tmp_path)
     assert code == 0, out + err
     (report,) = (tmp_path / "evidence").iterdir()
@@ -147,13 +130,4 @@ def test_evidence_is_filled_from_the_fixtures_run(repo, tmp_path):
     assert "Task *Advance twice*: passed" in text
     assert "`summary` in your run: [5, True]" in text
     assert "Summary: (5, True)" in text
-
-
-@pytest.mark.parametrize("path", [LESSON_MD, FIXTURE_MD], ids=["state-02", LESSON_ID])
-def test_every_lesson_has_a_template_item_per_evidence_entry(path):
-    lesson = load_lesson(path)
-    template = render_template(lesson)
-    assert lesson.evidence
-    for number, item in enumerate(lesson.evidence, 1):
-        assert f"## {number}. {item.title}\n" in template
-    assert template.count("**Prediction**") == len(lesson.evidence)
+    assert "Task *Say it in one line*: passed" in text and "Count: 4, flag: False" in text

@@ -9,11 +9,21 @@ import pytest
 
 from lessonkit.lesson import load_lesson
 
-from conftest import LESSON_MD, grade_shared, make_attempt
+from conftest import (
+    LESSON_MD,
+    Right,
+    Wrong,
+    attempt_files,
+    check_coverage,
+    check_right_attempt,
+    check_wrong_attempt,
+    grade_shared,
+    make_attempt,
+    task_result,
+)
 
 LESSON = load_lesson(LESSON_MD)  # wrong attempts are small edits of its reference solutions
 
-# Each attempt: (file name, {task id: cell body}, task under test, expected status, message regex)
 NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
 MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
 NESTED_SOLUTION = LESSON.task("nested-model").solution + "\n"
@@ -47,7 +57,7 @@ HARD_CODED = (
     r"right on the lesson's inputs but not on other inputs \(weight \[[-0-9., ]+\].*hard-coded"
 )
 
-WRONG = [
+WRONG: list[Wrong] = [
     # Make it yours
     (
         "mk-hard-coded",
@@ -249,7 +259,7 @@ WRONG = [
     ),
 ]
 
-RIGHT = [
+RIGHT: list[Right] = [
     (
         "mk-optax-norm",
         "make-it-yours",
@@ -338,10 +348,7 @@ OPTIONAL_TASKS = ("adam-by-hand",)
 
 @pytest.fixture(scope="module")
 def reports(lesson, tmp_path_factory) -> dict[str, dict]:
-    files = {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body, _ in WRONG}
-    files |= {f"{name}.py": make_attempt(lesson, {task: body}) for name, task, body in RIGHT}
-    files["solved.py"] = make_attempt(lesson)
-    files["unsolved.py"] = make_attempt(lesson, unsolved=OTHER_TASKS + OPTIONAL_TASKS)
+    files = attempt_files(lesson, WRONG, RIGHT, unsolved=OTHER_TASKS + OPTIONAL_TASKS)
     files["no-optional.py"] = make_attempt(lesson, unsolved=OPTIONAL_TASKS)
     files["half-done.py"] = make_attempt(
         lesson, {"make-it-yours": NORM + 'manual = todo("manual: by name")\n'}
@@ -349,33 +356,18 @@ def reports(lesson, tmp_path_factory) -> dict[str, dict]:
     return grade_shared(tmp_path_factory, "grade-tasks", lesson, files)
 
 
-def _task(report: dict, task_id: str) -> dict:
-    return next(t for t in report["tasks"] if t["id"] == task_id)
-
-
 def test_attempts_cover_every_task():
-    for task in OTHER_TASKS + OPTIONAL_TASKS:
-        assert sum(t == task for _, t, _, _ in WRONG) >= 4
-        assert sum(t == task for _, t, _ in RIGHT) >= 2
+    check_coverage(OTHER_TASKS + OPTIONAL_TASKS, WRONG, RIGHT)
 
 
 @pytest.mark.parametrize(("name", "task", "body", "pattern"), WRONG, ids=[w[0] for w in WRONG])
 def test_wrong_attempt_fails_with_its_message(reports, lesson, name, task, body, pattern):
-    report = reports[f"{name}.py"]
-    result = _task(report, task)
-    assert result["status"] in ("failed", "error"), result
-    assert re.search(pattern, result["message"], re.S), result["message"]
-    assert result["hint"] == " ".join(lesson.task(task).hint.split())
-    assert report["passed"] is False
-    others = [t for t in report["tasks"] if t["id"] != task]
-    assert all(t["status"] == "passed" for t in others), others
+    check_wrong_attempt(reports[f"{name}.py"], lesson, task, pattern)
 
 
 @pytest.mark.parametrize(("name", "task", "body"), RIGHT, ids=[r[0] for r in RIGHT])
 def test_other_correct_attempt_passes(reports, name, task, body):
-    report = reports[f"{name}.py"]
-    assert _task(report, task)["status"] == "passed", _task(report, task)
-    assert report["passed"] is True
+    check_right_attempt(reports[f"{name}.py"], task)
 
 
 def test_reference_solutions_pass_everything(reports):
@@ -396,7 +388,7 @@ def test_untouched_scaffolds_are_not_attempted(reports, lesson):
 
 
 def test_one_placeholder_left_is_not_attempted(reports):
-    result = _task(reports["half-done.py"], "make-it-yours")
+    result = task_result(reports["half-done.py"], "make-it-yours")
     assert result["status"] == "not attempted"
     assert '("manual: by name")' in result["message"]
 

@@ -31,6 +31,7 @@ from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.rubric import rubric_for
 from lessonkit.grade.runner import describe_end
 from lessonkit.grade.values import describe, differences, explain_layout
+from lessonkit.model import Bernoulli, Grading, Integers, Uniform
 from lessonkit.sources import CodeCell, Submission
 
 from conftest import REPORT_KEYS
@@ -214,6 +215,69 @@ def test_a_seed_replays_its_input_sets_and_another_seed_draws_others(lesson):
     assert draw_inputs(lesson.grading, 8).others != first.others
     shape = first.others[0].values
     assert len(shape["params"]["weight"]) == 2 and isinstance(shape["params"]["bias"], float)
+
+
+EVERY_GENERATOR = Grading(
+    inputs=(
+        ("count", Integers(-3, 40)),
+        ("counts", Integers(0, 9, (2, 3))),
+        ("flag", Bernoulli(0.5)),
+        ("mask", Bernoulli(0.2, (4,))),
+        ("nested", {"x": Uniform(-1.0, 1.0, (2,), 1), "n": Integers(5, 6)}),
+    ),
+    input_sets=8,
+    probes=(),
+    points=(),
+    line=1,
+)
+
+
+def _leaves(value, shape):
+    """The leaves of a drawn value, after checking it is nested lists of that shape."""
+    if not shape:
+        return [value]
+    assert type(value) is list and len(value) == shape[0]
+    return [leaf for item in value for leaf in _leaves(item, shape[1:])]
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_drawn_values_keep_their_declared_bounds_types_and_shapes(seed):
+    def check(spec, value):
+        if isinstance(spec, dict):
+            assert list(value) == list(spec)
+            for name, child in spec.items():
+                check(child, value[name])
+            return
+        for leaf in _leaves(value, spec.shape):
+            if isinstance(spec, Integers):
+                assert type(leaf) is int and spec.low <= leaf <= spec.high
+            elif isinstance(spec, Bernoulli):
+                assert type(leaf) is bool
+            else:
+                assert type(leaf) is float and spec.low <= leaf <= spec.high
+                assert round(leaf, spec.decimals) == leaf
+
+    inputs = draw_inputs(EVERY_GENERATOR, seed)
+    assert len(inputs.others) == 8
+    for drawn in inputs.others:
+        assert list(drawn.values) == list(EVERY_GENERATOR.input_names)
+        for name, spec in EVERY_GENERATOR.inputs:
+            check(spec, drawn.values[name])
+
+
+def test_the_child_makes_each_drawn_leaf_the_type_its_generator_promises():
+    """Through the JSON request, as the grader sends it: int and bool stay Python scalars."""
+    import jax.numpy as jnp
+
+    runner = worker.Runner(None, None, None, jnp)
+    drawn = json.loads(json.dumps(draw_inputs(EVERY_GENERATOR, 3).others[0].values))
+    made = {name: runner.make_inputs(value) for name, value in drawn.items()}
+    assert type(made["count"]) is int and type(made["flag"]) is bool
+    assert (made["counts"].dtype, made["counts"].shape) == (jnp.int32, (2, 3))
+    assert (made["mask"].dtype, made["mask"].shape) == (jnp.bool_, (4,))
+    assert (made["nested"]["x"].dtype, made["nested"]["x"].shape) == (jnp.float32, (2,))
+    assert type(made["nested"]["n"]) is int
 
 
 def test_a_lesson_without_a_grading_block_cannot_be_checked(lesson):

@@ -11,7 +11,7 @@ from lessonkit.errors import LessonError
 from lessonkit.lesson import parse_lesson
 from lessonkit.model import STAGES
 
-from conftest import LESSON_MD, SPEC_OUTLINE
+from conftest import EVERY_LESSON, LESSON_MD, SPEC_OUTLINE
 
 SOURCE = LESSON_MD.read_text(encoding="utf-8")
 
@@ -198,6 +198,72 @@ def _line_of(text: str, needle: str) -> int:
             r"todo\(\.\.\.\) outside a function must be the whole value of a top-level",
         ),
         (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {uniform: [2, -2], shape: [2]}\n",
+            "    weight: {",
+            r"input 'params/weight': 'uniform' must be \[low, high\] with low < high",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {uniform: [-2, 2], shape: [0]}\n",
+            "    weight: {",
+            r"'shape' must be a list of positive integers",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {uniform: [-2, 2], shape: [100]}\n",
+            "    weight: {",
+            r"at most 64 values per leaf",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {uniform: [-2, 2], decimals: 9}\n",
+            "    weight: {",
+            r"'decimals' must be 0 to 6",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {integers: [0.5, 3]}\n",
+            "    weight: {",
+            r"input 'params/weight': 'integers' must be \[low, high\] with low < high",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {integers: [0, 3], decimals: 1}\n",
+            "    weight: {",
+            r"unknown key 'decimals' for 'integers'; allowed: integers, shape",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {integers: [0, 5000000000]}\n",
+            "    weight: {",
+            r"'integers' bounds must fit int32",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {bernoulli: 1.5}\n",
+            "    weight: {",
+            r"'bernoulli' must be the probability of True, between 0 and 1",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {bernoulli: 0.5, integers: [0, 3]}\n",
+            "    weight: {",
+            r"one generator per input, got integers and bernoulli",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: {shape: [2], integer: [0, 3]}\n",
+            "    weight: {",
+            r"'shape' without a generator; choose one of \{uniform: \.\.\.\}, \{integers",
+        ),
+        (
+            "weight: {uniform: [-2, 2], shape: [2]}\n",
+            "weight: 3\n",
+            "    weight: 3",
+            r"input 'params/weight' must be a mapping: names, or one of",
+        ),
+        (
             "{#derivation}",
             "{#problem}",
             "## Derive the matching gradient tree",
@@ -292,14 +358,19 @@ def test_tasks_state_every_value_they_are_graded_on(lesson):
         assert missing == [], f"task {task.id} never states {missing}"
 
 
-def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(lesson):
+def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(any_lesson):
+    lesson = any_lesson
     for task in lesson.tasks:
         assert "practice copy" in task.where, task.where
         assert f"`lessonkit check {lesson.meta.id}`" in task.where, task.where
         assert "exercise file" not in task.where and "exercises/" not in task.where
 
 
-def test_declared_attempts_are_read_with_their_lines(lesson):
+@pytest.mark.parametrize(
+    "any_lesson", [p for p in EVERY_LESSON if p.id != "state-01"], indirect=True
+)  # state-01's attempts are still in tests/test_state01_grade.py, not in its lesson.md
+def test_declared_attempts_are_read_with_their_lines(any_lesson):
+    lesson = any_lesson
     attempts = lesson.grading.attempts
     assert {a.task for a in attempts} == {t.id for t in lesson.tasks}
     for task in lesson.tasks:

@@ -10,6 +10,7 @@ from pathlib import Path
 from threading import Thread
 
 import pytest
+from markupsafe import escape
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
@@ -142,6 +143,12 @@ def page(lesson, records) -> str:
     return render_lesson_page(lesson, records, [lesson])
 
 
+@pytest.fixture(scope="module")
+def any_page(repo_lesson) -> str:
+    """Each lesson's page, rendered from its committed records (for tests of any lesson)."""
+    return render_lesson_page(repo_lesson, load_records(repo_lesson), [repo_lesson])
+
+
 def _subsequence(wanted: list[str], got: list[str]) -> list[str]:
     """The items of `wanted` that do not appear in `got` in the same order."""
     remaining = iter(got)
@@ -165,7 +172,8 @@ def test_page_shows_the_spec_in_order(page):
         positions.append(found)
 
 
-def test_every_item_of_the_lesson_is_on_the_page(page, lesson, record):
+def test_every_item_of_the_lesson_is_on_the_page(any_page, repo_lesson):
+    page, lesson, record = any_page, repo_lesson, load_records(repo_lesson)[MAIN]
     for experiment in lesson.experiments:
         assert experiment.title in page
     for task in lesson.tasks:
@@ -175,7 +183,7 @@ def test_every_item_of_the_lesson_is_on_the_page(page, lesson, record):
     env = record.environment
     assert f"Python {env.python} · JAX {env.jax} · {env.device_count} CPU device" in page
     for line in record.stdout.splitlines():
-        assert line in page
+        assert str(escape(line)) in page
 
 
 def test_the_going_further_record_follows_the_last_optional_experiment(page, lesson, records):
@@ -228,14 +236,15 @@ def test_bad_math_names_the_lesson_line(records, tmp_path):
         render_lesson_page(lesson, records)
 
 
-def test_page_weight_is_under_budget(page):
+def test_page_weight_is_under_budget(any_page):
     assets = render_assets()
     scripts = len(assets[JS_ASSET]) + len(assets[PORTFOLIO_JS_ASSET])
-    weight = len(page.encode("utf-8")) + len(assets[CSS_ASSET]) + scripts
+    weight = len(any_page.encode("utf-8")) + len(assets[CSS_ASSET]) + scripts
     assert weight < WEIGHT_LIMIT, f"page, CSS and JS weigh {weight} bytes"
 
 
 def test_no_outside_urls(page):
+    """state-02 links one outside page, its primary reference; CSS and JS link none."""
     assets = render_assets()
     texts = {
         "page": page,
@@ -244,13 +253,23 @@ def test_no_outside_urls(page):
         "portfolio-js": assets[PORTFOLIO_JS_ASSET].decode(),
     }
     for name, text in texts.items():
-        urls = re.findall(r"https?://[^\s\"'<>)]+", text)
-        assert urls == ([REFERENCE] if name == "page" else []), name
-    for link in _outline(page).links:
-        assert link in (REFERENCE, NO_ICON) or not re.match(r"^([a-z]+:|//|/)", link), link
+        assert _urls(text) == ([REFERENCE] if name == "page" else []), name
 
 
-def test_downloads_are_linked_and_copied_byte_for_byte(page, lesson, built_site):
+def _urls(text: str) -> list[str]:
+    return re.findall(r"https?://[^\s\"'<>)]+", text)
+
+
+def test_every_outside_link_is_one_the_lesson_md_gives(any_page, repo_lesson):
+    """No CDN, font or script from elsewhere: the page links only what its author wrote."""
+    written = set(_urls(repo_lesson.source))
+    assert set(_urls(any_page)) <= written
+    for link in _outline(any_page).links:
+        assert link in written | {NO_ICON} or not re.match(r"^([a-z]+:|//|/)", link), link
+
+
+def test_downloads_are_linked_and_copied_byte_for_byte(any_page, repo_lesson, built_site):
+    page, lesson = any_page, repo_lesson
     for download in lesson_downloads(lesson):
         assert f'href="{download.href}"' in page
         copied = built_site / lesson.meta.id / download.href
@@ -286,11 +305,12 @@ def test_the_phase_lessons_link_each_other_before_and_next(built_site):
         assert "Control flow" not in html and "Carrying state" not in html
 
 
-def test_page_data_is_embedded_for_file_urls(page):
+def test_page_data_is_embedded_for_file_urls(any_page, repo_lesson):
+    page = any_page
     data = json.loads(
         re.search(r'<script type="application/json" id="lesson-data">(.*?)</script>', page, re.S)[1]
     )
-    assert data["storageKey"] == "lessonkit:state-02"
+    assert data["storageKey"] == f"lessonkit:{repo_lesson.meta.id}"
     assert (data["schema"], data["version"]) == ("lessonkit-portfolio", 1)
     keys = re.findall(r'data-save="([^"]+)"', page)
     assert len(keys) == len(set(keys)), "every saved field needs its own key"
@@ -402,13 +422,16 @@ def test_site_files_are_relative_to_each_page(built_site):
         assert Path(built_site).resolve() in resolved.parents
 
 
-def test_the_check_box_makes_the_practice_copy_that_check_grades(page, lesson):
+def test_the_check_box_makes_the_practice_copy_that_check_grades(any_page, repo_lesson):
     """A bare `lessonkit check` grades the copy `start` made; the box gives both commands."""
-    boxes = re.findall(r'<figure class="codeblock check-command">.*?</figure>', page, flags=re.S)
-    assert len(boxes) == len(lesson.tasks)
+    pattern = r'<figure class="codeblock check-command">.*?</figure>'
+    boxes = re.findall(pattern, any_page, flags=re.S)
+    assert len(boxes) == len(repo_lesson.tasks)
+    lesson_id = repo_lesson.meta.id
     for box in boxes:
         text = re.sub(r"<[^>]+>", "", box)
-        assert text.index("lessonkit start state-02") < text.index("lessonkit check state-02")
+        start, check = f"lessonkit start {lesson_id}", f"lessonkit check {lesson_id}"
+        assert text.index(start) < text.index(check)
 
 
 def test_my_learning_knows_every_lessons_storage_labels_and_quiz_answers():

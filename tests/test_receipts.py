@@ -81,21 +81,22 @@ def test_the_lesson_runs_two_scripts(lesson):
     )
 
 
-@pytest.mark.parametrize("script", [MAIN, GOING_FURTHER], ids=lambda s: s.name)
-def test_committed_record_is_current_and_complete(lesson, script):
-    receipt = load_record(lesson, script)
-    data = json.loads(record_path(lesson, script).read_text(encoding="utf-8"))
-    assert set(data) == RECORD_FIELDS
-    assert set(data["environment"]) == ENVIRONMENT_FIELDS
-    assert receipt.schema == SCHEMA == 3 and receipt.lesson == "state-02"
-    assert receipt.script == script.path and receipt.exit_code == 0
-    script_bytes = script_path(lesson, script).read_bytes()
-    assert receipt.script_sha256 == hashlib.sha256(script_bytes).hexdigest()
-    assert receipt.code_sha256 == code_sha256(script.render(lesson))
-    assert "-m lessonkit.execute phases/" in receipt.command
-    assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
-    assert receipt.started.utcoffset().total_seconds() == 0
-    assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"
+def test_committed_record_is_current_and_complete(repo_lesson):
+    lesson = repo_lesson
+    for script in lesson_scripts(lesson):
+        receipt = load_record(lesson, script)
+        data = json.loads(record_path(lesson, script).read_text(encoding="utf-8"))
+        assert set(data) == RECORD_FIELDS
+        assert set(data["environment"]) == ENVIRONMENT_FIELDS
+        assert receipt.schema == SCHEMA == 3 and receipt.lesson == lesson.meta.id
+        assert receipt.script == script.path and receipt.exit_code == 0
+        script_bytes = script_path(lesson, script).read_bytes()
+        assert receipt.script_sha256 == hashlib.sha256(script_bytes).hexdigest()
+        assert receipt.code_sha256 == code_sha256(script.render(lesson))
+        assert "-m lessonkit.execute phases/" in receipt.command
+        assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
+        assert receipt.started.utcoffset().total_seconds() == 0
+        assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"
 
 
 def test_main_record_prints_three_lines(lesson):
@@ -114,11 +115,11 @@ def test_going_further_record_prints_every_declared_output(lesson):
     assert load_record(lesson, GOING_FURTHER).stdout.splitlines() == expected
 
 
-@pytest.mark.parametrize("script", [MAIN, GOING_FURTHER], ids=lambda s: s.name)
-def test_receipt_survives_a_json_round_trip(lesson, script):
-    receipt = load_record(lesson, script)
-    again = Receipt.from_dict(json.loads(receipt.to_json()))
-    assert again == receipt
+def test_receipt_survives_a_json_round_trip(repo_lesson):
+    for script in lesson_scripts(repo_lesson):
+        receipt = load_record(repo_lesson, script)
+        again = Receipt.from_dict(json.loads(receipt.to_json()))
+        assert again == receipt
 
 
 # --------------------------------------------------------------------------- stale and corrupt

@@ -6,13 +6,20 @@ The lesson is only a lesson.md: nothing here or in src/ is special to it beyond 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from lessonkit.lesson import load_lesson
 
-from conftest import REPO, grade_shared, make_attempt
+from conftest import (
+    REPO,
+    Right,
+    Wrong,
+    attempt_files,
+    check_coverage,
+    check_right_attempt,
+    check_wrong_attempt,
+    grade_shared,
+)
 
 STATE01_MD = REPO / "phases" / "03-state" / "01-random-keys-without-surprises" / "lesson.md"
 TASKS = ("two-draws", "per-step", "key-tree")
@@ -41,8 +48,7 @@ def _walk(keys: str, update: str) -> str:
 
 KEY_DIFFERS = r"is a key<fry>\[{n}\] PRNG key array with key data \[[0-9, .]+\]; expected a key<fry>\[{n}\] PRNG key array with key data"  # noqa: E501
 
-# (name, task, cell body, message regex)
-WRONG = [
+WRONG: list[Wrong] = [
     (
         "td-parent-for-both",
         "two-draws",
@@ -158,7 +164,7 @@ WRONG = [
     ),
 ]
 
-RIGHT = [
+RIGHT: list[Right] = [
     (
         "td-num-and-order",
         "two-draws",
@@ -214,41 +220,23 @@ def state01():
 
 @pytest.fixture(scope="module")
 def reports(state01, tmp_path_factory) -> dict[str, dict]:
-    files = {f"{n}.py": make_attempt(state01, {t: body}) for n, t, body, _ in WRONG}
-    files |= {f"{n}.py": make_attempt(state01, {t: body}) for n, t, body in RIGHT}
-    files["solved.py"] = make_attempt(state01)
-    files["unsolved.py"] = make_attempt(state01, unsolved=TASKS)
+    files = attempt_files(state01, WRONG, RIGHT, unsolved=TASKS)
     return grade_shared(tmp_path_factory, "grade-state01", state01, files)
-
-
-def _task(report: dict, task_id: str) -> dict:
-    return next(t for t in report["tasks"] if t["id"] == task_id)
 
 
 def test_attempts_cover_every_task(state01):
     assert tuple(t.id for t in state01.tasks) == TASKS
-    for task in TASKS:
-        assert sum(t == task for _, t, _, _ in WRONG) >= 4
-        assert sum(t == task for _, t, _ in RIGHT) >= 2
+    check_coverage(TASKS, WRONG, RIGHT)
 
 
 @pytest.mark.parametrize(("name", "task", "body", "pattern"), WRONG, ids=[w[0] for w in WRONG])
 def test_wrong_attempt_fails_with_its_message(reports, state01, name, task, body, pattern):
-    report = reports[f"{name}.py"]
-    result = _task(report, task)
-    assert result["status"] in ("failed", "error"), result
-    assert re.search(pattern, result["message"], re.S), result["message"]
-    assert result["hint"] == " ".join(state01.task(task).hint.split())
-    assert report["passed"] is False
-    others = [t for t in report["tasks"] if t["id"] != task]
-    assert all(t["status"] == "passed" for t in others), others
+    check_wrong_attempt(reports[f"{name}.py"], state01, task, pattern)
 
 
 @pytest.mark.parametrize(("name", "task", "body"), RIGHT, ids=[r[0] for r in RIGHT])
 def test_other_correct_attempt_passes(reports, name, task, body):
-    report = reports[f"{name}.py"]
-    assert _task(report, task)["status"] == "passed", _task(report, task)
-    assert report["passed"] is True
+    check_right_attempt(reports[f"{name}.py"], task)
 
 
 def test_reference_solutions_pass_and_scaffolds_are_not_attempted(reports):

@@ -4,9 +4,11 @@ The block's body is YAML::
 
     inputs:              # names the steps assign, each with a generator tree
       params:
-        weight: {uniform: [-2, 2], shape: [2]}
+        weight: {uniform: [-2, 2], shape: [2]}    # float32
         bias: {uniform: [-1, 1]}
       x: {uniform: [-2.5, 2.5], shape: [2]}
+      start: {integers: [10, 99]}                # a Python int; int32 with a shape
+      flag: {bernoulli: 0.5}                     # a Python bool; bool with a shape
     input_sets: 2        # generated sets per run, besides the lesson's own inputs
     points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
     attempts:            # attempts `lessonkit verify` grades: each must get its verdict
@@ -33,13 +35,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import get_args
 
 from lessonkit.model import (
     Attempt,
     AttemptStatus,
+    Bernoulli,
+    Generator,
     Grading,
     InputTree,
+    Integers,
     Probe,
     Transform,
     Uniform,
@@ -50,9 +56,9 @@ STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts"})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
-_UNIFORM_KEYS = frozenset({"uniform", "shape", "decimals"})
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 class _Block:
@@ -76,38 +82,97 @@ def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _generator(path: str, spec: object, block: _Block) -> InputTree:
-    where = block.line_of(rf"\b{re.escape(path.rsplit('/', 1)[-1])}:")
-    if not isinstance(spec, dict) or not spec:
-        raise block.error(
-            f"input {path!r} must be a mapping: names or {{uniform: [low, high]}}", where
-        )
-    if "uniform" not in spec:
-        return {
-            str(name): _generator(f"{path}/{name}", child, block) for name, child in spec.items()
-        }
-    unknown = set(spec) - _UNIFORM_KEYS
-    if unknown:
-        raise block.error(f"input {path!r}: unknown key {sorted(unknown)[0]!r}", where)
-    bounds = spec["uniform"]
-    if (
-        not isinstance(bounds, list)
-        or len(bounds) != 2
-        or not all(map(_number, bounds))
-        or not bounds[0] < bounds[1]
-    ):
-        raise block.error(f"input {path!r}: 'uniform' must be [low, high] with low < high", where)
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shape(path: str, spec: dict, block: _Block, where: int) -> tuple[int, ...]:
     shape = spec.get("shape", [])
-    if not isinstance(shape, list) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape
-    ):
+    if not isinstance(shape, list) or not all(_is_int(d) and d > 0 for d in shape):
         raise block.error(f"input {path!r}: 'shape' must be a list of positive integers", where)
     if math.prod(shape) > MAX_LEAF_SIZE:
         raise block.error(f"input {path!r}: at most {MAX_LEAF_SIZE} values per leaf", where)
+    return tuple(shape)
+
+
+def _bounds(path: str, kind: str, spec: dict, block: _Block, where: int, check) -> list:
+    bounds = spec[kind]
+    if (
+        not isinstance(bounds, list)
+        or len(bounds) != 2
+        or not all(map(check, bounds))
+        or not bounds[0] < bounds[1]
+    ):
+        raise block.error(f"input {path!r}: {kind!r} must be [low, high] with low < high", where)
+    return bounds
+
+
+def _uniform(path: str, spec: dict, block: _Block, where: int) -> Uniform:
+    low, high = _bounds(path, "uniform", spec, block, where, _number)
     decimals = spec.get("decimals", 2)
-    if not isinstance(decimals, int) or isinstance(decimals, bool) or not 0 <= decimals <= 6:
+    if not _is_int(decimals) or not 0 <= decimals <= 6:
         raise block.error(f"input {path!r}: 'decimals' must be 0 to 6", where)
-    return Uniform(float(bounds[0]), float(bounds[1]), tuple(shape), decimals)
+    return Uniform(float(low), float(high), _shape(path, spec, block, where), decimals)
+
+
+def _integers(path: str, spec: dict, block: _Block, where: int) -> Integers:
+    low, high = _bounds(path, "integers", spec, block, where, _is_int)
+    if low < INT32_MIN or high > INT32_MAX:
+        raise block.error(
+            f"input {path!r}: 'integers' bounds must fit int32 ({INT32_MIN} to {INT32_MAX})",
+            where,
+        )
+    return Integers(low, high, _shape(path, spec, block, where))
+
+
+def _bernoulli(path: str, spec: dict, block: _Block, where: int) -> Bernoulli:
+    p = spec["bernoulli"]
+    if not _number(p) or not 0 < p < 1:
+        raise block.error(
+            f"input {path!r}: 'bernoulli' must be the probability of True, between 0 and 1",
+            where,
+        )
+    return Bernoulli(float(p), _shape(path, spec, block, where))
+
+
+# Each generator: the key that names it, the keys it takes, and its reader (one entry each).
+GENERATORS: dict[str, tuple[frozenset[str], Callable[..., Generator]]] = {
+    "uniform": (frozenset({"uniform", "shape", "decimals"}), _uniform),
+    "integers": (frozenset({"integers", "shape"}), _integers),
+    "bernoulli": (frozenset({"bernoulli", "shape"}), _bernoulli),
+}
+_OPTIONS = frozenset().union(*(keys for keys, _ in GENERATORS.values())) - set(GENERATORS)
+
+
+def _generator(path: str, spec: object, block: _Block) -> InputTree:
+    where = block.line_of(rf"\b{re.escape(path.rsplit('/', 1)[-1])}:")
+    choices = ", ".join(f"{{{kind}: ...}}" for kind in GENERATORS)
+    if not isinstance(spec, dict) or not spec:
+        raise block.error(f"input {path!r} must be a mapping: names, or one of {choices}", where)
+    kinds = [kind for kind in GENERATORS if kind in spec]
+    if not kinds:
+        stray = sorted(_OPTIONS & set(spec))
+        if stray:
+            raise block.error(
+                f"input {path!r}: {stray[0]!r} without a generator; choose one of {choices}",
+                where,
+            )
+        return {
+            str(name): _generator(f"{path}/{name}", child, block) for name, child in spec.items()
+        }
+    if len(kinds) > 1:
+        raise block.error(
+            f"input {path!r}: one generator per input, got {' and '.join(kinds)}", where
+        )
+    keys, read = GENERATORS[kinds[0]]
+    unknown = set(spec) - keys
+    if unknown:
+        raise block.error(
+            f"input {path!r}: unknown key {sorted(unknown)[0]!r} for {kinds[0]!r}; "
+            f"allowed: {', '.join(sorted(keys))}",
+            where,
+        )
+    return read(path, spec, block, where)
 
 
 def _entry(

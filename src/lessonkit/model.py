@@ -261,7 +261,30 @@ class Uniform:
     decimals: int = 2
 
 
-InputTree = dict[str, "InputTree"] | Uniform
+@dataclass(frozen=True)
+class Integers:
+    """One generated input leaf: an integer in [low, high] (both included).
+
+    Without a shape it is a Python `int`, as a lesson writes a count (`start = 3`); with a
+    shape it is an int32 array.
+    """
+
+    low: int
+    high: int
+    shape: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Bernoulli:
+    """One generated input leaf: True with probability `p`; a Python `bool`, or with a shape
+    a bool array."""
+
+    p: float
+    shape: tuple[int, ...] = ()
+
+
+Generator = Uniform | Integers | Bernoulli
+InputTree = dict[str, "InputTree"] | Generator
 
 
 @dataclass(frozen=True)

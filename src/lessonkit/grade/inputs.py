@@ -9,20 +9,25 @@ Each set is a complete replacement for the names the lesson's steps assign as in
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 from dataclasses import dataclass
 
 from lessonkit.errors import UsageError
-from lessonkit.model import Grading, InputTree, Lesson, Uniform
+from lessonkit.model import Generator, Grading, InputTree, Integers, Lesson, Uniform
 
-Tree = dict[str, "Tree"] | list[float] | float
+# A drawn leaf keeps its Python type through the JSON request: the child makes a float a
+# float32 array, keeps an int or a bool as it is, and makes a list of them an array of
+# float32, int32 or bool.
+Leaf = float | int | bool
+Tree = dict[str, "Tree"] | list | Leaf
 MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)
 class InputSet:
-    """Values for the input names, as nested lists and floats (float32 in the child)."""
+    """Values for the input names: nested lists of floats, ints or bools (see `Leaf`)."""
 
     name: str
     values: dict[str, Tree]
@@ -57,17 +62,22 @@ def new_seed() -> int:
     return secrets.randbelow(MAX_SEED + 1)
 
 
-def _draw(spec: InputTree, rng: random.Random) -> Tree:
+def _draw_one(spec: Generator, rng: random.Random) -> Leaf:
     if isinstance(spec, Uniform):
-        size = 1
-        for d in spec.shape:
-            size *= d
-        flat = [round(rng.uniform(spec.low, spec.high), spec.decimals) for _ in range(size)]
-        return flat[0] if not spec.shape else _reshape(flat, spec.shape)
-    return {name: _draw(child, rng) for name, child in spec.items()}
+        return round(rng.uniform(spec.low, spec.high), spec.decimals)
+    if isinstance(spec, Integers):
+        return rng.randint(spec.low, spec.high)
+    return rng.random() < spec.p
 
 
-def _reshape(flat: list[float], shape: tuple[int, ...]) -> list:
+def _draw(spec: InputTree, rng: random.Random) -> Tree:
+    if isinstance(spec, dict):
+        return {name: _draw(child, rng) for name, child in spec.items()}
+    flat = [_draw_one(spec, rng) for _ in range(math.prod(spec.shape))]
+    return flat[0] if not spec.shape else _reshape(flat, spec.shape)
+
+
+def _reshape(flat: list[Leaf], shape: tuple[int, ...]) -> list:
     if len(shape) == 1:
         return flat
     step = len(flat) // shape[0]

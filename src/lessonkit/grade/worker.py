@@ -427,6 +427,8 @@ class Runner:
         self.guard = guard
         self._asarray = jnp_module.asarray
         self._float32 = jnp_module.float32
+        self._int32 = jnp_module.int32
+        self._bool = jnp_module.bool_
         self._perf = time.perf_counter
         self.patched: list[str] = []
         self.deadline: float | None = None
@@ -436,8 +438,20 @@ class Runner:
         return self._asarray(value, dtype=self._float32)
 
     def make_inputs(self, spec):
+        """A drawn input set (see `grade.inputs.Leaf`): a float or a list of floats becomes
+        a float32 array, a list of ints an int32 array, a list of bools a bool array; a
+        Python int or bool stays what the lesson's own code would have written."""
         if isinstance(spec, dict):
             return {k: self.make_inputs(v) for k, v in spec.items()}
+        if type(spec) in (int, bool):
+            return spec
+        first = spec
+        while type(first) is list and first:
+            first = first[0]
+        if type(first) is bool:
+            return self._asarray(spec, dtype=self._bool)
+        if type(first) is int:
+            return self._asarray(spec, dtype=self._int32)
         return self.make_array(spec)
 
     # -- timing: the alarm is armed only while learner code runs
