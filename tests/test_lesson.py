@@ -11,7 +11,7 @@ from lessonkit.errors import LessonError
 from lessonkit.lesson import parse_lesson
 from lessonkit.model import STAGES
 
-from conftest import EVERY_LESSON, LESSON_MD, SPEC_OUTLINE
+from conftest import LESSON_MD, SPEC_OUTLINE
 
 SOURCE = LESSON_MD.read_text(encoding="utf-8")
 
@@ -366,9 +366,6 @@ def test_every_where_line_names_the_practice_copy_and_the_check_that_grades_it(a
         assert "exercise file" not in task.where and "exercises/" not in task.where
 
 
-@pytest.mark.parametrize(
-    "any_lesson", [p for p in EVERY_LESSON if p.id != "state-01"], indirect=True
-)  # state-01's attempts are still in tests/test_state01_grade.py, not in its lesson.md
 def test_declared_attempts_are_read_with_their_lines(any_lesson):
     lesson = any_lesson
     attempts = lesson.grading.attempts
