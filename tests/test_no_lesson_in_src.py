@@ -17,7 +17,7 @@ from conftest import REPO
 SRC = REPO / "src" / "lessonkit"
 # `lessonkit.trees` is a pytree library for learners: its documented defaults use the field's
 # conventional word for a parameter tree, as Flax and Optax do, not one lesson's variable.
-CONVENTIONS = {"trees.py": {"params"}}
+CONVENTIONS = {"trees": {"params"}}
 # Plain words that some lesson also uses as a variable: the toolkit's own meaning is unrelated
 # ("a reported value is nested too deeply", `functools.partial`).
 WORDS = {"nested", "partial"}
@@ -63,7 +63,7 @@ def hits(names: set[str]) -> list[str]:
     for path in sorted(SRC.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docs = _docstrings(tree)
-        allowed = CONVENTIONS.get(path.name, set())
+        allowed = CONVENTIONS.get(path.relative_to(SRC).parts[0], set())
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 text = "" if id(node) in docs else node.value
