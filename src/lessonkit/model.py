@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -19,7 +19,8 @@ STAGES: tuple[str, ...] = (
     "Evidence",
 )
 PREAMBLE = "Before you start"
-TASK_KINDS: tuple[str, ...] = ("exercise", "practice", "challenge", "optional")
+TaskKind = Literal["exercise", "practice", "challenge", "optional"]
+TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
 DEFAULT_FIGURE_NOTE = "The figure from Stage 1, computed now that the build steps have run."
 
 
@@ -220,7 +221,7 @@ class Experiment:
 @dataclass(frozen=True)
 class Task:
     id: str
-    kind: str
+    kind: TaskKind
     title: str
     where: str
     uses: tuple[CodeNote, ...]
@@ -340,7 +341,7 @@ class Grading:
 
 
 ShowKind = Literal["tree", "value", "numbers", "round_trip"]
-SHOW_KINDS: tuple[str, ...] = ("tree", "value", "numbers", "round_trip")
+SHOW_KINDS: tuple[ShowKind, ...] = get_args(ShowKind)
 
 
 @dataclass(frozen=True)

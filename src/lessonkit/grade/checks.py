@@ -24,6 +24,7 @@ from lessonkit.grade.results import (
     NOT_ATTEMPTED,
     PASSED,
     PrerequisiteResult,
+    Status,
     TaskResult,
 )
 from lessonkit.grade.rubric import TaskRubric
@@ -91,7 +92,7 @@ class TaskFacts:
 class Problem:
     """What a check found wrong with a task: the task's status and one message."""
 
-    status: str
+    status: Status
     message: str
 
 

@@ -17,12 +17,17 @@ import itertools
 import re
 import threading
 from dataclasses import dataclass
+from typing import Final
 
+from lessonkit.grade.protocol import CellRole
 from lessonkit.model import Experiment, Lesson
 from lessonkit.render.cells import lesson_cells
 from lessonkit.sources import Submission
 
-SETUP, LESSON_ONLY, TASK, SKIP = "setup", "lesson", "task", "skip"
+SETUP: Final = "setup"
+LESSON_ONLY: Final = "lesson"
+TASK: Final = "task"
+SKIP: Final = "skip"
 _SIMILAR = 0.6
 MAX_COMPARISONS = 4_000
 
@@ -39,7 +44,7 @@ class LessonCell:
 
     label: str  # "step-2", "verify-leaves", "figure-data", "todo-helper"
     title: str  # "Step 2 · Build the computation", "Experiment · Verify every gradient leaf"
-    role: str
+    role: CellRole
     source: str
 
 
@@ -49,7 +54,7 @@ class PlannedCell:
     source: str
     line: int  # first line in the file (.py) or the cell number (.ipynb)
     offset: int  # added to a line of `source` to give the line shown to the learner
-    role: str
+    role: CellRole
     task: str | None
     label: str | None  # the lesson cell it matches, if any
     placeholders: tuple[Placeholder, ...]

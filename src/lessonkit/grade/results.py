@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final, Literal
 
+from lessonkit.model import AttemptStatus
 from lessonkit.text import safe_text
 
-PASSED = "passed"
-FAILED = "failed"
-NOT_ATTEMPTED = "not attempted"
-ERROR = "error"
-STATUSES = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
+Status = AttemptStatus  # a task's verdict; a declared attempt expects one
+PASSED: Final = "passed"
+FAILED: Final = "failed"
+NOT_ATTEMPTED: Final = "not attempted"
+ERROR: Final = "error"
+STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
 SCHEMA = 1
 
@@ -21,7 +24,7 @@ class TaskResult:
 
     id: str
     title: str
-    status: str
+    status: Status
     message: str
     hint: str | None = None
     optional: bool = False  # a "going further" task: not attempting it is fine
@@ -46,7 +49,7 @@ class PrerequisiteResult:
     """A step or experiment the tasks build on, confirmed on the learner's own cells."""
 
     name: str
-    status: str  # passed, failed or error
+    status: Literal["passed", "failed", "error"]
     message: str
 
     def to_json(self) -> dict:

@@ -18,7 +18,7 @@ from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.execute import BACKEND_UNAVAILABLE, child_env, run_child
 from lessonkit.model import Lesson
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
-from lessonkit.receipts.store import PLATFORMS, script_path
+from lessonkit.receipts.store import PLATFORMS, Platform, script_path
 from lessonkit.scripts import MAIN, Script
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -62,7 +62,7 @@ def run_script(
     root: Path,
     script: Script = MAIN,
     *,
-    platform: str = "cpu",
+    platform: Platform = "cpu",
     devices: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Receipt:

@@ -14,6 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from lessonkit.errors import UsageError, shown
 from lessonkit.model import Lesson
@@ -29,7 +30,8 @@ from lessonkit.receipts.schema import (
 from lessonkit.scripts import DEFAULT, MAIN, Script, lesson_scripts, script_at
 
 RUNS = "runs"
-PLATFORMS = ("cpu", "gpu", "tpu")
+Platform = Literal["cpu", "gpu", "tpu"]
+PLATFORMS: tuple[Platform, ...] = get_args(Platform)
 ACCELERATORS = tuple(p for p in PLATFORMS if p != "cpu")
 
 
@@ -38,7 +40,7 @@ def current_code_sha256(lesson: Lesson, script: Script) -> str:
     return code_sha256(script.render(lesson))
 
 
-def record_path(lesson: Lesson, script: Script = MAIN, platform: str = "cpu") -> Path:
+def record_path(lesson: Lesson, script: Script = MAIN, platform: Platform = "cpu") -> Path:
     """The committed record: the CPU reference, or an accelerator's receipt beside it
     (outputs/execution-gpu.json), which never replaces the CPU one."""
     path = lesson.directory / script.record
@@ -153,7 +155,7 @@ class AcceleratorRecord:
     """A receipt recorded on a GPU or TPU: informational, since it cannot be re-recorded where
     no such device exists. `stale` says the lesson's code changed after it was recorded."""
 
-    platform: str
+    platform: Platform
     receipt: Receipt
     stale: bool
 
@@ -205,7 +207,7 @@ def save_run(receipt: Receipt, root: Path) -> Path:
     return write_new(root / RUNS / receipt.lesson, stem, ".json", receipt.to_json())
 
 
-def save_record(receipt: Receipt, lesson: Lesson, platform: str = "cpu") -> Path:
+def save_record(receipt: Receipt, lesson: Lesson, platform: Platform = "cpu") -> Path:
     """Replace the record of the receipt's script on `platform` in one step (write, rename)."""
     path = record_path(lesson, script_at(receipt.script), platform)
     path.parent.mkdir(parents=True, exist_ok=True)

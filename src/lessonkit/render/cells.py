@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 from lessonkit.model import (
     Check,
@@ -63,7 +64,7 @@ TASK_MARKER = "# TASK {id}"
 @dataclass(frozen=True)
 class Cell:
     id: str
-    kind: str  # "markdown" or "code"
+    kind: Literal["markdown", "code"]
     source: str
     tags: tuple[str, ...] = ()
     solution: bool = False  # only the notebook shows reference solutions

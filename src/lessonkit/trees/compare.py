@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from jax import tree_util as jtu
 
@@ -27,8 +27,9 @@ from lessonkit.trees.nodes import (
     table,
 )
 
+LayoutKind = Literal["node", "missing", "extra", "type", "shape", "dtype"]
 #: Layout difference kinds, in the order the lesson inspects them.
-KINDS: tuple[str, ...] = tuple(kind for kind in treediff.KINDS if kind != "value")
+KINDS: tuple[LayoutKind, ...] = get_args(LayoutKind)
 
 _SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
@@ -43,7 +44,7 @@ class Difference:
     second; the side that lacks the path says ``"nothing"``.
     """
 
-    kind: str
+    kind: LayoutKind
     path: str
     expected: str
     got: str
