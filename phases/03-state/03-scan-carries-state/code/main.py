@@ -30,14 +30,14 @@ print("Scan:", [round(float(m), 4) for m in ema_trace])
 print("Final average:", float(final_ema))
 
 # Step 3 — A carry that is a dict: A dict carry, position and velocity, updated by every push in xs.
-start = {"position": jnp.array(0.0), "velocity": jnp.array(1.0)}
+ball = {"position": jnp.array(0.0), "velocity": jnp.array(1.0)}
 
 def push_step(state, push):
     velocity = state["velocity"] + push
     position = state["position"] + velocity
     return {"position": position, "velocity": velocity}, position
 
-drifted, drift_positions = jax.lax.scan(push_step, start, xs)
+drifted, drift_positions = jax.lax.scan(push_step, ball, xs)
 print("Drifted:", {name: float(value) for name, value in drifted.items()})
 
 # Experiment — Forget part of the carry
@@ -77,7 +77,7 @@ def friction_step(state, push):
     position = state["position"] + velocity
     return {"position": position, "velocity": velocity}, position
 
-final_state, _ = jax.lax.scan(friction_step, start, xs)
+final_state, _ = jax.lax.scan(friction_step, ball, xs)
 print("Final state:", {name: round(float(value), 4) for name, value in final_state.items()})
 
 print("PASS: state-03")

@@ -163,7 +163,7 @@ print("Final average:", float(final_ema))
 
 # %% [markdown]
 # The carry can be any pytree, as long as every step returns one with the same structure,
-# shapes and dtypes. Here a ball starts at `start` and every element of `xs` pushes it: the push
+# shapes and dtypes. Here the state of a ball is `ball`, and every element of `xs` pushes it: the push
 # adds to the velocity, and the velocity moves the position.
 
 # %% [markdown]
@@ -172,14 +172,14 @@ print("Final average:", float(final_ema))
 # Add this block below the second one.
 
 # %% tags=["step"]
-start = {"position": jnp.array(0.0), "velocity": jnp.array(1.0)}
+ball = {"position": jnp.array(0.0), "velocity": jnp.array(1.0)}
 
 def push_step(state, push):
     velocity = state["velocity"] + push
     position = state["position"] + velocity
     return {"position": position, "velocity": velocity}, position
 
-drifted, drift_positions = jax.lax.scan(push_step, start, xs)
+drifted, drift_positions = jax.lax.scan(push_step, ball, xs)
 print("Drifted:", {name: float(value) for name, value in drifted.items()})
 
 # %% [markdown]
@@ -326,20 +326,20 @@ print("Running max:", running_max)
 # **Exercise.** Give the ball of the worked example friction: at every step its velocity first keeps only a
 # share `decay` of itself, then the push is added, and the new velocity moves the position.
 # Set `final_state` to the carry after the last push, a dict with the keys `position` and
-# `velocity`, starting from `start`.
+# `velocity`, starting from `ball`.
 #
 # *Where:* Write your answer in the "Add friction" cell of your practice copy, then run `lessonkit check state-03`.
 #
 # Plan:
 #
 # 1. Copy push_step and multiply the old velocity by decay before adding the push.
-# 2. Scan it from start over xs and keep the final carry.
+# 2. Scan it from ball over xs and keep the final carry.
 #
 # <details>
 # <summary>Show a hint</summary>
 #
 # Start from `push_step` in the worked example; only the velocity line changes. Move the
-# position with the new velocity, and scan from `start`, not from zeros.
+# position with the new velocity, and scan from `ball`, not from zeros.
 #
 # </details>
 
