@@ -8,6 +8,7 @@ from pathlib import Path
 from lessonkit.errors import UsageError
 from lessonkit.lesson import load_lesson
 from lessonkit.model import Lesson
+from lessonkit.phases import check_phases
 
 LESSON_FILE = "lesson.md"
 
@@ -54,4 +55,7 @@ def find_lesson(lesson_id: str, root: Path | None = None) -> Lesson:
 
 
 def all_lessons(root: Path | None = None) -> list[Lesson]:
-    return [load_lesson(p) for p in lesson_paths(root)]
+    """Every lesson under phases/; the lessons of one phase must describe it alike."""
+    lessons = [load_lesson(p) for p in lesson_paths(root)]
+    check_phases(lessons)
+    return lessons

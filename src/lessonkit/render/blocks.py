@@ -29,6 +29,7 @@ from lessonkit.model import (
     Step,
     Task,
 )
+from lessonkit.phases import phase_titles
 from lessonkit.receipts import Receipt
 from lessonkit.render.downloads import page_path
 from lessonkit.scripts import GOING_FURTHER, Script, lesson_scripts
@@ -226,7 +227,8 @@ def phase_lessons(lesson: Lesson, site_lessons: Sequence[Lesson]) -> tuple[Phase
         if other.meta.phase.number == lesson.meta.phase.number
     }
     rows = []
-    for number, title in enumerate(lesson.meta.phase.lessons, start=1):
+    titles = phase_titles(lesson.meta.phase.number, (lesson, *site_lessons))
+    for number, title in enumerate(titles, start=1):
         other = built.get((lesson.meta.phase.number, title))
         rows.append(PhaseLesson(number, title, page_path(other) if other else None, other))
     return tuple(rows)
