@@ -190,3 +190,14 @@ def test_reported_key_arrays_come_back_as_the_same_keys():
     assert jax.tree.structure(tree) == jax.tree.structure({"bias": 0, "weight": 0})
     with pytest.raises(NotData, match="key<nosuch>"):
         live(KeyArray("nosuch", "key", (), (0, 0)))
+
+
+def test_a_dict_of_arrays_reads_like_an_array_does():
+    """Evidence shows arrays as plain numbers, whether they stand alone or sit in a dict."""
+    import jax.numpy as jnp
+
+    from lessonkit.evidence.observe import _plain
+
+    assert _plain(jnp.array([1.5, 2.0])) == [1.5, 2.0]
+    state = {"position": jnp.array(34.5), "velocity": (jnp.array(1.0), 2)}
+    assert _plain(state) == {"position": 34.5, "velocity": [1.0, 2]}

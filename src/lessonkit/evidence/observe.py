@@ -191,13 +191,15 @@ def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-like value for an array, number or nested list."""
+    """A JSON-like value for an array, number, or a dict or list of them."""
     import numpy as np
 
     if isinstance(value, bool | int | float | str) or value is None:
         return value
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(v) for key, v in value.items()}
     try:
         return np.asarray(value).tolist()
     except Exception:  # not numerical: show what it is instead

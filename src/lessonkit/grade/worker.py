@@ -623,6 +623,8 @@ class Runner:
         message = error.get("message", "")
         if not any(mark in message for mark in _TREE_ERRORS) or not error["frames"]:
             return None
+        if "carry" in message:  # a loop's carry: JAX names the difference itself
+            return None
         index, line, _ = error["frames"][-1]
         if index != cell["index"]:
             return None
@@ -640,7 +642,9 @@ class Runner:
             if isinstance(node, ast.Call) and node.lineno + cell["offset"] == line:
                 names = [a.id for a in node.args if isinstance(a, ast.Name)]
                 found = [
-                    [n, self.encoder.encode(frame_names[n])] for n in names if n in frame_names
+                    [n, self.encoder.encode(frame_names[n])]
+                    for n in names
+                    if n in frame_names and not callable(frame_names[n])  # a type slot, no code
                 ]
                 if len(found) >= 2:
                     return found[:4]
