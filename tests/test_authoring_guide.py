@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lessonkit.commands.new import skeleton
+from lessonkit.commands.new import Place, skeleton
 from lessonkit.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson import ROLES, parse_lesson
+from lessonkit.model import Phase
 
 from conftest import REPO
 
@@ -34,7 +35,9 @@ def test_every_role_and_option_is_documented(role):
 
 def test_the_guides_example_is_the_skeleton_and_loads():
     example = GUIDE.split("````markdown\n", 1)[1].split("\n````", 1)[0] + "\n"
-    written = skeleton("loops-01", "Loops 01", "04", "Phase 04", dt.date(2026, 1, 1))
+    phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
+    place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
+    written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))
     prose = re.compile(r"^# Understand\n\n## The idea \{#idea\}\n\n.*?\n\n## ", re.S | re.M)
     assert prose.sub("", example) == prose.sub("", written)
     lesson = parse_lesson(example, Path("lesson.md"))

@@ -71,3 +71,29 @@ def test_new_refuses_a_bad_or_taken_id(made, argv, message):
     code, _, err = invoke(argv, root=made.root, cwd=made.root)
     assert code == 2 and message in err
     assert not (made.root / "phases" / "05-phase-05").exists()
+
+
+def test_new_refuses_a_phase_with_no_free_place(made):
+    code, _, err = invoke(["new", "loops-02", "--phase", "04"], root=made.root, cwd=made.root)
+    assert code == 2 and "phase 04 has no place for another lesson" in err, err
+    assert "add `- ~` to the `lessons:` list" in err
+    assert not list((made.root / "phases" / "04-phase-04").glob("02-*"))
+
+
+def test_new_joins_an_existing_phase_at_its_first_free_place(made, tmp_path):
+    """The new lesson copies the phase as its siblings describe it and takes the first `~`."""
+    root = tmp_path / "repo"
+    shutil.copytree(made.root, root, ignore=shutil.ignore_patterns("build", "runs"))
+    first = root / "phases" / "04-phase-04" / "01-loops-01" / "lesson.md"
+    text = first.read_text(encoding="utf-8")
+    text = text.replace("    - Loops 01\n", "    - Loops 01\n    - ~\n    - ~\n")
+    first.write_text(text.replace("lesson_count: 1", "lesson_count: 3"), encoding="utf-8")
+    argv = ["new", "loops-02", "--phase", "04", "--title", "Loops: the sequel"]
+    code, out, err = invoke(argv, root=root, cwd=root)
+    assert code == 0, out + err
+    lesson = load_lesson(root / "phases" / "04-phase-04" / "02-loops-02" / "lesson.md")
+    assert lesson.meta.phase.lessons == ("Loops 01", "Loops: the sequel", None)
+    assert (lesson.meta.lesson_number, lesson.meta.lesson_count) == (2, 3)
+    assert lesson.meta.previous == "Loops 01"
+    code, out, err = invoke(["verify"], root=root, cwd=root)
+    assert code == 0, out + err

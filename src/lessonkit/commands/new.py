@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import re
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
+
+import yaml
 
 from lessonkit.artifacts import write_all
 from lessonkit.catalog import find_lesson, repo_root
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson import load_lesson
+from lessonkit.model import Phase
+from lessonkit.phases import phase_titles
 
 LESSON_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
@@ -34,21 +40,71 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", help="the lesson's title (default: from the id)")
 
 
-def skeleton(lesson_id: str, title: str, phase: str, phase_title: str, day: dt.date) -> str:
+@dataclass(frozen=True)
+class Place:
+    """Where a new lesson goes: its folder, its place in the phase, and the phase it joins."""
+
+    folder: Path
+    phase: Phase
+    number: int
+    previous: str  # the title of the lesson before it, or "none"
+
+
+def skeleton(lesson_id: str, title: str, place: Place, day: dt.date) -> str:
     """The skeleton lesson.md with its placeholders filled in."""
     text = (resources.files("lessonkit") / "skeleton" / "lesson.md").read_text(encoding="utf-8")
+    lessons = "\n".join(f"    - {_yaml(t) if t else '~'}" for t in place.phase.lessons)
     return Template(text).substitute(
-        id=lesson_id, title=title, phase=phase, phase_title=phase_title, date=day.isoformat()
+        id=lesson_id,
+        title=_yaml(title),
+        phase=place.phase.number,
+        phase_title=_yaml(place.phase.title),
+        study_guide=_yaml(place.phase.study_guide),
+        lessons=lessons,
+        number=place.number,
+        count=len(place.phase.lessons),
+        previous=_yaml(place.previous),
+        date=day.isoformat(),
     )
 
 
-def _folder(root: Path, phase: str, lesson_id: str) -> Path:
-    """phases/NN-<existing or new phase folder>/KK-<id>, KK one past the phase's lessons."""
+def _yaml(text: str) -> str:
+    """`text` as a YAML scalar: plain where YAML reads it back unchanged, else quoted."""
+    try:
+        plain = yaml.safe_load(text) == text and "\n" not in text
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else json.dumps(text, ensure_ascii=False)  # JSON strings are YAML
+
+
+def place_in_phase(root: Path, number: str, lesson_id: str, title: str) -> Place:
+    """A new phase of one lesson, or the first free place (`~`) of an existing phase.
+
+    A lesson joining a phase copies the phase as its siblings describe it, so every lesson of
+    the phase still agrees on it (`lessonkit.phases`).
+    """
     phases = root / "phases"
-    existing = sorted(p for p in phases.glob(f"{phase}-*") if p.is_dir())
-    phase_folder = existing[0] if existing else phases / f"{phase}-phase-{phase}"
-    count = len(list(phase_folder.glob("*/lesson.md"))) if phase_folder.is_dir() else 0
-    return phase_folder / f"{count + 1:02d}-{lesson_id}"
+    existing = sorted(p for p in phases.glob(f"{number}-*") if p.is_dir())
+    folder = existing[0] if existing else phases / f"{number}-phase-{number}"
+    siblings = [load_lesson(p) for p in sorted(folder.glob("*/lesson.md"))]
+    if not siblings:
+        phase = Phase(number, f"Phase {number}", "Phase study guide", (title,))
+        return Place(folder / f"01-{lesson_id}", phase, 1, "none")
+    titles = phase_titles(number, siblings)
+    if None not in titles:
+        raise UsageError(
+            f"phase {number} has no place for another lesson: "
+            f"all {len(titles)} lessons its front matter lists are written",
+            fix=f"add `- ~` to the `lessons:` list of every lesson of phase {number} "
+            "(in its lesson.md front matter), then run this again",
+        )
+    slot = titles.index(None)
+    known = siblings[-1].meta.phase
+    phase = Phase(
+        number, known.title, known.study_guide, (*titles[:slot], title, *titles[slot + 1 :])
+    )
+    previous = titles[slot - 1] if slot and titles[slot - 1] else "none"
+    return Place(folder / f"{slot + 1:02d}-{lesson_id}", phase, slot + 1, previous)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,9 +126,10 @@ def run(args: argparse.Namespace) -> int:
         taken = None
     if taken is not None:
         raise UsageError(f"lesson {args.lesson!r} exists already: {shown(taken.path)}")
-    folder = _folder(root, args.phase, args.lesson)
     title = args.title or args.lesson.replace("-", " ").capitalize()
-    text = skeleton(args.lesson, title, args.phase, f"Phase {args.phase}", dt.date.today())
+    place = place_in_phase(root, args.phase, args.lesson, title)
+    folder = place.folder
+    text = skeleton(args.lesson, title, place, dt.date.today())
     folder.mkdir(parents=True)
     (folder / "lesson.md").write_text(text, encoding="utf-8")
     out = console()
