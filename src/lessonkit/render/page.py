@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from lessonkit.model import STAGES, Lesson
+from lessonkit.model import PREAMBLE, STAGES, Lesson
 from lessonkit.receipts import AcceleratorRecord, Receipt, run_command
 from lessonkit.render.blocks import (
     COURSE_VERSION,
@@ -126,6 +126,7 @@ def render_lesson_page(
         "meta": lesson.meta,
         "root": "../",
         "preamble": [p for p in lesson.parts if p.stage is None],
+        "preamble_title": PREAMBLE,
         "stages": [p for p in lesson.parts if p.stage is not None],
         "blocks": blocks,
         "downloads": downloads,
