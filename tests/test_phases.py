@@ -9,15 +9,18 @@ from pathlib import Path
 import pytest
 
 from lessonkit.catalog import all_lessons
-from lessonkit.commands.new import skeleton
+from lessonkit.commands.new import Place, skeleton
 from lessonkit.errors import LessonError
+from lessonkit.model import Phase
 from lessonkit.render.page import render_index
 
 from conftest import REPO
 
 
 def _write(root: Path, folder: str, lesson_id: str, title: str, edits: dict[str, str]) -> None:
-    text = skeleton(lesson_id, title, "04", "Loops", dt.date(2026, 1, 1))
+    phase = Phase("04", "Loops", "Phase study guide", (title,))
+    place = Place(root / "phases" / "04-loops" / folder, phase, 1, "none")
+    text = skeleton(lesson_id, title, place, dt.date(2026, 1, 1))
     for old, new in edits.items():
         assert old in text
         text = text.replace(old, new)
