@@ -623,8 +623,6 @@ class Runner:
         message = error.get("message", "")
         if not any(mark in message for mark in _TREE_ERRORS) or not error["frames"]:
             return None
-        if "carry" in message:  # a loop's carry: JAX names the difference itself
-            return None
         index, line, _ = error["frames"][-1]
         if index != cell["index"]:
             return None
@@ -659,7 +657,9 @@ class Runner:
 
 
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None))
-_TREE_ERRORS = ("pytree", "tree structure", "Dict key mismatch", "node type mismatch")
+# What JAX says when trees passed together to one call (`jax.tree.map` and its users) differ;
+# other structure errors, such as a loop's carry, name their difference themselves.
+_TREE_ERRORS = ("pytree structure error", "Dict key mismatch", "node type mismatch")
 
 
 def _aliases(answers, namespace: dict, before: list) -> dict[str, str]:
