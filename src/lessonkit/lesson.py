@@ -827,19 +827,13 @@ def _validate_grading(lesson: Lesson) -> None:
                 f"{{grading}} block: 'points' names no task of this lesson: {task_id!r}",
                 where=_at(where, grading.line),
             )
-    for attempt in grading.attempts:
-        if attempt.task not in task_ids:
+    entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
+    for kind, entry in entries:
+        if entry.task not in task_ids:
             raise LessonError(
-                f"{{grading}} block: attempt {attempt.name!r} names no task of this lesson: "
-                f"{attempt.task!r}",
-                where=_at(where, attempt.line),
-            )
-    for probe in grading.probes:
-        if probe.task not in task_ids:
-            raise LessonError(
-                f"{{grading}} block: probe {probe.name!r} names no task of this lesson: "
-                f"{probe.task!r}",
-                where=_at(where, probe.line),
+                f"{{grading}} block: {kind} {entry.name!r} names no task of this lesson: "
+                f"{entry.task!r}",
+                where=_at(where, entry.line),
             )
 
 

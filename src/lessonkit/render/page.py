@@ -125,8 +125,8 @@ def render_lesson_page(
         "lesson": lesson,
         "meta": lesson.meta,
         "root": "../",
-        "preamble": [p for p in lesson.parts if p.stage is None],
-        "preamble_title": PREAMBLE,
+        "preamble_title": PREAMBLE,  # the only title a part outside the stages may have
+        "preamble_sections": [s for p in lesson.parts if p.stage is None for s in p.sections],
         "stages": [p for p in lesson.parts if p.stage is not None],
         "blocks": blocks,
         "downloads": downloads,
