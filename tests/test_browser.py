@@ -354,19 +354,22 @@ def test_predictions_notes_and_completion_survive_a_reload(page):
     assert page.input_value("#field-task-make-it-yours-notes") == "norm is 96"
 
 
+def _export(page, button: str, stem: str, folder: Path) -> tuple[Path, dict]:
+    """Click an export button; the saved file, named `stem-YYYY-MM-DD.json`, and its data."""
+    with page.expect_download() as download_info:
+        page.click(button)
+    download = download_info.value
+    assert re.fullmatch(stem + r"-\d{4}-\d{2}-\d{2}\.json", download.suggested_filename)
+    path = folder / download.suggested_filename
+    download.save_as(path)
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
+
 def test_export_then_import_into_a_fresh_browser(page, browser, urls, watch, tmp_path):
     _stage(page, 3)
     page.fill(PREDICTION, "all five checks pass")
     _stage(page, 5)
-    with page.expect_download() as download_info:
-        page.click("#portfolio-export")
-    download = download_info.value
-    assert re.fullmatch(
-        r"lessonkit-state-02-portfolio-\d{4}-\d{2}-\d{2}\.json", download.suggested_filename
-    )
-    path = tmp_path / download.suggested_filename
-    download.save_as(path)
-    exported = json.loads(path.read_text(encoding="utf-8"))
+    path, exported = _export(page, "#portfolio-export", r"lessonkit-state-02-portfolio", tmp_path)
     assert (exported["schema"], exported["version"], exported["lesson"]) == (
         "lessonkit-portfolio",
         1,
@@ -703,15 +706,7 @@ def test_my_learning_lists_every_lesson_and_exports_them_in_one_file(
     assert "(right)" in first.inner_text()  # the quiz answer, with its verdict
     assert re.search(r"1 of 3 exercises marked complete", first.inner_text())
     assert "gradients -8, -4 and -4" in second.inner_text()
-    with page.expect_download() as download_info:
-        page.click("#learning-export")
-    download = download_info.value
-    assert re.fullmatch(
-        r"lessonkit-my-learning-\d{4}-\d{2}-\d{2}\.json", download.suggested_filename
-    )
-    path = tmp_path / download.suggested_filename
-    download.save_as(path)
-    exported = json.loads(path.read_text(encoding="utf-8"))
+    path, exported = _export(page, "#learning-export", r"lessonkit-my-learning", tmp_path)
     assert (exported["schema"], exported["version"]) == ("lessonkit-portfolio", 2)
     assert set(exported["lessons"]) == {FIRST, LESSON_ID}
     entries = exported["lessons"][FIRST]["entries"]
