@@ -18,15 +18,24 @@ The block's body is YAML::
           norm_squared = manual = 96.
         expect: failed
         message: hard-coded
-    probes:
-      - name: grads with an extra leaf
-        task: make-it-yours
-        vary: grads
+    probes:              # more scenarios, each varying one value at its source
+      - name: params with an extra leaf
+        task: key-tree
+        vary: params                 # an input: a fresh drawn set, changed by the transform
         transform: add_leaf          # add_leaf, drop_key or shift_key
         key: extra
-        value: [1.0, 2.0, 2.0]
+        value: [1.0, 2.0, 3.0]
         messages:
-          norm_squared: "`norm_squared` does not count a leaf added to `grads`: ..."
+          leaf_keys: "`leaf_keys` does not get a key for a leaf added to `params`: ..."
+      - name: a wrong scale gradient
+        task: nested-model
+        vary: gradients              # every derivative jax.grad & co. return
+        transform: shift_key
+        key: scale
+        value: 1.0
+        messages: {scale_by_hand: "..."}
+      # vary: optax.apply_updates   what a library function returns
+      # vary: updated + transform: replace + value: {...}   a name a step assigns
 
 Every mistake is a `LessonError` at the block's line (or the probe's own line).
 """
@@ -47,6 +56,7 @@ from lessonkit.model import (
     InputTree,
     Integers,
     Probe,
+    ProbeSource,
     Transform,
     Uniform,
 )
@@ -192,17 +202,58 @@ def _entry(
     return entry, name, where
 
 
-def _probe(entry: object, index: int, block: _Block) -> Probe:
-    required = {"name", "task", "vary", "transform", "messages"}
+def _probe_source(target: str, inputs: frozenset[str]) -> ProbeSource:
+    """`gradients`, a dotted library function, an input name, or else a name a step assigns."""
+    if target == "gradients":
+        return "gradients"
+    if "." in target:
+        return "call"
+    return "input" if target in inputs else "step"
+
+
+def _replacement(value: object) -> bool:
+    """A value a `replace` probe may give: numbers, lists of numbers, mappings of them."""
+    if isinstance(value, dict):
+        return bool(value) and all(isinstance(k, str) and _replacement(v) for k, v in value.items())
+    if isinstance(value, list):
+        return (
+            bool(value)
+            and all(_number(v) or isinstance(v, list) for v in value)
+            and all(_replacement(v) for v in value if isinstance(v, list))
+        )
+    return _number(value)
+
+
+def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> Probe:
+    required = {"name", "task", "vary", "transform"}
     entry, name, where = _entry(entry, index, block, "probe", _PROBE_KEYS, required)
-    transform = entry["transform"]
+    target, transform = str(entry["vary"]), entry["transform"]
     if transform not in TRANSFORMS:
         raise block.error(
             f"probe {name!r}: transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}",
             where,
         )
+    source = _probe_source(target, inputs)
+    if target.count(".") and not all(part.isidentifier() for part in target.split(".")):
+        raise block.error(f"probe {name!r}: {target!r} is not a module.function name", where)
+    if (source == "step") != (transform == "replace"):
+        raise block.error(
+            f"probe {name!r}: "
+            + (
+                f"{target!r} is not an input the generators draw, so the probe must give its "
+                "value: 'transform: replace' with 'value:'"
+                if source == "step"
+                else f"'replace' gives a value to a name a step assigns, not to {target!r}"
+            ),
+            where,
+        )
     value = entry.get("value")
-    if transform != "drop_key":
+    if transform == "replace":
+        if not _replacement(value):
+            raise block.error(
+                f"probe {name!r}: 'value' must be a number, a list or a mapping of them", where
+            )
+    elif transform != "drop_key":
         if _number(value):
             value = float(value)
         elif isinstance(value, list) and value and all(map(_number, value)):
@@ -213,13 +264,16 @@ def _probe(entry: object, index: int, block: _Block) -> Probe:
             )
     elif value is not None:
         raise block.error(f"probe {name!r}: drop_key takes no 'value'", where)
-    messages = entry["messages"]
-    if not isinstance(messages, dict) or not messages:
+    if transform in ("add_leaf", "drop_key") and not entry.get("key"):
+        raise block.error(f"probe {name!r}: {transform} needs a 'key'", where)
+    messages = entry.get("messages", {})
+    if not isinstance(messages, dict):
         raise block.error(f"probe {name!r}: 'messages' must map graded names to messages", where)
     return Probe(
         name=name,
         task=str(entry["task"]),
-        target=str(entry["vary"]),
+        source=source,
+        target=target,
         transform=transform,
         key=str(entry.get("key", "")),
         value=value,
@@ -260,6 +314,7 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
     if not isinstance(inputs, dict) or not inputs:
         raise error("'inputs' must map each input name the steps assign to its generator", line)
     generators = tuple((str(n), _generator(str(n), spec, block)) for n, spec in inputs.items())
+    names = frozenset(name for name, _ in generators)
     sets = data.get("input_sets", 2)
     if not isinstance(sets, int) or isinstance(sets, bool) or not 1 <= sets <= MAX_INPUT_SETS:
         raise error(f"'input_sets' must be 1 to {MAX_INPUT_SETS}", block.line_of("input_sets:"))
@@ -278,7 +333,7 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
     return Grading(
         inputs=generators,
         input_sets=sets,
-        probes=tuple(_probe(p, i, block) for i, p in enumerate(probes)),
+        probes=tuple(_probe(p, i, block, names) for i, p in enumerate(probes)),
         points=tuple((str(k), float(v)) for k, v in points.items()),
         line=line,
         attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),

@@ -354,10 +354,10 @@ def _raw_block(info: str, content: str, line: int, where: str) -> RawBlock | Non
 
 
 def _check_placeholders(scaffold: RawBlock) -> None:
-    """Every `todo(...)` at module level must be the whole value of a top-level assignment.
+    """Every `todo(...)` outside a function must be the whole value of an assignment.
 
-    The grader grades the names a scaffold assigns from `todo(...)`; one inside a loop, an
-    `if` or an expression names nothing, so the task would go ungraded. Inside a function a
+    The grader grades the names a scaffold assigns from `todo(...)` (in `try`, `if` or loop
+    blocks too); one inside an expression names nothing, so the task would go ungraded. Inside a function a
     placeholder is fine: the names that call the function are graded.
     """
     try:
@@ -365,16 +365,20 @@ def _check_placeholders(scaffold: RawBlock) -> None:
     except SyntaxError as exc:
         line = scaffold.line + (exc.lineno or 1)
         raise scaffold.error(f"is not valid Python ({exc.msg})", line) from None
-    graded = {
-        id(statement.value)
-        for statement in tree.body
-        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None
-    }
+    outside: list[ast.AST] = []  # every node outside a function body
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             continue
+        outside.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    graded = {
+        id(node.value)
+        for node in outside
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+    }
+    for node in outside:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -382,11 +386,10 @@ def _check_placeholders(scaffold: RawBlock) -> None:
             and id(node) not in graded
         ):
             raise scaffold.error(
-                "todo(...) outside a function must be the whole value of a top-level "
-                "assignment (`name = todo(...)`), so the grader knows which name to grade",
+                "todo(...) outside a function must be the whole value of an assignment "
+                "(`name = todo(...)`), so the grader knows which name to grade",
                 scaffold.line + node.lineno,
             )
-        pending.extend(ast.iter_child_nodes(node))
 
 
 def _assemble_task(parts: list[RawBlock]) -> Task:
@@ -835,6 +838,27 @@ def _validate_grading(lesson: Lesson) -> None:
                 f"{entry.task!r}",
                 where=_at(where, entry.line),
             )
+    step_names = {n for step in lesson.steps for n in _assigned(step.code)}
+    for probe in grading.probes:
+        if probe.source == "step" and probe.target not in step_names:
+            raise LessonError(
+                f"{{grading}} block: probe {probe.name!r} varies {probe.target!r}, which no step "
+                "assigns: a probe varies a value at its source, before the task's cell runs",
+                where=_at(where, probe.line),
+                fix="vary an input the generators draw, a name a step assigns (with 'replace'), "
+                "'gradients', or a library function such as optax.apply_updates",
+            )
+
+
+def _assigned(code: str) -> list[str]:
+    """Names a step's top-level assignments bind (`value, grads = ...` binds both)."""
+    names = []
+    for statement in ast.parse(code).body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        for target in targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            names.extend(t.id for t in elements if isinstance(t, ast.Name))
+    return names
 
 
 def load_lesson(path: str | Path) -> Lesson:

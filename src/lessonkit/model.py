@@ -249,7 +249,11 @@ class Quiz:
     line: int
 
 
-Transform = Literal["add_leaf", "drop_key", "shift_key"]
+Transform = Literal["add_leaf", "drop_key", "shift_key", "replace"]
+# Where a probe varies a value: a drawn input, a name a step assigns, every derivative JAX's
+# differentiation functions return, or what one library function returns.
+ProbeSource = Literal["input", "step", "gradients", "call"]
+ProbeValue = float | tuple[float, ...] | dict | None
 
 
 @dataclass(frozen=True)
@@ -290,18 +294,24 @@ InputTree = dict[str, "InputTree"] | Generator
 
 @dataclass(frozen=True)
 class Probe:
-    """While `task`'s cell runs, replace `target` by `transform(target, key, value)`.
+    """One more scenario that varies a value at its source, before any cell runs.
 
-    Each name in `messages` must then change the way the reference's does; when it does not,
-    the learner reads that name's message. A check that cannot see the change can never fail.
+    `source` says where (`ProbeSource`): an `input` the generators draw (a fresh drawn set,
+    with `transform(key, value)` applied to `target` by the parent), a name a `step` assigns
+    (given `value` instead of what the step computes), every derivative that `gradients`
+    returns (jax.grad, value_and_grad, vjp, jacrev, jacfwd), or what the library function
+    `call` named `target` (e.g. `optax.apply_updates`) returns. Every path from the source
+    carries the change. Each graded name of `task` must then have the reference's value in
+    that scenario; when one does not, the learner reads that name's message, if declared.
     """
 
     name: str
     task: str
-    target: str
+    source: ProbeSource
+    target: str  # the input or step name, the library function, or "gradients"
     transform: Transform
     key: str
-    value: float | tuple[float, ...] | None
+    value: ProbeValue
     messages: tuple[tuple[str, str], ...]  # (graded name, what it means when it differs)
     line: int
 

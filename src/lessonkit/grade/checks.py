@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from lessonkit.grade.explain import explain_error, failing_statement, last_line
 from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
+from lessonkit.grade.probes import ProbeRun
 from lessonkit.grade.protocol import CellReport, ErrorInfo
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import Value
@@ -36,7 +37,7 @@ from lessonkit.grade.values import (
     layout,
     reported,
 )
-from lessonkit.model import Lesson, Probe
+from lessonkit.model import Lesson
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
 
@@ -72,6 +73,7 @@ class TaskFacts:
 
     rubric: TaskRubric
     inputs: LessonInputs
+    probes: tuple[ProbeRun, ...]  # this task's probes, each as its scenario
     runs: Runs
 
     @property
@@ -194,23 +196,6 @@ def _attempted(facts: TaskFacts) -> Problem | None:
     return Problem(NOT_ATTEMPTED, f"todo(...) is still at {where}{what}{others}.")
 
 
-def _computed(facts: TaskFacts) -> Problem | None:
-    """An answer that is an object the cell was handed was not computed by the cell."""
-    _, got = facts.pair(LESSON)
-    if got is None:
-        return None
-    for name in facts.rubric.names:
-        other = got.aliases.get(name)
-        if other is not None:
-            source = f"`{other}`" if other.isidentifier() else other
-            return Problem(
-                FAILED,
-                f"`{name}` is the very object that {source} already holds, so the cell did not "
-                f"compute it: write the code that computes `{name}` in this cell.",
-            )
-    return None
-
-
 def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     runs, cell = facts.runs, facts.cell
     expected, got = facts.pair(LESSON)
@@ -249,13 +234,13 @@ def _printed(expected: CellReport, got: CellReport) -> Problem | None:
     return None
 
 
-def _inputs_kept(facts: TaskFacts, scenario: str) -> str | None:
-    """Other inputs reach a task only if the step cells let the grader replace them."""
+def _inputs_kept(facts: TaskFacts, scenario: str, names: Iterable[str]) -> str | None:
+    """Other values reach a task only if the step cells let the grader replace them."""
     expected = facts.runs.expected_steps(scenario)
     got = facts.runs.learner_steps(scenario)
     if got is None:
         return None
-    for name in facts.inputs.names:
+    for name in names:
         if name not in expected:
             continue
         if name not in got:
@@ -264,6 +249,15 @@ def _inputs_kept(facts: TaskFacts, scenario: str) -> str | None:
         if problem:
             return problem.rstrip(".")
     return None
+
+
+def _not_replaced(kept: str, names: Iterable[str]) -> Problem:
+    listed = " and ".join(f"`{n}`" for n in names)
+    return Problem(
+        FAILED,
+        f"The grader could not give the step cells other inputs ({kept}). Keep {listed} "
+        "as plain assignments in the step cell, so they can be replaced.",
+    )
 
 
 def _other_inputs(facts: TaskFacts) -> Problem | None:
@@ -277,14 +271,9 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     if got is None or expected is None:
         what = f"This task's cell {on}"
         return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
-    kept = _inputs_kept(facts, inputs.name)
+    kept = _inputs_kept(facts, inputs.name, facts.inputs.names)
     if kept:
-        names = " and ".join(f"`{n}`" for n in facts.inputs.names)
-        return Problem(
-            FAILED,
-            f"The grader could not give the step cells other inputs ({kept}). Keep {names} "
-            "as plain assignments in the step cell, so they can be replaced.",
-        )
+        return _not_replaced(kept, facts.inputs.names)
     if got.error and not _is_assertion(got):
         explained = explain_error(got.error, runs.learner, runs.timeout)
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
@@ -311,37 +300,56 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
 
 
 def _probes(facts: TaskFacts) -> Problem | None:
-    return _first(_one_probe(facts, probe) for probe in facts.rubric.probes)
+    return _first(_one_probe(facts, run) for run in facts.probes)
 
 
-def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
-    runs, cell = facts.runs, facts.cell
-    expected, got = facts.pair(probe.name)
+def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
+    """Every value the reference's solution computes under the probe, the learner's must too.
+
+    The reference alone says what applies: a name it assigns in this scenario is checked,
+    and a learner's cell that does not assign it, stopped or not, fails.
+    """
+    runs, cell, probe = facts.runs, facts.cell, run.probe
+    expected, got = facts.pair(run.name)
+    if expected is None:
+        return None  # the grader checked the reference's run of every probe: not reached here
     if got is None:
-        return Problem(
-            ERROR, not_reached(runs.record, runs.learner, "This task's cell", cell.index)
-        )
-    if expected is None or expected.hook != "applied":
-        return None  # the lesson's own solution does not bind the target here
-    if got.hook == "not applied":
-        return None  # the cell never holds the target: the value checks speak for it
-    if got.hook == "failed":
-        names = ", ".join(f"`{n}`" for n, _ in probe.messages)
-        return Problem(
-            FAILED,
-            f"`{probe.target}` does not have the layout the task gives it, so the grader "
-            f"cannot confirm {names}: keep `{probe.target}` as the lesson builds it.",
-        )
-    for name, message in probe.messages:
+        what = f"This task's cell, run with {probe.name},"
+        return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
+    if run.inputs is not None:
+        kept = _inputs_kept(facts, run.name, run.inputs)
+        if kept:
+            return _not_replaced(kept, run.inputs)
+    messages = dict(probe.messages)
+    for name in facts.rubric.names:
+        if name not in expected.values:
+            continue
+        if name not in got.values:
+            stopped = f": {_stopped(got, runs)}" if got.error else ""
+            return Problem(
+                FAILED,
+                f"`{name}` is not defined after the cell runs with {probe.name}{stopped}.",
+            )
         if _differs(name, expected, got):
-            return Problem(FAILED, message)
+            detail = _value_detail(expected.values[name], got.values[name])
+            return Problem(
+                FAILED,
+                messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")
+                + f" (With {probe.name}: {detail}.)",
+            )
     return None
+
+
+def _stopped(run: CellReport, runs: Runs) -> str:
+    assert run.error is not None
+    if _is_assertion(run):
+        return _failed_check(run.error, runs.learner)
+    return explain_error(run.error, runs.learner, runs.timeout).rstrip(".")
 
 
 TASK_CHECKS: tuple[Callable[[TaskFacts], Problem | None], ...] = (
     _cell_present,
     _attempted,
-    _computed,
     _lesson_inputs,
     _other_inputs,
     _probes,
@@ -434,10 +442,20 @@ def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult,
 
 
 def check_all(
-    lesson: Lesson, rubrics: tuple[TaskRubric, ...], inputs: LessonInputs, runs: Runs
+    lesson: Lesson,
+    rubrics: tuple[TaskRubric, ...],
+    inputs: LessonInputs,
+    probes: tuple[ProbeRun, ...],
+    runs: Runs,
 ) -> tuple[tuple[TaskResult, ...], tuple[PrerequisiteResult, ...]]:
     """Prerequisites first (a task's message says when its steps do not hold), then tasks."""
     prerequisites = check_prerequisites(lesson, runs)
     steps_hold = all(p.status == PASSED for p in prerequisites[: len(lesson.steps)])
-    tasks = tuple(check_task(TaskFacts(r, inputs, runs), steps_hold) for r in rubrics)
+    tasks = tuple(
+        check_task(
+            TaskFacts(r, inputs, tuple(p for p in probes if p.probe.task == r.task.id), runs),
+            steps_hold,
+        )
+        for r in rubrics
+    )
     return tasks, prerequisites

@@ -14,7 +14,7 @@ import itertools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
@@ -26,7 +26,8 @@ from lessonkit.grade.plan import (
     plan_submission,
     reference_plan,
 )
-from lessonkit.grade.protocol import CellSpec, Hook, Request, ScenarioSpec
+from lessonkit.grade.probes import ProbeRun, probe_runs
+from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord, record_from
 from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric, rubric_for
@@ -47,6 +48,7 @@ class LessonGrading:
     grading: Grading
     rubrics: tuple[TaskRubric, ...]
     inputs: LessonInputs
+    probes: tuple[ProbeRun, ...]
     reference: Plan
     step_names: tuple[str, ...]
     preload: tuple[str, ...]
@@ -59,24 +61,29 @@ def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
         grading=grading,
         rubrics=rubric_for(lesson, grading),
         inputs=draw_inputs(grading, seed),
+        probes=probe_runs(grading, seed),
         reference=reference_plan(lesson),
         step_names=tuple(n for s in lesson.steps for n in bound_names(s.code)),
         preload=imported_modules(lesson),
     )
 
 
-def scenarios(plan: Plan, grading: LessonGrading) -> tuple[ScenarioSpec, ...]:
-    """The lesson's inputs, the drawn input sets, then one probe run per probe."""
+def scenarios(grading: LessonGrading) -> tuple[ScenarioSpec, ...]:
+    """The lesson's inputs, the drawn input sets, then one scenario per probe.
+
+    Every scenario but the lesson's runs the same way in the child (values for names the
+    steps assign, library calls changed), so nothing there says which one is a probe.
+    """
     out = [ScenarioSpec(LESSON, None, lesson_only_cells=True)]
     out += [ScenarioSpec(s.name, s.values) for s in grading.inputs.others]
-    for rubric in grading.rubrics:
-        cell = plan.task_cell(rubric.task.id)
-        if cell is None:
-            continue
-        for probe in rubric.probes:
-            hook = Hook(cell.index, probe.target, probe.transform, probe.key, probe.value)
-            out.append(ScenarioSpec(probe.name, None, until=cell.index, hook=hook))
+    out += [ScenarioSpec(p.name, p.inputs, p.sources) for p in grading.probes]
     return tuple(out)
+
+
+def wire_names(grading: LessonGrading) -> dict[str, str]:
+    """Names the child sees for each scenario (`run-1`, `run-2`...) -> the parent's own."""
+    names = [s.name for s in scenarios(grading)[1:]]
+    return {LESSON: LESSON, **{f"run-{n}": name for n, name in enumerate(names, 1)}}
 
 
 def build_request(
@@ -90,10 +97,10 @@ def build_request(
             offset=c.offset,
             role=c.role,
             report=names.get(c.task, ()) if c.task else (),
-            answers=names.get(c.task, ()) if c.task else (),
         )
         for c in plan.cells
     )
+    wire = {name: sent for sent, name in wire_names(grading).items()}
     return Request(
         id=request_id,
         preload=grading.preload,
@@ -101,7 +108,7 @@ def build_request(
         cells=cells,
         checkpoint=plan.checkpoint,
         checkpoint_names=grading.step_names,
-        scenarios=scenarios(plan, grading),
+        scenarios=tuple(replace(s, name=wire[s.name]) for s in scenarios(grading)),
     )
 
 
@@ -117,14 +124,12 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
     drawn = {s.name for s in grading.inputs.others}
     for (scenario, index), run in record.runs.items():
         cell = grading.reference.cell(index)
-        if run.error is None:
-            continue
+        if run.error is None or scenario not in (LESSON, *drawn):
+            continue  # a probe may make the lesson's own code fail anywhere, by design
         is_assert = run.error.type == "AssertionError"
         reached = all(n in run.values for n in names.get(cell.task or "", ()))
         if scenario != LESSON and is_assert and reached:
             continue  # the lesson's own checks of typed-in numbers hold on its inputs only
-        if scenario not in (LESSON, *drawn) and is_assert:
-            continue  # a probe makes the reference's own assertion fail, by design
         line = (run.error.frames or ((index, cell.line, 1),))[-1][1]
         seed = f" (input seed {grading.inputs.seed})" if scenario in drawn else ""
         raise GradingError(
@@ -134,6 +139,25 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
             fix="fix lesson.md so that its steps and solutions run"
             + (" on every input its {grading} generators draw" if seed else ""),
         )
+    for run in grading.probes:
+        _check_probe(record, grading, run)
+
+
+def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:
+    """A probe whose messages name values the lesson's own solution never reaches is broken."""
+    probe = run.probe
+    cell = grading.reference.task_cell(probe.task)
+    report = record.get(run.name, cell.index) if cell is not None else None
+    values = report.values if report is not None else {}
+    for name, _ in probe.messages:
+        if name not in values:
+            raise GradingError(
+                f"probe {probe.name!r}: the lesson's own solution does not assign `{name}` "
+                "when the probe runs, so its message can never be shown",
+                where=f"{grading.lesson.path}:{probe.line}",
+                fix="name only values the solution assigns before anything the probe makes "
+                "fail, or vary another source",
+            )
 
 
 @dataclass(frozen=True)
@@ -286,7 +310,7 @@ class Grader:
                 worker, request = self._reference, self._pending.pop(key)
                 assert worker is not None
                 outcome = worker.collect(request, time.monotonic() + REFERENCE_LIMIT)
-                record = record_from(outcome, REFERENCE_LIMIT)
+                record = record_from(outcome, REFERENCE_LIMIT, wire_names(grading))
                 try:
                     _check_reference(record, grading, worker.diagnostics())
                 except GradingError:
@@ -321,14 +345,16 @@ class Grader:
             outcome = worker.collect(request, time.monotonic() + self.timeout + GRACE)
         finally:
             worker.close()  # one child per file: never reused
-        record = record_from(outcome, self.timeout)
+        record = record_from(outcome, self.timeout, wire_names(grading))
         seconds = time.perf_counter() - started
         if record.interfered:
             path = str(submission.path)
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
             return GradedRun(report, plan, record)
         runs = Runs(plan, record, grading.reference, expected, self.timeout)
-        tasks, prerequisites = check_all(lesson, grading.rubrics, grading.inputs, runs)
+        tasks, prerequisites = check_all(
+            lesson, grading.rubrics, grading.inputs, grading.probes, runs
+        )
         seconds = time.perf_counter() - started
         report = GradeReport(
             lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed

@@ -84,11 +84,16 @@ def _reshape(flat: list[Leaf], shape: tuple[int, ...]) -> list:
     return [_reshape(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
+def draw_set(grading: Grading, rng: random.Random) -> dict[str, Tree]:
+    """One value for every input name, drawn from its generator tree."""
+    return {name: _draw(spec, rng) for name, spec in grading.inputs}
+
+
 def draw_inputs(grading: Grading, seed: int) -> LessonInputs:
     """The input sets for one seed: the same seed always gives the same sets."""
     rng = random.Random(seed)
     others = tuple(
-        InputSet(f"drawn-{number}", {name: _draw(spec, rng) for name, spec in grading.inputs})
+        InputSet(f"drawn-{number}", draw_set(grading, rng))
         for number in range(1, grading.input_sets + 1)
     )
     return LessonInputs(grading.input_names, seed, others)

@@ -28,7 +28,6 @@ from lessonkit.grade.reported import (
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
-HookState = Literal["applied", "not applied", "failed"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
 MAX_MESSAGE = 4 * MAX_TEXT
@@ -46,15 +45,17 @@ class CellSpec:
     offset: int  # added to a line of `source` to give the line shown to the learner
     role: CellRole
     report: tuple[str, ...]  # names whose values are reported after the cell
-    answers: tuple[str, ...]  # names the cell must compute: reported when they alias
 
 
 @dataclass(frozen=True)
-class Hook:
-    """Replace `name` by `transform(name, key, value)` whenever cell `cell` binds it."""
+class Source:
+    """A library call whose results a scenario changes: `transform(result, key, value)`.
 
-    cell: int
-    name: str
+    `call` is "gradients" (every derivative jax.grad, value_and_grad, vjp, jacrev and
+    jacfwd return) or a `module.function` name such as "optax.apply_updates".
+    """
+
+    call: str
     transform: str
     key: str
     value: float | tuple[float, ...] | None
@@ -62,11 +63,13 @@ class Hook:
 
 @dataclass(frozen=True)
 class ScenarioSpec:
+    """One run of the file. Drawn input sets and probes are scenarios of the same shape:
+    values for names the steps assign (`inputs`) and library calls changed (`sources`)."""
+
     name: str
-    inputs: dict[str, Any] | None  # replacement values for the input names, or None
+    inputs: dict[str, Any] | None  # replacement values for names the steps assign, or None
+    sources: tuple[Source, ...] = ()
     lesson_only_cells: bool = False  # also run the lesson-only cells (lesson inputs only)
-    until: int | None = None  # last cell to run
-    hook: Hook | None = None
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,6 @@ class CellReport:
     error: ErrorInfo | None
     values: dict[str, Value]
     checkpoint: dict[str, Value] | None
-    hook: HookState | None
-    aliases: dict[str, str]  # answer name -> the name it is the same object as
 
 
 @dataclass(frozen=True)
@@ -219,19 +220,13 @@ def parse_event(line: bytes) -> Event:
         data = fields(
             data,
             {"event", "request", "scenario", "cell", "status", "output"},
-            frozenset({"error", "values", "checkpoint", "hook", "aliases"}),
+            frozenset({"error", "values", "checkpoint"}),
         )
         if data["status"] not in ("ok", "error"):
             raise Interference("a cell report has an unknown status")
         if (data["status"] == "error") != ("error" in data):
             raise Interference("a cell report's status and error disagree")
-        hook = data.get("hook")
-        if hook is not None and hook not in ("applied", "not applied", "failed"):
-            raise Interference("a cell report has an unknown probe state")
         budget = Budget()
-        aliases = data.get("aliases", {})
-        if type(aliases) is not dict or len(aliases) > 64:
-            raise Interference("a cell report's aliases are malformed")
         checkpoint = data.get("checkpoint")
         return CellReport(
             request=text(data["request"]),
@@ -242,7 +237,5 @@ def parse_event(line: bytes) -> Event:
             error=_error(data["error"]) if "error" in data else None,
             values=_values(data.get("values", {}), budget),
             checkpoint=None if checkpoint is None else _values(checkpoint, budget),
-            hook=hook,
-            aliases={text(k): text(v) for k, v in aliases.items()},
         )
     raise Interference("a report line has an unknown event")

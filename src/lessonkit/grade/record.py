@@ -20,11 +20,16 @@ class RunRecord:
         return self.runs.get((scenario, index))
 
 
-def record_from(outcome: Outcome, timeout: float) -> RunRecord:
+def record_from(outcome: Outcome, timeout: float, names: dict[str, str] | None = None) -> RunRecord:
+    """The run's reports by (scenario, cell); `names` turns the names the child saw back
+    into the parent's own (the child is not told which scenario is which)."""
+    names = names or {}
     runs = {}
     stopped_at, reason = outcome.in_flight, outcome.ended
+    if stopped_at is not None:
+        stopped_at = (names.get(stopped_at[0], stopped_at[0]), stopped_at[1])
     for event in outcome.events:
-        key = (event.scenario, event.cell)
+        key = (names.get(event.scenario, event.scenario), event.cell)
         runs[key] = event
         if event.error and event.error.kind == "timeout":
             stopped_at, reason = key, f"the time limit of {timeout:g} s ran out"

@@ -1,11 +1,10 @@
 """What each task must produce, and the counterfactuals that expose vacuous answers.
 
 The names a task is graded on come from the lesson itself: the names its scaffold leaves as
-`todo(...)` and its reference solution assigns (`norm_squared`, `manual`...). The cell must
-compute each of them: one bound to an object the cell was handed does not count.
-Probes are declared in the lesson's `{grading}` block: change one value while the task cell
-runs and check that the learner's values move the way the reference's do. A check that
-cannot see the change is a check that can never fail.
+`todo(...)` and its reference solution assigns (`norm_squared`, `manual`...). Probes are
+declared in the lesson's `{grading}` block: each varies a value at its source, in a scenario
+of its own (`grade.probes`), and the learner's values must move the way the reference's do.
+A check that cannot see the change is a check that can never fail.
 """
 
 from __future__ import annotations
@@ -26,10 +25,23 @@ class TaskRubric:
     probes: tuple[Probe, ...]
 
 
+def _statements(body: list[ast.stmt]):
+    """The cell's statements, inside `try`, `if`, `for`, `while` and `with` blocks too, but
+    not inside function or class bodies: what the cell itself binds."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, field, []))
+        for handler in getattr(statement, "handlers", []):
+            yield from _statements(handler.body)
+
+
 def assigned_names(code: str) -> tuple[str, ...]:
-    """Names bound by top-level assignments, in order (function definitions excluded)."""
+    """Names the cell's assignments bind, in order (function bodies excluded)."""
     names: list[str] = []
-    for statement in parse_python(code).body:
+    for statement in _statements(parse_python(code).body):
         if isinstance(statement, ast.Assign):
             targets = [t for target in statement.targets for t in _flat_targets(target)]
         elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
@@ -51,7 +63,7 @@ def _flat_targets(target: ast.expr) -> list[ast.expr]:
 def todo_names(code: str) -> tuple[str, ...]:
     """Names a scaffold assigns from `todo(...)`: what the learner must compute."""
     names: list[str] = []
-    for statement in parse_python(code).body:
+    for statement in _statements(parse_python(code).body):
         if not isinstance(statement, ast.Assign | ast.AnnAssign):
             continue
         value = statement.value

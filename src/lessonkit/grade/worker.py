@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
+import importlib
 import json
 import math
 import os
@@ -330,8 +332,8 @@ class CompileError(Exception):
         self.report = report
 
 
-def compile_cell(cell: dict, strip: frozenset[str], split: bool):
-    """The cell's code objects: one for the whole cell, or one per top-level statement."""
+def compile_cell(cell: dict, strip: frozenset[str]):
+    """The cell's code, without the assignments of names the scenario supplies."""
     filename = f"<cell {cell['index']}>"
     try:
         tree = ast.parse(cell["source"], filename=filename)
@@ -349,9 +351,7 @@ def compile_cell(cell: dict, strip: frozenset[str], split: bool):
     if strip:
         tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
     ast.increment_lineno(tree, cell["offset"])
-    if not split:
-        return [compile(tree, filename, "exec")]
-    return [compile(ast.Module([s], type_ignores=[]), filename, "exec") for s in tree.body]
+    return compile(tree, filename, "exec")
 
 
 def error_report(exc: BaseException, cells_by_file: dict[str, int]) -> dict:
@@ -406,13 +406,147 @@ def _drop_key(tree, key, _value, _make_array):
     return {k: v for k, v in tree.items() if k != key}
 
 
+def _shift(tree, value):
+    """Every leaf of a subtree plus `value` (dicts, lists and tuples walked; arrays shifted)."""
+    if type(tree) is dict:
+        return {k: _shift(v, value) for k, v in tree.items()}
+    if type(tree) in (list, tuple):
+        return type(tree)(_shift(v, value) for v in tree)
+    return tree + value
+
+
 def _shift_key(tree, key, value, make_array):
+    """`tree[key]` shifted; with no key, the whole tree."""
+    if not key:
+        return _shift(tree, make_array(value))
     if type(tree) is not dict or key not in tree:
         raise TypeError("no such key")
-    return {**tree, key: tree[key] + make_array(value)}
+    return {**tree, key: _shift(tree[key], make_array(value))}
 
 
 TRANSFORMS = {"add_leaf": _add_leaf, "drop_key": _drop_key, "shift_key": _shift_key}
+
+
+class Sources:
+    """Library calls whose results a scenario changes, installed before its first cell.
+
+    A probe changes a value where it is made, so every path from it (a second name bound in
+    the same statement, a list, a closure) carries the change. A result the transform does
+    not fit (a key it lacks) is returned as it is.
+    """
+
+    def __init__(self, jax_module, make_array):
+        self._jax = jax_module
+        self._make_array = make_array
+
+    def install(self, sources: list):
+        """Wrap each source's functions; return the function that puts the originals back."""
+        saved: list[tuple[object, str, object]] = []
+        for source in sources:
+            change = self._change(source)
+            if source["call"] == "gradients":
+                for name, wrap in _DERIVATIVES.items():
+                    original = getattr(self._jax, name)
+                    saved.append((self._jax, name, original))
+                    setattr(self._jax, name, wrap(original, change))
+            else:
+                module_name, _, name = source["call"].rpartition(".")
+                module = importlib.import_module(module_name)
+                original = getattr(module, name)
+                saved.append((module, name, original))
+                setattr(module, name, _returns_changed(original, change))
+
+        def undo() -> None:
+            for owner, name, original in reversed(saved):
+                setattr(owner, name, original)
+
+        return undo
+
+    def _change(self, source: dict):
+        transform = TRANSFORMS[source["transform"]]
+        key, value, make_array = source.get("key"), source.get("value"), self._make_array
+
+        def change(tree):
+            try:
+                return transform(tree, key, value, make_array)
+            except TypeError:
+                return tree  # a result the probe does not fit is left as it is
+
+        return change
+
+
+def _each(change):
+    """Apply `change` to a derivative, or to each one when several arguments were asked for."""
+
+    def apply(result):
+        if type(result) is tuple:
+            return tuple(change(r) for r in result)
+        return change(result)
+
+    return apply
+
+
+def _wrap_grad(original, change):
+    """jax.grad, jacrev or jacfwd whose derivatives (not their aux data) are changed."""
+
+    def grad(fun, *args, has_aux=False, **kwargs):
+        inner = original(fun, *args, has_aux=has_aux, **kwargs)
+        each = _each(change)
+
+        @functools.wraps(inner)
+        def derivative(*a, **k):
+            out = inner(*a, **k)
+            return (each(out[0]), out[1]) if has_aux else each(out)
+
+        return derivative
+
+    return functools.wraps(original)(grad)
+
+
+def _wrap_value_and_grad(original, change):
+    def value_and_grad(fun, *args, **kwargs):
+        inner = original(fun, *args, **kwargs)
+        each = _each(change)
+
+        @functools.wraps(inner)
+        def both(*a, **k):
+            value, derivative = inner(*a, **k)
+            return value, each(derivative)
+
+        return both
+
+    return functools.wraps(original)(value_and_grad)
+
+
+def _wrap_vjp(original, change):
+    def vjp(fun, *primals, has_aux=False, **kwargs):
+        out = original(fun, *primals, has_aux=has_aux, **kwargs)
+        pullback, each = out[1], _each(change)
+
+        @functools.wraps(pullback)
+        def changed(*a, **k):
+            return each(pullback(*a, **k))
+
+        return (out[0], changed, *out[2:])
+
+    return functools.wraps(original)(vjp)
+
+
+_DERIVATIVES = {
+    "grad": _wrap_grad,
+    "value_and_grad": _wrap_value_and_grad,
+    "vjp": _wrap_vjp,
+    "jacrev": _wrap_grad,
+    "jacfwd": _wrap_grad,
+}
+
+
+def _returns_changed(original, change):
+    @functools.wraps(original)
+    def call(*args, **kwargs):
+        return change(original(*args, **kwargs))
+
+    return call
 
 
 # --------------------------------------------------------------------------- running
@@ -421,7 +555,9 @@ TRANSFORMS = {"add_leaf": _add_leaf, "drop_key": _drop_key, "shift_key": _shift_
 class Runner:
     """Runs one request: every scenario of one plan, reporting cell by cell."""
 
-    def __init__(self, channel: Channel, encoder: Encoder, guard: ModuleGuard, jnp_module):
+    def __init__(
+        self, channel: Channel, encoder: Encoder, guard: ModuleGuard, jax_module, jnp_module
+    ):
         self.channel = channel
         self.encoder = encoder
         self.guard = guard
@@ -432,7 +568,8 @@ class Runner:
         self._perf = time.perf_counter
         self.patched: list[str] = []
         self.deadline: float | None = None
-        self._compiled: dict[tuple, list] = {}  # per request: each scenario reuses the code
+        self._compiled: dict[tuple, object] = {}  # per request: each scenario reuses the code
+        self.sources = Sources(jax_module, self.make_array)
 
     def make_array(self, value):
         return self._asarray(value, dtype=self._float32)
@@ -514,21 +651,25 @@ class Runner:
         if inputs is not None:
             namespace.update({k: self.make_inputs(v) for k, v in inputs.items()})
             strip = frozenset(inputs)
-        hook = scenario.get("hook")
-        until = scenario.get("until")
+        undo = self.sources.install(scenario.get("sources") or [])
+        self.guard.refresh()  # the changed calls are this scenario's baseline
+        try:
+            return self._cells(request, scenario, cells, files, namespace, strip)
+        finally:
+            undo()
+            self.guard.refresh()
+
+    def _cells(self, request, scenario, cells, files, namespace, strip) -> bool:
         for cell in cells:
             index = cell["index"]
-            if until is not None and index > until:
-                break
             if cell["role"] == "skip" or (
                 cell["role"] == "lesson" and not scenario.get("lesson_only_cells", False)
             ):
                 continue
-            target = hook if hook is not None and hook["cell"] == index else None
             where = {"request": request["id"], "scenario": scenario["name"], "cell": index}
             self.channel.send({"event": "start", **where})
             inputs_here = strip if cell["role"] == "setup" else frozenset()
-            result = self._cell(cell, namespace, inputs_here, target, files)
+            result = self._cell(cell, namespace, inputs_here, files)
             report = {"event": "cell", **where, **result}
             names = cell.get("report") or []
             if names:
@@ -545,51 +686,27 @@ class Runner:
                 return False
         return True
 
-    def _compile(self, cell: dict, strip: frozenset[str], split: bool) -> list:
-        key = (cell["index"], strip, split)
+    def _compile(self, cell: dict, strip: frozenset[str]):
+        key = (cell["index"], strip)
         if key not in self._compiled:
-            self._compiled[key] = compile_cell(cell, strip, split)
+            self._compiled[key] = compile_cell(cell, strip)
         return self._compiled[key]
 
-    def _cell(self, cell: dict, namespace: dict, strip: frozenset[str], hook, files) -> dict:
+    def _cell(self, cell: dict, namespace: dict, strip: frozenset[str], files) -> dict:
         try:
-            codes = self._compile(cell, strip, split=hook is not None)
+            code = self._compile(cell, strip)
         except CompileError as exc:
             return {"status": "error", "error": exc.report, "output": ""}
         capture = OutputCapture()
         saved = sys.stdout, sys.stderr
-        placed = [MISSING]
-        hook_state = {"applied": False, "failed": False}
-        before = list(namespace.values())  # kept alive so that ids stay unique
-
-        def apply_hook() -> None:
-            name = hook["name"]
-            current = namespace.get(name, MISSING)
-            if current is MISSING or current is placed[0]:
-                return
-            try:
-                transform = TRANSFORMS[hook["transform"]]
-                new = transform(current, hook.get("key"), hook.get("value"), self.make_array)
-            except Exception:
-                hook_state["failed"] = True
-                return
-            namespace[name] = new
-            placed[0] = new
-            hook_state["applied"] = True
-
         error = None
         sys.stdout = sys.stderr = capture
         try:
-            if hook is not None:
-                apply_hook()
-            for code in codes:
-                self._arm()
-                try:
-                    exec(code, namespace)
-                finally:
-                    self._disarm()
-                if hook is not None:
-                    apply_hook()
+            self._arm()
+            try:
+                exec(code, namespace)
+            finally:
+                self._disarm()
         except BaseException as exc:  # learner code may raise anything, SystemExit included
             self._disarm()
             error = error_report(exc, files)
@@ -602,15 +719,6 @@ class Runner:
         result = {"status": "error" if error else "ok", "output": capture.text()}
         if error:
             result["error"] = error
-        if hook is not None:
-            result["hook"] = (
-                "applied"
-                if hook_state["applied"]
-                else ("failed" if hook_state["failed"] else "not applied")
-            )
-        aliases = _aliases(cell.get("answers") or (), namespace, before)
-        if aliases:
-            result["aliases"] = aliases
         return result
 
     def _mismatched_trees(self, exc: BaseException, cell: dict, namespace: dict, error: dict):
@@ -656,38 +764,9 @@ class Runner:
                 pyplot.close("all")
 
 
-_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None))
 # What JAX says when trees passed together to one call (`jax.tree.map` and its users) differ;
 # other structure errors, such as a loop's carry, name their difference themselves.
 _TREE_ERRORS = ("pytree structure error", "Dict key mismatch", "node type mismatch")
-
-
-def _aliases(answers, namespace: dict, before: list) -> dict[str, str]:
-    """Answers that are the very object another name holds, or held before the cell ran.
-
-    `fixed = updated` hands back the lesson's own result instead of computing it; the
-    parent turns such an alias into "this cell must compute it". Immutable scalars are
-    skipped: Python shares small ints and interned strings between unrelated names.
-    """
-    earlier = {id(v) for v in before}
-    found = {}
-    for name in answers:
-        value = namespace.get(name, MISSING)
-        if value is MISSING or type(value) in _IMMUTABLE:
-            continue
-        other = next(
-            (
-                k
-                for k, v in namespace.items()
-                if v is value and k != name and k not in answers and not k.startswith("__")
-            ),
-            None,
-        )
-        if other is None and id(value) in earlier:
-            other = "a value from an earlier cell"
-        if other is not None:
-            found[str(name)[:MAX_NAME]] = str(other)[:MAX_NAME]
-    return found
 
 
 def _on_alarm(signum, frame):
@@ -711,7 +790,7 @@ def main() -> None:
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
-    runner = Runner(channel, Encoder(np, jax), guard, jnp)
+    runner = Runner(channel, Encoder(np, jax), guard, jax, jnp)
     channel.send({"event": "ready", "jax": jax.__version__, "python": sys.version.split()[0]})
     for line in requests:
         if line.strip():

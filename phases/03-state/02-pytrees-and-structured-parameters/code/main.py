@@ -60,10 +60,11 @@ scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner
 assert jnp.allclose(g["scale"], scale_by_hand)
 
 # Challenge — Repair a mismatched update tree (reference solution)
-partial = {"weight": grads["weight"]}
+partial = {key: leaf for key, leaf in grads.items() if key != "bias"}
 try:
     jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)
-except ValueError:
+except ValueError as error:
+    mismatch = str(error)
     print("Expected tree mismatch")
 else:
     raise AssertionError("Expected a missing-key failure")

@@ -1,0 +1,86 @@
+"""Probes as scenarios: each varies one value at its source, before any cell runs.
+
+A probe is one more run of the whole file, of the same shape as a drawn input set: values
+for names the steps assign, and library calls whose results are changed (`Source`). The
+parent builds it from the lesson alone, so nothing in the child decides whether a probe
+applies: the reference runs the same scenario, and every graded name of the probe's task
+must then have the reference's value.
+
+- `input`: a fresh input set drawn from the generators, with the transform applied here,
+  to the data, before it is sent (`params` with a leaf added or dropped);
+- `step`: a name a step assigns gets the probe's value instead (`updated`), exactly as a
+  drawn input replaces `params`;
+- `gradients` and `call`: the child wraps JAX's differentiation functions, or the named
+  library function, so that what they return is changed where it is made.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from lessonkit.grade.inputs import Tree, draw_set
+from lessonkit.grade.protocol import Source
+from lessonkit.model import Grading, Probe
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """What one probe scenario sends: input values (or None for the lesson's) and sources."""
+
+    name: str  # the scenario's name in this process (the child sees another)
+    probe: Probe
+    inputs: dict[str, Tree] | None
+    sources: tuple[Source, ...]
+
+
+def _changed(tree: Tree, probe: Probe) -> Tree:
+    """The parent's own transform of drawn data, mirroring the child's for library results."""
+    if not isinstance(tree, dict):
+        raise ValueError(f"probe {probe.name!r}: {probe.target!r} is not a mapping of inputs")
+    if probe.transform == "add_leaf":
+        return {**tree, probe.key: _plain(probe.value)}
+    if probe.transform == "drop_key":
+        return {k: v for k, v in tree.items() if k != probe.key}
+    # shift_key: every number under the key (or the whole tree) moved by the value
+    if probe.key:
+        return {**tree, probe.key: _shifted(tree[probe.key], probe.value)}
+    return _shifted(tree, probe.value)
+
+
+def _plain(value: object) -> Tree:
+    return list(value) if isinstance(value, tuple) else value  # type: ignore[return-value]
+
+
+def _shifted(tree: Tree, by: object) -> Tree:
+    if isinstance(tree, dict):
+        return {k: _shifted(v, by) for k, v in tree.items()}
+    if isinstance(tree, list):
+        if isinstance(by, tuple) and len(by) == len(tree):
+            return [_shifted(v, b) for v, b in zip(tree, by, strict=True)]
+        return [_shifted(v, by) for v in tree]
+    if isinstance(by, tuple):
+        raise ValueError("a list of shifts for a single number")
+    if isinstance(tree, bool):
+        return tree
+    if isinstance(tree, int) and float(by).is_integer():
+        return tree + int(by)
+    return round(float(tree) + float(by), 6)
+
+
+def probe_run(probe: Probe, grading: Grading, seed: int, number: int) -> ProbeRun:
+    """The scenario for one probe; `number` keeps each probe's draw apart from the others."""
+    name = f"probe-{number}"
+    if probe.source == "input":
+        drawn = draw_set(grading, random.Random(f"{seed}/probe/{number}"))
+        drawn[probe.target] = _changed(drawn[probe.target], probe)
+        return ProbeRun(name, probe, drawn, ())
+    if probe.source == "step":
+        return ProbeRun(name, probe, {probe.target: probe.value}, ())  # type: ignore[dict-item]
+    source = Source(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
+    return ProbeRun(name, probe, None, (source,))
+
+
+def probe_runs(grading: Grading, seed: int) -> tuple[ProbeRun, ...]:
+    """Every probe of the lesson as a scenario, in declaration order."""
+    return tuple(probe_run(p, grading, seed, n) for n, p in enumerate(grading.probes, 1))
