@@ -28,6 +28,7 @@ NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
 MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
 NESTED_SOLUTION = LESSON.task("nested-model").solution + "\n"
 REPAIR_SOLUTION = LESSON.task("repair").solution + "\n"
+PARTIAL = 'partial = {key: leaf for key, leaf in grads.items() if key != "bias"}'
 
 
 ADAM_SETUP = """\
@@ -69,7 +70,7 @@ WRONG: list[Wrong] = [
         "mk-names-the-keys",
         "make-it-yours",
         "norm_squared = jnp.sum(grads['weight'] ** 2) + grads['bias'] ** 2\n" + MANUAL,
-        r"`norm_squared` does not count a leaf added to `grads`",
+        r"`norm_squared` does not count a leaf added to the gradient tree",
     ),
     (
         "mk-missing-bias",
@@ -81,7 +82,7 @@ WRONG: list[Wrong] = [
         "mk-manual-copies-norm",
         "make-it-yours",
         NORM + "manual = norm_squared\nassert jnp.allclose(norm_squared, manual)\n",
-        r"`manual` changes when a leaf is added to `grads`",
+        r"`manual` changes when a leaf is added to the gradient tree",
     ),
     (
         "mk-assert-typed-number-first",
@@ -183,13 +184,13 @@ WRONG: list[Wrong] = [
     (
         "rp-bias-kept",
         "repair",
-        _repair('partial = {"weight": grads["weight"]}', "partial = dict(grads)"),
+        _repair(PARTIAL, "partial = dict(grads)"),
         r"`partial` has `bias`, which the expected tree does not have",
     ),
     (
         "rp-weight-dropped",
         "repair",
-        _repair('partial = {"weight": grads["weight"]}', 'partial = {"bias": grads["bias"]}'),
+        _repair(PARTIAL, 'partial = {"bias": grads["bias"]}'),
         r"`partial` is missing `weight`.*1 more layout difference",
     ),
     (
@@ -218,7 +219,7 @@ WRONG: list[Wrong] = [
         _repair(
             "fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)", "fixed = updated"
         ),
-        r"^`fixed` is the very object that `updated` already holds, so the cell did not compute",
+        r"^`fixed` follows `updated`, the step's own result",
     ),
     (
         "rp-no-message",
@@ -311,6 +312,7 @@ RIGHT: list[Right] = [
         "try:\n"
         "    jax.tree.map(lambda p, g: p - 0.05 * g, params, partial)\n"
         "except ValueError as error:\n"
+        "    mismatch = error.args[0]\n"
         '    print("Expected tree mismatch")\n'
         "else:\n"
         '    raise AssertionError("Expected a missing-key failure")\n'
@@ -325,8 +327,9 @@ RIGHT: list[Right] = [
         'del partial["bias"]\n'
         "try:\n"
         "    jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, partial)\n"
-        "except ValueError:\n"
+        "except ValueError as caught:\n"
         '    print("Expected tree mismatch")\n'
+        "    mismatch = str(caught)\n"
         "fixed = optax.apply_updates(params, jax.tree.map(lambda g: -0.05 * g, grads))\n",
     ),
     (

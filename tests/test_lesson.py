@@ -192,10 +192,9 @@ def _line_of(text: str, needle: str) -> int:
         ),
         (
             'norm_squared = todo("norm_squared: add up the squares of every gradient leaf")\n',
-            "for leaf in jax.tree.leaves(grads):\n"
-            '    norm_squared = todo("norm_squared: add up the squares of every gradient leaf")\n',
-            '    norm_squared = todo("norm_squared',
-            r"todo\(\.\.\.\) outside a function must be the whole value of a top-level",
+            'norm_squared = 1.0 + todo("norm_squared: the squares of every gradient leaf")\n',
+            'norm_squared = 1.0 + todo("norm_squared',
+            r"todo\(\.\.\.\) outside a function must be the whole value of an assignment",
         ),
         (
             "weight: {uniform: [-2, 2], shape: [2]}\n",

@@ -357,8 +357,8 @@ def _check_placeholders(scaffold: RawBlock) -> None:
     """Every `todo(...)` outside a function must be the whole value of an assignment.
 
     The grader grades the names a scaffold assigns from `todo(...)` (in `try`, `if` or loop
-    blocks too); one inside an expression names nothing, so the task would go ungraded. Inside a function a
-    placeholder is fine: the names that call the function are graded.
+    blocks too); one inside an expression names nothing, so the task would go ungraded.
+    Inside a function a placeholder is fine: the names that call the function are graded.
     """
     try:
         tree = ast.parse(scaffold.body)
