@@ -398,19 +398,15 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
 
 def test_inputs_are_stripped_only_where_they_are_plain_assignments():
     cell = {"index": 0, "offset": 10, "source": "params = 1\nx = 2\nparams['a'] = 3\ny = x\n"}
-    (code,) = worker.compile_cell(cell, frozenset({"params", "x"}), split=False)
+    code = worker.compile_cell(cell, frozenset({"params", "x"}))
     namespace = {"params": {}, "x": 5}
     exec(code, namespace)
     assert namespace["params"] == {"a": 3} and namespace["y"] == 5
-    codes = worker.compile_cell(cell, frozenset(), split=True)
-    assert len(codes) == 4
 
 
 def test_syntax_errors_are_reported_with_file_lines():
     with pytest.raises(worker.CompileError) as caught:
-        worker.compile_cell(
-            {"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset(), False
-        )
+        worker.compile_cell({"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset())
     assert caught.value.report["kind"] == "syntax"
     assert caught.value.report["frames"][0][:2] == [2, 42]
 
@@ -530,3 +526,81 @@ def test_keys_that_differ_only_in_their_data_say_which_words_differ():
     assert describe(many) == "a key<fry>[4] PRNG key array with key data [0, 1, 2, 3, 4, 5, ...]"
     unread = dataclasses.replace(expected, data=None)
     assert describe(unread) == "a key<fry>[2] PRNG key array"
+
+
+# --------------------------------------------------------------------------- source probes
+
+
+def _sources(call: str, transform: str, key: str, value):
+    import jax
+    import jax.numpy as jnp
+
+    installer = worker.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    return jax, installer.install(
+        [{"call": call, "transform": transform, "key": key, "value": value}]
+    )
+
+
+def test_a_gradient_probe_changes_every_derivative_where_it_is_made():
+    """B4: a second name bound in the same statement carries the change too."""
+    import jax
+    import jax.numpy as jnp
+
+    original = jax.grad
+
+    def loss(p):
+        return p["scale"] * jnp.sum(p["w"] ** 2)
+
+    tree = {"w": jnp.array([1.0, 2.0]), "scale": jnp.array(1.0)}
+    undo = _sources("gradients", "shift_key", "scale", 1.0)
+    try:
+        g, scale = (lambda G: (G, G["scale"] + 0.0))(jax.grad(loss)(tree))
+        _, g2 = jax.value_and_grad(loss)(tree)
+        (pulled,) = jax.vjp(loss, tree)[1](jnp.array(1.0))
+        jac = jax.jacrev(loss)(tree)
+        aux = jax.grad(lambda p: (loss(p), 7), has_aux=True)(tree)
+        plain = jax.grad(lambda w: jnp.sum(w**2))(tree["w"])  # no `scale` key: unchanged
+    finally:
+        undo()
+    assert jax.grad is original
+    for derivative in (g, g2, pulled, jac, aux[0]):
+        assert float(derivative["scale"]) == 6.0  # 5.0 + 1.0
+        assert derivative["w"].tolist() == [2.0, 4.0]
+    assert float(scale) == 6.0 and aux[1] == 7
+    assert plain.tolist() == [2.0, 4.0]
+
+
+def test_a_call_probe_changes_what_the_library_returns_through_every_path():
+    """B5: a copy through a list or a closure is the changed value."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    original = optax.apply_updates
+    params = {"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0)}
+    updates = {"weight": jnp.array([0.1, 0.1]), "bias": jnp.array(0.1)}
+    undo = _sources("optax.apply_updates", "shift_key", "weight", [1.0, 1.0])
+    try:
+        steps = [optax.apply_updates(params, updates)]
+        later = (lambda: steps[0])()
+    finally:
+        undo()
+    assert optax.apply_updates is original
+    assert later["weight"].tolist() == pytest.approx([2.1, 0.1])
+    assert float(later["bias"]) == pytest.approx(0.1)
+    assert jax.tree.structure(later) == jax.tree.structure(params)
+
+
+def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
+    from lessonkit.grade.probes import probe_runs
+
+    grading = grading_of(lesson)
+    runs = {run.probe.name: run for run in probe_runs(grading, seed=7)}
+    layer = runs["params with an extra leaf"]
+    assert layer.sources == () and layer.inputs["params"]["extra"] == [1.0, 2.0, 3.0]
+    assert set(layer.inputs) == set(grading.input_names)
+    replaced = runs["another result in updated"]
+    assert replaced.inputs == {"updated": {"weight": [0.0, 0.0], "bias": 0.0}}
+    moved = runs["optax's step moved"]
+    assert moved.inputs is None and moved.sources[0].call == "optax.apply_updates"
+    assert probe_runs(grading, seed=7) == probe_runs(grading, seed=7)

@@ -263,6 +263,24 @@ def _line_of(text: str, needle: str) -> int:
             r"input 'params/weight' must be a mapping: names, or one of",
         ),
         (
+            "    vary: updated\n",
+            "    vary: fixed\n",
+            "  - name: another result in updated",
+            r"probe 'another result in updated' varies 'fixed', which no step assigns",
+        ),
+        (
+            "    vary: updated\n    transform: replace\n",
+            "    vary: updated\n    transform: shift_key\n",
+            "  - name: another result in updated",
+            r"'updated' is not an input the generators draw, so the probe must give its value",
+        ),
+        (
+            "    vary: optax.apply_updates\n    transform: shift_key\n",
+            "    vary: optax.apply_updates\n    transform: replace\n",
+            "  - name: optax's step moved",
+            r"'replace' gives a value to a name a step assigns, not to 'optax.apply_updates'",
+        ),
+        (
             "{#derivation}",
             "{#problem}",
             "## Derive the matching gradient tree",
