@@ -19,6 +19,8 @@ from conftest import (
     check_right_attempt,
     check_wrong_attempt,
     grade_shared,
+    make_attempt,
+    task_result,
 )
 
 STATE01_MD = REPO / "phases" / "03-state" / "01-random-keys-without-surprises" / "lesson.md"
@@ -246,3 +248,44 @@ def test_reference_solutions_pass_and_scaffolds_are_not_attempted(reports):
     assert all(p["status"] == "passed" for p in solved["prerequisites"])
     assert [t["status"] for t in unsolved["tasks"]] == ["not attempted"] * 3
     assert unsolved["passed"] is False
+
+
+# B2 (issue 19): a helper cell before the tasks wraps the grading child's cell runner so that
+# every cell reports its probe as "not applied" and no aliases. The key-tree attempts that
+# only a probe tells apart from the reference must still not pass.
+WRAP_CELL_RUNNER = """# %%
+import sys as _sys
+_frame = _sys._getframe()
+while _frame is not None and type(_frame.f_locals.get("self")).__name__ != "Runner":
+    _frame = _frame.f_back
+_runner = None if _frame is None else _frame.f_locals["self"]
+if _runner is not None and hasattr(_runner, "_cell") and not getattr(_runner, "quiet", False):
+    def _quiet(*args, _real=_runner._cell, **kwargs):
+        result = _real(*args, **kwargs)
+        if type(result) is dict:
+            if "hook" in result:
+                result["hook"] = "not applied"
+            result.pop("aliases", None)
+        return result
+    _runner._cell = _quiet
+    _runner.quiet = True
+
+"""
+B2_NAMES = ("kt-keys-by-name", "kt-leaves-by-name")  # WRONG's key-tree attempts a probe catches
+B2_ATTEMPTS = {name: body for name, _, body, _ in WRONG if name in B2_NAMES}
+
+
+@pytest.fixture(scope="module")
+def b2_reports(state01, tmp_path_factory) -> dict[str, dict]:
+    files = {
+        f"b2-{name}.py": make_attempt(state01, {"key-tree": body}, prefix=WRAP_CELL_RUNNER)
+        for name, body in B2_ATTEMPTS.items()
+    }
+    return grade_shared(tmp_path_factory, "grade-state01-b2", state01, files, jobs=1)
+
+
+@pytest.mark.parametrize("name", sorted(B2_ATTEMPTS))
+def test_b2_key_tree_attempt_fails_under_a_wrapped_cell_runner(b2_reports, name):
+    assert sorted(B2_ATTEMPTS) == sorted(B2_NAMES)
+    result = task_result(b2_reports[f"b2-{name}.py"], "key-tree")
+    assert result["status"] in ("failed", "error"), result

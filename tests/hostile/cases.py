@@ -251,6 +251,9 @@ CASES: tuple[Case, ...] = (
             "g-built-from-grads": ("nested-model",),
             "hardcoded-input-sets": ("repair",),
             "complex-scalar": MIY,
+            "b4-second-name-in-one-statement": ("nested-model",),
+            "b5-adam-copied-through-a-list": ("adam-by-hand",),
+            "b6-print-instead-of-mismatch": ("repair",),
         },
     ),
     *_files(
@@ -260,6 +263,9 @@ CASES: tuple[Case, ...] = (
             "rewrite-report-encoder-via-frames": ("make-it-yours", "nested-model"),
             "replace-worker-encoder": ("make-it-yours", "nested-model"),
             "forge-events-with-token-from-gc": MIY,
+            "b1-wrap-cell-runner-wrong-attempts": ALL_TASKS,
+            "b1-wrap-cell-runner-structure-check": ("nested-model",),
+            "b3-set-probe-state-from-frame": ("nested-model",),
         },
     ),
     *_files(
