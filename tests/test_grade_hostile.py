@@ -245,7 +245,7 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
                     "norm_squared = manual = jnp.sum(grads['weight'] ** 2) + grads['bias'] ** 2\n"
                 ),
             ),
-            {"make-it-yours": ("failed", r"does not count a leaf added to `grads`")},
+            {"make-it-yours": ("failed", r"does not count a leaf added to the gradient tree")},
         ),
         "leaves-a-thread.py": (
             make_attempt(
