@@ -273,7 +273,8 @@ def _other_inputs(facts: TaskFacts) -> Problem | None:
 def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     runs, cell = facts.runs, facts.cell
     expected, got = facts.pair(inputs.name)
-    on = f"on other inputs ({inputs.describe()})"
+    edge = inputs.kind == "edge"
+    on = f"on {'edge' if edge else 'other'} inputs ({inputs.describe()})"
     if got is None or expected is None:
         what = f"This task's cell {on}"
         return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
@@ -291,11 +292,15 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     for name in facts.rubric.names:
         if _differs(name, expected, got):
             detail = _value_detail(expected.values[name], got.values[name])
+            why = (
+                "It assumes something (a start value, a bound) that holds only for inputs "
+                "inside the usual range: compute it from the inputs themselves."
+                if edge
+                else "It looks hard-coded, or it leaves out a term that vanishes on the "
+                "lesson's inputs: compute it from the inputs."
+            )
             return Problem(
-                FAILED,
-                f"`{name}` is right on the lesson's inputs but not {on}: {detail}. It looks "
-                "hard-coded, or it leaves out a term that vanishes on the lesson's inputs: "
-                "compute it from the inputs.",
+                FAILED, f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}"
             )
     missing = _missing_names(facts, got)
     if missing and got.error:
@@ -353,10 +358,12 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     task = facts.rubric.task
     problem = _first(check(facts) for check in TASK_CHECKS)
     if problem is None:
-        others = len(facts.inputs.others)
+        drawn, edges = facts.inputs.count("drawn"), facts.inputs.count("edge")
+        also = f" and on {edges} edge input set{'s' if edges > 1 else ''}" if edges else ""
         message = (
-            f"Right on the lesson's inputs and on {others} input sets drawn at random "
-            f"(seed {facts.inputs.seed})."
+            f"Right on the lesson's inputs, on {drawn} input set{'s' if drawn > 1 else ''} "
+            "drawn at random "
+            f"(seed {facts.inputs.seed}){also}."
         )
         return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
     message = problem.message
