@@ -36,7 +36,7 @@ from lessonkit.grade.values import (
     layout,
     reported,
 )
-from lessonkit.model import Lesson, Probe
+from lessonkit.model import EXACT, Accept, Lesson, Probe
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
 
@@ -103,9 +103,9 @@ def _first(problems: Iterable[Problem | None]) -> Problem | None:
 # --------------------------------------------------------------------------- wording
 
 
-def value_problem(name: str, expected: Value, got: Value) -> str | None:
+def value_problem(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str | None:
     """One sentence naming the key path, layout or value that differs, or None."""
-    found = differences(expected, got)
+    found = differences(expected, got, accept)
     if not found:
         return None
     first = found[0]
@@ -120,8 +120,8 @@ def value_problem(name: str, expected: Value, got: Value) -> str | None:
     return f"`{name}`{at} is {got_value}; expected {expected_value}."
 
 
-def _value_detail(expected: Value, got: Value) -> str:
-    first = differences(expected, got)[0]
+def _value_detail(expected: Value, got: Value, accept: Accept) -> str:
+    first = differences(expected, got, accept)[0]
     at = f"at `{first.location}` " if first.path else ""
     return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
 
@@ -164,11 +164,11 @@ def _missing_names(facts: TaskFacts, run: CellReport) -> list[str]:
     return [n for n in facts.rubric.names if n not in run.values]
 
 
-def _differs(name: str, expected: CellReport, got: CellReport) -> bool:
-    """Both runs reached `name` and its values differ."""
+def _differs(name: str, expected: CellReport, got: CellReport, accept: Accept = EXACT) -> bool:
+    """Both runs reached `name` and its values differ (as the task's `accept` compares)."""
     if name not in got.values or name not in expected.values:
         return False
-    return value_problem(name, expected.values[name], got.values[name]) is not None
+    return value_problem(name, expected.values[name], got.values[name], accept) is not None
 
 
 def _cell_present(facts: TaskFacts) -> Problem | None:
@@ -220,9 +220,11 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
         )
     if got.error and not _is_assertion(got):
         return Problem(ERROR, explain_error(got.error, runs.learner, runs.timeout))
+    accept = facts.rubric.accept
     for name in facts.rubric.names:
-        if _differs(name, expected, got):
-            return Problem(FAILED, value_problem(name, expected.values[name], got.values[name]))
+        if _differs(name, expected, got, accept):
+            problem = value_problem(name, expected.values[name], got.values[name], accept)
+            return Problem(FAILED, problem)
     missing = _missing_names(facts, got)
     if got.error:
         failed = _failed_check(got.error, runs.learner)
@@ -290,8 +292,8 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
         explained = explain_error(got.error, runs.learner, runs.timeout)
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
     for name in facts.rubric.names:
-        if _differs(name, expected, got):
-            detail = _value_detail(expected.values[name], got.values[name])
+        if _differs(name, expected, got, facts.rubric.accept):
+            detail = _value_detail(expected.values[name], got.values[name], facts.rubric.accept)
             why = (
                 "It assumes something (a start value, a bound) that holds only for inputs "
                 "inside the usual range: compute it from the inputs themselves."
@@ -338,7 +340,7 @@ def _one_probe(facts: TaskFacts, probe: Probe) -> Problem | None:
             f"cannot confirm {names}: keep `{probe.target}` as the lesson builds it.",
         )
     for name, message in probe.messages:
-        if _differs(name, expected, got):
+        if _differs(name, expected, got, facts.rubric.accept):
             return Problem(FAILED, message)
     return None
 
