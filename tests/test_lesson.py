@@ -231,7 +231,7 @@ def _line_of(text: str, needle: str) -> int:
             "weight: {uniform: [-2, 2], shape: [2]}\n",
             "weight: {integers: [0, 3], decimals: 1}\n",
             "    weight: {",
-            r"unknown key 'decimals' for 'integers'; allowed: integers, shape",
+            r"unknown key 'decimals' for 'integers'; allowed: edges, integers, shape",
         ),
         (
             "weight: {uniform: [-2, 2], shape: [2]}\n",
