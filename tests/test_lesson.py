@@ -415,7 +415,8 @@ ACCEPT = "  repair: {mappings: any, floats: [float32, float64]}\n"  # state-02 d
             WEIGHT,
             "weight: {uniform: [-2, 2], shape: [2], edges: [[-9.0, 1.0, 2.0]]}\n",
             "    weight: {",
-            r"input 'params/weight': edge 1 must be shape \[2\] of numbers, like the generator",
+            r"input 'params/weight': edge 1 must be shape \[2\] of numbers in float32's range, "
+            r"like the generator",
         ),
         (
             WEIGHT,
@@ -428,6 +429,12 @@ ACCEPT = "  repair: {mappings: any, floats: [float32, float64]}\n"  # state-02 d
             "weight: {uniform: [-2, 2], shape: [2], edges: [[-9.0, '1.0']]}\n",
             "    weight: {",
             r"edge 1 must be shape \[2\] of numbers",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], edges: [1.0e39]}\n",
+            "    weight: {",
+            r"edge 1 must be a single value of numbers in float32's range",
         ),
         (
             WEIGHT,

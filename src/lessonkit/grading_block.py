@@ -69,6 +69,7 @@ MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
 MAX_EDGE_SETS = 8  # edge input sets in one block, all generators together
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 class _Block:
@@ -124,7 +125,11 @@ def _uniform(path: str, spec: dict, block: _Block, where: int) -> Uniform:
     if not _is_int(decimals) or not 0 <= decimals <= 6:
         raise block.error(f"input {path!r}: 'decimals' must be 0 to 6", where)
     shape = _shape(path, spec, block, where)
-    edges = _edges(path, spec, block, where, shape, _number, float, "numbers")
+
+    def float32(value: object) -> bool:
+        return _number(value) and abs(value) <= FLOAT32_MAX
+
+    edges = _edges(path, spec, block, where, shape, float32, float, "numbers in float32's range")
     return Uniform(float(low), float(high), shape, decimals, edges)
 
 
