@@ -417,3 +417,96 @@ def test_an_optional_task_left_out_still_passes(reports):
         ("adam-by-hand", "not attempted", True),
     ]
     assert report["passed"] is True
+
+
+# --------------------------------------------------------------------------- edges and accept
+# Issue 19, B7 and B16: a real attempt at a repository lesson, graded as `lessonkit check`
+# grades it (a few files in one batch, on one seed).
+
+
+def _grade(lesson, tmp_path, files: dict[str, str]) -> dict[str, dict]:
+    from lessonkit.grade import grade_many
+
+    paths = []
+    for name, content in files.items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+        paths.append(tmp_path / name)
+    entries = grade_many(lesson, paths, jobs=2, timeout=30.0, seed=7)
+    return {e.path.name: e.report.to_json() for e in entries}
+
+
+def test_b7_a_running_max_from_the_generators_lower_bound_fails_on_the_edge(tmp_path):
+    """A first carry of -9.0 is below every draw (uniform [-9, -1]) but not below an edge."""
+    from conftest import REPO
+
+    state03 = load_lesson(REPO / "phases/03-state/03-scan-carries-state/lesson.md")
+    from_bound = (
+        "def max_step(best, x):\n"
+        "    best = jnp.maximum(best, x)\n"
+        "    return best, best\n\n"
+        "_, running_max = jax.lax.scan(max_step, jnp.array(-9.0), xs)\n"
+        'print("Running max:", running_max)\n'
+    )
+    reports = _grade(
+        state03,
+        tmp_path,
+        {
+            "from-bound.py": make_attempt(state03, {"running-max": from_bound}),
+            "solved.py": make_attempt(state03),
+        },
+    )
+    result = task_result(reports["from-bound.py"], "running-max")
+    assert result["status"] == "failed", result
+    assert re.search(r"not on edge inputs \(xs \[-1000\.0, -500\.0", result["message"])
+    assert "got [-9.0, -9.0" in result["message"]
+    solved = task_result(reports["solved.py"], "running-max")
+    assert solved["status"] == "passed", solved
+    assert solved["message"].endswith("and on 1 edge input set."), solved["message"]
+
+
+def test_b16_an_ordereddict_and_float64_leaves_pass_where_the_task_accepts_them(lesson, tmp_path):
+    ordered = _repair(
+        "fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)",
+        "from collections import OrderedDict\n"
+        "fixed = OrderedDict((k, params[k] - 0.05 * grads[k]) for k in params)",
+    )
+    # An OrderedDict `partial` is accepted as a value, but jax.tree.map then raises another
+    # error (the containers' types differ), not the missing key the task reproduces.
+    ordered_partial = _repair(
+        PARTIAL,
+        "from collections import OrderedDict\n"
+        'partial = OrderedDict((k, v) for k, v in grads.items() if k != "bias")',
+    )
+    f64 = "import numpy as np\nf64 = lambda a: np.asarray(a, np.float64)\n"
+    fixed64 = _repair(
+        "fixed = jax.tree.map(lambda p, g: p - 0.05 * g, params, grads)",
+        f64 + "fixed = {k: f64(params[k]) - 0.05 * f64(grads[k]) for k in params}",
+    )
+    adam64 = _adam(
+        "jax.tree.map(lambda p, g: np.asarray(p, np.float64) - 0.1 * np.asarray(g, np.float64)"
+        " / (np.abs(np.asarray(g, np.float64)) + 1e-8), params, grads)"
+    ).replace("import optax\n", "import optax\nimport numpy as np\n")
+    # Only the tasks that declare `accept` widen: nested-model's `g` stays float32-exact.
+    g64 = _nested(
+        "g = jax.grad(nested_loss)(nested)",
+        "g = jax.tree.map(lambda a: np.asarray(a, np.float64), jax.grad(nested_loss)(nested))",
+    )
+    reports = _grade(
+        lesson,
+        tmp_path,
+        {
+            "ordered.py": make_attempt(lesson, {"repair": ordered}),
+            "ordered-partial.py": make_attempt(lesson, {"repair": ordered_partial}),
+            "float64.py": make_attempt(
+                lesson, {"repair": fixed64, "adam-by-hand": adam64 + ADAM_CHECK}
+            ),
+            "strict.py": make_attempt(lesson, {"nested-model": "import numpy as np\n" + g64}),
+        },
+    )
+    assert reports["ordered.py"]["passed"] is True, reports["ordered.py"]["tasks"]
+    other_error = task_result(reports["ordered-partial.py"], "repair")
+    assert other_error["status"] == "failed", other_error
+    assert other_error["message"].startswith("`mismatch` is "), other_error
+    assert reports["float64.py"]["passed"] is True, reports["float64.py"]["tasks"]
+    strict = task_result(reports["strict.py"], "nested-model")
+    assert strict["status"] == "failed" and "float64" in strict["message"], strict

@@ -604,3 +604,77 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     moved = runs["optax's step moved"]
     assert moved.inputs is None and moved.sources[0].call == "optax.apply_updates"
     assert probe_runs(grading, seed=7) == probe_runs(grading, seed=7)
+
+
+# --------------------------------------------------------------------------- edges and accept
+
+
+def test_b7_each_edge_is_one_more_input_set_on_every_run():
+    """Edge k sets its own leaf and draws the others; drawn sets are the same as without."""
+    xs = Uniform(-9.0, -1.0, (3,), 2, edges=((-1000.0, -500.0, -9.5),))
+    n = Integers(0, 5, edges=(-7, 99))
+    plain = dataclasses.replace(
+        EVERY_GENERATOR, inputs=(("xs", Uniform(-9.0, -1.0, (3,), 2)), ("n", Integers(0, 5)))
+    )
+    edged = dataclasses.replace(plain, inputs=(("xs", xs), ("n", n)))
+    inputs = draw_inputs(edged, 11)
+    kinds = [s.kind for s in inputs.others]
+    assert kinds == ["drawn"] * 8 + ["edge"] * 3
+    assert (inputs.count("drawn"), inputs.count("edge")) == (8, 3)
+    assert inputs.others[:8] == draw_inputs(plain, 11).others
+    first, second, third = inputs.others[8:]
+    assert first.values["xs"] == [-1000.0, -500.0, -9.5] and 0 <= first.values["n"] <= 5
+    assert second.values["n"] == -7 and all(-9.0 <= v <= -1.0 for v in second.values["xs"])
+    assert third.values["n"] == 99
+    assert draw_inputs(edged, 11) == inputs  # the seed replays the edge sets too
+    assert json.loads(json.dumps(first.values)) == first.values
+
+
+def test_b16_accept_widens_only_what_the_task_declares():
+    from lessonkit.model import Accept
+
+    expected = tree(weight=arr([1.4, -0.8]), bias=arr([0.2], shape=[]))
+    ordered = reported.Mapping(
+        (("weight", arr([1.4, -0.8], dtype="float64")), ("bias", num(0.2))), "OrderedDict"
+    )
+    both = Accept("any", ("float32", "float64"))
+    assert [d.kind for d in differences(expected, ordered)] == ["node", "dtype"]
+    assert differences(expected, ordered, both) == ()
+    assert [d.kind for d in differences(expected, ordered, Accept(floats=both.floats))] == ["node"]
+    assert [d.kind for d in differences(expected, ordered, Accept("any"))] == ["dtype"]
+    # still strict about everything else: keys, other dtypes, values
+    missing = reported.Mapping((("weight", arr([1.4, -0.8], dtype="float64")),), "OrderedDict")
+    assert [d.kind for d in differences(expected, missing, both)] == ["missing"]
+    half = tree(weight=arr([1.4, -0.8], dtype="float16"), bias=arr([0.2], shape=[]))
+    assert [d.kind for d in differences(expected, half, both)] == ["dtype"]
+    wrong = tree(weight=arr([1.4, 0.8], dtype="float64"), bias=arr([0.2], shape=[]))
+    assert [d.kind for d in differences(expected, wrong, both)] == ["value"]
+    opaque = reported.Opaque("other", "MyDict")
+    assert differences(expected, opaque, both)[0].kind == "node"
+
+
+def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
+    """They are C types read by their own C methods; a subclass stays a name."""
+    from collections import OrderedDict, defaultdict
+
+    import jax
+    import numpy as np
+
+    encoder = worker.Encoder(np, jax)
+    ordered = OrderedDict(bias=1.0, weight=2.0)
+    ordered.move_to_end("bias")
+    assert reported.parse_value(encoder.encode(ordered)) == reported.Mapping(
+        (("weight", num(2.0)), ("bias", num(1.0))), "OrderedDict"
+    )
+    counts = defaultdict(int, a=1)
+    assert reported.parse_value(encoder.encode(counts)) == reported.Mapping(
+        (("a", num(1, "int")),), "defaultdict"
+    )
+
+    class Sneaky(OrderedDict):
+        def items(self):
+            raise RuntimeError("learner code ran")
+
+    assert encoder.encode(Sneaky(a=1)) == {"t": "other", "type": "Sneaky"}
+    with pytest.raises(reported.Interference):
+        reported.parse_value({"t": "dict", "type": "Sneaky", "items": []})

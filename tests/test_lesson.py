@@ -230,7 +230,7 @@ def _line_of(text: str, needle: str) -> int:
             "weight: {uniform: [-2, 2], shape: [2]}\n",
             "weight: {integers: [0, 3], decimals: 1}\n",
             "    weight: {",
-            r"unknown key 'decimals' for 'integers'; allowed: integers, shape",
+            r"unknown key 'decimals' for 'integers'; allowed: edges, integers, shape",
         ),
         (
             "weight: {uniform: [-2, 2], shape: [2]}\n",
@@ -417,3 +417,123 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
     (problem,) = prove_attempts(replace(lesson, parts=parts), jobs=1)
     assert problem.startswith(f"{lesson.path}:7: the declared attempt 'claimed wrong'")
     assert "must be failed, but it got passed" in problem
+
+
+# `edges:` and `accept:` in the {grading} block (issue 19, items 3 and 8): each mistake is
+# named at its lesson.md line, like the other generator mistakes above.
+WEIGHT = "weight: {uniform: [-2, 2], shape: [2]}\n"
+ACCEPT = "  repair: {mappings: any, floats: [float32, float64]}\n"  # state-02 declares it
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "anchor", "message"),
+    [
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], shape: [2], edges: [[-9.0, 1.0, 2.0]]}\n",
+            "    weight: {",
+            r"input 'params/weight': edge 1 must be shape \[2\] of numbers in float32's range, "
+            r"like the generator",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], shape: [2], edges: [[-9.0, 1.0], -9.0]}\n",
+            "    weight: {",
+            r"edge 2 must be shape \[2\] of numbers",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], shape: [2], edges: [[-9.0, '1.0']]}\n",
+            "    weight: {",
+            r"edge 1 must be shape \[2\] of numbers",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], edges: [1.0e39]}\n",
+            "    weight: {",
+            r"edge 1 must be a single value of numbers in float32's range",
+        ),
+        (
+            WEIGHT,
+            "weight: {integers: [0, 3], shape: [2], edges: [[1.5, 2.0]]}\n",
+            "    weight: {",
+            r"input 'params/weight': edge 1 must be shape \[2\] of integers that fit int32",
+        ),
+        (
+            WEIGHT,
+            "weight: {integers: [0, 3], edges: [5000000000]}\n",
+            "    weight: {",
+            r"edge 1 must be a single value of integers that fit int32",
+        ),
+        (
+            WEIGHT,
+            "weight: {bernoulli: 0.5, edges: [1]}\n",
+            "    weight: {",
+            r"edge 1 must be a single value of true or false",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], edges: -9.0}\n",
+            "    weight: {",
+            r"input 'params/weight': 'edges' must be a list of values",
+        ),
+        (
+            WEIGHT,
+            "weight: {uniform: [-2, 2], edges: [1, 2, 3, 4, 5, 6, 7, 8, 9]}\n",
+            "    weight: {",
+            r"at most 8 'edges' values in all, each is one more input set",
+        ),
+        (
+            ACCEPT,
+            ACCEPT.replace("mappings: any", "mappings: some"),
+            "  repair: {",
+            r"accept 'repair': 'mappings' must be any or exact, got 'some'",
+        ),
+        (
+            ACCEPT,
+            ACCEPT.replace("float32, float64", "float32, float65"),
+            "  repair: {",
+            r"accept 'repair': 'floats' must list two or more of float16, bfloat16, float32",
+        ),
+        (
+            ACCEPT,
+            ACCEPT.replace("mappings: any", "lists: any"),
+            "  repair: {",
+            r"accept 'repair': unknown key 'lists'; allowed: floats, mappings",
+        ),
+        (
+            ACCEPT,
+            ACCEPT.replace("  repair:", "  repairs:"),
+            "  repairs: {",
+            r"\{grading\} block: 'accept' names no task of this lesson: 'repairs'",
+        ),
+        (
+            "accept:\n" + ACCEPT + "  adam-by-hand: {floats: [float32, float64]}\n",
+            "accept: [repair]\n",
+            "accept: [",
+            r"'accept' must map task ids to \{mappings: \.\.\., floats: \[\.\.\.\]\}",
+        ),
+    ],
+)
+def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
+    assert old in SOURCE
+    broken = SOURCE.replace(old, new, 1)
+    text = _error(broken)
+    assert re.search(message, text), text
+    line = _line_of(broken, anchor)
+    assert text.startswith(f"lesson.md:{line}:"), (text, line)
+
+
+def test_edges_and_accept_are_read_into_the_model():
+    from lessonkit.model import Accept
+
+    source = SOURCE.replace(
+        WEIGHT, "weight: {uniform: [-2, 2], shape: [2], edges: [[-9, 0.5], [3.0, 4.0]]}\n", 1
+    )
+    grading = parse_lesson(source, Path("lesson.md")).grading
+    weight = dict(grading.inputs)["params"]["weight"]
+    assert weight.edges == ((-9.0, 0.5), (3.0, 4.0))
+    assert all(type(v) is float for edge in weight.edges for v in edge)
+    assert grading.accept_for("repair") == Accept("any", ("float32", "float64"))
+    assert grading.accept_for("adam-by-hand") == Accept("exact", ("float32", "float64"))
+    assert grading.accept_for("make-it-yours") == Accept()

@@ -6,10 +6,12 @@ The block's body is YAML::
       params:
         weight: {uniform: [-2, 2], shape: [2]}    # float32
         bias: {uniform: [-1, 1]}
-      x: {uniform: [-2.5, 2.5], shape: [2]}
+      x: {uniform: [-2.5, 2.5], shape: [2], edges: [[-100.0, 0.0]]}  # edges: see below
       start: {integers: [10, 99]}                # a Python int; int32 with a shape
       flag: {bernoulli: 0.5}                     # a Python bool; bool with a shape
     input_sets: 2        # generated sets per run, besides the lesson's own inputs
+    accept:              # per task: what else counts as the same answer (default: exact)
+      repair: {mappings: any, floats: [float32, float64]}
     points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
     attempts:            # attempts `lessonkit verify` grades: each must get its verdict
       - task: make-it-yours
@@ -37,6 +39,9 @@ The block's body is YAML::
       # vary: optax.apply_updates   what a library function returns
       # vary: updated + transform: replace + value: {...}   a name a step assigns
 
+A generator's `edges` are values of its own shape (a list of them): each is one more input
+set on every run, graded like a drawn one (`lessonkit.grade.inputs`).
+
 Every mistake is a `LessonError` at the block's line (or the probe's own line).
 """
 
@@ -48,9 +53,11 @@ from collections.abc import Callable
 from typing import get_args
 
 from lessonkit.model import (
+    Accept,
     Attempt,
     AttemptStatus,
     Bernoulli,
+    EdgeValue,
     Generator,
     Grading,
     InputTree,
@@ -63,12 +70,16 @@ from lessonkit.model import (
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
-_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts"})
+_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", "accept"})
+_ACCEPT_KEYS = frozenset({"mappings", "floats"})
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
+MAX_EDGE_SETS = 8  # edge input sets in one block, all generators together
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 class _Block:
@@ -80,10 +91,11 @@ class _Block:
         self._where = where
         self.error = error  # RawBlock.error: (message, line) -> LessonError
 
-    def line_of(self, pattern: str) -> int:
+    def line_of(self, pattern: str, after: int = 0) -> int:
+        """The first line of lesson.md past line `after` that matches, else the block's."""
         regex = re.compile(pattern)
         for offset, text in enumerate(self._lines):
-            if regex.search(text):
+            if self.line + 1 + offset > after and regex.search(text):
                 return self.line + 1 + offset
         return self.line
 
@@ -122,7 +134,13 @@ def _uniform(path: str, spec: dict, block: _Block, where: int) -> Uniform:
     decimals = spec.get("decimals", 2)
     if not _is_int(decimals) or not 0 <= decimals <= 6:
         raise block.error(f"input {path!r}: 'decimals' must be 0 to 6", where)
-    return Uniform(float(low), float(high), _shape(path, spec, block, where), decimals)
+    shape = _shape(path, spec, block, where)
+
+    def float32(value: object) -> bool:
+        return _number(value) and abs(value) <= FLOAT32_MAX
+
+    edges = _edges(path, spec, block, where, shape, float32, float, "numbers in float32's range")
+    return Uniform(float(low), float(high), shape, decimals, edges)
 
 
 def _integers(path: str, spec: dict, block: _Block, where: int) -> Integers:
@@ -132,7 +150,13 @@ def _integers(path: str, spec: dict, block: _Block, where: int) -> Integers:
             f"input {path!r}: 'integers' bounds must fit int32 ({INT32_MIN} to {INT32_MAX})",
             where,
         )
-    return Integers(low, high, _shape(path, spec, block, where))
+    shape = _shape(path, spec, block, where)
+
+    def int32(value: object) -> bool:
+        return _is_int(value) and INT32_MIN <= value <= INT32_MAX
+
+    edges = _edges(path, spec, block, where, shape, int32, int, "integers that fit int32")
+    return Integers(low, high, shape, edges)
 
 
 def _bernoulli(path: str, spec: dict, block: _Block, where: int) -> Bernoulli:
@@ -142,14 +166,64 @@ def _bernoulli(path: str, spec: dict, block: _Block, where: int) -> Bernoulli:
             f"input {path!r}: 'bernoulli' must be the probability of True, between 0 and 1",
             where,
         )
-    return Bernoulli(float(p), _shape(path, spec, block, where))
+    shape = _shape(path, spec, block, where)
+
+    def boolean(value: object) -> bool:
+        return isinstance(value, bool)
+
+    edges = _edges(path, spec, block, where, shape, boolean, bool, "true or false")
+    return Bernoulli(float(p), shape, edges)
+
+
+def _edges(
+    path: str,
+    spec: dict,
+    block: _Block,
+    where: int,
+    shape: tuple[int, ...],
+    check: Callable[[object], bool],
+    convert: Callable[[object], EdgeValue],
+    what: str,
+) -> tuple[EdgeValue, ...]:
+    """`edges:` values of the generator's own shape and kind (none when not given)."""
+    if "edges" not in spec:
+        return ()
+    edges = spec["edges"]
+    if not isinstance(edges, list) or not edges:
+        raise block.error(f"input {path!r}: 'edges' must be a list of values", where)
+    dims = "a single value" if not shape else f"shape [{', '.join(map(str, shape))}]"
+    out = []
+    for number, edge in enumerate(edges, 1):
+        value = _edge(edge, shape, check, convert)
+        if value is None:
+            raise block.error(
+                f"input {path!r}: edge {number} must be {dims} of {what}, like the generator",
+                where,
+            )
+        out.append(value)
+    return tuple(out)
+
+
+def _edge(
+    value: object,
+    shape: tuple[int, ...],
+    check: Callable[[object], bool],
+    convert: Callable[[object], EdgeValue],
+) -> EdgeValue | None:
+    """One edge as nested tuples of `shape`, or None when its shape or kind is wrong."""
+    if not shape:
+        return convert(value) if check(value) else None
+    if not isinstance(value, list) or len(value) != shape[0]:
+        return None
+    items = [_edge(item, shape[1:], check, convert) for item in value]
+    return None if any(item is None for item in items) else tuple(items)
 
 
 # Each generator: the key that names it, the keys it takes, and its reader (one entry each).
 GENERATORS: dict[str, tuple[frozenset[str], Callable[..., Generator]]] = {
-    "uniform": (frozenset({"uniform", "shape", "decimals"}), _uniform),
-    "integers": (frozenset({"integers", "shape"}), _integers),
-    "bernoulli": (frozenset({"bernoulli", "shape"}), _bernoulli),
+    "uniform": (frozenset({"uniform", "shape", "decimals", "edges"}), _uniform),
+    "integers": (frozenset({"integers", "shape", "edges"}), _integers),
+    "bernoulli": (frozenset({"bernoulli", "shape", "edges"}), _bernoulli),
 }
 _OPTIONS = frozenset().union(*(keys for keys, _ in GENERATORS.values())) - set(GENERATORS)
 
@@ -300,6 +374,54 @@ def _attempt(entry: object, index: int, block: _Block) -> Attempt:
     return Attempt(str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where)
 
 
+def _edge_count(tree: InputTree) -> int:
+    if isinstance(tree, dict):
+        return sum(_edge_count(child) for child in tree.values())
+    return len(tree.edges)
+
+
+def _accept(data: object, block: _Block) -> tuple[tuple[str, Accept], ...]:
+    """`accept:` maps task ids to what else counts as the same answer for their names."""
+    if data is None:
+        return ()
+    at = block.line_of(r"^\s*accept:")
+    if not isinstance(data, dict):
+        raise block.error("'accept' must map task ids to {mappings: ..., floats: [...]}", at)
+    out = []
+    for task_id, rule in data.items():
+        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
+        where = at if where == block.line else where
+        if not isinstance(rule, dict) or not rule:
+            raise block.error(
+                f"accept {task_id!r}: must be a mapping with mappings and/or floats", where
+            )
+        unknown = set(rule) - _ACCEPT_KEYS
+        if unknown:
+            raise block.error(
+                f"accept {task_id!r}: unknown key {sorted(unknown)[0]!r}; "
+                f"allowed: {', '.join(sorted(_ACCEPT_KEYS))}",
+                where,
+            )
+        mappings = rule.get("mappings", "exact")
+        if mappings not in ("exact", "any"):
+            raise block.error(
+                f"accept {task_id!r}: 'mappings' must be any or exact, got {mappings!r}", where
+            )
+        floats = rule.get("floats", [])
+        if (
+            not isinstance(floats, list)
+            or any(f not in FLOAT_DTYPES for f in floats)
+            or len(set(floats)) != len(floats)
+            or len(floats) == 1
+        ):
+            raise block.error(
+                f"accept {task_id!r}: 'floats' must list two or more of {', '.join(FLOAT_DTYPES)}",
+                where,
+            )
+        out.append((str(task_id), Accept(mappings, tuple(floats), line=where)))
+    return tuple(out)
+
+
 def parse_grading(data: object, body: str, line: int, where: str, error) -> Grading:
     """Build `Grading` from the block's YAML (task ids are checked once the lesson is known)."""
     block = _Block(body, line, where, error)
@@ -315,6 +437,11 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
         raise error("'inputs' must map each input name the steps assign to its generator", line)
     generators = tuple((str(n), _generator(str(n), spec, block)) for n, spec in inputs.items())
     names = frozenset(name for name, _ in generators)
+    if sum(_edge_count(tree) for _, tree in generators) > MAX_EDGE_SETS:
+        raise error(
+            f"at most {MAX_EDGE_SETS} 'edges' values in all, each is one more input set",
+            block.line_of(r"\bedges:"),
+        )
     sets = data.get("input_sets", 2)
     if not isinstance(sets, int) or isinstance(sets, bool) or not 1 <= sets <= MAX_INPUT_SETS:
         raise error(f"'input_sets' must be 1 to {MAX_INPUT_SETS}", block.line_of("input_sets:"))
@@ -337,4 +464,5 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
         points=tuple((str(k), float(v)) for k, v in points.items()),
         line=line,
         attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),
+        accept=_accept(data.get("accept"), block),
     )

@@ -830,6 +830,12 @@ def _validate_grading(lesson: Lesson) -> None:
                 f"{{grading}} block: 'points' names no task of this lesson: {task_id!r}",
                 where=_at(where, grading.line),
             )
+    for task_id, rule in grading.accept:
+        if task_id not in task_ids:
+            raise LessonError(
+                f"{{grading}} block: 'accept' names no task of this lesson: {task_id!r}",
+                where=_at(where, rule.line or grading.line),
+            )
     entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
     for kind, entry in entries:
         if entry.task not in task_ids:

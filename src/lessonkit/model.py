@@ -256,14 +256,23 @@ ProbeSource = Literal["input", "step", "gradients", "call"]
 ProbeValue = float | tuple[float, ...] | dict | None
 
 
+#: One value of a generator's own shape: a scalar, or nested tuples of them.
+EdgeValue = float | int | bool | tuple["EdgeValue", ...]
+
+
 @dataclass(frozen=True)
 class Uniform:
-    """One generated input leaf: uniform in [low, high], rounded to `decimals`, float32."""
+    """One generated input leaf: uniform in [low, high], rounded to `decimals`, float32.
+
+    `edges` are values of the leaf's shape that no draw reaches (bounds, and beyond them):
+    each is one more input set on every run (`lessonkit.grade.inputs`).
+    """
 
     low: float
     high: float
     shape: tuple[int, ...] = ()
     decimals: int = 2
+    edges: tuple[EdgeValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,6 +286,7 @@ class Integers:
     low: int
     high: int
     shape: tuple[int, ...] = ()
+    edges: tuple[EdgeValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -286,10 +296,30 @@ class Bernoulli:
 
     p: float
     shape: tuple[int, ...] = ()
+    edges: tuple[EdgeValue, ...] = ()
 
 
 Generator = Uniform | Integers | Bernoulli
 InputTree = dict[str, "InputTree"] | Generator
+
+MappingRule = Literal["exact", "any"]
+
+
+@dataclass(frozen=True)
+class Accept:
+    """What counts as the same answer for one task's graded names (`accept:` in {grading}).
+
+    `mappings="any"`: any mapping the grader can read (dict, OrderedDict, defaultdict) with
+    the same keys counts as the reference's dict. `floats`: leaves of any of these float
+    dtypes count as the reference's leaf of another of them. The default is exact.
+    """
+
+    mappings: MappingRule = "exact"
+    floats: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
+
+
+EXACT = Accept()
 
 
 @dataclass(frozen=True)
@@ -341,6 +371,7 @@ class Grading:
     points: tuple[tuple[str, float], ...]  # (task id, points)
     line: int
     attempts: tuple[Attempt, ...] = ()
+    accept: tuple[tuple[str, Accept], ...] = ()  # (task id, what counts as the same answer)
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -348,6 +379,9 @@ class Grading:
 
     def points_for(self, task_id: str) -> float:
         return dict(self.points).get(task_id, 1.0)
+
+    def accept_for(self, task_id: str) -> Accept:
+        return dict(self.accept).get(task_id, EXACT)
 
 
 ShowKind = Literal["tree", "value", "numbers", "round_trip"]

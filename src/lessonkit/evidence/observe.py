@@ -10,6 +10,7 @@ functions are the lesson's; a name the learner's run did not report is simply un
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import math
 from dataclasses import dataclass
@@ -146,7 +147,8 @@ def live(value: Value) -> Any:
         case r.KeyArray(data=tuple()):
             return _key_array(value)
         case r.Mapping():
-            return {key: live(child) for key, child in value.items}
+            items = {key: live(child) for key, child in value.items}
+            return collections.OrderedDict(items) if value.type == "OrderedDict" else items
         case r.Sequence(type="list"):
             return [live(child) for child in value.items]
         case r.Sequence(type="tuple"):

@@ -37,7 +37,7 @@ from lessonkit.grade.values import (
     layout,
     reported,
 )
-from lessonkit.model import Lesson
+from lessonkit.model import EXACT, Accept, Lesson
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
 
@@ -105,9 +105,9 @@ def _first(problems: Iterable[Problem | None]) -> Problem | None:
 # --------------------------------------------------------------------------- wording
 
 
-def value_problem(name: str, expected: Value, got: Value) -> str | None:
+def value_problem(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str | None:
     """One sentence naming the key path, layout or value that differs, or None."""
-    found = differences(expected, got)
+    found = differences(expected, got, accept)
     if not found:
         return None
     first = found[0]
@@ -122,8 +122,8 @@ def value_problem(name: str, expected: Value, got: Value) -> str | None:
     return f"`{name}`{at} is {got_value}; expected {expected_value}."
 
 
-def _value_detail(expected: Value, got: Value) -> str:
-    first = differences(expected, got)[0]
+def _value_detail(expected: Value, got: Value, accept: Accept) -> str:
+    first = differences(expected, got, accept)[0]
     at = f"at `{first.location}` " if first.path else ""
     return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
 
@@ -166,11 +166,11 @@ def _missing_names(facts: TaskFacts, run: CellReport) -> list[str]:
     return [n for n in facts.rubric.names if n not in run.values]
 
 
-def _differs(name: str, expected: CellReport, got: CellReport) -> bool:
-    """Both runs reached `name` and its values differ."""
+def _differs(name: str, expected: CellReport, got: CellReport, accept: Accept = EXACT) -> bool:
+    """Both runs reached `name` and its values differ (as the task's `accept` compares)."""
     if name not in got.values or name not in expected.values:
         return False
-    return value_problem(name, expected.values[name], got.values[name]) is not None
+    return value_problem(name, expected.values[name], got.values[name], accept) is not None
 
 
 def _cell_present(facts: TaskFacts) -> Problem | None:
@@ -205,9 +205,11 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
         )
     if got.error and not _is_assertion(got):
         return Problem(ERROR, explain_error(got.error, runs.learner, runs.timeout))
+    accept = facts.rubric.accept
     for name in facts.rubric.names:
-        if _differs(name, expected, got):
-            return Problem(FAILED, value_problem(name, expected.values[name], got.values[name]))
+        if _differs(name, expected, got, accept):
+            problem = value_problem(name, expected.values[name], got.values[name], accept)
+            return Problem(FAILED, problem)
     missing = _missing_names(facts, got)
     if got.error:
         failed = _failed_check(got.error, runs.learner)
@@ -267,7 +269,8 @@ def _other_inputs(facts: TaskFacts) -> Problem | None:
 def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     runs, cell = facts.runs, facts.cell
     expected, got = facts.pair(inputs.name)
-    on = f"on other inputs ({inputs.describe()})"
+    edge = inputs.kind == "edge"
+    on = f"on {'edge' if edge else 'other'} inputs ({inputs.describe()})"
     if got is None or expected is None:
         what = f"This task's cell {on}"
         return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
@@ -278,13 +281,17 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
         explained = explain_error(got.error, runs.learner, runs.timeout)
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
     for name in facts.rubric.names:
-        if _differs(name, expected, got):
-            detail = _value_detail(expected.values[name], got.values[name])
+        if _differs(name, expected, got, facts.rubric.accept):
+            detail = _value_detail(expected.values[name], got.values[name], facts.rubric.accept)
+            why = (
+                "It assumes something (a start value, a bound) that holds only for inputs "
+                "inside the usual range: compute it from the inputs themselves."
+                if edge
+                else "It looks hard-coded, or it leaves out a term that vanishes on the "
+                "lesson's inputs: compute it from the inputs."
+            )
             return Problem(
-                FAILED,
-                f"`{name}` is right on the lesson's inputs but not {on}: {detail}. It looks "
-                "hard-coded, or it leaves out a term that vanishes on the lesson's inputs: "
-                "compute it from the inputs.",
+                FAILED, f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}"
             )
     missing = _missing_names(facts, got)
     if missing and got.error:
@@ -330,8 +337,9 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
                 FAILED,
                 f"`{name}` is not defined after the cell runs with {probe.name}{stopped}.",
             )
-        if _differs(name, expected, got):
-            detail = _value_detail(expected.values[name], got.values[name])
+        accept = facts.rubric.accept
+        if _differs(name, expected, got, accept):
+            detail = _value_detail(expected.values[name], got.values[name], accept)
             return Problem(
                 FAILED,
                 messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")
@@ -361,10 +369,12 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     task = facts.rubric.task
     problem = _first(check(facts) for check in TASK_CHECKS)
     if problem is None:
-        others = len(facts.inputs.others)
+        drawn, edges = facts.inputs.count("drawn"), facts.inputs.count("edge")
+        also = f" and on {edges} edge input set{'s' if edges > 1 else ''}" if edges else ""
         message = (
-            f"Right on the lesson's inputs and on {others} input sets drawn at random "
-            f"(seed {facts.inputs.seed})."
+            f"Right on the lesson's inputs, on {drawn} input set{'s' if drawn > 1 else ''} "
+            "drawn at random "
+            f"(seed {facts.inputs.seed}){also}."
         )
         return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
     message = problem.message

@@ -5,6 +5,13 @@ is right on a fixed second set may have been typed in too. So besides the lesson
 inputs, every run draws `input_sets` sets from the generators declared in the lesson's
 `{grading}` block, from one seed per command (reported, and replayed by `--seed N`).
 Each set is a complete replacement for the names the lesson's steps assign as inputs.
+
+Draws stay inside a generator's bounds, so a value wrong only at or past them (a running
+maximum that starts from the lower bound) passes every draw. A generator's `edges` close
+that gap: after the drawn sets, every run adds one edge set per edge value, in the order
+the block declares them. In edge set k, the leaf whose edge it is takes that value and
+every other leaf is drawn as for a drawn set, so each edge is tried on its own, on
+ordinary values of the other inputs (and from the same seed, so `--seed N` replays it).
 """
 
 from __future__ import annotations
@@ -13,15 +20,25 @@ import math
 import random
 import secrets
 from dataclasses import dataclass
+from typing import Literal
 
 from lessonkit.errors import UsageError
-from lessonkit.model import Generator, Grading, InputTree, Integers, Lesson, Uniform
+from lessonkit.model import (
+    EdgeValue,
+    Generator,
+    Grading,
+    InputTree,
+    Integers,
+    Lesson,
+    Uniform,
+)
 
 # A drawn leaf keeps its Python type through the JSON request: the child makes a float a
 # float32 array, keeps an int or a bool as it is, and makes a list of them an array of
 # float32, int32 or bool.
 Leaf = float | int | bool
 Tree = dict[str, "Tree"] | list | Leaf
+SetKind = Literal["drawn", "edge"]
 MAX_SEED = 2**32 - 1
 
 
@@ -31,6 +48,7 @@ class InputSet:
 
     name: str
     values: dict[str, Tree]
+    kind: SetKind = "drawn"
 
     def describe(self) -> str:
         """e.g. `weight [0.5, 2.0], bias 1.0, x [-1.0, 3.0]`."""
@@ -54,7 +72,10 @@ class LessonInputs:
 
     names: tuple[str, ...]
     seed: int
-    others: tuple[InputSet, ...]
+    others: tuple[InputSet, ...]  # the drawn sets, then the edge sets
+
+    def count(self, kind: SetKind) -> int:
+        return sum(s.kind == kind for s in self.others)
 
 
 def new_seed() -> int:
@@ -89,14 +110,38 @@ def draw_set(grading: Grading, rng: random.Random) -> dict[str, Tree]:
     return {name: _draw(spec, rng) for name, spec in grading.inputs}
 
 
+def _edge_leaves(spec: InputTree, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], EdgeValue]]:
+    """(leaf path, edge value) for every edge below `spec`, in declaration order."""
+    if isinstance(spec, dict):
+        return [edge for name, child in spec.items() for edge in _edge_leaves(child, (*path, name))]
+    return [(path, edge) for edge in spec.edges]
+
+
+def _as_tree(edge: EdgeValue) -> Tree:
+    return [_as_tree(item) for item in edge] if isinstance(edge, tuple) else edge
+
+
+def _with_edge(values: dict[str, Tree], path: tuple[str, ...], edge: EdgeValue) -> None:
+    *parents, last = path
+    node = values
+    for name in parents:
+        node = node[name]
+    node[last] = _as_tree(edge)
+
+
 def draw_inputs(grading: Grading, seed: int) -> LessonInputs:
     """The input sets for one seed: the same seed always gives the same sets."""
     rng = random.Random(seed)
-    others = tuple(
+    others = [
         InputSet(f"drawn-{number}", draw_set(grading, rng))
         for number in range(1, grading.input_sets + 1)
-    )
-    return LessonInputs(grading.input_names, seed, others)
+    ]
+    edges = _edge_leaves(dict(grading.inputs), ())
+    for number, (path, edge) in enumerate(edges, 1):
+        values = draw_set(grading, rng)
+        _with_edge(values, path, edge)
+        others.append(InputSet(f"edge-{number}", values, "edge"))
+    return LessonInputs(grading.input_names, seed, tuple(others))
 
 
 def grading_of(lesson: Lesson) -> Grading:

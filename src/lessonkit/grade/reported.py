@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from lessonkit.text import safe_text
 
@@ -80,13 +80,17 @@ class Module:
     name: str
 
 
+MappingType = Literal["dict", "OrderedDict", "defaultdict"]
+MAPPING_TYPES: tuple[str, ...] = get_args(MappingType)
+
+
 @dataclass(frozen=True)
 class Mapping:
-    """A plain ``dict``, its items in insertion order."""
+    """An exact ``dict``, ``OrderedDict`` or ``defaultdict`` (``type``), items in order."""
 
     items: tuple[tuple[DictKey, Value], ...]
 
-    type: Literal["dict"] = "dict"
+    type: MappingType = "dict"
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,8 @@ def _array(data: dict, tag: str) -> Array | KeyArray:
 
 
 def _mapping(data: dict, budget: Budget, depth: int) -> Mapping:
-    if data["type"] != "dict" or type(data["items"]) is not list:
+    kind = data["type"]
+    if type(kind) is not str or kind not in MAPPING_TYPES or type(data["items"]) is not list:
         raise Interference("a reported dict is malformed")
     seen, items = set(), []
     for pair in data["items"]:
@@ -250,4 +255,4 @@ def _mapping(data: dict, budget: Budget, depth: int) -> Mapping:
         items.append(
             (safe_text(key) if type(key) is str else key, parse_value(pair[1], budget, depth + 1))
         )
-    return Mapping(tuple(items))
+    return Mapping(tuple(items), kind)

@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from lessonkit.grade.plan import parse_python
-from lessonkit.model import Grading, Lesson, Probe, Task
+from lessonkit.model import EXACT, Accept, Grading, Lesson, Probe, Task
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class TaskRubric:
     task: Task
     names: tuple[str, ...]  # what the scaffold leaves as todo(...), in the solution's order
     probes: tuple[Probe, ...]
+    accept: Accept = EXACT  # what else counts as the same answer for `names`
 
 
 def _statements(body: list[ast.stmt]):
@@ -86,5 +87,5 @@ def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
         answers = set(todo_names(task.scaffold))
         names = tuple(n for n in assigned_names(task.solution) if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
-        rubrics.append(TaskRubric(task, names, probes))
+        rubrics.append(TaskRubric(task, names, probes, grading.accept_for(task.id)))
     return tuple(rubrics)

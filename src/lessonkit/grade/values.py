@@ -5,16 +5,22 @@ engine `lessonkit.trees.compare` uses too, so the grader decides and words a dif
 the same rules a learner meets in the lesson: structure and key paths first, then leaf
 kinds, shapes and dtypes, and values last. A Python number and a 0-d array of numbers
 compare by value alone, whatever holds them.
+
+A task's `accept` rule (`lessonkit.model.Accept`, declared in the lesson's `{grading}` block)
+widens what counts as the same answer for that task's graded names, and nothing else: any
+readable mapping with the same keys as the dict, or a float leaf of another accepted dtype.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 
 from lessonkit import treediff
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Value
+from lessonkit.model import EXACT, Accept
 from lessonkit.treediff import Difference
 
 __all__ = [
@@ -31,29 +37,41 @@ __all__ = [
 class Reported:
     """A reported value described for the engine; `Entry.origin` is the value itself."""
 
-    __slots__ = ("value",)
+    __slots__ = ("accept", "value")
 
-    def __init__(self, value: Value):
+    def __init__(self, value: Value, accept: Accept = EXACT):
         self.value = value
+        self.accept = accept
 
     def entry(self) -> treediff.Entry:
-        return _entry(self.value)
+        return _accepted(_entry(self.value), self.accept)
 
     def children(self) -> Sequence[tuple[Hashable, Reported]]:
-        value = self.value
+        value, accept = self.value, self.accept
         if isinstance(value, r.Mapping):
-            return [(key, Reported(child)) for key, child in value.items]
+            return [(key, Reported(child, accept)) for key, child in value.items]
         if isinstance(value, r.Sequence):
-            return [(i, Reported(child)) for i, child in enumerate(value.items)]
+            return [(i, Reported(child, accept)) for i, child in enumerate(value.items)]
         return []
 
     def same_layout(self, other: object) -> bool:
         return False
 
 
-def differences(expected: Value, got: Value) -> tuple[Difference, ...]:
+def differences(expected: Value, got: Value, accept: Accept = EXACT) -> tuple[Difference, ...]:
     """Every difference, structural ones first (in the lesson's order), then values."""
-    return treediff.differences(Reported(expected), Reported(got), values=True)
+    return treediff.differences(Reported(expected, accept), Reported(got, accept), values=True)
+
+
+def _accepted(entry: treediff.Entry, accept: Accept) -> treediff.Entry:
+    """The entry as `accept` compares it: what must match is widened, the label is kept."""
+    if accept == EXACT:
+        return entry
+    if accept.mappings == "any" and entry.type.startswith("Mapping:"):
+        return replace(entry, type="Mapping:any")
+    if entry.dtype is not None and entry.dtype in accept.floats:
+        return replace(entry, dtype="|".join(accept.floats))
+    return entry
 
 
 def reported(side: treediff.Entry | None) -> Value | None:

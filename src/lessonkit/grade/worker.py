@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import contextlib
 import functools
 import importlib
@@ -204,10 +205,12 @@ class ModuleGuard:
 class Encoder:
     """Turns values into JSON data without running code that a value's class defines.
 
-    Only exact types are read: Python scalars, strings, None, modules, exact `dict`, `list`,
-    `tuple` and NamedTuples, exact `numpy.ndarray`, NumPy scalar types, JAX's own array type
-    and its typed PRNG key arrays (through `jax.random.key_data`). A subclass can lie about
-    its shape, dtype or data, so anything else is reported as what it is and never matches.
+    Only exact types are read: Python scalars, strings, None, modules, exact `dict`,
+    `collections.OrderedDict` and `defaultdict` (C types: their items are read by their own
+    C methods, taken from the classes here), `list`, `tuple` and NamedTuples, exact
+    `numpy.ndarray`, NumPy scalar types, JAX's own array type and its typed PRNG key arrays
+    (through `jax.random.key_data`). A subclass can lie about its shape, dtype or data, so
+    anything else is reported as what it is and never matches.
     """
 
     def __init__(self, np_module, jax_module):
@@ -222,6 +225,9 @@ class Encoder:
         self._key_data = jax_module.random.key_data
         self._module_type = type(sys)
         self._dict_items = dict.items
+        self._ordered_dict = collections.OrderedDict
+        self._ordered_items = collections.OrderedDict.items  # its own order, not dict's
+        self._default_dict = collections.defaultdict
         self._len = len
         self._type = type
 
@@ -253,18 +259,24 @@ class Encoder:
             return {"t": "module", "name": str.__str__(value.__name__)[:MAX_NAME]}
         if depth >= MAX_DEPTH:
             return {"t": "big", "type": self._type_name(value), "why": "nested too deeply"}
-        if kind is dict:
+        read_items = None  # identity tests only: a class is never asked to compare itself
+        if kind is dict or kind is self._default_dict:
+            read_items = self._dict_items
+        elif kind is self._ordered_dict:
+            read_items = self._ordered_items
+        if read_items is not None:
+            name = kind.__name__
             items = []
-            for key, child in self._dict_items(value):
+            for key, child in read_items(value):
                 if self._type(key) not in (str, int, bool, float):
-                    return {"t": "other", "type": "dict", "note": "keys that are not str or int"}
+                    return {"t": "other", "type": name, "note": "keys that are not str or int"}
                 leaves[0] += 1
                 if leaves[0] > MAX_LEAVES:
-                    return {"t": "big", "type": "dict", "why": "too many entries"}
+                    return {"t": "big", "type": name, "why": "too many entries"}
                 if self._type(key) is str:
                     key = key[:200]
                 items.append([key, self._value(child, leaves, depth + 1)])
-            return {"t": "dict", "type": "dict", "items": items}
+            return {"t": "dict", "type": name, "items": items}
         if kind is list or kind is tuple or _is_namedtuple(kind):
             items = []
             for child in (list.__iter__ if kind is list else tuple.__iter__)(value):
