@@ -146,7 +146,15 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
         path = submissions / name
         report = GradeReport.from_json(_journalled_report(lesson, path))
         run._journal(BatchEntry(path, report, read_in_folder(submissions, path)[1]))
+    bob = submissions / "bob.py"
+    foreign = {  # bound to another run: not kept, though its sha256 is right
+        "run": "another-run",
+        "path": "bob.py",
+        "sha256": read_in_folder(submissions, bob)[1],
+        "report": _journalled_report(lesson, bob),
+    }
     with (out_dir / ".check-state-02.journal.jsonl").open("a", encoding="utf-8") as file:
+        file.write(json.dumps(foreign) + "\n")
         file.write('{"run": "' + run.run_id + '", "path": "bo')  # cut short by Ctrl-C
     (submissions / "carol.py").write_text(make_attempt(lesson), encoding="utf-8")  # changed
     argv = ["check", "state-02", "--batch", str(submissions), "--resume", "--out", str(out_dir)]

@@ -108,7 +108,8 @@ class BatchRun:
         self.done: dict[str, GradeReport] = {}
         self.seed = seed
         self.resume = resume
-        self.journal_problem: str | None = None
+        self.note: str | None = None  # said once the batch starts
+        self.journal_problem: str | None = None  # the journal could not be written
         self.names: dict[str, str] = {}  # relative path -> feedback file name
 
     def prepare(self, paths: list[Path]) -> None:
@@ -186,8 +187,9 @@ class BatchRun:
             ):
                 raise ValueError
         except (ValueError, KeyError, TypeError):
-            self.journal_problem = (
-                f"{shown(self.journal)} is not this batch's journal: every file is graded afresh."
+            self.note = (
+                f"{safe_name(shown(self.journal))} is not this batch's journal: "
+                "every file is graded afresh."
             )
             return
         self.run_id = run
@@ -244,7 +246,10 @@ class BatchRun:
                 file.flush()
                 os.fsync(file.fileno())
         except OSError as exc:
-            self.journal_problem = f"cannot write the journal {shown(self.journal)}: {exc}"
+            self.journal_problem = (
+                f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "
+                "--resume cannot go on from this run"
+            )
 
     def grade(
         self,
@@ -257,9 +262,8 @@ class BatchRun:
         progress: Console,
     ) -> tuple[BatchEntry, ...]:
         """Every submission's entry, in path order: journalled ones kept, the rest graded."""
-        if self.journal_problem is not None:
-            progress.print(Text(self.journal_problem, style="yellow"))
-            self.journal_problem = None
+        if self.note is not None:
+            progress.print(Text(self.note, style="yellow"))
         todo = [p for p in paths if self._relative(p) not in self.done]
         kept = len(paths) - len(todo)
         failures = sum(not r.passed for r in self.done.values())

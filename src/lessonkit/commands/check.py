@@ -196,8 +196,11 @@ def _batch(args: argparse.Namespace) -> int:
 
 def refuse_inside(out_dir: Path, folder: Path) -> None:
     """The outputs never go inside the submissions folder: what is there is not trusted."""
-    inside = out_dir.resolve()
-    if inside == folder.resolve() or folder.resolve() in inside.parents:
+    try:
+        inside, submissions = out_dir.resolve(), folder.resolve()
+    except (OSError, RuntimeError):  # a link loop: writing there fails later, with a message
+        return
+    if inside == submissions or submissions in inside.parents:
         raise UsageError(
             f"the output folder {safe_name(shown(out_dir))} is inside the submissions folder "
             f"{safe_name(shown(folder))}; a batch never writes there, and a journal or output "

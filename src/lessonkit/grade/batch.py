@@ -52,14 +52,20 @@ def submissions_in(folder: Path) -> list[Path]:
     pending = [folder]
     while pending:
         current = pending.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
-                elif Path(entry.name).suffix in SUFFIXES:
-                    found.append(Path(entry.path))
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif Path(entry.name).suffix in SUFFIXES:
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            raise LessonkitError(
+                f"cannot list the folder {safe_name(str(current))} ({exc.strerror or exc})",
+                fix="make every folder of the submissions readable, or move that one away",
+            ) from None
     return sorted(found)
 
 
