@@ -274,16 +274,16 @@ def test_b9_symlink_submission_is_refused(hostile_folder):
         r["file"]: r
         for r in csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8"))
     }
-    leak = next(r for f, r in rows.items() if f.endswith("leak.py"))
-    assert leak["passed"] == "no" and leak["make-it-yours"] == "error"
-    assert "symbolic link" in leak["make-it-yours message"]
-    assert not any("linked" in f for f in rows)  # a linked folder is not walked into
     written = [p.read_text(encoding="utf-8") for p in (out_dir / "feedback").iterdir()]
     written += [
         (out_dir / n).read_text(encoding="utf-8")
         for n in ("check-state-02.csv", "check-state-02.json")
     ]
     assert not any("SECRET-b9-token" in text for text in [*written, out, err])
+    leak = next(r for f, r in rows.items() if f.endswith("leak.py"))
+    assert leak["passed"] == "no" and leak["make-it-yours"] == "error"
+    assert "symbolic link" in leak["make-it-yours message"]
+    assert not any("linked" in f for f in rows)  # a linked folder is not walked into
 
 
 def test_b10_feedback_names_are_one_to_one(hostile_folder):
@@ -303,6 +303,49 @@ def test_b10_feedback_name_encoding_is_injective():
     names = feedback_names([*COLLIDING, "a.py", "a.py--0123456789abcdef"])
     assert len({n.casefold() for n in names.values()}) == len(names)
     assert names["a.py"] == "a.py.md" and all(len(n) < 255 for n in names.values())
+
+
+def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
+    """Read one folder at a time with O_NOFOLLOW: a linked folder or a path out is refused."""
+    from lessonkit.grade.batch import read_in_folder
+    from lessonkit.sources import SubmissionError
+
+    submissions = hostile_folder[0]
+    outside = submissions.parent / "outside" / "secret.py"
+    for path, message in (
+        (submissions / "linked" / "secret.py", "symbolic link"),
+        (submissions / "leak.py", "symbolic link"),
+        (outside, "lies outside the batch folder"),
+        (submissions / ".." / "outside" / "secret.py", "lies outside the batch folder"),
+    ):
+        with pytest.raises(SubmissionError, match=message):
+            read_in_folder(submissions, path)
+
+
+def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
+    import errno
+
+    import lessonkit.commands._batch as batch
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_bytes(b"\x00")
+    real = batch.write_atomically
+
+    def full_disk(path: Path, text: str) -> None:
+        if path.suffix == ".csv":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(batch, "write_atomically", full_disk)
+    out_dir = tmp_path / "results"
+    code, out, err = invoke(
+        ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]
+    )
+    assert code == 2, err
+    assert "cannot write" in err and "check-state-02.csv: No space left on device" in err
+    assert "--resume" in err and "Traceback" not in err + out
+    assert (out_dir / ".check-state-02.journal.jsonl").is_file()  # what was graded is kept
 
 
 def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folder):
