@@ -331,8 +331,9 @@ class BatchRun:
 
     def write_outputs(self, entries: tuple[BatchEntry, ...]) -> list[Path]:
         """The CSV, the JSON and the feedback files; then the journal is no longer needed."""
+        names = self.names or feedback_names([self._relative(e.path) for e in entries])
         for entry in entries:
-            name = self.names[self._relative(entry.path)]
+            name = names[self._relative(entry.path)]
             self._write(self.feedback / name, entry.report.feedback_markdown())
         self._write(self.csv_path, summary_csv(entries, self.scoring))
         self._write(self.json_path, json.dumps(self.summary(entries), indent=2) + "\n")
