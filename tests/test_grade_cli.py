@@ -103,17 +103,13 @@ def test_usage_mistakes_exit_2(argv, message):
     assert code == 2 and message in err and "Traceback" not in err
 
 
-def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
-    """Results journalled before Ctrl-C are kept: only the rest is graded again."""
-    submissions = tmp_path / "class"
-    submissions.mkdir()
-    (submissions / "alice.py").write_text(make_attempt(lesson), encoding="utf-8")
-    (submissions / "bob.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
-    journalled = {
+def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
+    """A report no grading gives (every task `error`, "from the journal"): kept, not redone."""
+    return {
         "schema": 1,
         "lesson": "state-02",
-        "file": str(submissions / "alice.py"),
-        "passed": False,  # not what grading alice.py gives: proof that it was kept, not redone
+        "file": str(path),
+        "passed": False,
         "tasks": [
             {
                 "id": t.id,
@@ -127,23 +123,263 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
         ],
         "prerequisites": [],
         "seconds": 1.0,
-        "seed": 1234,
+        "seed": seed,
     }
-    journal = submissions / ".check-state-02.journal.jsonl"
-    journal.write_text(
-        json.dumps({"path": "alice.py", "report": journalled}) + "\n" + '{"path": "bo',
-        encoding="utf-8",
-    )
-    code, out, err = invoke(["check", "state-02", "--batch", str(submissions), "--resume"])
+
+
+def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
+    """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
+    from lessonkit.commands._batch import BatchRun
+    from lessonkit.grade.batch import BatchEntry, read_in_folder
+    from lessonkit.grade.results import GradeReport
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text(make_attempt(lesson), encoding="utf-8")
+    (submissions / "bob.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    (submissions / "carol.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    out_dir = tmp_path / "results"
+    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None)
+    paths = sorted(submissions.iterdir())
+    run.prepare(paths)
+    for name in ("alice.py", "carol.py"):  # graded before the interruption, as the run does
+        path = submissions / name
+        report = GradeReport.from_json(_journalled_report(lesson, path))
+        run._journal(BatchEntry(path, report, read_in_folder(submissions, path)[1]))
+    bob = submissions / "bob.py"
+    foreign = {  # bound to another run: not kept, though its sha256 is right
+        "run": "another-run",
+        "path": "bob.py",
+        "sha256": read_in_folder(submissions, bob)[1],
+        "report": _journalled_report(lesson, bob),
+    }
+    with (out_dir / ".check-state-02.journal.jsonl").open("a", encoding="utf-8") as file:
+        file.write(json.dumps(foreign) + "\n")
+        file.write('{"run": "' + run.run_id + '", "path": "bo')  # cut short by Ctrl-C
+    (submissions / "carol.py").write_text(make_attempt(lesson), encoding="utf-8")  # changed
+    argv = ["check", "state-02", "--batch", str(submissions), "--resume", "--out", str(out_dir)]
+    code, out, err = invoke(argv)
     assert code == 0, err
     assert "Kept 1 result(s) from the interrupted batch" in err and "seed 1234" in out
-    rows = list(csv.DictReader((submissions / "check-state-02.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8")))
     assert [(r["make-it-yours message"], r["seed"]) for r in rows] == [
         ("from the journal", "1234"),
         (rows[1]["make-it-yours message"], "1234"),
+        (rows[2]["make-it-yours message"], "1234"),
     ]
-    assert rows[1]["make-it-yours"] == "failed"
-    assert "[2/2] bob.py: not passed" in err
+    assert rows[1]["make-it-yours"] == "failed" and rows[2]["passed"] == "yes"
+    assert "[2/3] bob.py: not passed" in err or "[3/3] bob.py: not passed" in err
+
+
+def test_b11_planted_journal_is_not_trusted(lesson, tmp_path):
+    """A journal in the submissions folder (planted by an archive) decides nothing: the
+    outputs go to ./check-state-02/, and a journal there not bound to this run is ignored."""
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    wrong = submissions / "bob.py"
+    wrong.write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    planted = _journalled_report(lesson, wrong, seed=7)
+    planted["passed"] = True
+    for task in planted["tasks"]:
+        task["status"], task["message"] = "passed", "planted"
+    line = json.dumps({"path": "bob.py", "report": planted}) + "\n"
+    (submissions / ".check-state-02.journal.jsonl").write_text(line, encoding="utf-8")
+    work = tmp_path / "work"
+    (work / "check-state-02").mkdir(parents=True)
+    bound = {"run": "x", "path": "bob.py", "sha256": "0" * 64, "report": planted}
+    (work / "check-state-02" / ".check-state-02.journal.jsonl").write_text(
+        line + json.dumps(bound) + "\n", encoding="utf-8"
+    )
+    argv = ["check", "state-02", "--batch", str(submissions), "--resume", "--jobs", "1"]
+    code, out, err = invoke(argv, root=REPO, cwd=work)
+    assert code == 0, err
+    assert "Kept" not in err and "seed 7" not in out
+    rows = list(csv.DictReader((work / "check-state-02" / "check-state-02.csv").open()))
+    assert [(r["passed"], r["make-it-yours"]) for r in rows] == [("no", "failed")]
+    assert sorted(p.name for p in submissions.iterdir()) == [
+        ".check-state-02.journal.jsonl",
+        "bob.py",
+    ]  # nothing written in the submissions folder
+
+
+def test_b11_out_inside_the_submissions_folder_is_refused(tmp_path):
+    submissions = tmp_path / "class"
+    (submissions / "group").mkdir(parents=True)
+    (submissions / "alice.py").write_bytes(b"\x00")
+    for out in (submissions, submissions / "group" / "results"):
+        argv = ["check", "state-02", "--batch", str(submissions), "--out", str(out)]
+        code, _, err = invoke(argv)
+        assert code == 2, err
+        assert "is inside the submissions folder" in err and "Traceback" not in err
+    code, _, err = invoke(["check", "state-02", "--batch", "."], root=REPO, cwd=submissions)
+    assert code == 2 and "is inside the submissions folder" in err
+    assert sorted(p.name for p in submissions.iterdir()) == ["alice.py", "group"]
+
+
+def test_b12_output_path_taken_by_a_folder_is_one_message_before_grading(tmp_path):
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_bytes(b"\x00")
+    out_dir = tmp_path / "results"
+    (out_dir / "check-state-02.csv").mkdir(parents=True)
+    argv = ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]
+    code, out, err = invoke(argv)
+    assert code == 2, err
+    assert err.startswith("lessonkit check: ") and "check-state-02.csv is a folder" in err
+    assert "Graded" not in err and "Traceback" not in err + out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["check-state-02.csv"]
+    (out_dir / "check-state-02.csv").rmdir()
+    (out_dir / "feedback").write_text("not a folder", encoding="utf-8")
+    code, out, err = invoke(argv)
+    assert code == 2 and "feedback is not a folder" in err and "Graded" not in err
+
+
+COLLIDING = (  # feedback names that were one file: "__".join(parts), cleaned, cut at 200
+    "group-a/alice.py",
+    "group-a__alice.py",
+    "b_b.py",
+    "böb.py",
+    "x" * 205 + "-1.py",
+    "x" * 205 + "-2.py",
+    "Alice.py",
+    "alice.py",
+)
+FAKE_LINE = "z\n[1/4] carol.py: pass\nz.py"  # a folder `z\n[1` holds `4] carol.py...`
+
+
+@pytest.fixture(scope="module")
+def hostile_folder(lesson, tmp_path_factory) -> tuple[Path, Path, int, str, str]:
+    """One batch over a folder an archive could unpack: a link out, names that collide."""
+    base = tmp_path_factory.mktemp("hostile-folder")
+    outside = base / "outside" / "secret.py"
+    outside.parent.mkdir()
+    outside.write_text("SECRET-b9-token: the instructor's file\n", encoding="utf-8")
+    submissions = base / "class"
+    (submissions / "group-a").mkdir(parents=True)
+    (submissions / "z\n[1").mkdir()
+    (submissions / "leak.py").symlink_to(outside)
+    (submissions / "linked").symlink_to(outside.parent, target_is_directory=True)
+    for name in (*COLLIDING, FAKE_LINE):
+        (submissions / name).write_bytes(b"\x00" + name.encode())  # binary: no child needed
+    out_dir = base / "results"
+    argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1", "--out", str(out_dir)]
+    code, out, err = invoke(argv)
+    return submissions, out_dir, code, out, err
+
+
+def test_b9_symlink_submission_is_refused(hostile_folder):
+    _, out_dir, code, out, err = hostile_folder
+    assert code == 0, err
+    rows = {
+        r["file"]: r
+        for r in csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8"))
+    }
+    written = [p.read_text(encoding="utf-8") for p in (out_dir / "feedback").iterdir()]
+    written += [
+        (out_dir / n).read_text(encoding="utf-8")
+        for n in ("check-state-02.csv", "check-state-02.json")
+    ]
+    assert not any("SECRET-b9-token" in text for text in [*written, out, err])
+    leak = next(r for f, r in rows.items() if f.endswith("leak.py"))
+    assert leak["passed"] == "no" and leak["make-it-yours"] == "error"
+    assert "symbolic link" in leak["make-it-yours message"]
+    assert not any("linked" in f for f in rows)  # a linked folder is not walked into
+
+
+def test_b10_feedback_names_are_one_to_one(hostile_folder):
+    submissions, out_dir, code, _, err = hostile_folder
+    assert code == 0, err
+    feedback = sorted((out_dir / "feedback").iterdir())
+    assert len(feedback) == len(COLLIDING) + 2  # with leak.py and the newline name
+    headings = {p.read_text(encoding="utf-8").splitlines()[0] for p in feedback}
+    for name in COLLIDING:
+        assert f"# state-02: feedback on {submissions / name}" in headings, name
+    assert (out_dir / "feedback" / "b_b.py.md").is_file()  # a plain name stays readable
+
+
+def test_b10_feedback_name_encoding_is_injective():
+    from lessonkit.commands._batch import feedback_names
+
+    names = feedback_names([*COLLIDING, "a.py", "a.py--0123456789abcdef"])
+    assert len({n.casefold() for n in names.values()}) == len(names)
+    assert names["a.py"] == "a.py.md" and all(len(n) < 255 for n in names.values())
+
+
+def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
+    """Read one folder at a time with O_NOFOLLOW: a linked folder or a path out is refused."""
+    from lessonkit.grade.batch import read_in_folder
+    from lessonkit.sources import SubmissionError
+
+    submissions = hostile_folder[0]
+    outside = submissions.parent / "outside" / "secret.py"
+    for path, message in (
+        (submissions / "linked" / "secret.py", "symbolic link"),
+        (submissions / "leak.py", "symbolic link"),
+        (outside, "lies outside the batch folder"),
+        (submissions / ".." / "outside" / "secret.py", "lies outside the batch folder"),
+    ):
+        with pytest.raises(SubmissionError, match=message):
+            read_in_folder(submissions, path)
+
+
+def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
+    import errno
+
+    import lessonkit.commands._batch as batch
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_bytes(b"\x00")
+    real = batch.write_atomically
+
+    def full_disk(path: Path, text: str) -> None:
+        if path.suffix == ".csv":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(batch, "write_atomically", full_disk)
+    out_dir = tmp_path / "results"
+    code, out, err = invoke(
+        ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]
+    )
+    assert code == 2, err
+    assert "cannot write" in err and "check-state-02.csv: No space left on device" in err
+    assert "--resume" in err and "Traceback" not in err + out
+    assert (out_dir / ".check-state-02.journal.jsonl").is_file()  # what was graded is kept
+
+
+def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folder):
+    _, _, code, out, err = hostile_folder
+    assert code == 0, err
+    assert not [line for line in err.splitlines() if line.startswith("[1/4] carol.py")]
+    assert "z\\n[1/4] carol.py: pass\\nz.py: not passed" in err
+    assert not [line for line in out.splitlines() if "carol.py" in line and "z\\n" not in line]
+
+
+def test_b14_names_are_shown_on_one_line(lesson):
+    from lessonkit.grade.batch import unreadable
+    from lessonkit.grade.report import report_view
+
+    report = unreadable(lesson, Path("x.py\n# state-02: all passed"), "unreadable", 0.1)
+    lines = report.feedback_markdown().splitlines()
+    assert lines[0] == "# state-02: feedback on x.py\\n# state-02: all passed"
+    assert not any(line.startswith("# state-02: all") for line in lines)
+    shown = rich_text(report_view(report))
+    assert "x.py\\n# state-02: all passed" in shown
+
+    from lessonkit.text import safe_name, safe_text
+
+    name = "a\nb\r\tc\x1b[2J\u2028d\udcff.py"
+    assert safe_name(name) == "a\\nb\\r\\tc\\x1b[2J\\u2028d\\xff.py"
+    assert safe_text("two\nlines") == "two\nlines"  # learner output keeps its lines
+
+
+def rich_text(renderable) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=200, no_color=True)
+    console.print(renderable)
+    return console.export_text()
 
 
 def test_bad_timeout_is_refused_by_the_parser(capsys):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.text import safe_name
 
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
 _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")
@@ -56,24 +57,31 @@ def _read_bytes(path: Path) -> bytes:
     Opened without blocking (a FIFO would wait for a writer forever) and checked to be a
     regular file before reading (a link to /dev/zero would never end).
     """
+    name = safe_name(str(path))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SubmissionError(
-            f"{path}: no such file", fix="give the path of your practice file"
+            f"{name}: no such file", fix="give the path of your practice file"
         ) from None
     except IsADirectoryError:
-        raise SubmissionError(f"{path} is a folder, not a practice file") from None
+        raise SubmissionError(f"{name} is a folder, not a practice file") from None
     except PermissionError:
-        raise SubmissionError(f"{path} cannot be read (permission denied)") from None
+        raise SubmissionError(f"{name} cannot be read (permission denied)") from None
     except OSError as exc:  # a symlink loop, a name too long, ...
-        raise SubmissionError(f"{path} cannot be opened ({exc.strerror or exc})") from None
+        raise SubmissionError(f"{name} cannot be opened ({exc.strerror or exc})") from None
+    return read_open_file(fd, path)
+
+
+def read_open_file(fd: int, path: Path) -> bytes:
+    """The bytes of the regular file open as `fd` (closed here), at most MAX_BYTES + 1."""
+    name = safe_name(str(path))
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise SubmissionError(f"{path} is a folder, not a practice file")
+            raise SubmissionError(f"{name} is a folder, not a practice file")
         if not stat.S_ISREG(info.st_mode):
-            raise SubmissionError(f"{path} is not a regular file (a device, pipe or socket)")
+            raise SubmissionError(f"{name} is not a regular file (a device, pipe or socket)")
         chunks, size = [], 0
         while size <= MAX_BYTES:
             chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
@@ -83,22 +91,22 @@ def _read_bytes(path: Path) -> bytes:
             size += len(chunk)
         return b"".join(chunks)
     except OSError as exc:
-        raise SubmissionError(f"{path} cannot be read ({exc.strerror or exc})") from None
+        raise SubmissionError(f"{name} cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
 
 
-def _read_text(path: Path) -> str:
-    data = _read_bytes(path)
+def _decode(path: Path, data: bytes) -> str:
+    name = safe_name(str(path))
     if len(data) > MAX_BYTES:
-        raise SubmissionError(f"{path} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
+        raise SubmissionError(f"{name} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
     if b"\x00" in data:
-        raise SubmissionError(f"{path} is a binary file, not Python or a notebook")
+        raise SubmissionError(f"{name} is a binary file, not Python or a notebook")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SubmissionError(
-            f"{path} is not UTF-8 text (byte {exc.start})", fix="save the file as UTF-8"
+            f"{name} is not UTF-8 text (byte {exc.start})", fix="save the file as UTF-8"
         ) from None
 
 
@@ -138,24 +146,25 @@ def _percent_cells(text: str) -> list[CodeCell]:
 
 
 def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
+    name = safe_name(str(path))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SubmissionError(
-            f"{path} is not a notebook: invalid JSON at line {exc.lineno}, column {exc.colno}",
+            f"{name} is not a notebook: invalid JSON at line {exc.lineno}, column {exc.colno}",
             fix="restore it from your editor's history or run `lessonkit start` for a fresh copy",
         ) from None
     except (ValueError, RecursionError):  # 5,000-digit numbers, nesting deeper than Python
         raise SubmissionError(
-            f"{path} is not a notebook this grader can read (its JSON nests too deeply or "
+            f"{name} is not a notebook this grader can read (its JSON nests too deeply or "
             "holds an enormous number)",
             fix="run `lessonkit start` for a fresh copy and paste your answers in",
         ) from None
     raw = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(raw, list):
-        raise SubmissionError(f"{path} is JSON but not a notebook (no list of cells)")
+        raise SubmissionError(f"{name} is JSON but not a notebook (no list of cells)")
     if len(raw) > MAX_CELLS:
-        raise SubmissionError(f"{path} has {len(raw):,} cells; a practice notebook is far smaller")
+        raise SubmissionError(f"{name} has {len(raw):,} cells; a practice notebook is far smaller")
     cells = []
     for index, cell in enumerate(raw, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -165,7 +174,7 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
             source = "".join(source)
         elif not isinstance(source, str):
             raise SubmissionError(
-                f"{path}: cell {index}'s source is not text",
+                f"{name}: cell {index}'s source is not text",
                 fix="open and save the notebook in Jupyter, or run `lessonkit start`",
             )
         source = "\n".join(python_lines(source))
@@ -174,14 +183,14 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
     return cells
 
 
-def read_submission(path: str | Path) -> Submission:
-    """The code cells of a practice file, in order."""
+def read_submission(path: str | Path, data: bytes | None = None) -> Submission:
+    """The code cells of a practice file, in order; `data`: its bytes, when already read."""
     path = Path(path)
-    text = _read_text(path)
+    text = _decode(path, _read_bytes(path) if data is None else data)
     if path.suffix == ".ipynb":
         cells = _notebook_cells(text, path)
     elif path.suffix == ".py":
         cells = _percent_cells(text)
     else:
-        raise SubmissionError(f"{path}: expected a .py or .ipynb practice file")
+        raise SubmissionError(f"{safe_name(str(path))}: expected a .py or .ipynb practice file")
     return Submission(path, tuple(cells))

@@ -2,7 +2,10 @@
 
 Lone surrogates cannot be encoded as UTF-8 and would crash any file or terminal write;
 control characters include the escape sequences that move a terminal's cursor, change its
-title or hide lines. Both are replaced by U+FFFD; tabs and newlines are kept.
+title or hide lines. In free text (`safe_text`) both are replaced by U+FFFD and tabs and
+newlines are kept; in a name (`safe_name`: a file name, a path) every one of them, newlines
+included, is written as a visible backslash escape, so a name always shows on one line and
+cannot pass for another line of output.
 """
 
 from __future__ import annotations
@@ -19,6 +22,25 @@ def safe_text(text: str, limit: int | None = None) -> str:
     if limit is not None and len(cleaned) > limit:
         return cleaned[: max(0, limit - 1)] + "…"
     return cleaned
+
+
+_NAME_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_NAME_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _NAME_ESCAPES:
+        return _NAME_ESCAPES[char]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, kept by os.fsdecode
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_name(text: str, limit: int | None = None) -> str:
+    """A file name or path shown on one line: control characters and surrogates escaped."""
+    return safe_text(_NAME_UNSAFE.sub(_escape, text), limit)
 
 
 def csv_cell(text: str) -> str:

@@ -227,6 +227,16 @@ def shuffled_cells(folder: Path, lesson: Lesson) -> Path:
     return path
 
 
+def symlink_to_outside_file(folder: Path, lesson: Lesson) -> Path:
+    """B9: an archive unpacks `a-hostile.py` as a link to a solved file outside the folder
+    (any file the instructor can read); a batch must not read it, let alone pass it."""
+    outside = folder.parent / "outside-solved.py"
+    outside.write_text("# SECRET-b9: outside the batch folder\n" + patched_script(lesson, ""))
+    path = folder / "a-hostile.py"
+    path.symlink_to(outside)
+    return path
+
+
 # --------------------------------------------------------------------------- the manifest
 
 
@@ -310,6 +320,13 @@ CASES: tuple[Case, ...] = (
         "filesystem-damage",
         "single",
         {"tamper-lesson-reference": MIY, "fill-disk-outside-scratch": MIY},
+    ),
+    Case(
+        "filesystem-damage",
+        "b9-symlink-to-outside-file",
+        "batch",
+        ALL_TASKS,
+        builder=symlink_to_outside_file,
     ),
     *_files("resource-exhaustion", "single", {"fork-bomb": MIY}, needs=("pids-cgroup",)),
     *_files(

@@ -301,6 +301,8 @@ def _environment(root: Path, home: Path, tmpdir: Path) -> dict[str, str]:
         "TMPDIR": str(tmpdir),
         "LESSONKIT_ROOT": str(root),
         "LC_ALL": "C.UTF-8",
+        # the lessonkit under test, where PYTHONPATH names it (a worktree), not the installed one
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
     }
 
 
@@ -358,7 +360,7 @@ def run_case(case: Case, lesson: Lesson, base: Path, alone: dict | None = None) 
             "--timeout",
             "15",
         ]
-        watch = folder
+        watch = base / "check-state-02"  # the outputs' default folder: ./check-LESSON/
     obs = Observation(" ".join(["lessonkit", *argv]).replace(str(base), "$CASE"))
     result, readings = run_confined(argv, base, env, case.seconds + 30, watch, base)
     _common(obs, case, result, readings, tmpdir, root, root_hash)
@@ -400,10 +402,12 @@ def _check_batch(
         if name.startswith(("m-", "n-")) and _hash(folder / name) != digest:
             obs.violations.append(f"honest file {name} was modified")
     now = {p.name for p in folder.iterdir()}
-    extra = now - set(before) - outputs
+    extra = now - set(before)  # the batch folder is data: nothing is written there
     if extra:
         obs.violations.append(f"new files in the batch folder: {sorted(extra)}")
-    missing = outputs - now
+    folder = folder.parent / "check-state-02"  # where the outputs go by default
+    written = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    missing = outputs - written
     if missing:
         obs.violations.append(f"batch outputs missing: {sorted(missing)}")
     at_return, after = result["hashes_at_return"], result["hashes_after_settle"]

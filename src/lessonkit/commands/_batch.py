@@ -5,29 +5,40 @@ Each result is appended to a journal the moment it is known (so Ctrl-C loses not
 submission are written only when every submission is graded, each to a temporary name and
 then renamed, so no submission's child can see or change them half-written. While the
 batch runs a terminal shows a progress bar; without one, a line per finished submission.
+
+The submissions folder is data: nothing is written there and nothing found there is
+trusted. The outputs go to a folder outside it (`./check-<lesson>/` by default), every
+output path is checked before grading starts, and the journal is bound to its run (an id
+its first line holds) and to the sha256 of each file it graded, so a planted or stale entry
+is graded afresh.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from lessonkit.errors import UsageError
-from lessonkit.grade.batch import BatchEntry, grade_many
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.grade.batch import BatchEntry, grade_many, read_in_folder
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.grade.results import GradeReport
 from lessonkit.grade.sandbox import Sandbox
 from lessonkit.model import Lesson
-from lessonkit.text import safe_text
+from lessonkit.text import safe_name
+
+JOURNAL_SCHEMA = 2
+_SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -44,10 +55,37 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def feedback_name(relative: Path) -> str:
-    """`group-a/alice.ipynb` -> `group-a__alice.ipynb.md`: one flat, safe file name."""
-    name = "__".join(relative.parts)
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)[:200] + ".md"
+def feedback_name(relative: str, hashed: bool = False) -> str:
+    """`alice.py` -> `alice.py.md`; any other path -> a readable stem and its sha256.
+
+    A one-part name of safe characters keeps its name; every other path (folders, spaces,
+    non-ASCII, over 200 characters), or one `hashed` because its name differs from another
+    only in case, gets the flattened, cut stem plus the first 16 hex digits of the sha256 of
+    its POSIX path. Kept names end in .py or .ipynb, hashed ones in hex digits: one
+    submission's feedback can never take another's name.
+    """
+    if not hashed and _SIMPLE.fullmatch(relative):
+        return relative + ".md"
+    digest = hashlib.sha256(os.fsencode(relative)).hexdigest()[:16]
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", relative.replace("/", "__"))[:120]
+    return f"{stem}--{digest}.md"
+
+
+def feedback_names(relatives: list[str]) -> dict[str, str]:
+    """Each relative path's feedback file name; distinct even on a case-blind file system."""
+    names = {r: feedback_name(r) for r in relatives}
+    folded: dict[str, list[str]] = {}
+    for relative, name in names.items():
+        folded.setdefault(name.casefold(), []).append(relative)
+    for group in folded.values():
+        if len(group) > 1:
+            names.update({r: feedback_name(r, hashed=True) for r in group})
+    if len({n.casefold() for n in names.values()}) != len(names):
+        raise UsageError(
+            "two submissions' feedback files would have the same name",
+            fix="rename one of the submissions, then grade again",
+        )
+    return names
 
 
 class BatchRun:
@@ -62,28 +100,122 @@ class BatchRun:
         self.scoring = Scoring.of(lesson)
         self.stem = f"check-{lesson.meta.id}"
         self.journal = out_dir / f".{self.stem}.journal.jsonl"
+        self.csv_path = out_dir / f"{self.stem}.csv"
+        self.json_path = out_dir / f"{self.stem}.json"
+        self.feedback = out_dir / "feedback"
+        self.run_id = uuid.uuid4().hex
+        self.journalled: dict[str, tuple[str, GradeReport]] = {}  # path -> (sha256, report)
         self.done: dict[str, GradeReport] = {}
         self.seed = seed
-        if resume:
+        self.resume = resume
+        self.note: str | None = None  # said once the batch starts
+        self.journal_problem: str | None = None  # the journal could not be written
+        self.names: dict[str, str] = {}  # relative path -> feedback file name
+
+    def prepare(self, paths: list[Path]) -> None:
+        """Check every output path, then read the journal (--resume) or start a new one.
+
+        Runs before any grading, so a folder where a file must go, or an output folder that
+        cannot be written, costs no grading time and is one message.
+        """
+        self._check_outputs(paths)
+        if self.resume:
             self._read_journal()
-        elif self.journal.exists():
-            self.journal.unlink()
+            self._keep_unchanged(paths)
+        try:
+            if not self.journalled:
+                write_atomically(self.journal, json.dumps(self._header()) + "\n")
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
+    def _header(self) -> dict:
+        return {
+            "journal": JOURNAL_SCHEMA,
+            "run": self.run_id,
+            "lesson": self.lesson.meta.id,
+            "folder": str(self.folder.resolve()),
+        }
+
+    def _check_outputs(self, paths: list[Path]) -> None:
+        self.names = names = feedback_names([self._relative(p) for p in paths])
+        files = [self.csv_path, self.json_path, self.journal]
+        files += [self.feedback / n for n in names.values()]
+        try:
+            for folder in (self.out_dir, self.feedback):
+                if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                    raise UsageError(
+                        f"{shown(folder)} is not a folder; the batch writes its outputs in it",
+                        fix="move it away, or give --out another folder",
+                    )
+            for path in files:
+                if path.is_symlink() or (path.exists() and not path.is_file()):
+                    raise UsageError(
+                        f"{shown(path)} is a folder or a link; the batch writes a file there",
+                        fix="move it away, or give --out another folder",
+                    )
+            for folder in (self.out_dir, self.feedback):
+                folder.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryFile(dir=folder):
+                    pass  # the folder can be written to
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+
+    def _write_error(self, path: Path, exc: OSError) -> UsageError:
+        return UsageError(
+            f"cannot write {shown(path)}: {exc.strerror or exc}",
+            fix="give --out a folder you can write to (nothing graded is lost: the journal "
+            "keeps it, and --resume goes on from there)",
+        )
 
     def _read_journal(self) -> None:
+        """The journal's entries of this run: each line names the run its first line opened."""
         try:
             lines = self.journal.read_text(encoding="utf-8").splitlines()
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read the batch journal {self.journal}: {exc}") from None
-        for line in lines:
+            raise UsageError(
+                f"cannot read the batch journal {shown(self.journal)}: {exc}"
+            ) from None
+        try:
+            header = json.loads(lines[0]) if lines else {}
+            run = str(header["run"])
+            if (
+                header.get("journal") != JOURNAL_SCHEMA
+                or header.get("lesson") != self.lesson.meta.id
+                or header.get("folder") != str(self.folder.resolve())
+            ):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            self.note = (
+                f"{safe_name(shown(self.journal))} is not this batch's journal: "
+                "every file is graded afresh."
+            )
+            return
+        self.run_id = run
+        for line in lines[1:]:
             try:
                 data = json.loads(line)
+                if data["run"] != run:
+                    continue
                 report = GradeReport.from_json(data["report"])
-                relative = str(data["path"])
+                self.journalled[str(data["path"])] = (str(data["sha256"]), report)
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by the interruption
-            self.done[relative] = report
+
+    def _keep_unchanged(self, paths: list[Path]) -> None:
+        """Keep a journalled report only for the same bytes, graded with one seed."""
+        for path in paths:
+            relative = self._relative(path)
+            if relative not in self.journalled:
+                continue
+            digest, report = self.journalled[relative]
+            try:
+                now = read_in_folder(self.folder, path)[1]
+            except LessonkitError:
+                continue
+            if now != digest or report.seed is None:
+                continue
             if self.seed is None:
                 self.seed = report.seed
             elif report.seed != self.seed:
@@ -91,6 +223,7 @@ class BatchRun:
                     f"the interrupted batch used input seed {report.seed}, not {self.seed}",
                     fix=f"resume with --seed {report.seed}, or start afresh without --resume",
                 )
+            self.done[relative] = report
 
     def _relative(self, path: Path) -> str:
         try:
@@ -99,12 +232,24 @@ class BatchRun:
             return path.as_posix()
 
     def _journal(self, entry: BatchEntry) -> None:
-        record = {"path": self._relative(entry.path), "report": entry.report.to_json()}
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        with self.journal.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
-            file.flush()
-            os.fsync(file.fileno())
+        if entry.sha256 is None or self.journal_problem is not None:
+            return  # an unreadable file is read again on --resume: that costs nothing
+        record = {
+            "run": self.run_id,
+            "path": self._relative(entry.path),
+            "sha256": entry.sha256,
+            "report": entry.report.to_json(),
+        }
+        try:
+            with self.journal.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(record) + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+        except OSError as exc:
+            self.journal_problem = (
+                f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "
+                "--resume cannot go on from this run"
+            )
 
     def grade(
         self,
@@ -117,6 +262,8 @@ class BatchRun:
         progress: Console,
     ) -> tuple[BatchEntry, ...]:
         """Every submission's entry, in path order: journalled ones kept, the rest graded."""
+        if self.note is not None:
+            progress.print(Text(self.note, style="yellow"))
         todo = [p for p in paths if self._relative(p) not in self.done]
         kept = len(paths) - len(todo)
         failures = sum(not r.passed for r in self.done.values())
@@ -124,7 +271,7 @@ class BatchRun:
 
         def line(entry: BatchEntry, done: int) -> None:
             mark = "pass" if entry.report.passed else "not passed"
-            name = safe_text(self._relative(entry.path))
+            name = safe_name(self._relative(entry.path))
             progress.print(Text(f"[{done}/{len(paths)}] {name}: {mark}"), soft_wrap=True)
 
         if progress.is_terminal:
@@ -162,6 +309,7 @@ class BatchRun:
                 sandbox=sandbox,
                 seed=self.seed,
                 cache=cache,
+                folder=self.folder,
             )
         if graded:
             self.seed = graded[0].report.seed
@@ -171,6 +319,8 @@ class BatchRun:
             relative = self._relative(path)
             entry = by_path.get(relative)
             entries.append(entry if entry is not None else BatchEntry(path, self.done[relative]))
+        if self.journal_problem is not None:
+            progress.print(Text(self.journal_problem, style="yellow"))
         if kept:
             progress.print(f"Kept {kept} result(s) from the interrupted batch.")
         progress.print(f"Graded {len(graded)} file(s) in {time.monotonic() - started:.1f} s.")
@@ -181,14 +331,18 @@ class BatchRun:
 
     def write_outputs(self, entries: tuple[BatchEntry, ...]) -> list[Path]:
         """The CSV, the JSON and the feedback files; then the journal is no longer needed."""
-        csv_path = self.out_dir / f"{self.stem}.csv"
-        json_path = self.out_dir / f"{self.stem}.json"
-        feedback = self.out_dir / "feedback"
+        names = self.names or feedback_names([self._relative(e.path) for e in entries])
         for entry in entries:
-            relative = Path(self._relative(entry.path))
-            write_atomically(feedback / feedback_name(relative), entry.report.feedback_markdown())
-        write_atomically(csv_path, summary_csv(entries, self.scoring))
-        write_atomically(json_path, json.dumps(self.summary(entries), indent=2) + "\n")
-        with contextlib.suppress(FileNotFoundError):
+            name = names[self._relative(entry.path)]
+            self._write(self.feedback / name, entry.report.feedback_markdown())
+        self._write(self.csv_path, summary_csv(entries, self.scoring))
+        self._write(self.json_path, json.dumps(self.summary(entries), indent=2) + "\n")
+        with contextlib.suppress(OSError):
             self.journal.unlink()
-        return [csv_path, json_path, feedback]
+        return [self.csv_path, self.json_path, self.feedback]
+
+    def _write(self, path: Path, text: str) -> None:
+        try:
+            write_atomically(path, text)
+        except OSError as exc:
+            raise self._write_error(path, exc) from None

@@ -24,11 +24,12 @@ from lessonkit.commands._common import (
     quoted,
     whole_number,
 )
-from lessonkit.errors import UsageError
+from lessonkit.errors import UsageError, shown
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.inputs import MAX_SEED
 from lessonkit.grade.isolation import choose_isolation, compile_cache
 from lessonkit.model import Lesson
+from lessonkit.text import safe_name
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs", type=whole_number, metavar="N", help="files graded at once in --batch"
     )
-    parser.add_argument("--out", metavar="DIR", help="where --batch writes its CSV and JSON")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where --batch writes its CSV, JSON and feedback (default: ./check-LESSON/); "
+        "never inside the submissions folder",
+    )
     parser.add_argument(
         "--seed",
         type=seed_number,
@@ -159,8 +165,10 @@ def _batch(args: argparse.Namespace) -> int:
     paths = submissions_in(folder)
     if not paths:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
-    out_dir = Path(args.out) if args.out else folder
+    out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
+    refuse_inside(out_dir, folder)
     run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed)
+    run.prepare(paths)
     out = console(stderr=True)
     if isolation.note:
         out.print(Text(isolation.note, style="yellow"))
@@ -182,5 +190,21 @@ def _batch(args: argparse.Namespace) -> int:
     view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
     passed = sum(e.report.passed for e in entries)
     view.print(f"{passed} of {len(entries)} files pass every task (input seed {run.seed}).")
-    view.print(f"Wrote {', '.join(quoted(p) for p in written)}.")
+    view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     return 0
+
+
+def refuse_inside(out_dir: Path, folder: Path) -> None:
+    """The outputs never go inside the submissions folder: what is there is not trusted."""
+    try:
+        inside, submissions = out_dir.resolve(), folder.resolve()
+    except (OSError, RuntimeError):  # a link loop: writing there fails later, with a message
+        return
+    if inside == submissions or submissions in inside.parents:
+        raise UsageError(
+            f"the output folder {safe_name(shown(out_dir))} is inside the submissions folder "
+            f"{safe_name(shown(folder))}; a batch never writes there, and a journal or output "
+            "found there could have been planted",
+            fix="give --out a folder outside it, or leave --out out to write to "
+            "./check-LESSON/ in the current folder",
+        )

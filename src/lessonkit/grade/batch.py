@@ -3,11 +3,18 @@
 A crash, a timeout or a hostile file costs that file's own child and nothing else: no child
 ever runs a second file. A file that cannot be read still gets a row: every task is `error`,
 with the reason.
+
+The batch folder is data, perhaps unpacked from students' archives: submissions are found
+and opened without following a symbolic link anywhere below the folder (`O_NOFOLLOW`, one
+folder at a time), so a link to a file outside it is that row's error, never read.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -21,6 +28,8 @@ from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.runner import GradingError
 from lessonkit.grade.sandbox import Sandbox, find_sandbox
 from lessonkit.model import Lesson
+from lessonkit.sources import Submission, SubmissionError, read_open_file, read_submission
+from lessonkit.text import safe_name
 
 SUFFIXES = (".py", ".ipynb")
 
@@ -29,20 +38,87 @@ SUFFIXES = (".py", ".ipynb")
 class BatchEntry:
     path: Path
     report: GradeReport
+    sha256: str | None = None  # of the bytes graded; None when the file could not be read
 
 
 def submissions_in(folder: Path) -> list[Path]:
-    """Every .py and .ipynb file below `folder`, skipping hidden folders (checkpoints)."""
+    """Every .py and .ipynb entry below `folder` that is not a folder, in path order.
+
+    Hidden folders (checkpoints) are skipped and no link is followed, to a folder or a file;
+    links and other non-regular entries are kept, so that each gets a row saying why it was
+    not graded.
+    """
     found = []
-    for path in folder.rglob("*"):
-        relative = path.relative_to(folder).parts
-        if (
-            path.suffix in SUFFIXES
-            and path.is_file()
-            and not any(p.startswith(".") for p in relative)
-        ):
-            found.append(path)
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif Path(entry.name).suffix in SUFFIXES:
+                        found.append(Path(entry.path))
+        except OSError as exc:
+            raise LessonkitError(
+                f"cannot list the folder {safe_name(str(current))} ({exc.strerror or exc})",
+                fix="make every folder of the submissions readable, or move that one away",
+            ) from None
     return sorted(found)
+
+
+_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NO_LINK = getattr(os, "O_NOFOLLOW", 0)
+
+
+def read_in_folder(folder: Path, path: Path) -> tuple[Submission, str]:
+    """`path`'s cells and the sha256 of its bytes, opened below `folder` without links.
+
+    Each folder on the way and the file itself are opened relative to the one before with
+    O_NOFOLLOW, so no link, planted before or during the batch, leads outside `folder`.
+    """
+    name = safe_name(str(path))
+    try:
+        parts = path.relative_to(folder).parts
+    except ValueError:
+        parts = ()
+    if not parts or any(p in ("", ".", "..") for p in parts):
+        raise SubmissionError(f"{name} lies outside the batch folder; it was not read")
+    try:
+        fd = os.open(folder, _DIRECTORY)
+    except OSError as exc:
+        raise SubmissionError(f"the batch folder cannot be opened ({exc.strerror})") from None
+    try:
+        for part in parts[:-1]:
+            step = _open_below(fd, part, _DIRECTORY | _NO_LINK, name)
+            os.close(fd)
+            fd = step
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | _NO_LINK
+        file = _open_below(fd, parts[-1], flags, name)
+    finally:
+        os.close(fd)
+    data = read_open_file(file, path)
+    return read_submission(path, data), hashlib.sha256(data).hexdigest()
+
+
+def _open_below(folder_fd: int, part: str, flags: int, name: str) -> int:
+    try:
+        info = os.stat(part, dir_fd=folder_fd, follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            raise OSError(errno.ELOOP, "a symbolic link")
+        return os.open(part, flags, dir_fd=folder_fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            raise SubmissionError(
+                f"{name} is a symbolic link, or lies below one; a batch grades only regular "
+                "files inside its folder, so it was not read",
+                fix="copy the file itself into the batch folder",
+            ) from None
+        if exc.errno == errno.EISDIR:
+            raise SubmissionError(f"{name} is a folder, not a practice file") from None
+        raise SubmissionError(f"{name} cannot be opened ({exc.strerror or exc})") from None
 
 
 def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
@@ -61,11 +137,13 @@ def grade_many(
     sandbox: Sandbox | Literal["auto"] | None = "auto",
     seed: int | None = None,
     cache: Path | None = None,
+    folder: Path | None = None,
 ) -> tuple[BatchEntry, ...]:
     """Grade every path, each in a child of its own; results come back in path order.
 
     One `Grader` serves every job thread, so the reference runs once and every file is
-    graded on the same input sets; the next learner child starts while a file runs.
+    graded on the same input sets; the next learner child starts while a file runs. With
+    `folder`, every path is read with `read_in_folder` (no link followed below it).
     """
     paths = list(paths)
     if not paths:
@@ -98,8 +176,13 @@ def grade_many(
 
         def _grade_one(grader: Grader, lesson: Lesson, path: Path) -> BatchEntry | None:
             started = time.perf_counter()
+            digest = None
             try:
-                report = grader.grade(lesson, path)
+                if folder is None:
+                    submission = read_submission(path)
+                else:
+                    submission, digest = read_in_folder(folder, path)
+                report = grader.grade_submission(lesson, submission, started)
             except GradingError as exc:  # the lesson itself cannot be graded: stop everything
                 failures.append(exc)
                 return None
@@ -111,7 +194,7 @@ def grade_many(
                     "please report it"
                 )
                 report = unreadable(lesson, path, message, time.perf_counter() - started)
-            return BatchEntry(path, replace(report, seed=grader.seed))
+            return BatchEntry(path, replace(report, seed=grader.seed), digest)
 
         threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
         for thread in threads:

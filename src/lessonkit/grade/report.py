@@ -14,7 +14,7 @@ from rich.text import Text
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
 from lessonkit.model import Lesson
-from lessonkit.text import csv_cell, safe_text
+from lessonkit.text import csv_cell, safe_name
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),
@@ -44,7 +44,7 @@ def _feedback(message: str, hint: str | None) -> Text:
 
 
 def task_table(report: GradeReport) -> Table:
-    title = f"{report.lesson} · {safe_text(report.file)}"
+    title = f"{report.lesson} · {safe_name(report.file)}"
     table = Table(title=title, title_justify="left", expand=False)
     table.add_column("Task", no_wrap=True)
     table.add_column("Status", no_wrap=True)
@@ -122,7 +122,7 @@ def batch_table(entries: Sequence[BatchEntry], task_titles: Sequence[tuple[str, 
     for entry in entries:
         statuses = {t.id: t.status for t in entry.report.tasks}
         table.add_row(
-            Text(safe_text(entry.report.file)),
+            Text(safe_name(entry.report.file)),
             *(status_mark(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
             f"{entry.report.seconds:.1f}",
         )

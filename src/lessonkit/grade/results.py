@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from lessonkit.model import AttemptStatus
-from lessonkit.text import safe_text
+from lessonkit.text import safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
 PASSED: Final = "passed"
@@ -113,7 +113,7 @@ class GradeReport:
 
     def feedback_markdown(self) -> str:
         """The learner's own report as a Markdown page, for an instructor to hand back."""
-        lines = [f"# {self.lesson}: feedback on {self.file}", ""]
+        lines = [f"# {self.lesson}: feedback on {safe_name(self.file)}", ""]
         done = sum(t.status == PASSED for t in self.tasks)
         lines += [f"{done} of {len(self.tasks)} tasks passed.", ""]
         for task in self.tasks:

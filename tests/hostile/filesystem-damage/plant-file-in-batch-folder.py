@@ -6,8 +6,8 @@ def _batch_folder():
     cli = _os.getppid()
     args = open(f"/proc/{cli}/cmdline", "rb").read().split(b"\0")
     cwd = _os.readlink(f"/proc/{cli}/cwd")
-    flag = b"--out" if b"--out" in args else b"--batch"
-    return _os.path.join(cwd, args[args.index(flag) + 1].decode()), _os.path.join(
+    out = args[args.index(b"--out") + 1].decode() if b"--out" in args else "check-state-02"
+    return _os.path.join(cwd, out), _os.path.join(
         cwd, args[args.index(b"--batch") + 1].decode())
 if not _os.environ.get("HOSTILE_ONCE"):
     _os.environ["HOSTILE_ONCE"] = "1"
