@@ -184,7 +184,7 @@ def test_rubric_names_are_what_the_scaffold_leaves_to_the_learner(lesson):
     assert names == {
         "make-it-yours": ("norm_squared", "manual"),
         "nested-model": ("nested", "g", "same_structure", "scale_by_hand"),
-        "repair": ("partial", "fixed"),
+        "repair": ("partial", "mismatch", "fixed"),
         "adam-by-hand": ("adam_by_hand",),
     }
 
@@ -268,9 +268,10 @@ def test_drawn_values_keep_their_declared_bounds_types_and_shapes(seed):
 
 def test_the_child_makes_each_drawn_leaf_the_type_its_generator_promises():
     """Through the JSON request, as the grader sends it: int and bool stay Python scalars."""
+    import jax
     import jax.numpy as jnp
 
-    runner = worker.Runner(None, None, None, jnp)
+    runner = worker.Runner(None, None, None, jax, jnp)
     drawn = json.loads(json.dumps(draw_inputs(EVERY_GENERATOR, 3).others[0].values))
     made = {name: runner.make_inputs(value) for name, value in drawn.items()}
     assert type(made["count"]) is int and type(made["flag"]) is bool
@@ -536,9 +537,7 @@ def _sources(call: str, transform: str, key: str, value):
     import jax.numpy as jnp
 
     installer = worker.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
-    return jax, installer.install(
-        [{"call": call, "transform": transform, "key": key, "value": value}]
-    )
+    return installer.install([{"call": call, "transform": transform, "key": key, "value": value}])
 
 
 def test_a_gradient_probe_changes_every_derivative_where_it_is_made():
