@@ -147,9 +147,13 @@ def _text_key(source: str) -> str:
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _tokens(text: str) -> collections.Counter[str]:
-    """A cell's words and symbols, counted: a cheap first look before difflib."""
+    """A cell's words and symbols, counted: a cheap first look before difflib.
+
+    Only texts within `_comparable`'s length bound of a lesson cell come here, so the cache
+    holds a few megabytes at most.
+    """
     return collections.Counter(_TOKEN.findall(text))
 
 
@@ -192,8 +196,8 @@ def _keys(sources: list[str]) -> list[str]:
 def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
     """learner index -> lesson index: identical cells first, then similar ones between them.
 
-    The work is bounded whatever the file: at most MAX_PARSED characters parsed, at most
-    MAX_COMPARISONS cheap comparisons, and at most MAX_DIFF_WORK characters squared given
+    The work is bounded whatever the file: MAX_PARSED characters (MAX_PARSED_CELLS cells)
+    parsed, MAX_COMPARISONS cheap comparisons, and MAX_DIFF_WORK characters squared given
     to difflib, so a file at the size caps costs the parent well under a second.
     """
     keys_l, keys_s = _keys(learner), [_key(s) for s in lesson]
