@@ -487,3 +487,33 @@ def test_every_file_gets_a_child_of_its_own(lesson, files, tmp_path):
         assert not grader.grade(lesson, patched).passed
         report = grader.grade(lesson, files / "solved.py")
         assert report.passed and grader.children == 3
+
+
+SECRET = "tok-b8-5ecret-d0-not-leak"
+LEAKS = {
+    "raise.py": "import os\nprint(dict(os.environ))\nraise RuntimeError(\n"
+    '    " ".join(f"{k}={v}" for k, v in os.environ.items() if "TOKEN" in k)\n)\n',
+    "value.py": 'import os\nnorm_squared = os.environ.get("INSTRUCTOR_TOKEN", "absent")\n'
+    "manual = norm_squared\n",
+}
+
+
+def test_b8_the_graders_environment_never_reaches_learner_code(lesson, tmp_path, monkeypatch):
+    """A token in the instructor's shell is not in the child, so not in any output."""
+    monkeypatch.setenv("INSTRUCTOR_TOKEN", SECRET)
+    monkeypatch.setenv("LESSONKIT_SECRET", SECRET)
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    for name, body in LEAKS.items():
+        attempt = make_attempt(lesson, {"make-it-yours": body})
+        (submissions / name).write_text(attempt, encoding="utf-8")
+    out_dir = tmp_path / "results"
+    argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1"]
+    code, out, err = invoke([*argv, "--out", str(out_dir)])
+    assert code == 0, err
+    written = {p.name: p.read_text(encoding="utf-8") for p in out_dir.rglob("*") if p.is_file()}
+    assert {"check-state-02.csv", "check-state-02.json", "raise.py.md"} <= set(written)
+    rows = list(csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8")))
+    assert [r["make-it-yours"] for r in rows] == ["error", "failed"], rows
+    for name, text in {"stdout": out, "stderr": err, **written}.items():
+        assert SECRET not in text, name

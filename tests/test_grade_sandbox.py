@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,98 @@ def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
     visible.write_text("seen", encoding="utf-8")
     argv = sandbox.command(["/bin/cat", str(visible)], (visible,), 2**20)
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout == "seen"
+
+
+KILLED_PARENT = """
+import sys, time
+from lessonkit.grade.runner import Worker
+worker = Worker(trusted=True)
+print(worker._folder.name, flush=True)
+time.sleep(120)
+"""
+
+
+def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monkeypatch):
+    """SIGKILL leaves a parent no time to clean up; the next Worker removes what it left."""
+    import contextlib
+    import subprocess
+    import sys
+    import tempfile
+
+    from lessonkit.grade import runner
+
+    source = Path(runner.__file__).parents[2]  # the lessonkit under test
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(source)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PARENT], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None
+        left = Path(parent.stdout.readline().strip())
+    finally:
+        parent.kill()  # the parent this test started, and nothing else
+        parent.wait()
+    (left / "learner-output.txt").write_text("left behind", encoding="utf-8")
+    kept = tmp_path / "lessonkit-check-keep"  # not named by an owner: never removed
+    kept.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with contextlib.suppress(AttributeError):  # the sweep runs once per process
+        runner.remove_leftovers.cache_clear()
+    Worker(trusted=True).close()
+    assert left.parent == tmp_path and not left.exists()
+    assert kept.is_dir()
+
+
+def test_b15_only_leftovers_of_ended_parents_are_removed(tmp_path):
+    import subprocess
+
+    from lessonkit.grade.leftovers import owner_tag, remove_stale_scratch, start_time
+
+    dead = subprocess.Popen(["/bin/true"])  # its process id is free once it is reaped
+    dead.wait()
+    alive_start = start_time(os.getppid())
+    names = {
+        "dead": f"lessonkit-check-{dead.pid}-1-abc",
+        "reused": f"lessonkit-check-{os.getppid()}-{(alive_start or 0) + 7}-abc",
+        "alive": f"lessonkit-check-{os.getppid()}-{alive_start}-abc",
+        "mine": f"lessonkit-check-{owner_tag()}abc",
+        "other": "lessonkit-check-abc",
+    }
+    for name in names.values():
+        (tmp_path / name).mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    link = tmp_path / f"lessonkit-check-{dead.pid}-1-link"
+    link.symlink_to(outside)
+    assert alive_start is not None
+    assert remove_stale_scratch(tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [names["alive"], names["mine"], names["other"], "outside", link.name]
+    )
+
+
+def test_b15_a_killed_parents_cgroup_and_its_tasks_are_removed(tmp_path):
+    import subprocess
+
+    from lessonkit.grade.leftovers import CGROUP_PREFIX, owner_tag
+    from lessonkit.grade.sandbox import ChildCgroup, _v1_folder
+
+    base = _v1_folder("pids")
+    if os.geteuid() != 0 or base is None:
+        pytest.skip("per-child cgroups need root and a writable cgroup v1 hierarchy")
+    dead = subprocess.Popen(["/bin/true"])
+    dead.wait()
+    stale = base / f"{CGROUP_PREFIX}{dead.pid}-1-b15"
+    live = base / f"{CGROUP_PREFIX}{owner_tag()}b15"
+    stale.mkdir()
+    live.mkdir()
+    escaped = subprocess.Popen(["/bin/sleep", "60"])  # a task that outlived its parent
+    try:
+        (stale / "cgroup.procs").write_text(str(escaped.pid))
+        assert ChildCgroup.remove_stale() >= 1
+        assert escaped.wait(timeout=10) == -9
+        assert not stale.exists() and live.is_dir()
+    finally:
+        if escaped.poll() is None:
+            escaped.kill()
+        ChildCgroup([stale, live]).remove()

@@ -677,3 +677,82 @@ def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
     assert encoder.encode(Sneaky(a=1)) == {"t": "other", "type": "Sneaky"}
     with pytest.raises(reported.Interference):
         reported.parse_value({"t": "dict", "type": "Sneaky", "items": []})
+
+
+def test_b8_a_grading_childs_environment_is_an_allow_list(monkeypatch):
+    from lessonkit.grade.runner import child_environment
+
+    for name in ("INSTRUCTOR_TOKEN", "AWS_SECRET_ACCESS_KEY", "PYTHONPATH", "LD_PRELOAD"):
+        monkeypatch.setenv(name, "tok-b8")
+    env = child_environment("/scratch", {"JAX_COMPILATION_CACHE_DIR": "/cache"})
+    assert set(env) == {
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "PYTHONIOENCODING",
+        "JAX_PLATFORMS",
+        "MPLBACKEND",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "TF_CPP_MIN_LOG_LEVEL",
+        "JAX_COMPILATION_CACHE_DIR",
+    }
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin"
+    assert env["HOME"] == env["TMPDIR"] == "/scratch"
+    assert env["LANG"] == env["LC_ALL"] == "C.UTF-8" and env["JAX_PLATFORMS"] == "cpu"
+    assert "tok-b8" not in env.values()
+    with pytest.raises(ValueError, match="INSTRUCTOR_TOKEN"):
+        child_environment("/scratch", {"INSTRUCTOR_TOKEN": "tok-b8"})
+
+
+def _junk_cells(lesson, kind: str) -> list[str]:
+    """Cells made from the lesson's own, the costliest shapes for cell matching."""
+    import random
+
+    from lessonkit.grade.plan import practice_cells
+
+    known = [c.source for c in practice_cells(lesson)]
+    rng = random.Random(15)
+
+    def shaped(number: int) -> str:
+        base = known[number % len(known)]
+        if kind == "tasks":  # task cells full of placeholders
+            task = lesson.tasks[number % len(lesson.tasks)].id
+            return f"# TASK {task}\n" + ";".join(f"a{number}_{i}=todo({i})" for i in range(100))
+        if kind == "dense" or (kind == "dense+lines" and number < 200):  # many nodes a byte
+            return ";".join(f"a{number}_{i}={i}" for i in range(120))
+        lines = base.splitlines()
+        rng.shuffle(lines)
+        if kind.endswith("lines"):  # the lesson's tokens, in another order
+            return "\n".join(lines) + f"\nz{number} = 1"
+        chars = list(base)  # the lesson's characters, in another order
+        rng.shuffle(chars)
+        return "# " + "".join(chars).replace("\n", "\n# ")
+
+    cells, size = [], 0
+    while len(cells) < 1_999:
+        cell = shaped(len(cells))
+        size += len(cell.encode()) + 6
+        if size > 1_990_000:
+            break
+        cells.append(cell)
+    return cells
+
+
+@pytest.mark.parametrize("kind", ["lines", "chars", "dense", "dense+lines", "tasks"])
+def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
+    """Reading and planning the largest file the caps allow costs the parent under 1 s."""
+    import time
+
+    from lessonkit.sources import MAX_BYTES, read_submission
+
+    path = tmp_path / "junk.py"
+    path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
+    assert path.stat().st_size <= MAX_BYTES
+    started = time.process_time()
+    plan = plan_submission(read_submission(path), lesson)
+    spent = time.process_time() - started
+    assert len(plan.cells) >= 1_000
+    assert spent <= 1.0, f"{kind}: {spent:.2f} s of parent CPU"

@@ -12,7 +12,9 @@ code cells by their syntax tree, then by similarity, so an edited step is still 
 from __future__ import annotations
 
 import ast
+import collections
 import difflib
+import functools
 import itertools
 import re
 import threading
@@ -22,7 +24,7 @@ from typing import Final
 from lessonkit.grade.protocol import CellRole
 from lessonkit.model import Experiment, Lesson
 from lessonkit.render.cells import lesson_cells
-from lessonkit.sources import Submission
+from lessonkit.sources import CodeCell, Submission
 
 SETUP: Final = "setup"
 LESSON_ONLY: Final = "lesson"
@@ -30,6 +32,9 @@ TASK: Final = "task"
 SKIP: Final = "skip"
 _SIMILAR = 0.6
 MAX_COMPARISONS = 4_000
+MAX_PARSED = 100_000  # characters of learner code parsed to match cells (a practice file: 25k)
+MAX_PARSED_CELLS = 500  # cells parsed to match (a practice file: 40)
+MAX_DIFF_WORK = 10_000_000  # characters squared given to difflib (a practice file: < 6M)
 
 
 @dataclass(frozen=True)
@@ -131,20 +136,71 @@ def _key(source: str) -> str:
     try:
         return ast.dump(parse_python(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return re.sub(r"\s+", " ", source).strip()
+        return _text_key(source)
+
+
+def _text_key(source: str) -> str:
+    """The key of a cell that is not parsed: its words, whatever the spacing."""
+    return re.sub(r"\s+", " ", source).strip()
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _tokens(text: str) -> collections.Counter[str]:
+    """A cell's words and symbols, counted: a cheap first look before difflib.
+
+    Only texts within `_comparable`'s length bound of a lesson cell come here, so the cache
+    holds a few megabytes at most.
+    """
+    return collections.Counter(_TOKEN.findall(text))
+
+
+def _comparable(a: str, b: str) -> bool:
+    """Whether difflib's ratio could reach the threshold: similar lengths, shared tokens.
+
+    Both tests are linear; they turn away a junk cell before the quadratic difflib, and an
+    edited copy of a lesson cell (a number changed, a line added) passes both.
+    """
+    if max(len(a), len(b)) > 3 * min(len(a), len(b)) + 200:
+        return False
+    ta, tb = _tokens(a), _tokens(b)
+    total = ta.total() + tb.total()
+    return total > 0 and 2 * (ta & tb).total() >= _SIMILAR * total
 
 
 def _similarity(a: str, b: str) -> float:
-    """difflib's ratio, skipped for texts of very different length (it is quadratic)."""
-    if max(len(a), len(b)) > 3 * min(len(a), len(b)) + 200:
+    """difflib's ratio, skipped for texts that `_comparable` turns away (it is quadratic)."""
+    if not _comparable(a, b):
         return 0.0
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return matcher.ratio() if matcher.quick_ratio() >= _SIMILAR else 0.0
 
 
+def _keys(sources: list[str]) -> list[str]:
+    """Each cell's key; past MAX_PARSED characters or MAX_PARSED_CELLS, the text key.
+
+    Parsing is the parent's own work on the learner's file, so it is bounded: a practice
+    file is a few tens of kilobytes, and a cell past the bound is still matched by
+    similarity.
+    """
+    keys, parsed = [], 0
+    for number, source in enumerate(sources):
+        parsed += len(source)
+        within = parsed <= MAX_PARSED and number < MAX_PARSED_CELLS
+        keys.append(_key(source) if within else _text_key(source))
+    return keys
+
+
 def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
-    """learner index -> lesson index: identical cells first, then similar ones between them."""
-    keys_l, keys_s = [_key(s) for s in learner], [_key(s) for s in lesson]
+    """learner index -> lesson index: identical cells first, then similar ones between them.
+
+    The work is bounded whatever the file: MAX_PARSED characters (MAX_PARSED_CELLS cells)
+    parsed, MAX_COMPARISONS cheap comparisons, and MAX_DIFF_WORK characters squared given
+    to difflib, so a file at the size caps costs the parent well under a second.
+    """
+    keys_l, keys_s = _keys(learner), [_key(s) for s in lesson]
     matcher = difflib.SequenceMatcher(None, keys_l, keys_s, autojunk=False)
     matched: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -152,12 +208,18 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
             matched[block.a + offset] = block.b + offset
     anchors = sorted(matched.items())
     bounds = [(-1, -1), *anchors, (len(learner), len(lesson))]
-    budget = MAX_COMPARISONS  # difflib is quadratic: a file of shuffled cells must not stall
+    budget = MAX_COMPARISONS  # a file of shuffled cells must not stall
+    work = MAX_DIFF_WORK
     for (a0, b0), (a1, b1) in itertools.pairwise(bounds):
         free_s = list(range(b0 + 1, b1))
         for i in range(a0 + 1, a1):
             budget -= len(free_s)
-            if budget < 0:
+            work -= sum(
+                len(learner[i]) * len(lesson[j])
+                for j in free_s
+                if _comparable(learner[i], lesson[j])
+            )
+            if budget < 0 or work < 0:
                 return matched
             scored = [(_similarity(learner[i], lesson[j]), j) for j in free_s]
             best = max(scored, default=(0.0, -1))
@@ -197,7 +259,7 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
     others = [c for c in submission.cells if c.task is None]
     matches = match_cells([c.source for c in others], [c.source for c in known])
     label_of = {id(cell): known[matches[i]] for i, cell in enumerate(others) if i in matches}
-    cells = []
+    cells, seen_tasks = [], set()
     for index, cell in enumerate(submission.cells):
         offset = 0 if notebook else cell.line - 1
         lesson_cell = label_of.get(id(cell))
@@ -216,10 +278,20 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
                 role=role,
                 task=cell.task,
                 label=label,
-                placeholders=placeholders(cell.source, offset) if cell.task else (),
+                placeholders=_graded_placeholders(cell, offset, seen_tasks),
             )
         )
     return Plan(str(submission.path), notebook, tuple(cells), _checkpoint(cells, lesson))
+
+
+def _graded_placeholders(cell: CodeCell, offset: int, seen: set[str]) -> tuple[Placeholder, ...]:
+    """Placeholders of the cell that is graded (a task's first), within the parsing bound."""
+    if cell.task is None or cell.task in seen:
+        return ()
+    seen.add(cell.task)
+    if "todo" not in cell.source or len(cell.source) > MAX_PARSED:
+        return ()
+    return placeholders(cell.source, offset)
 
 
 def _checkpoint(cells: list[PlannedCell], lesson: Lesson) -> int | None:

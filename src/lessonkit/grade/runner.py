@@ -15,6 +15,7 @@ started (process group, cgroup, PID namespace) and is safe to call twice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.execute import child_env
+from lessonkit.grade.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.grade.protocol import (
     MAX_LINE,
     CellReport,
@@ -106,19 +107,42 @@ class _Reader:
                 return
 
 
-def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """`execute.child_env` without the caller's Python, JAX and XLA settings, on CPU."""
-    prefixes = ("PYTHON", "JAX_", "XLA_", "LESSONKIT_")
-    overrides: dict[str, str | None] = {k: None for k in os.environ if k.startswith(prefixes)}
-    overrides.update(
-        JAX_PLATFORMS="cpu",
-        MPLBACKEND="Agg",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONHASHSEED="0",
-        TF_CPP_MIN_LOG_LEVEL="3",
-    )
-    overrides.update(extra or {})
-    return child_env(overrides)
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What the grader itself sets in every grading child, whatever the parent's environment.
+GRADER_SETTINGS: dict[str, str] = {
+    "PATH": SYSTEM_PATH,
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONIOENCODING": "utf-8",
+    "JAX_PLATFORMS": "cpu",
+    "MPLBACKEND": "Agg",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+}
+# What a Worker may add: the compile cache, matplotlib's scratch and JAX's device settings.
+CHILD_SETTINGS = frozenset(
+    {
+        "JAX_COMPILATION_CACHE_DIR",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
+        "MPLCONFIGDIR",
+        "XLA_FLAGS",
+    }
+)
+
+
+def child_environment(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A grading child's whole environment: an allow-list, nothing of the parent's.
+
+    The instructor's shell holds tokens and paths that learner code must not read back into
+    a message, the CSV or the feedback, so nothing is inherited: a fixed system PATH, the
+    child's scratch folder as HOME and TMPDIR, and the grader's own settings.
+    """
+    unknown = sorted(set(extra or {}) - CHILD_SETTINGS)
+    if unknown:
+        raise ValueError(f"not a grading child's setting: {', '.join(unknown)}")
+    return {**GRADER_SETTINGS, "HOME": scratch, "TMPDIR": scratch, **(extra or {})}
 
 
 def describe_end(returncode: int | None) -> str:
@@ -145,6 +169,12 @@ def describe_end(returncode: int | None) -> str:
     return reasons.get(number, f"the process was ended by {name}")
 
 
+@functools.cache
+def remove_leftovers() -> int:
+    """Once per process: the scratch folders and cgroups of killed parents; how many went."""
+    return remove_stale_scratch() + ChildCgroup.remove_stale()
+
+
 def _python_paths() -> tuple[Path, ...]:
     """What a sandboxed child must read to run Python with this environment's packages."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
@@ -166,7 +196,8 @@ class Worker:
         self.trusted = trusted
         self._sent: Request | None = None
         self._cgroup: ChildCgroup | None = None
-        self._folder = None if sandbox else tempfile.TemporaryDirectory(prefix="lessonkit-check-")
+        remove_leftovers()
+        self._folder = None if sandbox else scratch_folder()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         read_fd, write_fd = os.pipe()
         uid = child_uid() if sandbox and sandbox.privileged else os.getuid()
@@ -178,10 +209,11 @@ class Worker:
             if trusted:
                 extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
                 extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+        scratch = self._folder.name if self._folder else "/tmp"  # the sandbox's tmpfs
+        extra["MPLCONFIGDIR"] = f"{scratch}/.matplotlib"
         if sandbox is not None:
             if sandbox.privileged:
                 argv.append(str(uid))
-            extra["MPLCONFIGDIR"] = "/tmp/.matplotlib"
             readable = (*_python_paths(), WORKER_SCRIPT, *([cache] if cache else []))
             argv = sandbox.command(argv, readable, SCRATCH_BYTES)
             if sandbox.privileged:
@@ -196,7 +228,7 @@ class Worker:
                 stderr=self._stderr,
                 pass_fds=(write_fd,),
                 cwd=self._folder.name if self._folder else None,
-                env=child_environment(extra),
+                env=child_environment(scratch, extra),
                 start_new_session=True,
             )
         except OSError as exc:

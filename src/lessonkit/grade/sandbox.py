@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.grade.leftovers import CGROUP_PREFIX, owner_tag, stale_cgroups
+
 SCRATCH_BYTES = 64 * 2**20
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
@@ -153,7 +155,7 @@ class ChildCgroup:
     def create(cls, memory: int, tasks: int) -> ChildCgroup | None:
         if os.geteuid() != 0 or not sys.platform.startswith("linux"):
             return None
-        name = f"lessonkit-{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"{CGROUP_PREFIX}{owner_tag()}{secrets.token_hex(4)}"
         folders: list[Path] = []
         try:
             for controller, settings in (
@@ -173,6 +175,16 @@ class ChildCgroup:
             cls(folders).remove()
             return None
         return cls(folders)
+
+    @classmethod
+    def remove_stale(cls) -> int:
+        """Remove the cgroups that killed parents left (see `leftovers`); how many went."""
+        if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+            return 0
+        parents = [f for f in map(_v1_folder, ("memory", "pids")) if f is not None]
+        found = stale_cgroups(parents)
+        cls(found).remove()
+        return len(found)
 
     def enter(self, argv: list[str]) -> list[str]:
         """`argv` run by a shell that first moves itself into the cgroups, then execs.
