@@ -120,6 +120,13 @@ def test_zeros_keep_the_layout_and_zero_every_leaf(value):
                 assert not any(leaf.data)
 
 
+def test_a_literal_imports_only_the_modules_it_names():
+    from lessonkit.grade.literals import imports_for
+
+    assert imports_for("x = jnp.zeros((2,), dtype='float32')") == ["import jax.numpy as jnp"]
+    assert imports_for("x = np.array(1.0, dtype='float64')") == ["import numpy as np"]
+
+
 def test_a_key_array_is_wrapped_key_data_of_its_implementation():
     key = r.KeyArray("fry", "key", (2,), (1, 2, 3, 4))
     assert literal(key) == (
@@ -174,9 +181,24 @@ def test_the_fixture_lesson_rejects_every_cheat_of_the_set(fixture_verdicts):
     assert {v.status for v in verdicts} == {"failed"}
     typed_in = got[("twice", "typed-in")].message
     assert "right on the lesson's inputs but not on other inputs" in typed_in
-    assert got[("twice", "zeros")].message.startswith("`twice` at `0` is 0; expected 5.")
-    assert got[("twice", "inputs unchanged")].message.startswith("`twice` at `0` is 3;")
+    assert got[("twice", "zeros")].message.startswith("`twice` at `0` is 0.0; expected 5.0.")
+    unchanged = got[("twice", "inputs unchanged")].message
+    assert unchanged.startswith("`twice` at `0` is 3.0; expected 5.0.")
     assert got[("report-line", "zeros")].message.startswith("`line` is the string ''")
+
+
+def test_a_cheat_that_is_not_well_formed_is_the_builders_error(monkeypatch):
+    """Zeros built with the wrong layout (None) are not a cheat at all: verify blames the
+    builder, whatever verdict the rubric gave them."""
+    from lessonkit.grade import cheats
+
+    monkeypatch.setattr(cheats, "zeros", lambda value: "None")
+    problems = cheats.prove_cheats(load_lesson(FIXTURE_MD), timeout=30.0)
+    assert len(problems) == 2, problems
+    for problem, name in zip(sorted(problems, reverse=True), ("twice", "line"), strict=True):
+        assert "the cheat builder could not build a well-formed zeros cheat" in problem
+        assert f"(`{name}` is None; expected" in problem and ".):" not in problem
+        assert "a bug in lessonkit's cheat builder, not in the lesson" in problem
 
 
 _ALL_INPUTS = """\

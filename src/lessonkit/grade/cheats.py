@@ -162,7 +162,7 @@ def build_cheats(grading: LessonGrading, expected: RunRecord) -> Built:
 def _builder_error(lesson: Lesson, task: str, kind: str, why: str) -> str:
     return (
         f"{lesson.path}: lesson {lesson.meta.id}, task {task!r}: the cheat builder could not "
-        f"build a well-formed {kind} cheat ({why}): this is a bug in lessonkit's cheat "
+        f"build a well-formed {kind} cheat ({why.rstrip('.')}): this is a bug in lessonkit's cheat "
         "builder, not in the lesson; please report it"
     )
 

@@ -10,6 +10,7 @@ names `jnp`, `np`, `jax`, `collections` and `importlib`; `imports_for` binds the
 from __future__ import annotations
 
 import math
+import re
 
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Scalar, Value
@@ -25,7 +26,7 @@ IMPORTS = {
 
 def imports_for(source: str) -> list[str]:
     """The import lines that the literals in `source` need."""
-    return [line for name, line in IMPORTS.items() if f"{name}." in source]
+    return [line for name, line in IMPORTS.items() if re.search(rf"\b{name}\.", source)]
 
 # the implementation names JAX prints in a key's dtype (`key<fry>`) and `wrap_key_data` takes
 KEY_IMPLS = {"fry": "threefry2x32", "rbg": "rbg", "urbg": "unsafe_rbg"}
