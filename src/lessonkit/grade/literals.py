@@ -28,6 +28,7 @@ def imports_for(source: str) -> list[str]:
     """The import lines that the literals in `source` need."""
     return [line for name, line in IMPORTS.items() if re.search(rf"\b{name}\.", source)]
 
+
 # the implementation names JAX prints in a key's dtype (`key<fry>`) and `wrap_key_data` takes
 KEY_IMPLS = {"fry": "threefry2x32", "rbg": "rbg", "urbg": "unsafe_rbg"}
 _NUMPY_ONLY = ("float64", "int64", "uint64", "complex128")
