@@ -1,5 +1,6 @@
 """`lessonkit verify`: declared numbers agree with prose and code, every generated file matches
-lesson.md, every record is current, and every attempt the lesson declares gets its verdict.
+lesson.md, every record is current, every attempt the lesson declares gets its verdict, and
+every task fails the cheat set (`lessonkit.grade.cheats`): its checks are proven able to fail.
 
 Each problem names the place to fix it: a lesson.md line for a number, the file and `lessonkit
 build` for drift, the record and the re-record command for a stale record. Re-recording is only
@@ -15,7 +16,8 @@ from lessonkit.artifacts import Drift, find_drift
 from lessonkit.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
-from lessonkit.grade.attempts import prove_attempts
+from lessonkit.grade.attempts import prove_attempts, proving_grader
+from lessonkit.grade.cheats import prove_cheats
 from lessonkit.model import Lesson
 from lessonkit.numbers import number_problems
 from lessonkit.receipts import (
@@ -77,9 +79,20 @@ def lesson_problems(lesson: Lesson) -> list[str]:
     problems = numbers + _drift_problems(lesson, drift)
     problems += _record_problems(lesson, bool(numbers), drift)
     problems += _cell_output_problems(lesson, bool(numbers))
-    if not problems:  # the attempts are graded on the lesson as it is built
-        problems += prove_attempts(lesson)
+    if not problems:  # the attempts and the cheat set are graded on the lesson as it is built
+        problems += prove_lesson(lesson)
     return problems
+
+
+def prove_lesson(lesson: Lesson, jobs: int = 2) -> list[str]:
+    """The declared attempts get their verdicts and every cheat of the cheat set fails, all
+    graded by one grader (one reference run, the same input sets)."""
+    if lesson.grading is None:
+        return []
+    with proving_grader(jobs=jobs) as grader:
+        return prove_attempts(lesson, jobs, grader=grader) + prove_cheats(
+            lesson, jobs, grader=grader
+        )
 
 
 def _cell_output_problems(lesson: Lesson, numbers_broken: bool) -> list[str]:
@@ -122,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         marked(
             "ok",
             f"verify: {names} up to date (declared numbers, generated files, records and "
-            "declared attempts)",
+            "declared attempts, and every cheat of the cheat set fails)",
         )
     )
     return 0

@@ -9,6 +9,8 @@ Modules, in the order data flows through them:
 
 - `inputs`, `rubric`, `attempts`: what each task is graded on (drawn input sets, names,
   probes) and the attempts a lesson declares with their verdicts
+- `cheats`, `literals`: the cheat set `verify` builds from each lesson (typed-in, inputs
+  unchanged, zeros), written as Python literals of reported values, which every task must fail
 - `plan`: the learner's cells matched to the lesson's, each given a role
 - `protocol`: the typed requests and the strict parser of reports
 - `runner` (parent), `worker` (child), `sandbox`, `isolation`: the processes, the OS

@@ -7,14 +7,21 @@ the lesson or the grader that lets a wrong attempt through is caught before a le
 
 from __future__ import annotations
 
+import itertools
 import re
 import tempfile
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lessonkit.model import Attempt, Lesson
 from lessonkit.render.cells import task_cell_source
 from lessonkit.render.script import render_exercise_script
+
+if TYPE_CHECKING:
+    from lessonkit.grade.grader import GradedRun, Grader
 
 
 def attempt_script(
@@ -67,13 +74,43 @@ def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
     return rounds
 
 
-def prove_attempts(lesson: Lesson, jobs: int = 2, timeout: float = 60.0) -> list[str]:
-    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
-    from lessonkit.grade.batch import grade_many
+def proving_grader(timeout: float = 60.0, jobs: int = 2) -> Grader:
+    """The grader `lessonkit verify` proves a lesson with: sandboxed as `check --batch` is."""
+    from lessonkit.grade.grader import Grader
+    from lessonkit.grade.sandbox import find_sandbox
 
+    return Grader(timeout, sandbox=find_sandbox()[0], prestart=jobs)
+
+
+def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) -> list[GradedRun]:
+    """Grade built files (attempts, cheats) with one grader, `jobs` at a time, in order.
+
+    One grader for all of them: the reference runs once and every file is graded on the
+    same input sets.
+    """
+    from lessonkit.sources import read_submission
+
+    lock, started = threading.Lock(), itertools.count(1)
+
+    def grade(path: Path) -> GradedRun:
+        with lock:  # start children ahead only for files still to come, as `grade_many` does
+            grader.prestart = min(jobs, len(paths) - next(started))
+        return grader.run_submission(lesson, read_submission(path))
+
+    with ThreadPoolExecutor(max(1, min(jobs, len(paths)))) as pool:
+        return list(pool.map(grade, paths))
+
+
+def prove_attempts(
+    lesson: Lesson, jobs: int = 2, timeout: float = 60.0, *, grader: Grader | None = None
+) -> list[str]:
+    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
     grading = lesson.grading
     if grading is None or not grading.attempts:
         return []
+    if grader is None:
+        with proving_grader(timeout, jobs) as own:
+            return prove_attempts(lesson, jobs, timeout, grader=own)
     rounds = _rounds(grading.attempts)
     with tempfile.TemporaryDirectory(prefix="lessonkit-attempts-") as folder:
         paths = []
@@ -82,10 +119,10 @@ def prove_attempts(lesson: Lesson, jobs: int = 2, timeout: float = 60.0) -> list
             bodies = {task: attempt.code for task, attempt in chosen.items()}
             path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
             paths.append(path)
-        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout)
+        graded = grade_files(grader, lesson, paths, jobs)
     problems = []
-    for chosen, entry in zip(rounds, entries, strict=True):
-        results = {t.id: t for t in entry.report.tasks}
+    for chosen, run in zip(rounds, graded, strict=True):
+        results = {t.id: t for t in run.report.tasks}
         for attempt in chosen.values():
             result = results[attempt.task]
             problem = _problem(lesson, attempt, result.status, result.message)
