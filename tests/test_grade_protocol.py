@@ -66,7 +66,7 @@ def test_honest_reports_parse_into_typed_events():
         line(cell(values={"fixed": {"t": "array", "dtype": "f32; rm", "shape": []}})),
         line(cell(values={"fixed": {"t": "number", "type": "float", "value": "96"}})),
         line(cell(values={"fixed": {"t": "number", "type": "complex", "value": 1.0}})),
-        line(cell(values={"fixed": {"t": "str", "value": "x" * 1000, "length": 1000}})),
+        line(cell(values={"fixed": {"t": "str", "value": "x" * 3000, "length": 3000}})),
         line(cell(values={"fixed": {"t": "dict", "type": "dict", "items": [["a", ARRAY]] * 2}})),
         line(cell(values={"fixed": {"t": "lie"}})),
         line(cell(hook="not applied")),  # the child reports values and output, nothing that

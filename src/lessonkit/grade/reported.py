@@ -20,7 +20,8 @@ OpaqueKind = Literal["other", "big"]
 Scalar = bool | int | float
 DictKey = str | int | float | bool
 
-MAX_TEXT = 240  # characters of a reported string value
+MAX_TEXT = 240  # characters of a reported name or type
+MAX_STRING = 2_000  # characters of a reported string value (the worker cuts there too)
 MAX_NAME = 120
 MAX_ELEMENTS = 4096  # array entries sent as data
 MAX_NODES = 4096  # value nodes in one report
@@ -46,7 +47,7 @@ class Number:
 
 @dataclass(frozen=True)
 class Text:
-    """A string: its first `MAX_TEXT` characters and its full length."""
+    """A string: its first `MAX_STRING` characters and its full length."""
 
     value: str
     length: int
@@ -180,7 +181,7 @@ def parse_value(data: object, budget: Budget | None = None, depth: int = 0) -> V
         return _number(fields(data, {"t", "type", "value"}))
     if tag == "str":
         fields(data, {"t", "value", "length"})
-        return Text(text(data["value"], MAX_TEXT), integer(data["length"], 0, 2**40))
+        return Text(text(data["value"], MAX_STRING), integer(data["length"], 0, 2**40))
     if tag in ("array", "key"):
         return _array(data, tag)
     if tag == "module":

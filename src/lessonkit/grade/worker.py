@@ -34,7 +34,8 @@ import time
 MAX_ELEMENTS = 4096  # array entries sent as data; larger arrays are sent as layout only
 MAX_LEAVES = 512  # tree leaves sent; larger trees are sent as a size only
 MAX_DEPTH = 24
-MAX_TEXT = 240  # characters of a string value or an exception message
+MAX_TEXT = 240  # characters of an exception message (times 4) or a name
+MAX_STRING = 2_000  # characters of a string value: a whole error message, for one
 MAX_NAME = 120  # characters of a type or module name
 OUTPUT_HEAD = 6000  # captured output kept per cell: the head and the tail
 OUTPUT_TAIL = 2000
@@ -250,7 +251,7 @@ class Encoder:
                 return {"t": "number", "type": "int", "value": float(value)}
             return {"t": "number", "type": kind.__name__, "value": value}
         if kind is str:
-            return {"t": "str", "value": value[:MAX_TEXT], "length": self._len(value)}
+            return {"t": "str", "value": value[:MAX_STRING], "length": self._len(value)}
         if kind is self._key_array:
             return self._key(value)
         if kind is self._jax_array or kind is self._ndarray or kind in self._numpy_scalars:
