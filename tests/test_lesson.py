@@ -516,12 +516,7 @@ ACCEPT = "  repair: {mappings: any, floats: [float32, float64]}\n"  # state-02 d
     ],
 )
 def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
-    assert old in SOURCE
-    broken = SOURCE.replace(old, new, 1)
-    text = _error(broken)
-    assert re.search(message, text), text
-    line = _line_of(broken, anchor)
-    assert text.startswith(f"lesson.md:{line}:"), (text, line)
+    test_mistakes_name_file_and_line(old, new, anchor, message)
 
 
 def test_edges_and_accept_are_read_into_the_model():

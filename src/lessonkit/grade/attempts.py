@@ -101,6 +101,19 @@ def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) ->
         return list(pool.map(grade, paths))
 
 
+def grade_rounds(
+    grader: Grader, lesson: Lesson, rounds: list[dict[str, str]], kind: str, jobs: int
+) -> list[GradedRun]:
+    """Grade one practice file per round, each task cell replaced by that round's code."""
+    with tempfile.TemporaryDirectory(prefix=f"lessonkit-{kind}-") as folder:
+        paths = []
+        for number, bodies in enumerate(rounds):
+            path = Path(folder) / f"{kind}-{number:02d}.py"
+            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
+            paths.append(path)
+        return grade_files(grader, lesson, paths, jobs)
+
+
 def prove_attempts(
     lesson: Lesson, jobs: int = 2, timeout: float = 60.0, *, grader: Grader | None = None
 ) -> list[str]:
@@ -112,14 +125,8 @@ def prove_attempts(
         with proving_grader(timeout, jobs) as own:
             return prove_attempts(lesson, jobs, timeout, grader=own)
     rounds = _rounds(grading.attempts)
-    with tempfile.TemporaryDirectory(prefix="lessonkit-attempts-") as folder:
-        paths = []
-        for number, chosen in enumerate(rounds):
-            path = Path(folder) / f"attempts-{number:02d}.py"
-            bodies = {task: attempt.code for task, attempt in chosen.items()}
-            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
-            paths.append(path)
-        graded = grade_files(grader, lesson, paths, jobs)
+    bodies = [{task: attempt.code for task, attempt in chosen.items()} for chosen in rounds]
+    graded = grade_rounds(grader, lesson, bodies, "attempts", jobs)
     problems = []
     for chosen, run in zip(rounds, graded, strict=True):
         results = {t.id: t for t in run.report.tasks}

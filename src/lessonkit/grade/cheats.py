@@ -19,12 +19,10 @@ the lesson's problem: `lessonkit verify` fails, naming the lesson, the task and 
 from __future__ import annotations
 
 import ast
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from lessonkit.grade.attempts import attempt_script, grade_files, proving_grader
+from lessonkit.grade.attempts import grade_rounds, proving_grader
 from lessonkit.grade.checks import LESSON, value_problem
 from lessonkit.grade.grader import GradedRun, Grader, LessonGrading
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
@@ -224,14 +222,8 @@ def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, 
     expected = grader.reference(lesson)
     built = build_cheats(grading, expected)
     rounds = _rounds(built.cheats)
-    with tempfile.TemporaryDirectory(prefix="lessonkit-cheats-") as folder:
-        paths = []
-        for number, chosen in enumerate(rounds):
-            path = Path(folder) / f"cheats-{number:02d}.py"
-            bodies = {task: cheat.code for task, cheat in chosen.items()}
-            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
-            paths.append(path)
-        graded = grade_files(grader, lesson, paths, jobs)
+    bodies = [{task: cheat.code for task, cheat in chosen.items()} for chosen in rounds]
+    graded = grade_rounds(grader, lesson, bodies, "cheats", jobs)
     rubrics = {r.task.id: r for r in grading.rubrics}
     verdicts = []
     for chosen, run in zip(rounds, graded, strict=True):
