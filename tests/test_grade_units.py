@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade import reported, worker
+from lessonkit.grade import reported, wire, worker
 from lessonkit.grade.explain import explain_error
 from lessonkit.grade.inputs import draw_inputs, grading_of
 from lessonkit.grade.plan import (
@@ -421,6 +421,29 @@ def test_output_capture_keeps_head_and_tail():
     assert text.startswith("start\n") and text.endswith("\nend")
     assert re.search(r"\[\.\.\. [\d,]+ characters not shown \.\.\.\]", text)
     assert len(text) < 10_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 3 * wire.MAX_STRING),
+    st.integers(0, wire.MAX_DEPTH + 4),
+    st.integers(1, wire.MAX_ELEMENTS + 8),
+)
+def test_what_the_child_writes_the_parent_reads(length, depth, size):
+    """One set of limits (`grade/wire.py`): an honest report at or past any of them parses."""
+    import jax
+    import numpy as np
+
+    encoder = worker.Encoder(np, jax)
+    value: object = {"text": "e" * length, "array": np.zeros(size, np.float32)}
+    for _ in range(depth):
+        value = [value]
+    parsed = reported.parse_value(encoder.encode(value))
+    while isinstance(parsed, reported.Sequence):
+        (parsed,) = parsed.items
+    if isinstance(parsed, reported.Mapping):
+        text = dict(parsed.items)["text"]
+        assert text.length == length and len(text.value) == min(length, wire.MAX_STRING)
 
 
 def test_encoder_reports_data_without_running_learner_code():

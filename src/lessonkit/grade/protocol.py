@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from lessonkit.grade.reported import (
-    MAX_TEXT,
     Budget,
     Interference,
     Value,
@@ -24,14 +23,13 @@ from lessonkit.grade.reported import (
     parse_value,
     text,
 )
+from lessonkit.grade.wire import MAX_MESSAGE, MAX_OUTPUT
 
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
-MAX_MESSAGE = 4 * MAX_TEXT
-MAX_OUTPUT = 12_000  # captured output per cell (the child keeps head and tail)
 MAX_FRAMES = 16
 
 

@@ -13,19 +13,19 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from lessonkit.grade.wire import (
+    MAX_ELEMENTS,
+    MAX_NAME,
+    MAX_NODES,
+    MAX_STRING,
+)
+from lessonkit.grade.wire import PARSED_DEPTH as MAX_DEPTH
 from lessonkit.text import safe_text
 
 NumberType = Literal["bool", "int", "float"]
 OpaqueKind = Literal["other", "big"]
 Scalar = bool | int | float
 DictKey = str | int | float | bool
-
-MAX_TEXT = 240  # characters of a reported name or type
-MAX_STRING = 2_000  # characters of a reported string value (the worker cuts there too)
-MAX_NAME = 120
-MAX_ELEMENTS = 4096  # array entries sent as data
-MAX_NODES = 4096  # value nodes in one report
-MAX_DEPTH = 32
 
 
 class Interference(Exception):

@@ -48,6 +48,7 @@ from lessonkit.grade.sandbox import (
 )
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+WIRE_SCRIPT = Path(__file__).with_name("wire.py")  # read by the worker beside it
 DEFAULT_MEMORY = 2 * 2**30
 MAX_REPORT_BYTES = 64 * 2**20
 GRACE = 3.0  # seconds after the child's own alarm before the parent kills it
@@ -214,7 +215,7 @@ class Worker:
         if sandbox is not None:
             if sandbox.privileged:
                 argv.append(str(uid))
-            readable = (*_python_paths(), WORKER_SCRIPT, *([cache] if cache else []))
+            readable = (*_python_paths(), WORKER_SCRIPT, WIRE_SCRIPT, *([cache] if cache else []))
             argv = sandbox.command(argv, readable, SCRATCH_BYTES)
             if sandbox.privileged:
                 self._cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid))

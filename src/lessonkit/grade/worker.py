@@ -22,6 +22,7 @@ import collections
 import contextlib
 import functools
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -31,14 +32,26 @@ import sys
 import threading
 import time
 
-MAX_ELEMENTS = 4096  # array entries sent as data; larger arrays are sent as layout only
-MAX_LEAVES = 512  # tree leaves sent; larger trees are sent as a size only
-MAX_DEPTH = 24
-MAX_TEXT = 240  # characters of an exception message (times 4) or a name
-MAX_STRING = 2_000  # characters of a string value: a whole error message, for one
-MAX_NAME = 120  # characters of a type or module name
-OUTPUT_HEAD = 6000  # captured output kept per cell: the head and the tail
-OUTPUT_TAIL = 2000
+
+def _wire():
+    """The wire's limits (`grade/wire.py`), loaded by path: this child imports no lessonkit."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
+    spec = importlib.util.spec_from_file_location("lessonkit_wire", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_WIRE = _wire()
+MAX_ELEMENTS = _WIRE.MAX_ELEMENTS
+MAX_LEAVES = _WIRE.MAX_LEAVES
+MAX_DEPTH = _WIRE.MAX_DEPTH
+MAX_TEXT = _WIRE.MAX_TEXT
+MAX_MESSAGE = _WIRE.MAX_MESSAGE
+MAX_STRING = _WIRE.MAX_STRING
+MAX_NAME = _WIRE.MAX_NAME
+OUTPUT_HEAD = _WIRE.OUTPUT_HEAD
+OUTPUT_TAIL = _WIRE.OUTPUT_TAIL
 
 
 class CellTimeout(BaseException):
@@ -395,7 +408,7 @@ def error_report(exc: BaseException, cells_by_file: dict[str, int]) -> dict:
         "kind": kind,
         "type": type(exc).__qualname__,
         "module": type(exc).__module__,
-        "message": message[: MAX_TEXT * 4],
+        "message": message[:MAX_MESSAGE],
         "frames": frames[:2] + frames[2:][-6:],
     }
     if isinstance(exc, SystemExit):
