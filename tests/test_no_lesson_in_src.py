@@ -19,8 +19,8 @@ SRC = REPO / "src" / "lessonkit"
 # conventional word for a parameter tree, as Flax and Optax do, not one lesson's variable.
 CONVENTIONS = {"trees": {"params"}}
 # Plain words that some lesson also uses as a variable: the toolkit's own meaning is unrelated
-# ("a reported value is nested too deeply", `functools.partial`).
-WORDS = {"nested", "partial"}
+# ("a reported value is nested too deeply", `functools.partial`, "the output's mismatch").
+WORDS = {"nested", "partial", "mismatch"}
 LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]  # the fixture's names are plain words
 
 
@@ -33,7 +33,9 @@ def lesson_names(lesson: Lesson) -> set[str]:
         names |= set(re.findall(r"todo\(\"(\w+):", task.scaffold))
     if lesson.grading is not None:
         names |= set(lesson.grading.input_names)
-        names |= {p.target for p in lesson.grading.probes}
+        # `gradients` and a library function (`optax.apply_updates`) are sources the toolkit
+        # knows how to vary, not a lesson's names; an input or a step's name is the lesson's.
+        names |= {p.target for p in lesson.grading.probes if p.source in ("input", "step")}
     for item in lesson.evidence:
         names |= {n for s in item.show for n in _defined_names(s.expr)}
     return {n for n in names if len(n) >= 4} - WORDS

@@ -271,7 +271,7 @@ def test_the_repair_scaffold_checks_the_update_not_only_the_loss(lesson):
     grads, params = namespace["grads"], namespace["params"]
     wrong = jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
     assert namespace["loss"](wrong) < namespace["loss"](params)  # the "loss fell" check passes
-    answers = {"partial": {"weight": grads["weight"]}, "fixed": wrong}
+    answers = {"partial": {"weight": grads["weight"]}, "mismatch": "", "fixed": wrong}
     namespace["todo"] = lambda what: answers[what.split(":")[0]]
     namespace["jnp"] = jnp
     with pytest.raises(AssertionError):
