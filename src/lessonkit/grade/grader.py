@@ -236,7 +236,7 @@ class Grader:
         if self._reference is not None:
             self._reference.close()
             self._reference = None
-        self._spawner.shutdown(wait=False)
+        self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
 
     def _start(self, **options) -> Worker:
         return self._spawner.submit(Worker, **options).result()
