@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from lessonkit.catalog import find_lesson
-from lessonkit.grade.sandbox import find_sandbox
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.run.sandbox import find_sandbox
 
 LESSON = "state-02"
 

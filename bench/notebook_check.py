@@ -24,8 +24,8 @@ import time
 import nbformat
 from nbclient import NotebookClient
 
-from lessonkit.catalog import find_lesson
-from lessonkit.render.cells import task_cell_source
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.layout import task_cell_source
 
 LESSON = "state-02"
 TARGET = 1.0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson import load_lesson
-from lessonkit.model import Lesson
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.model import Lesson
 
 REPO = Path(__file__).resolve().parents[1]
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
@@ -59,7 +59,7 @@ def lesson() -> Lesson:
 
 def _lesson_params() -> tuple[list, list]:
     """pytest params of the lesson.md paths, each with its lesson id as test id."""
-    from lessonkit.catalog import lesson_paths
+    from lessonkit.lesson.catalog import lesson_paths
 
     def param(path: Path):
         return pytest.param(path, id=load_lesson(path).meta.id)
@@ -119,8 +119,8 @@ def invoke(argv: list[str], root: Path | None = None, cwd: Path | None = None):
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The static site, built once per session from this repository's lessons."""
-    from lessonkit.catalog import all_lessons
-    from lessonkit.site import build_site
+    from lessonkit.lesson.catalog import all_lessons
+    from lessonkit.site.build import build_site
 
     target = tmp_path_factory.mktemp("site") / "site"
     build_site(all_lessons(REPO), target)

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import (
     load_accelerator_records,
     load_record,

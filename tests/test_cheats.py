@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from lessonkit.grade import reported as r
 from lessonkit.grade.literals import LiteralError, literal, zeros
 from lessonkit.grade.protocol import parse_value
-from lessonkit.grade.worker import Encoder
-from lessonkit.lesson import load_lesson
+from lessonkit.grade.worker_program import Encoder
+from lessonkit.lesson.load import load_lesson
 
 from conftest import FIXTURE_MD, REPO, invoke
 

@@ -51,7 +51,7 @@ def test_start_copies_and_never_overwrites(repo_copy, tmp_path, capsys):
 
 
 def test_started_copies_do_not_carry_the_generated_header(repo_copy, tmp_path, lesson):
-    from lessonkit.render.cells import generated_note, practice_note
+    from lessonkit.lesson.layout import generated_note, practice_note
 
     target = tmp_path / "mine"
     assert main(["start", "state-02", str(target)]) == 0

@@ -10,8 +10,8 @@ import matplotlib
 import pytest
 
 from lessonkit.errors import LessonError
-from lessonkit.figure import DATA, PNG, SVG, canonical_json, render_figure, sha256_text
-from lessonkit.lesson import parse_lesson
+from lessonkit.site.figure import DATA, PNG, SVG, canonical_json, render_figure, sha256_text
+from lessonkit.lesson.load import parse_lesson
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +62,13 @@ def test_provenance_hashes_match_the_code_data_and_files(lesson, rendered, recor
 def test_the_same_files_on_another_python_and_jax(lesson, rendered, monkeypatch):
     import platform
 
-    import lessonkit.figure
+    import lessonkit.site.figure
 
-    real = lessonkit.figure.package_version
+    real = lessonkit.site.figure.package_version
     older = {"jax": "0.7.0", "jaxlib": "0.7.0", "numpy": "1.26.4"}
     monkeypatch.setattr(platform, "python_version_tuple", lambda: ("3", "13", "0"))
     monkeypatch.setattr(platform, "python_version", lambda: "3.13.0")
-    monkeypatch.setattr(lessonkit.figure, "package_version", lambda n: older.get(n) or real(n))
+    monkeypatch.setattr(lessonkit.site.figure, "package_version", lambda n: older.get(n) or real(n))
     assert render_figure(lesson) == rendered
 
 

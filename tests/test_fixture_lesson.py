@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.catalog import find_lesson
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.load import load_lesson
 
 from conftest import (
     FIXTURE_MD,

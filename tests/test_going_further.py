@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from lessonkit.model import Quiz
+from lessonkit.lesson.model import Quiz
 
 from conftest import LESSON_DIR, REPO
 

@@ -308,7 +308,7 @@ def test_b10_feedback_name_encoding_is_injective():
 def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
     """Read one folder at a time with O_NOFOLLOW: a linked folder or a path out is refused."""
     from lessonkit.grade.batch import read_in_folder
-    from lessonkit.sources import SubmissionError
+    from lessonkit.grade.sources import SubmissionError
 
     submissions = hostile_folder[0]
     outside = submissions.parent / "outside" / "secret.py"
@@ -367,7 +367,7 @@ def test_b14_names_are_shown_on_one_line(lesson):
     shown = rich_text(report_view(report))
     assert "x.py\\n# state-02: all passed" in shown
 
-    from lessonkit.text import safe_name, safe_text
+    from lessonkit.lesson.text import safe_name, safe_text
 
     name = "a\nb\r\tc\x1b[2J\u2028d\udcff.py"
     assert safe_name(name) == "a\\nb\\r\\tc\\x1b[2J\\u2028d\\xff.py"

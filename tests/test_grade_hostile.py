@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 
 from conftest import LESSON_DIR, LESSON_MD, grade_shared, make_attempt
 

@@ -15,8 +15,8 @@ import pytest
 
 from lessonkit.grade import reported
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
-from lessonkit.grade.runner import Worker
-from lessonkit.grade.sandbox import Sandbox, find_sandbox
+from lessonkit.grade.worker_handle import Worker
+from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 from conftest import LESSON_MD, REPO
 
@@ -140,7 +140,7 @@ def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
 
 KILLED_PARENT = """
 import sys, time
-from lessonkit.grade.runner import Worker
+from lessonkit.grade.worker_handle import Worker
 worker = Worker(trusted=True)
 print(worker._folder.name, flush=True)
 time.sleep(120)
@@ -181,7 +181,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
 def test_b15_only_leftovers_of_ended_parents_are_removed(tmp_path):
     import subprocess
 
-    from lessonkit.grade.leftovers import owner_tag, remove_stale_scratch, start_time
+    from lessonkit.run.leftovers import owner_tag, remove_stale_scratch, start_time
 
     dead = subprocess.Popen(["/bin/true"])  # its process id is free once it is reaped
     dead.wait()
@@ -209,8 +209,8 @@ def test_b15_only_leftovers_of_ended_parents_are_removed(tmp_path):
 def test_b15_a_killed_parents_cgroup_and_its_tasks_are_removed(tmp_path):
     import subprocess
 
-    from lessonkit.grade.leftovers import CGROUP_PREFIX, owner_tag
-    from lessonkit.grade.sandbox import ChildCgroup, _v1_folder
+    from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag
+    from lessonkit.run.sandbox import ChildCgroup, _v1_folder
 
     base = _v1_folder("pids")
     if os.geteuid() != 0 or base is None:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 
 from conftest import (
     LESSON_MD,

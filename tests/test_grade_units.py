@@ -29,10 +29,10 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.rubric import rubric_for
-from lessonkit.grade.runner import describe_end
+from lessonkit.grade.worker_handle import describe_end
 from lessonkit.grade.values import describe, differences, explain_layout
-from lessonkit.model import Bernoulli, Grading, Integers, Uniform
-from lessonkit.sources import CodeCell, Submission
+from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
+from lessonkit.grade.sources import CodeCell, Submission
 
 from conftest import REPORT_KEYS
 
@@ -114,7 +114,7 @@ def test_layout_wording_agrees_with_lessonkit_trees():
 def _submission(
     lesson, replace: dict[str, str] | None = None, notebook: bool = False
 ) -> Submission:
-    from lessonkit.sources import _percent_cells
+    from lessonkit.grade.sources import _percent_cells
 
     from conftest import practice_script
 
@@ -653,7 +653,7 @@ def test_b7_each_edge_is_one_more_input_set_on_every_run():
 
 
 def test_b16_accept_widens_only_what_the_task_declares():
-    from lessonkit.model import Accept
+    from lessonkit.lesson.model import Accept
 
     expected = tree(weight=arr([1.4, -0.8]), bias=arr([0.2], shape=[]))
     ordered = reported.Mapping(
@@ -703,7 +703,7 @@ def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
 
 
 def test_b8_a_grading_childs_environment_is_an_allow_list(monkeypatch):
-    from lessonkit.grade.runner import child_environment
+    from lessonkit.grade.worker_handle import child_environment
 
     for name in ("INSTRUCTOR_TOKEN", "AWS_SECRET_ACCESS_KEY", "PYTHONPATH", "LD_PRELOAD"):
         monkeypatch.setenv(name, "tok-b8")
@@ -769,7 +769,7 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     """Reading and planning the largest file the caps allow costs the parent under 1 s."""
     import time
 
-    from lessonkit.sources import MAX_BYTES, read_submission
+    from lessonkit.grade.sources import MAX_BYTES, read_submission
 
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")

@@ -25,8 +25,8 @@ from lessonkit.learner.protocol import (
     encode_request,
 )
 from lessonkit.learner.view import CheckResult
-from lessonkit.model import Lesson
-from lessonkit.render.cells import lesson_cells, task_cell_source
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.layout import lesson_cells, task_cell_source
 
 from conftest import make_attempt
 

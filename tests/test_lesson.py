@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lessonkit.errors import LessonError
-from lessonkit.lesson import parse_lesson
-from lessonkit.model import STAGES
+from lessonkit.lesson.load import parse_lesson
+from lessonkit.lesson.model import STAGES
 
 from conftest import LESSON_MD, SPEC_OUTLINE
 
@@ -399,7 +399,7 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
     from dataclasses import replace
 
     from lessonkit.grade.attempts import prove_attempts
-    from lessonkit.model import Attempt
+    from lessonkit.lesson.model import Attempt
 
     task = lesson.task("make-it-yours")
     right = Attempt("make-it-yours", "claimed wrong", task.solution, "failed", "", 7)
@@ -520,7 +520,7 @@ def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
 
 
 def test_edges_and_accept_are_read_into_the_model():
-    from lessonkit.model import Accept
+    from lessonkit.lesson.model import Accept
 
     source = SOURCE.replace(
         WEIGHT, "weight: {uniform: [-2, 2], shape: [2], edges: [[-9, 0.5], [3.0, 4.0]]}\n", 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 
 from conftest import REPO, invoke
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from lessonkit.catalog import lesson_paths
-from lessonkit.lesson import load_lesson
-from lessonkit.model import Lesson
+from lessonkit.lesson.catalog import lesson_paths
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.model import Lesson
 
 from conftest import REPO
 

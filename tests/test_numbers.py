@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lessonkit.lesson import parse_lesson
-from lessonkit.numbers import number_problems, prose_numbers, prose_problems
+from lessonkit.lesson.load import parse_lesson
+from lessonkit.lesson.numbers import number_problems, prose_numbers, prose_problems
 
 from conftest import copy_lesson_repo, invoke
 
@@ -149,7 +149,7 @@ def test_a_declared_number_nothing_states_is_named():
 
 
 def test_tree_diagram_matches_describe(lesson, namespace):
-    from lessonkit.model import Diagram
+    from lessonkit.lesson.model import Diagram
     from lessonkit.trees import describe
 
     (diagram,) = lesson.items(Diagram)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.catalog import all_lessons
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands.new import Place, skeleton
 from lessonkit.errors import LessonError
-from lessonkit.model import Phase
+from lessonkit.lesson.model import Phase
 from lessonkit.render.page import render_index
 
 from conftest import REPO

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lessonkit.practice import STATE_FILE, find_practice_file, remember_folder
+from lessonkit.learner.practice import STATE_FILE, find_practice_file, remember_folder
 
 
 def _copy(folder: Path, *names: str, mtime: float = 1_000_000.0) -> Path:

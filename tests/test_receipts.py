@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lessonkit.errors import LessonkitError
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import (
     SCHEMA,
     CorruptRecordError,
@@ -30,7 +30,7 @@ from lessonkit.receipts import (
     with_device_count,
     write_new,
 )
-from lessonkit.scripts import GOING_FURTHER, MAIN, lesson_scripts
+from lessonkit.lesson.files import GOING_FURTHER, MAIN, lesson_scripts
 
 from conftest import copy_lesson_repo, invoke
 
@@ -93,7 +93,7 @@ def test_committed_record_is_current_and_complete(repo_lesson):
         script_bytes = script_path(lesson, script).read_bytes()
         assert receipt.script_sha256 == hashlib.sha256(script_bytes).hexdigest()
         assert receipt.code_sha256 == code_sha256(script.render(lesson))
-        assert "-m lessonkit.execute phases/" in receipt.command
+        assert "-m lessonkit.run.child phases/" in receipt.command
         assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
         assert receipt.started.utcoffset().total_seconds() == 0
         assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"

@@ -11,10 +11,10 @@ import jupytext
 import nbformat
 import pytest
 
-from lessonkit.render.cells import TASK_MARKER
+from lessonkit.lesson.layout import TASK_MARKER
 from lessonkit.render.notebook import build_notebook, render_notebook
 from lessonkit.render.script import render_exercise_script, render_main
-from lessonkit.sources import read_submission
+from lessonkit.grade.sources import read_submission
 
 from conftest import LESSON_DIR, REPO
 

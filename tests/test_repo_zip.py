@@ -9,8 +9,8 @@ import subprocess
 import sys
 import zipfile
 
-from lessonkit.catalog import all_lessons
-from lessonkit.repo_zip import TOP_FOLDER, ZIP_NAME, repository_files, repository_zip
+from lessonkit.lesson.catalog import all_lessons
+from lessonkit.site.repo_zip import TOP_FOLDER, ZIP_NAME, repository_files, repository_zip
 
 from conftest import REPO
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import code_sha256, load_record, read_receipt
-from lessonkit.scripts import GOING_FURTHER, MAIN
+from lessonkit.lesson.files import GOING_FURTHER, MAIN
 
 from conftest import copy_lesson_repo, invoke
 
@@ -89,7 +89,7 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     assert env.jax and env.numpy and env.python
     assert receipt.command.startswith("JAX_PLATFORMS=cpu XLA_FLAGS=")
     assert receipt.command.endswith(
-        "-m lessonkit.execute phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
+        "-m lessonkit.run.child phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
     )
 
 
@@ -139,7 +139,7 @@ def test_output_that_differs_from_the_record_shows_the_diff_and_fails(
 
 
 def test_record_replaces_the_reference_with_a_current_one(one_device):
-    from lessonkit.cell_outputs import RECORD, current_outputs, stale_cells
+    from lessonkit.receipts.cells import RECORD, current_outputs, stale_cells
 
     path = one_device.folder / "outputs" / "execution.json"
     before = path.read_text(encoding="utf-8")
@@ -167,7 +167,7 @@ def test_a_failing_example_is_not_recorded_and_shows_its_own_traceback(tmp_path)
     assert "main.py is out of date with lesson.md" in out
     assert "failed with exit code 1" in out
     assert "AssertionError: arithmetic" in out
-    assert "main.py" in out and "lessonkit/execute.py" not in out and "runpy" not in out
+    assert "main.py" in out and "lessonkit/run/child.py" not in out and "runpy" not in out
     assert record.read_bytes() == before
     (path,) = (tmp_path / "runs" / "state-02").glob("*.json")
     assert read_receipt(path).exit_code == 1

@@ -11,7 +11,7 @@ import pytest
 
 from lessonkit.commands.serve import BuildState, make_server, rebuild, watch
 from lessonkit.render.downloads import page_path
-from lessonkit.site import site_dir
+from lessonkit.site.build import site_dir
 
 from conftest import copy_lesson_repo
 

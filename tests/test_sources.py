@@ -9,7 +9,7 @@ import time
 import pytest
 
 from lessonkit.grade.plan import match_cells
-from lessonkit.sources import MAX_BYTES, SubmissionError, read_submission
+from lessonkit.grade.sources import MAX_BYTES, SubmissionError, read_submission
 
 
 def _notebook(cells: list) -> str:

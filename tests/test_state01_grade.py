@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessonkit.lesson import load_lesson
+from lessonkit.lesson.load import load_lesson
 
 from conftest import (
     REPO,

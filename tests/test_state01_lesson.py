@@ -14,8 +14,8 @@ import sys
 import nbformat
 import pytest
 
-from lessonkit.lesson import load_lesson
-from lessonkit.numbers import number_problems
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.numbers import number_problems
 
 from conftest import REPO
 

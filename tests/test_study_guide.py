@@ -8,9 +8,9 @@ from html import unescape
 
 import pytest
 
-from lessonkit.catalog import all_lessons
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.errors import LessonError
-from lessonkit.study_guide import guide_path, load_study_guide
+from lessonkit.lesson.study_guide import guide_path, load_study_guide
 
 from conftest import REPO, copy_lesson_repo, invoke
 

@@ -609,7 +609,7 @@ def test_the_grader_sees_the_same_layout_differences_as_compare(case):
     """
     from lessonkit.grade.reported import parse_value
     from lessonkit.grade.values import differences, explain_layout
-    from lessonkit.grade.worker import Encoder
+    from lessonkit.grade.worker_program import Encoder
 
     tree, edited, _ = case
     encoder = Encoder(np, jax)

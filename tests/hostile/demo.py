@@ -16,7 +16,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
-from lessonkit.lesson import load_lesson  # noqa: E402
+from lessonkit.lesson.load import load_lesson  # noqa: E402
 
 from conftest import LESSON_MD  # noqa: E402
 from hostile.cases import CASES, Case  # noqa: E402

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 from hostile.cases import Case, build, honest_files
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lessonkit.errors import shown
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -95,8 +95,8 @@ def practice_file(lesson: Lesson, given: str | None) -> Path:
     """
     from rich.text import Text
 
-    from lessonkit.catalog import repo_root
-    from lessonkit.practice import find_practice_file
+    from lessonkit.lesson.catalog import repo_root
+    from lessonkit.learner.practice import find_practice_file
 
     found = find_practice_file(lesson, given, repo_root())
     where, lesson_id = shown(found.path), lesson.meta.id

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 
-from lessonkit.artifacts import write_all
-from lessonkit.catalog import all_lessons, find_lesson, repo_root
+from lessonkit.site.artifacts import write_all
+from lessonkit.lesson.catalog import all_lessons, find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, quoted
-from lessonkit.numbers import check_numbers
-from lessonkit.site import INDEX, build_site, site_dir
+from lessonkit.lesson.numbers import check_numbers
+from lessonkit.site.build import INDEX, build_site, site_dir
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from lessonkit.catalog import find_lesson
+from lessonkit.lesson.catalog import find_lesson
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
@@ -19,7 +19,7 @@ from lessonkit.commands._common import (
 )
 from lessonkit.evidence import DEFAULT_TIMEOUT_S, collect_evidence, render_report, report_stem
 from lessonkit.receipts import write_new
-from lessonkit.sources import read_submission
+from lessonkit.grade.sources import read_submission
 
 EVIDENCE_FOLDER = "evidence"
 

@@ -6,7 +6,7 @@ import argparse
 
 from rich.text import Text
 
-from lessonkit.catalog import all_lessons
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands._common import console, quoted
 
 

@@ -19,13 +19,13 @@ from string import Template
 
 import yaml
 
-from lessonkit.artifacts import write_all
-from lessonkit.catalog import find_lesson, repo_root
+from lessonkit.site.artifacts import write_all
+from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.errors import UsageError, shown
-from lessonkit.lesson import load_lesson
-from lessonkit.model import Phase
-from lessonkit.phases import phase_titles
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.model import Phase
+from lessonkit.lesson.phases import phase_titles
 
 LESSON_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
@@ -81,7 +81,7 @@ def place_in_phase(root: Path, number: str, lesson_id: str, title: str) -> Place
     """A new phase of one lesson, or the first free place (`~`) of an existing phase.
 
     A lesson joining a phase copies the phase as its siblings describe it, so every lesson of
-    the phase still agrees on it (`lessonkit.phases`).
+    the phase still agrees on it (`lessonkit.lesson.phases`).
     """
     phases = root / "phases"
     existing = sorted(p for p in phases.glob(f"{number}-*") if p.is_dir())

@@ -1,6 +1,6 @@
 """`lessonkit run`: run a lesson script in a child process, compare it, keep a receipt.
 
-`--script` picks which of the lesson's scripts (`lessonkit.scripts`) runs; every script is run,
+`--script` picks which of the lesson's scripts (`lessonkit.lesson.files`) runs; every script is run,
 compared with its own record and recorded (`--record`) by the same code.
 
 Recording is for authors, and only what can become a reference is recorded: a script out of
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from lessonkit.catalog import find_lesson, repo_root
+from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.commands._common import (
     add_lesson_argument,
     console,
@@ -26,8 +26,8 @@ from lessonkit.commands._common import (
     whole_number,
 )
 from lessonkit.errors import UsageError
-from lessonkit.model import Lesson
-from lessonkit.numbers import check_numbers, number_problems
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.numbers import check_numbers, number_problems
 from lessonkit.receipts import (
     DEFAULT_TIMEOUT_S,
     PLATFORMS,
@@ -44,7 +44,7 @@ from lessonkit.receipts import (
     save_run,
     script_path,
 )
-from lessonkit.scripts import (
+from lessonkit.lesson.files import (
     ALL,
     DEFAULT,
     GOING_FURTHER,
@@ -262,7 +262,7 @@ def _run_one(
 
 def _record_cell_outputs(out: Console, lesson: Lesson, timeout_s: float) -> None:
     """With main's record, what each practice-notebook cell prints (`cell_outputs`)."""
-    from lessonkit.cell_outputs import run_cells, save_record
+    from lessonkit.receipts.cells import run_cells, save_record
 
     out.print("\nRecording the practice notebook's cell outputs in a child process ...")
     path = save_record(lesson, run_cells(lesson, timeout_s))

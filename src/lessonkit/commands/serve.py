@@ -22,12 +22,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from lessonkit.catalog import all_lessons, repo_root
+from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.commands import build
 from lessonkit.commands._common import console, quoted
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.render.downloads import page_path
-from lessonkit.site import INDEX, site_dir
+from lessonkit.site.build import INDEX, site_dir
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 
-from lessonkit.artifacts import Drift, find_drift
-from lessonkit.catalog import all_lessons, find_lesson
+from lessonkit.site.artifacts import Drift, find_drift
+from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.grade.attempts import prove_attempts, proving_grader
 from lessonkit.grade.cheats import prove_cheats
-from lessonkit.model import Lesson
-from lessonkit.numbers import number_problems
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.numbers import number_problems
 from lessonkit.receipts import (
     RecordError,
     load_accelerator_records,
@@ -28,7 +28,7 @@ from lessonkit.receipts import (
     record_path,
     script_path,
 )
-from lessonkit.scripts import MAIN, lesson_scripts
+from lessonkit.lesson.files import MAIN, lesson_scripts
 
 
 def _line(problem: LessonkitError) -> str:
@@ -97,7 +97,7 @@ def prove_lesson(lesson: Lesson, jobs: int = 2) -> list[str]:
 
 def _cell_output_problems(lesson: Lesson, numbers_broken: bool) -> list[str]:
     """The notebook's recorded cell outputs must come from the cells lesson.md renders now."""
-    from lessonkit.cell_outputs import RECORD, stale_cells
+    from lessonkit.receipts.cells import RECORD, stale_cells
 
     stale = stale_cells(lesson)
     if not stale:

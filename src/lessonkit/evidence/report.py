@@ -8,7 +8,7 @@ from typing import Any
 from lessonkit.evidence.observe import NOT_ATTEMPTED, Evidence, Finding, ItemObserved, NumberCheck
 from lessonkit.evidence.template import WRITE_HERE, fence, item_block
 from lessonkit.grade import GradeReport
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 
 def number_text(value: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lessonkit.model import EvidenceItem, Experiment, Lesson
+from lessonkit.lesson.model import EvidenceItem, Experiment, Lesson
 
 WRITE_HERE = "_(write yours here)_"
 

@@ -15,7 +15,7 @@ Modules, in the order data flows through them:
 - `protocol`: the typed requests and the strict parser of reports
 - `runner` (parent), `worker` (child), `sandbox`, `isolation`: the processes, the OS
   sandbox, their limits and their reports
-- `record`, `values`: the reports as data, compared without JAX by `lessonkit.treediff`
+- `record`, `values`: the reports as data, compared without JAX by `lessonkit.trees.diff`
 - `checks`, `explain`: verdicts and the words that explain them
 - `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves
 - `results`, `report`: the verdicts as frozen values, tables, JSON and CSV
@@ -33,7 +33,7 @@ from lessonkit.grade.results import (
     PrerequisiteResult,
     TaskResult,
 )
-from lessonkit.grade.runner import GradingError
+from lessonkit.grade.worker_handle import GradingError
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lessonkit.model import Attempt, Lesson
-from lessonkit.render.cells import task_cell_source
+from lessonkit.lesson.model import Attempt, Lesson
+from lessonkit.lesson.layout import task_cell_source
 from lessonkit.render.script import render_exercise_script
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
 def proving_grader(timeout: float = 60.0, jobs: int = 2) -> Grader:
     """The grader `lessonkit verify` proves a lesson with: sandboxed as `check --batch` is."""
     from lessonkit.grade.grader import Grader
-    from lessonkit.grade.sandbox import find_sandbox
+    from lessonkit.run.sandbox import find_sandbox
 
     return Grader(timeout, sandbox=find_sandbox()[0], prestart=jobs)
 
@@ -88,7 +88,7 @@ def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) ->
     One grader for all of them: the reference runs once and every file is graded on the
     same input sets.
     """
-    from lessonkit.sources import read_submission
+    from lessonkit.grade.sources import read_submission
 
     lock, started = threading.Lock(), itertools.count(1)
 

@@ -33,7 +33,7 @@ from lessonkit.grade.reported import Value
 from lessonkit.grade.results import PASSED, Status
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import differences
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 CheatKind = Literal["typed-in", "inputs unchanged", "zeros"]
 KINDS: tuple[CheatKind, ...] = ("typed-in", "inputs unchanged", "zeros")

@@ -37,7 +37,7 @@ from lessonkit.grade.values import (
     layout,
     reported,
 )
-from lessonkit.model import EXACT, Accept, Lesson
+from lessonkit.lesson.model import EXACT, Accept, Lesson
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
 

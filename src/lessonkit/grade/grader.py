@@ -31,10 +31,10 @@ from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord, record_from
 from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric, rubric_for
-from lessonkit.grade.runner import DEFAULT_MEMORY, GRACE, GradingError, Worker
-from lessonkit.grade.sandbox import Sandbox
-from lessonkit.model import Grading, Lesson
-from lessonkit.sources import Submission, read_submission
+from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, Worker
+from lessonkit.run.sandbox import Sandbox
+from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.grade.sources import Submission, read_submission
 
 DEFAULT_TIMEOUT = 60.0
 REFERENCE_LIMIT = 300.0  # seconds to start the child and run the lesson's own code

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lessonkit.errors import UsageError
-from lessonkit.model import (
+from lessonkit.lesson.model import (
     EdgeValue,
     Generator,
     Grading,

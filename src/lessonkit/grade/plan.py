@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from lessonkit.grade.protocol import CellRole
-from lessonkit.model import Experiment, Lesson
-from lessonkit.render.cells import lesson_cells
-from lessonkit.sources import CodeCell, Submission
+from lessonkit.lesson.model import Experiment, Lesson
+from lessonkit.lesson.layout import lesson_cells
+from lessonkit.grade.sources import CodeCell, Submission
 
 SETUP: Final = "setup"
 LESSON_ONLY: Final = "lesson"

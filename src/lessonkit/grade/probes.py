@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from lessonkit.grade.inputs import Tree, draw_set
 from lessonkit.grade.protocol import Source
-from lessonkit.model import Grading, Probe
+from lessonkit.lesson.model import Grading, Probe
 
 
 @dataclass(frozen=True)

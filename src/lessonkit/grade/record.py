@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lessonkit.grade.protocol import CellReport
-from lessonkit.grade.runner import Outcome
+from lessonkit.grade.worker_handle import Outcome
 
 
 @dataclass(frozen=True)

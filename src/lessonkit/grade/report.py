@@ -13,8 +13,8 @@ from rich.text import Text
 
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
-from lessonkit.model import Lesson
-from lessonkit.text import csv_cell, safe_name
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.text import csv_cell, safe_name
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),

@@ -20,7 +20,7 @@ from lessonkit.grade.wire import (
     MAX_STRING,
 )
 from lessonkit.grade.wire import PARSED_DEPTH as MAX_DEPTH
-from lessonkit.text import safe_text
+from lessonkit.lesson.text import safe_text
 
 NumberType = Literal["bool", "int", "float"]
 OpaqueKind = Literal["other", "big"]

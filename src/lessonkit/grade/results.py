@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from lessonkit.model import AttemptStatus
-from lessonkit.text import safe_name, safe_text
+from lessonkit.lesson.model import AttemptStatus
+from lessonkit.lesson.text import safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
 PASSED: Final = "passed"

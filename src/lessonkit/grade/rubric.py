@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from lessonkit.grade.plan import parse_python
-from lessonkit.model import EXACT, Accept, Grading, Lesson, Probe, Task
+from lessonkit.lesson.model import EXACT, Accept, Grading, Lesson, Probe, Task
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Reported values compared and worded in the parent, without JAX.
 
-A reported value (`lessonkit.grade.reported`) is described for `lessonkit.treediff`, the
+A reported value (`lessonkit.grade.reported`) is described for `lessonkit.trees.diff`, the
 engine `lessonkit.trees.compare` uses too, so the grader decides and words a difference by
 the same rules a learner meets in the lesson: structure and key paths first, then leaf
 kinds, shapes and dtypes, and values last. A Python number and a 0-d array of numbers
 compare by value alone, whatever holds them.
 
-A task's `accept` rule (`lessonkit.model.Accept`, declared in the lesson's `{grading}` block)
+A task's `accept` rule (`lessonkit.lesson.model.Accept`, declared in the lesson's `{grading}` block)
 widens what counts as the same answer for that task's graded names, and nothing else: any
 readable mapping with the same keys as the dict, or a float leaf of another accepted dtype.
 """
@@ -17,11 +17,11 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
-from lessonkit import treediff
+from lessonkit.trees import diff as treediff
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Value
-from lessonkit.model import EXACT, Accept
-from lessonkit.treediff import Difference
+from lessonkit.lesson.model import EXACT, Accept
+from lessonkit.trees.diff import Difference
 
 __all__ = [
     "Difference",

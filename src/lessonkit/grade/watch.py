@@ -15,7 +15,7 @@ from pathlib import Path
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.results import GradeReport
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 POLL_SECONDS = 0.1
 SETTLE_SECONDS = 0.03  # an editor that truncates and then writes must finish first

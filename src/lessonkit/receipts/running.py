@@ -1,6 +1,6 @@
 """Running one of a lesson's scripts in a child process, described by a `Receipt`.
 
-The child is `lessonkit.execute` (the one way lesson code runs), started from the repository
+The child is `lessonkit.run.child` (the one way lesson code runs), started from the repository
 root with the platform and logical device count the person chose, so the receipt's command
 can be pasted to run the same thing again.
 """
@@ -13,13 +13,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from lessonkit.environment import Environment, static_environment
+from lessonkit.run.environment import Environment, static_environment
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.execute import BACKEND_UNAVAILABLE, child_env, run_child
-from lessonkit.model import Lesson
+from lessonkit.run.child import BACKEND_UNAVAILABLE, child_env, run_child
+from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
 from lessonkit.receipts.store import PLATFORMS, Platform, script_path
-from lessonkit.scripts import MAIN, Script
+from lessonkit.lesson.files import MAIN, Script
 
 DEFAULT_TIMEOUT_S = 120.0
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
@@ -83,7 +83,7 @@ def run_script(
     if devices is not None:
         settings["XLA_FLAGS"] = with_device_count(os.environ.get("XLA_FLAGS", ""), devices)
     relative = Path(os.path.relpath(path, root)).as_posix()
-    argv = [sys.executable, "-m", "lessonkit.execute", relative]
+    argv = [sys.executable, "-m", "lessonkit.run.child", relative]
     run = run_child(argv, cwd=root, env=child_env(settings), timeout_s=timeout_s)
 
     report = run.report if isinstance(run.report, dict) else {}

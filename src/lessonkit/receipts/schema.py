@@ -18,9 +18,9 @@ import tokenize
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from lessonkit.environment import Environment
+from lessonkit.run.environment import Environment
 from lessonkit.errors import LessonkitError
-from lessonkit.scripts import script_at
+from lessonkit.lesson.files import script_at
 
 SCHEMA = 3
 """Schema 2 added `script` and renamed schema 1's `main_sha256` to `script_sha256`; schema 3

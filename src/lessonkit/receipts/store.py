@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import (
     SCHEMA,
     CorruptRecordError,
@@ -27,7 +27,7 @@ from lessonkit.receipts.schema import (
     StaleRecordError,
     code_sha256,
 )
-from lessonkit.scripts import DEFAULT, MAIN, Script, lesson_scripts, script_at
+from lessonkit.lesson.files import DEFAULT, MAIN, Script, lesson_scripts, script_at
 
 RUNS = "runs"
 Platform = Literal["cpu", "gpu", "tpu"]

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lessonkit.model import (
+from lessonkit.lesson.model import (
     Check,
     Diagram,
     Experiment,
@@ -29,10 +29,10 @@ from lessonkit.model import (
     Step,
     Task,
 )
-from lessonkit.phases import phase_titles
+from lessonkit.lesson.phases import phase_titles
 from lessonkit.receipts import Receipt
 from lessonkit.render.downloads import page_path
-from lessonkit.scripts import GOING_FURTHER, Script, lesson_scripts
+from lessonkit.lesson.files import GOING_FURTHER, Script, lesson_scripts
 
 PORTFOLIO_SCHEMA = "lessonkit-portfolio"
 PORTFOLIO_VERSION = 1  # one lesson: {schema, version, lesson, saved, entries}

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit import figure
-from lessonkit.model import Lesson
-from lessonkit.scripts import GOING_FURTHER, MAIN, lesson_scripts
+from lessonkit.site import figure
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.files import GOING_FURTHER, MAIN, lesson_scripts
 
 
 def page_path(lesson: Lesson) -> str:

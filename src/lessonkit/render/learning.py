@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lessonkit.model import STAGES, Lesson, Quiz, Task
+from lessonkit.lesson.model import STAGES, Lesson, Quiz, Task
 from lessonkit.render.blocks import (
     COURSE_VERSION,
     PORTFOLIO_SCHEMA,

@@ -1,7 +1,7 @@
 """The exercise notebook (nbformat 4): the practice cells plus collapsed reference solutions.
 
 Code cells carry the reference run's outputs (task cells none): the figure, and what each
-cell printed when recorded by `lessonkit run --record` (`lessonkit.cell_outputs`); the output
+cell printed when recorded by `lessonkit run --record` (`lessonkit.receipts.cells`); the output
 of an experiment, which follows a "Predict first" prompt, is folded.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import nbformat
 from nbformat import v4
 
-from lessonkit.model import Lesson
-from lessonkit.render.cells import Cell, generated_note, lesson_cells
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
 
 
 def _notebook_cell(

@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from lessonkit.model import PREAMBLE, STAGES, Lesson
+from lessonkit.lesson.model import PREAMBLE, STAGES, Lesson
 from lessonkit.receipts import AcceleratorRecord, Receipt, run_command
 from lessonkit.render.blocks import (
     COURSE_VERSION,
@@ -36,8 +36,8 @@ from lessonkit.render.blocks import (
 from lessonkit.render.downloads import guide_page_path, lesson_downloads
 from lessonkit.render.markup import CODE_STYLE, code_css, code_html, markdown_html, math_html
 from lessonkit.render.script import render_main
-from lessonkit.scripts import GOING_FURTHER, MAIN, Script
-from lessonkit.study_guide import StudyGuide
+from lessonkit.lesson.files import GOING_FURTHER, MAIN, Script
+from lessonkit.lesson.study_guide import StudyGuide
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"

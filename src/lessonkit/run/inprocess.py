@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lessonkit.errors import LessonError
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 
 
 def cpu_device() -> Any:

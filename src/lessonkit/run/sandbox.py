@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.grade.leftovers import CGROUP_PREFIX, owner_tag, stale_cgroups
+from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, stale_cgroups
 
 SCRATCH_BYTES = 64 * 2**20
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account

@@ -52,7 +52,7 @@ import re
 from collections.abc import Callable
 from typing import get_args
 
-from lessonkit.model import (
+from lessonkit.lesson.model import (
     Accept,
     Attempt,
     AttemptStatus,

@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 from lessonkit.errors import UsageError
-from lessonkit.grade.sandbox import Sandbox, find_sandbox
+from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
-from lessonkit.evidence_block import parse_evidence
-from lessonkit.grading_block import parse_grading
-from lessonkit.model import (
+from lessonkit.lesson.evidence_block import parse_evidence
+from lessonkit.lesson.grading_block import parse_grading
+from lessonkit.lesson.model import (
     DEFAULT_FIGURE_NOTE,
     PREAMBLE,
     STAGES,
@@ -57,7 +57,7 @@ from lessonkit.model import (
     Step,
     Task,
 )
-from lessonkit.numbers import prose_numbers, same
+from lessonkit.lesson.numbers import prose_numbers, same
 
 _ROLE = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
@@ -689,7 +689,7 @@ def _number_steps(lesson: Lesson) -> Lesson:
 
 def _tie_numbers(lesson: Lesson) -> Lesson:
     """Give each {numbers} block the numbers its sections' prose writes, and tie each declared
-    number to the lines that state it; `lessonkit.numbers` judges them."""
+    number to the lines that state it; `lessonkit.lesson.numbers` judges them."""
     by_id = {s.id: s for s in lesson.sections}
 
     def tie(block: Numbers, home: Section) -> Numbers:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.grade.leftovers import remove_stale_scratch, scratch_folder
+from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.grade.protocol import (
     MAX_LINE,
     CellReport,
@@ -39,7 +39,7 @@ from lessonkit.grade.protocol import (
     Start,
     parse_event,
 )
-from lessonkit.grade.sandbox import (
+from lessonkit.run.sandbox import (
     SCRATCH_BYTES,
     ChildCgroup,
     Sandbox,

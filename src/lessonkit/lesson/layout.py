@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.model import (
+from lessonkit.lesson.model import (
     Check,
     Diagram,
     EvidenceBlock,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lessonkit.errors import LessonError, shown
-from lessonkit.model import Lesson, Phase
+from lessonkit.lesson.model import Lesson, Phase
 
 
 def phase_titles(number: str, lessons: Sequence[Lesson]) -> tuple[str | None, ...]:

@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from lessonkit.environment import package_version
+from lessonkit.run.environment import package_version
 from lessonkit.errors import LessonError
-from lessonkit.model import Lesson
-from lessonkit.steps import quiet_cpu, run_block, run_steps
+from lessonkit.lesson.model import Lesson
+from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
 
 SCHEMA = 1
 SVG = "outputs/figure.svg"

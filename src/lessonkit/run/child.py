@@ -4,7 +4,7 @@ Parent side: :func:`run_child` starts the child in its own process group, captur
 stderr, stops the whole group when the time runs out, and reads the JSON report the child left
 in a private temporary folder (whose path it passes in ``$LESSONKIT_REPORT``).
 
-Child side: ``python -m lessonkit.execute SCRIPT`` runs a script exactly as ``python SCRIPT``
+Child side: ``python -m lessonkit.run.child SCRIPT`` runs a script exactly as ``python SCRIPT``
 would (as ``__main__``, same stdout, its own traceback on failure) and reports the environment
 it ran in to ``$LESSONKIT_REPORT``, adding nothing to the script's stdout. Without that variable
 it simply runs the script, so a receipt's command can be copied and run by hand.
@@ -150,7 +150,7 @@ def print_user_traceback(exc: BaseException, filename: str) -> None:
 
 
 def _run_script(script: str, args: list[str]) -> int:
-    from lessonkit.environment import read_environment
+    from lessonkit.run.environment import read_environment
 
     path = Path(script).resolve()
     if not path.is_file():
@@ -179,7 +179,7 @@ def _run_script(script: str, args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python -m lessonkit.execute SCRIPT [ARG ...]", file=sys.stderr)
+        print("usage: python -m lessonkit.run.child SCRIPT [ARG ...]", file=sys.stderr)
         return 2
     return _run_script(argv[0], argv[1:])
 

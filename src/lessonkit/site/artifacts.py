@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 from lessonkit.render.notebook import render_notebook
 from lessonkit.render.script import render_exercise_script
-from lessonkit.scripts import SCRIPTS
+from lessonkit.lesson.files import SCRIPTS
 
 Rendered = dict[str, bytes]
 
@@ -46,7 +46,7 @@ def _text(path: str, render: Callable[[Lesson], str]) -> Producer:
 
 
 def _figure(lesson: Lesson, _: Rendered) -> Rendered:
-    from lessonkit.figure import render_figure  # imports JAX and matplotlib: only when needed
+    from lessonkit.site.figure import render_figure  # imports JAX and matplotlib: only when needed
 
     return render_figure(lesson)
 
@@ -58,7 +58,7 @@ def _evidence_template(lesson: Lesson, _: Rendered) -> Rendered:
 
 
 def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
-    from lessonkit.cell_outputs import current_outputs
+    from lessonkit.receipts.cells import current_outputs
 
     path = lesson.exercise_paths[1]
     text = render_notebook(lesson, done.get("outputs/figure.png"), current_outputs(lesson))

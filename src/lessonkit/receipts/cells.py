@@ -7,7 +7,7 @@ output is never recorded: it would give the answer away) and keeps each cell's s
 cells whose code is unchanged into the notebook, so a learner can compare a run with the
 reference; `verify` names every cell whose code changed since it was recorded.
 
-Child side: `python -m lessonkit.cell_outputs CELLS.json` runs the cells and reports each
+Child side: `python -m lessonkit.receipts.cells CELLS.json` runs the cells and reports each
 one's stdout through `$LESSONKIT_REPORT`.
 """
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.execute import child_env, run_child, write_report
-from lessonkit.model import Lesson
+from lessonkit.run.child import child_env, run_child, write_report
+from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
-from lessonkit.render.cells import Cell, lesson_cells, task_cell_source
+from lessonkit.lesson.layout import Cell, lesson_cells, task_cell_source
 
 RECORD = "outputs/notebook-outputs.json"
 SCHEMA = 1
@@ -68,7 +68,7 @@ def run_cells(lesson: Lesson, timeout_s: float) -> tuple[CellOutput, ...]:
         program = Path(folder) / "cells.json"
         program.write_text(json.dumps(cells), encoding="utf-8")
         run = run_child(
-            [sys.executable, "-m", "lessonkit.cell_outputs", str(program)],
+            [sys.executable, "-m", "lessonkit.receipts.cells", str(program)],
             cwd=Path(folder),
             env=child_env({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}),
             timeout_s=timeout_s,

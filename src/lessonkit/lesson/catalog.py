@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from lessonkit.errors import UsageError
-from lessonkit.lesson import load_lesson
-from lessonkit.model import Lesson
-from lessonkit.phases import check_phases
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.phases import check_phases
 
 LESSON_FILE = "lesson.md"
 

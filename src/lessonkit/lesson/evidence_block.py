@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 
 from lessonkit.errors import LessonError
-from lessonkit.model import SHOW_KINDS, EvidenceBlock, EvidenceItem, Show
+from lessonkit.lesson.model import SHOW_KINDS, EvidenceBlock, EvidenceItem, Show
 
 _ITEM_KEYS = frozenset({"title", "section", "keep", "prompt", "task", "show"})
 _REQUIRED = ("title", "section", "keep", "show")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lessonkit.errors import UsageError
-from lessonkit.model import Lesson
+from lessonkit.lesson.model import Lesson
 from lessonkit.render.script import render_going_further, render_main
 
 ALL = "all"

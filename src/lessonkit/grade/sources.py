@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.text import safe_name
+from lessonkit.lesson.text import safe_name
 
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
 _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")

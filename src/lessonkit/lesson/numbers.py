@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from lessonkit.errors import LessonError
-from lessonkit.model import Lesson, Number, Numbers, ProseNumber
+from lessonkit.lesson.model import Lesson, Number, Numbers, ProseNumber
 
 REL_TOL = 1e-6
 """How far the code's value may lie from the declared one (float32 arithmetic)."""
@@ -149,7 +149,7 @@ def _stated(lesson: Lesson, number: Number) -> str:
 
 def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
     """Declared numbers that the code, run now, does not give; a failing step is one problem."""
-    from lessonkit.steps import quiet_cpu, run_steps
+    from lessonkit.run.inprocess import quiet_cpu, run_steps
 
     namespace: dict[str, Any] = {"__name__": "__lessonkit_numbers__"}
     try:
