@@ -8,6 +8,7 @@ bubblewrap or user namespaces are missing.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -181,35 +182,66 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
 def test_b15_only_leftovers_of_ended_parents_are_removed(tmp_path):
     import subprocess
 
-    from lessonkit.run.leftovers import owner_tag, remove_stale_scratch, start_time
+    from lessonkit.run.leftovers import owner_tag, pid_namespace, remove_stale_scratch, start_time
 
     dead = subprocess.Popen(["/bin/true"])  # its process id is free once it is reaped
     dead.wait()
     alive_start = start_time(os.getppid())
+    ns = f"ns{pid_namespace()}"
     names = {
-        "dead": f"lessonkit-check-{dead.pid}-1-abc",
-        "reused": f"lessonkit-check-{os.getppid()}-{(alive_start or 0) + 7}-abc",
-        "alive": f"lessonkit-check-{os.getppid()}-{alive_start}-abc",
+        "dead": f"lessonkit-check-{dead.pid}-1-{ns}-abc",
+        "reused": f"lessonkit-check-{os.getppid()}-{(alive_start or 0) + 7}-{ns}-abc",
+        "alive": f"lessonkit-check-{os.getppid()}-{alive_start}-{ns}-abc",
         "mine": f"lessonkit-check-{owner_tag()}abc",
         "other": "lessonkit-check-abc",
+        "other-namespace": f"lessonkit-check-{dead.pid}-1-ns{pid_namespace() + 1}-abc",
+        "unnamed-namespace": f"lessonkit-check-{dead.pid}-1-abc",
     }
     for name in names.values():
         (tmp_path / name).mkdir()
     outside = tmp_path / "outside"
     outside.mkdir()
-    link = tmp_path / f"lessonkit-check-{dead.pid}-1-link"
+    link = tmp_path / f"lessonkit-check-{dead.pid}-1-{ns}-link"
     link.symlink_to(outside)
     assert alive_start is not None
     assert remove_stale_scratch(tmp_path) == 2
+    kept = ("alive", "mine", "other", "other-namespace", "unnamed-namespace")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [names["alive"], names["mine"], names["other"], "outside", link.name]
+        [*(names[k] for k in kept), "outside", link.name]
     )
+
+
+def test_a_grader_in_another_pid_namespace_keeps_a_live_graders_scratch(tmp_path):
+    """Inside `unshare --pid` no host process is visible: each id looks free, so a grader
+    there that judged host names would delete the folders of graders still running."""
+    import shutil
+    import subprocess
+
+    from lessonkit.run.leftovers import owner_tag
+
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("needs root and unshare to make a PID namespace")
+    live = tmp_path / f"lessonkit-check-{owner_tag()}live"
+    live.mkdir()
+    code = (
+        "from pathlib import Path; from lessonkit.run.leftovers import remove_stale_scratch; "
+        f"print(remove_stale_scratch(Path({str(tmp_path)!r})))"
+    )
+    inside = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+    )
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stdout.strip() == "0" and live.is_dir()
 
 
 def test_b15_a_killed_parents_cgroup_and_its_tasks_are_removed(tmp_path):
     import subprocess
 
-    from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag
+    from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, pid_namespace
     from lessonkit.run.sandbox import ChildCgroup, _v1_folder
 
     base = _v1_folder("pids")
@@ -217,7 +249,7 @@ def test_b15_a_killed_parents_cgroup_and_its_tasks_are_removed(tmp_path):
         pytest.skip("per-child cgroups need root and a writable cgroup v1 hierarchy")
     dead = subprocess.Popen(["/bin/true"])
     dead.wait()
-    stale = base / f"{CGROUP_PREFIX}{dead.pid}-1-b15"
+    stale = base / f"{CGROUP_PREFIX}{dead.pid}-1-ns{pid_namespace()}-b15"
     live = base / f"{CGROUP_PREFIX}{owner_tag()}b15"
     stale.mkdir()
     live.mkdir()

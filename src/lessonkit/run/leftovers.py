@@ -2,9 +2,13 @@
 
 A parent that is killed (SIGKILL, an OOM kill, a closed terminal) cannot run `Worker.close`,
 so its children's scratch folders and cgroups stay. Each is named after the process that
-made it, `<pid>-<start time>`, and a later run removes only those whose owner is provably
-gone: no process has that id, or the process that has it started at another time (the id
-was reused). Anything it cannot prove stale (no /proc, another user's folder) it keeps.
+made it, `<pid>-<start time>-<pid namespace>`, and a later run removes only those whose owner
+is provably gone: no process has that id, or the process that has it started at another time
+(the id was reused). Ids mean something only in the PID namespace that gave them, so a run
+judges only leftovers of its own namespace: a grader in a container or an `unshare --pid`
+sandbox sees no process of the host and would otherwise remove live graders' folders and
+kill their children. Anything it cannot prove stale (no /proc, another user's folder,
+another namespace, an older name) it keeps.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from pathlib import Path
 
 SCRATCH_PREFIX = "lessonkit-check-"
 CGROUP_PREFIX = "lessonkit-"
-_OWNED = re.compile(r"(?P<pid>\d+)-(?P<start>\d+)-")
+_OWNED = re.compile(r"(?P<pid>\d+)-(?P<start>\d+)-ns(?P<namespace>\d+)-")
 
 
 def start_time(pid: int) -> int | None:
@@ -33,10 +37,18 @@ def start_time(pid: int) -> int | None:
         return None
 
 
+def pid_namespace() -> int:
+    """The inode of this process's PID namespace (0 where /proc cannot say)."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
 @functools.cache
 def owner_tag() -> str:
-    """`<pid>-<start time>-` of this process: the head of every leftover's name."""
-    return f"{os.getpid()}-{start_time(os.getpid()) or 0}-"
+    """`<pid>-<start time>-ns<pid namespace>-`: the head of every leftover's name."""
+    return f"{os.getpid()}-{start_time(os.getpid()) or 0}-ns{pid_namespace()}-"
 
 
 def scratch_folder() -> tempfile.TemporaryDirectory[str]:
@@ -50,8 +62,9 @@ def owner_gone(name: str, prefix: str) -> bool:
     if match is None:
         return False
     pid, start = int(match["pid"]), int(match["start"])
-    if pid == os.getpid():
-        return False
+    namespace = int(match["namespace"])
+    if pid == os.getpid() or namespace == 0 or namespace != pid_namespace():
+        return False  # this run, or ids from a namespace whose processes this one cannot see
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:
