@@ -34,10 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from lessonkit.lesson.catalog import find_lesson
 from lessonkit.grade.plan import SKIP, plan_submission
-from lessonkit.lesson.layout import task_cell_source
 from lessonkit.grade.sources import read_submission
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.layout import task_cell_source
 
 LESSON = "state-02"
 

@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 from threading import Thread
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands.serve import make_server
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.render.downloads import page_path
 from lessonkit.render.page import CSS_ASSET, JS_ASSET, PORTFOLIO_JS_ASSET
 from lessonkit.site.build import build_site

@@ -134,7 +134,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def practice_script(lesson: Lesson) -> str:
     """The practice script exactly as `lessonkit build` writes it, rendered in memory."""
-    from lessonkit.render.script import render_exercise_script
+    from lessonkit.lesson.scripts import render_exercise_script
 
     return render_exercise_script(lesson)
 

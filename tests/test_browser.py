@@ -19,8 +19,8 @@ from urllib.request import url2pathname
 
 import pytest
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands.serve import make_server
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.phases import phase_titles
 from lessonkit.render.downloads import lesson_downloads
 

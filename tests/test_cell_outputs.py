@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from lessonkit.receipts.cells import RECORD, current_outputs, recorded_cells, stale_cells
+from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.layout import lesson_cells
+from lessonkit.receipts.cells import RECORD, current_outputs, recorded_cells, stale_cells
 from lessonkit.render.notebook import build_notebook
 
 from conftest import copy_lesson_repo, invoke

@@ -10,7 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lessonkit.evidence import render_template, verdicts_section
+from lessonkit.evidence.report import verdicts_section
+from lessonkit.evidence.template import render_template
 from lessonkit.grade import GradeReport, TaskResult
 
 from conftest import LESSON_DIR, invoke

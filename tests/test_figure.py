@@ -10,8 +10,8 @@ import matplotlib
 import pytest
 
 from lessonkit.errors import LessonError
-from lessonkit.site.figure import DATA, PNG, SVG, canonical_json, render_figure, sha256_text
 from lessonkit.lesson.load import parse_lesson
+from lessonkit.site.figure import DATA, PNG, SVG, canonical_json, render_figure, sha256_text
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The learner child's sandbox: what code inside it can and cannot reach.
 
-Each test runs one cell in a learner child (the same `Worker` the grader uses) and reads
+Each test runs one cell in a learner child (the same `WorkerHandle` the grader uses) and reads
 back what the cell saw. With CI=true the sandbox must exist; locally the tests skip when
 bubblewrap or user namespaces are missing.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from lessonkit.grade import reported
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
-from lessonkit.grade.worker_handle import Worker
+from lessonkit.grade.worker_handle import WorkerHandle
 from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 from conftest import LESSON_MD, REPO
@@ -36,7 +36,7 @@ def sandbox() -> Sandbox:
 
 def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict:
     """The values `result` took after `source` ran in a fresh learner child."""
-    worker = Worker(trusted=False, sandbox=sandbox)
+    worker = WorkerHandle(trusted=False, sandbox=sandbox)
     request = Request(
         id="probe",
         preload=(),
@@ -141,23 +141,23 @@ def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
 
 KILLED_PARENT = """
 import sys, time
-from lessonkit.grade.worker_handle import Worker
-worker = Worker(trusted=True)
+from lessonkit.grade.worker_handle import WorkerHandle
+worker = WorkerHandle(trusted=True)
 print(worker._folder.name, flush=True)
 time.sleep(120)
 """
 
 
 def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monkeypatch):
-    """SIGKILL leaves a parent no time to clean up; the next Worker removes what it left."""
+    """SIGKILL leaves a parent no time to clean up; the next WorkerHandle removes what it left."""
     import contextlib
     import subprocess
     import sys
     import tempfile
 
-    from lessonkit.grade import runner
+    from lessonkit.grade import worker_handle
 
-    source = Path(runner.__file__).parents[2]  # the lessonkit under test
+    source = Path(worker_handle.__file__).parents[2]  # the lessonkit under test
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(source)}
     parent = subprocess.Popen(
         [sys.executable, "-c", KILLED_PARENT], env=env, stdout=subprocess.PIPE, text=True
@@ -173,8 +173,8 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     kept.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with contextlib.suppress(AttributeError):  # the sweep runs once per process
-        runner.remove_leftovers.cache_clear()
-    Worker(trusted=True).close()
+        worker_handle.remove_leftovers.cache_clear()
+    WorkerHandle(trusted=True).close()
     assert left.parent == tmp_path and not left.exists()
     assert kept.is_dir()
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade import reported, wire, worker
+from lessonkit.grade import reported, wire, worker_program
 from lessonkit.grade.explain import explain_error
 from lessonkit.grade.inputs import draw_inputs, grading_of
 from lessonkit.grade.plan import (
@@ -29,10 +29,10 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.rubric import rubric_for
-from lessonkit.grade.worker_handle import describe_end
-from lessonkit.grade.values import describe, differences, explain_layout
-from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
 from lessonkit.grade.sources import CodeCell, Submission
+from lessonkit.grade.values import describe, differences, explain_layout
+from lessonkit.grade.worker_handle import describe_end
+from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
 
 from conftest import REPORT_KEYS
 
@@ -271,7 +271,7 @@ def test_the_child_makes_each_drawn_leaf_the_type_its_generator_promises():
     import jax
     import jax.numpy as jnp
 
-    runner = worker.Runner(None, None, None, jax, jnp)
+    runner = worker_program.WorkerProgram(None, None, None, jax, jnp)
     drawn = json.loads(json.dumps(draw_inputs(EVERY_GENERATOR, 3).others[0].values))
     made = {name: runner.make_inputs(value) for name, value in drawn.items()}
     assert type(made["count"]) is int and type(made["flag"]) is bool
@@ -399,21 +399,23 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
 
 def test_inputs_are_stripped_only_where_they_are_plain_assignments():
     cell = {"index": 0, "offset": 10, "source": "params = 1\nx = 2\nparams['a'] = 3\ny = x\n"}
-    code = worker.compile_cell(cell, frozenset({"params", "x"}))
+    code = worker_program.compile_cell(cell, frozenset({"params", "x"}))
     namespace = {"params": {}, "x": 5}
     exec(code, namespace)
     assert namespace["params"] == {"a": 3} and namespace["y"] == 5
 
 
 def test_syntax_errors_are_reported_with_file_lines():
-    with pytest.raises(worker.CompileError) as caught:
-        worker.compile_cell({"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset())
+    with pytest.raises(worker_program.CompileError) as caught:
+        worker_program.compile_cell(
+            {"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset()
+        )
     assert caught.value.report["kind"] == "syntax"
     assert caught.value.report["frames"][0][:2] == [2, 42]
 
 
 def test_output_capture_keeps_head_and_tail():
-    capture = worker.OutputCapture()
+    capture = worker_program.OutputCapture()
     capture.write("start\n")
     capture.write("x" * 100_000)
     capture.write("\nend")
@@ -434,7 +436,7 @@ def test_what_the_child_writes_the_parent_reads(length, depth, size):
     import jax
     import numpy as np
 
-    encoder = worker.Encoder(np, jax)
+    encoder = worker_program.Encoder(np, jax)
     value: object = {"text": "e" * length, "array": np.zeros(size, np.float32)}
     for _ in range(depth):
         value = [value]
@@ -451,7 +453,7 @@ def test_encoder_reports_data_without_running_learner_code():
     import jax.numpy as jnp
     import numpy as np
 
-    encoder = worker.Encoder(np, jax)
+    encoder = worker_program.Encoder(np, jax)
     value = encoder.encode({"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0), "n": 3})
     assert reported.parse_value(value) == tree(
         weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]), n=num(3, "int")
@@ -472,7 +474,7 @@ def test_encoder_reads_exact_types_only():
     import jax
     import numpy as np
 
-    encoder = worker.Encoder(np, jax)
+    encoder = worker_program.Encoder(np, jax)
 
     class Liar(np.ndarray):
         @property
@@ -499,7 +501,7 @@ def test_module_guard_restores_patches_and_names_them():
     import jax
     import jax.numpy as jnp
 
-    guard = worker.ModuleGuard([jnp], jax, type(jnp.zeros(())))
+    guard = worker_program.ModuleGuard([jnp], jax, type(jnp.zeros(())))
     original = jnp.allclose
     jnp.allclose = lambda *a, **k: True
     jnp.extra_name = 1
@@ -559,7 +561,7 @@ def _sources(call: str, transform: str, key: str, value):
     import jax
     import jax.numpy as jnp
 
-    installer = worker.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    installer = worker_program.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
     return installer.install([{"call": call, "transform": transform, "key": key, "value": value}])
 
 
@@ -682,7 +684,7 @@ def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
     import jax
     import numpy as np
 
-    encoder = worker.Encoder(np, jax)
+    encoder = worker_program.Encoder(np, jax)
     ordered = OrderedDict(bias=1.0, weight=2.0)
     ordered.move_to_end("bias")
     assert reported.parse_value(encoder.encode(ordered)) == reported.Mapping(

@@ -25,8 +25,8 @@ from lessonkit.learner.protocol import (
     encode_request,
 )
 from lessonkit.learner.view import CheckResult
-from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.layout import lesson_cells, task_cell_source
+from lessonkit.lesson.model import Lesson
 
 from conftest import make_attempt
 
@@ -296,7 +296,7 @@ def test_check_inside_a_grading_child_does_nothing(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(client, "ask", no_server)
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
     worker = types.ModuleType("__main__")
-    worker.__file__ = str(Path(client.__file__).parent.parent / "grade" / "worker.py")
+    worker.__file__ = str(Path(client.__file__).parent.parent / "grade" / "worker_program.py")
     monkeypatch.setitem(sys.modules, "__main__", worker)
     assert checker("state-02").result("make-it-yours") is None
     prompt = types.ModuleType("__main__")  # a plain `python` prompt: no file, no kernel

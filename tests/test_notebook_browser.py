@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.layout import task_cell_source
+from lessonkit.lesson.model import Lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lessonkit.lesson.load import parse_lesson
-from lessonkit.lesson.numbers import number_problems, prose_numbers, prose_problems
+from lessonkit.lesson.numbers import prose_numbers, prose_problems
+from lessonkit.receipts.numbers import number_problems
 
 from conftest import copy_lesson_repo, invoke
 

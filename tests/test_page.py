@@ -12,9 +12,10 @@ from threading import Thread
 import pytest
 from markupsafe import escape
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands.serve import make_server
 from lessonkit.errors import LessonError, UsageError
+from lessonkit.lesson.catalog import all_lessons
+from lessonkit.lesson.files import GOING_FURTHER, MAIN
 from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.receipts import StaleRecordError, load_records
 from lessonkit.render.downloads import lesson_downloads
@@ -26,7 +27,6 @@ from lessonkit.render.page import (
     render_index,
     render_lesson_page,
 )
-from lessonkit.lesson.files import GOING_FURTHER, MAIN
 from lessonkit.site.build import build_site
 
 from conftest import LESSON_MD, REPO, SPEC_OUTLINE, copy_lesson_repo, invoke

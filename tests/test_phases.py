@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands.new import Place, skeleton
 from lessonkit.errors import LessonError
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.model import Phase
 from lessonkit.render.page import render_index
 

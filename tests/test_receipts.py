@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lessonkit.errors import LessonkitError
+from lessonkit.lesson.files import GOING_FURTHER, MAIN, lesson_scripts
 from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import (
     SCHEMA,
@@ -30,7 +31,6 @@ from lessonkit.receipts import (
     with_device_count,
     write_new,
 )
-from lessonkit.lesson.files import GOING_FURTHER, MAIN, lesson_scripts
 
 from conftest import copy_lesson_repo, invoke
 

@@ -11,10 +11,10 @@ import jupytext
 import nbformat
 import pytest
 
-from lessonkit.lesson.layout import TASK_MARKER
-from lessonkit.render.notebook import build_notebook, render_notebook
-from lessonkit.render.script import render_exercise_script, render_main
 from lessonkit.grade.sources import read_submission
+from lessonkit.lesson.layout import TASK_MARKER
+from lessonkit.lesson.scripts import render_exercise_script, render_main
+from lessonkit.render.notebook import build_notebook, render_notebook
 
 from conftest import LESSON_DIR, REPO
 
@@ -173,7 +173,7 @@ def test_practice_files_read_as_cells(any_lesson, tmp_path):
 
 def _prose_of_generated_files(lesson) -> dict[str, str]:
     """The prose of each generated learner file: comments of the scripts, notebook Markdown."""
-    from lessonkit.render.script import render_going_further
+    from lessonkit.lesson.scripts import render_going_further
 
     def comments(script: str) -> str:
         lines = [line.strip() for line in script.splitlines()]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from lessonkit.lesson.files import GOING_FURTHER, MAIN
 from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import code_sha256, load_record, read_receipt
-from lessonkit.lesson.files import GOING_FURTHER, MAIN
 
 from conftest import copy_lesson_repo, invoke
 

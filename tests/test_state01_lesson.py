@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.numbers import number_problems
+from lessonkit.receipts.numbers import number_problems
 
 from conftest import REPO
 

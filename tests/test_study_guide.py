@@ -8,8 +8,8 @@ from html import unescape
 
 import pytest
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.errors import LessonError
+from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.study_guide import guide_path, load_study_guide
 
 from conftest import REPO, copy_lesson_repo, invoke

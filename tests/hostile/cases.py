@@ -68,7 +68,7 @@ class Case:
 
 
 def practice_script(lesson: Lesson) -> str:
-    from lessonkit.render.script import render_exercise_script
+    from lessonkit.lesson.scripts import render_exercise_script
 
     return render_exercise_script(lesson)
 

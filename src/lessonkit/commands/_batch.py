@@ -33,9 +33,9 @@ from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry, grade_many, read_in_folder
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.grade.results import GradeReport
-from lessonkit.run.sandbox import Sandbox
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
+from lessonkit.run.sandbox import Sandbox
 
 JOURNAL_SCHEMA = 2
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")

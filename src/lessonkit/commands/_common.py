@@ -95,8 +95,8 @@ def practice_file(lesson: Lesson, given: str | None) -> Path:
     """
     from rich.text import Text
 
-    from lessonkit.lesson.catalog import repo_root
     from lessonkit.learner.practice import find_practice_file
+    from lessonkit.lesson.catalog import repo_root
 
     found = find_practice_file(lesson, given, repo_root())
     where, lesson_id = shown(found.path), lesson.meta.id

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-from lessonkit.site.artifacts import write_all
-from lessonkit.lesson.catalog import all_lessons, find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, quoted
-from lessonkit.lesson.numbers import check_numbers
+from lessonkit.lesson.catalog import all_lessons, find_lesson, repo_root
+from lessonkit.site.artifacts import build_lessons
 from lessonkit.site.build import INDEX, build_site, site_dir
 
 
@@ -31,13 +30,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = console()
     lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
-    for lesson in lessons:
-        check_numbers(lesson)
-    for lesson in lessons:
-        written = write_all(lesson, force=args.force)
-        for path in written:
+    for built in build_lessons(lessons, force=args.force):
+        for path in built.written:
             out.print(f"wrote {quoted(path)}")
-        out.print(f"{lesson.meta.id}: {len(written)} file(s) changed, the rest already up to date")
+        out.print(
+            f"{built.lesson}: {len(built.written)} file(s) changed, the rest already up to date"
+        )
     # The site's index lists every lesson, so it is built from all of them.
     report = build_site(all_lessons() if args.lesson else lessons, site_dir(repo_root()))
     out.print(

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lessonkit.lesson.catalog import find_lesson
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
@@ -27,9 +26,10 @@ from lessonkit.commands._common import (
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.inputs import MAX_SEED
-from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
+from lessonkit.run.isolation import choose_isolation, compile_cache
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

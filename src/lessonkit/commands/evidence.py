@@ -6,7 +6,6 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from lessonkit.lesson.catalog import find_lesson
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
@@ -17,9 +16,11 @@ from lessonkit.commands._common import (
     quoted,
     shown,
 )
-from lessonkit.evidence import DEFAULT_TIMEOUT_S, collect_evidence, render_report, report_stem
-from lessonkit.receipts import write_new
+from lessonkit.evidence.observe import DEFAULT_TIMEOUT_S, collect_evidence
+from lessonkit.evidence.report import render_report, report_stem
 from lessonkit.grade.sources import read_submission
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.receipts import write_new
 
 EVIDENCE_FOLDER = "evidence"
 

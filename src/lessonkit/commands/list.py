@@ -6,8 +6,8 @@ import argparse
 
 from rich.text import Text
 
-from lessonkit.lesson.catalog import all_lessons
 from lessonkit.commands._common import console, quoted
+from lessonkit.lesson.catalog import all_lessons
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -19,13 +19,13 @@ from string import Template
 
 import yaml
 
-from lessonkit.site.artifacts import write_all
-from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.errors import UsageError, shown
+from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Phase
 from lessonkit.lesson.phases import phase_titles
+from lessonkit.site.artifacts import write_all
 
 LESSON_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.commands._common import (
     add_lesson_argument,
     console,
@@ -26,8 +25,18 @@ from lessonkit.commands._common import (
     whole_number,
 )
 from lessonkit.errors import UsageError
+from lessonkit.lesson.catalog import find_lesson, repo_root
+from lessonkit.lesson.files import (
+    ALL,
+    DEFAULT,
+    GOING_FURTHER,
+    MAIN,
+    SCRIPTS,
+    Script,
+    script_at,
+    select_scripts,
+)
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.numbers import check_numbers, number_problems
 from lessonkit.receipts import (
     DEFAULT_TIMEOUT_S,
     PLATFORMS,
@@ -44,16 +53,7 @@ from lessonkit.receipts import (
     save_run,
     script_path,
 )
-from lessonkit.lesson.files import (
-    ALL,
-    DEFAULT,
-    GOING_FURTHER,
-    MAIN,
-    SCRIPTS,
-    Script,
-    script_at,
-    select_scripts,
-)
+from lessonkit.receipts.numbers import check_numbers, number_problems
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

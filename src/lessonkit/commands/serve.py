@@ -22,10 +22,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.commands import build
 from lessonkit.commands._common import console, quoted
 from lessonkit.errors import LessonkitError, UsageError
+from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.render.downloads import page_path
 from lessonkit.site.build import INDEX, site_dir
 

@@ -10,10 +10,10 @@ import argparse
 import os
 from pathlib import Path
 
-from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.commands._common import add_lesson_argument, console, quoted
 from lessonkit.errors import UsageError
 from lessonkit.learner.practice import STATE_FILE, copy_times, learner_copy, remember_folder
+from lessonkit.lesson.catalog import find_lesson, repo_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

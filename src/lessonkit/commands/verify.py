@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 
-from lessonkit.site.artifacts import Drift, find_drift
-from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.grade.attempts import prove_attempts, proving_grader
 from lessonkit.grade.cheats import prove_cheats
+from lessonkit.lesson.catalog import all_lessons, find_lesson
+from lessonkit.lesson.files import MAIN, lesson_scripts
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.numbers import number_problems
 from lessonkit.receipts import (
     RecordError,
     load_accelerator_records,
@@ -28,7 +27,8 @@ from lessonkit.receipts import (
     record_path,
     script_path,
 )
-from lessonkit.lesson.files import MAIN, lesson_scripts
+from lessonkit.receipts.numbers import number_problems
+from lessonkit.site.artifacts import Drift, find_drift
 
 
 def _line(problem: LessonkitError) -> str:

@@ -5,18 +5,7 @@ code they ran, what it printed, and their reasoning). `template` lays those item
 `observe` reads what the learner's run showed from the grader's own run of their file (the
 one place learner code runs, sandboxed); `report` fills the observed parts and leaves the
 predictions and reasoning to the learner. Predictions are never filled in for them.
+
+Import from the modules: this package imports nothing, so the build can render the template
+without loading the grader that `observe` needs.
 """
-
-from lessonkit.evidence.observe import DEFAULT_TIMEOUT_S, Evidence, collect_evidence
-from lessonkit.evidence.report import render_report, report_stem, verdicts_section
-from lessonkit.evidence.template import render_template
-
-__all__ = [
-    "DEFAULT_TIMEOUT_S",
-    "Evidence",
-    "collect_evidence",
-    "render_report",
-    "render_template",
-    "report_stem",
-    "verdicts_section",
-]

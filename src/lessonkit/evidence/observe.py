@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lessonkit.run.environment import Environment, read_environment
 from lessonkit.grade import GradedRun, Grader, GradeReport
 from lessonkit.grade import reported as r
 from lessonkit.grade.checks import LESSON
-from lessonkit.run.isolation import choose_isolation, compile_cache
 from lessonkit.grade.plan import bound_names
 from lessonkit.grade.reported import Value
-from lessonkit.lesson.model import EvidenceItem, Lesson, Show
 from lessonkit.grade.sources import read_submission
+from lessonkit.lesson.model import EvidenceItem, Lesson, Show
+from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_steps
+from lessonkit.run.isolation import choose_isolation, compile_cache
 
 DEFAULT_TIMEOUT_S = 120.0
 AGREE_RTOL, AGREE_ATOL = 1e-5, 1e-6  # float32 arithmetic against decimal hand values

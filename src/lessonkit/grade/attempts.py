@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lessonkit.lesson.model import Attempt, Lesson
 from lessonkit.lesson.layout import task_cell_source
-from lessonkit.render.script import render_exercise_script
+from lessonkit.lesson.model import Attempt, Lesson
+from lessonkit.lesson.scripts import render_exercise_script
 
 if TYPE_CHECKING:
     from lessonkit.grade.grader import GradedRun, Grader

@@ -25,11 +25,11 @@ from typing import Literal
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.results import ERROR, GradeReport, TaskResult
-from lessonkit.grade.worker_handle import GradingError
-from lessonkit.run.sandbox import Sandbox, find_sandbox
-from lessonkit.lesson.model import Lesson
 from lessonkit.grade.sources import Submission, SubmissionError, read_open_file, read_submission
+from lessonkit.grade.worker_handle import GradingError
+from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
+from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 SUFFIXES = (".py", ".ipynb")
 

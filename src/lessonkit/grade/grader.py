@@ -31,10 +31,10 @@ from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord, record_from
 from lessonkit.grade.results import ERROR, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric, rubric_for
-from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, Worker
-from lessonkit.run.sandbox import Sandbox
-from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.grade.sources import Submission, read_submission
+from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, WorkerHandle
+from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.run.sandbox import Sandbox
 
 DEFAULT_TIMEOUT = 60.0
 REFERENCE_LIMIT = 300.0  # seconds to start the child and run the lesson's own code
@@ -215,9 +215,9 @@ class Grader:
         # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
         # started by a batch thread that has finished would be killed mid-run.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
-        self._reference: Worker | None = self._start(trusted=True, memory=memory, cache=cache)
+        self._reference: WorkerHandle | None = self._start(trusted=True, memory=memory, cache=cache)
         self.children = 0  # learner children started, for tests and benchmarks
-        self._spares: list[Worker] = [self._learner_child()]
+        self._spares: list[WorkerHandle] = [self._learner_child()]
         self._gradings: dict[str, LessonGrading] = {}
         self._pending: dict[str, Request] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
@@ -238,17 +238,17 @@ class Grader:
             self._reference = None
         self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
 
-    def _start(self, **options) -> Worker:
-        return self._spawner.submit(Worker, **options).result()
+    def _start(self, **options) -> WorkerHandle:
+        return self._spawner.submit(WorkerHandle, **options).result()
 
-    def _learner_child(self) -> Worker:
+    def _learner_child(self) -> WorkerHandle:
         # Only a sandboxed child may read the compilation cache: outside the sandbox a
         # submission could write to it and change what the reference computes next time.
         cache = self.cache if self.sandbox is not None else None
         self.children += 1
         return self._start(trusted=False, memory=self.memory, sandbox=self.sandbox, cache=cache)
 
-    def _take_child(self) -> Worker:
+    def _take_child(self) -> WorkerHandle:
         """A learner child that has never run anything; start the next ones ahead if asked."""
         with self._lock:
             child = self._spares.pop(0) if self._spares else None

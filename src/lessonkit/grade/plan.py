@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from lessonkit.grade.protocol import CellRole
-from lessonkit.lesson.model import Experiment, Lesson
-from lessonkit.lesson.layout import lesson_cells
 from lessonkit.grade.sources import CodeCell, Submission
+from lessonkit.lesson.layout import lesson_cells
+from lessonkit.lesson.model import Experiment, Lesson
 
 SETUP: Final = "setup"
 LESSON_ONLY: Final = "lesson"

@@ -17,10 +17,10 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
-from lessonkit.trees import diff as treediff
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Value
 from lessonkit.lesson.model import EXACT, Accept
+from lessonkit.trees import diff as treediff
 from lessonkit.trees.diff import Difference
 
 __all__ = [

@@ -1,7 +1,7 @@
 """The limits of the grading wire, shared by the child that writes it and the parent that reads it.
 
 Standard library only and free of imports: the grading child loads this file by its path,
-read-only beside `worker.py` in the sandbox, so both sides cut and check values at the same
+read-only beside `worker_program.py` in the sandbox, so both sides cut and check values at the same
 sizes. The parent's reader allows what an honest child writes and refuses the rest.
 """
 

@@ -6,7 +6,7 @@ runs one learner's file in the OS sandbox and is never reused for anything else;
 it reports is parsed strictly (`protocol.parse_event`) and checked against the request it
 was sent, and the first report that no honest child writes ends it with `interfered` set.
 
-Lifecycle: `Worker(...)` starts the child at once (it imports JAX while the parent reads
+Lifecycle: `WorkerHandle(...)` starts the child at once (it imports JAX while the parent reads
 the lesson and the file); `send` queues a request; `collect` reads that request's reports
 until it is done, its deadline passes, or the child ends; `close` kills everything it
 started (process group, cgroup, PID namespace) and is safe to call twice.
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.grade.protocol import (
     MAX_LINE,
     CellReport,
@@ -39,6 +38,7 @@ from lessonkit.grade.protocol import (
     Start,
     parse_event,
 )
+from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.run.sandbox import (
     SCRATCH_BYTES,
     ChildCgroup,
@@ -47,7 +47,7 @@ from lessonkit.run.sandbox import (
     process_limit,
 )
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+WORKER_SCRIPT = Path(__file__).with_name("worker_program.py")
 WIRE_SCRIPT = Path(__file__).with_name("wire.py")  # read by the worker beside it
 DEFAULT_MEMORY = 2 * 2**30
 MAX_REPORT_BYTES = 64 * 2**20
@@ -121,7 +121,7 @@ GRADER_SETTINGS: dict[str, str] = {
     "PYTHONHASHSEED": "0",
     "TF_CPP_MIN_LOG_LEVEL": "3",
 }
-# What a Worker may add: the compile cache, matplotlib's scratch and JAX's device settings.
+# What a WorkerHandle may add: the compile cache, matplotlib's scratch and JAX's device settings.
 CHILD_SETTINGS = frozenset(
     {
         "JAX_COMPILATION_CACHE_DIR",
@@ -183,7 +183,7 @@ def _python_paths() -> tuple[Path, ...]:
     return tuple(sorted(p for p in paths if p.exists()))
 
 
-class Worker:
+class WorkerHandle:
     """One grading child process: the trusted reference, or one sandboxed learner run."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """The grading child: runs lesson and learner cells and reports what they produced.
 
-It never judges. It runs as a plain script (`python -I worker.py FD MEMORY NPROC [UID]`),
+It never judges. It runs as a plain script (`python -I worker_program.py FD MEMORY NPROC [UID]`),
 imports nothing from lessonkit, and talks to the parent over two channels: requests arrive
 as JSON lines on a private copy of stdin, reports leave as JSON lines on the pipe FD (see
 `lessonkit.grade.protocol` for both).
@@ -578,7 +578,7 @@ def _returns_changed(original, change):
 # --------------------------------------------------------------------------- running
 
 
-class Runner:
+class WorkerProgram:
     """Runs one request: every scenario of one plan, reporting cell by cell."""
 
     def __init__(
@@ -816,7 +816,7 @@ def main() -> None:
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
-    runner = Runner(channel, Encoder(np, jax), guard, jax, jnp)
+    runner = WorkerProgram(channel, Encoder(np, jax), guard, jax, jnp)
     channel.send({"event": "ready", "jax": jax.__version__, "python": sys.version.split()[0]})
     for line in requests:
         if line.strip():

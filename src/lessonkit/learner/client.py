@@ -136,4 +136,4 @@ def running_script() -> str | None:
 def inside_grader() -> bool:
     """True in a grading child running a file that calls check(): it must not grade again."""
     path = running_script()
-    return path is not None and Path(path).parts[-2:] == ("grade", "worker.py")
+    return path is not None and Path(path).parts[-2:] == ("grade", "worker_program.py")

@@ -26,8 +26,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
+from lessonkit.grade.sources import (
+    MAX_BYTES,
+    MAX_CELLS,
+    CodeCell,
+    Submission,
+    SubmissionError,
+    task_of,
+)
 from lessonkit.learner.protocol import RunCell
-from lessonkit.grade.sources import MAX_BYTES, MAX_CELLS, CodeCell, Submission, SubmissionError, task_of
 
 _CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
 KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines

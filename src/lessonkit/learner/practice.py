@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.layout import generated_note, practice_note
+from lessonkit.lesson.model import Lesson
 
 STATE_FILE = Path(".lessonkit") / "practice.json"
 STATE_SCHEMA = 1

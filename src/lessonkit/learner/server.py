@@ -19,10 +19,9 @@ import os
 import sys
 from typing import BinaryIO
 
-from lessonkit.lesson.catalog import find_lesson
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
-from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.grade.sources import read_submission
 from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
 from lessonkit.learner.protocol import (
     CheckReply,
@@ -31,8 +30,9 @@ from lessonkit.learner.protocol import (
     decode_request,
     encode_reply,
 )
+from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
-from lessonkit.grade.sources import read_submission
+from lessonkit.run.isolation import choose_isolation, compile_cache
 
 
 class Server:

@@ -1,17 +1,20 @@
-"""A lesson's runnable scripts, declared once, each with the committed record of its reference run.
+"""A lesson's files, declared once: where each lives, what kind it is and what makes it.
 
-`lessonkit run --script`, `lessonkit verify`, the site build and the page all read this list, so
-every script is run, compared, recorded and checked for staleness by the same code.
+`build` renders the generated ones, `verify` re-renders them and checks the records, the page
+offers those with a download label, the manifest digests what the build wrote, and
+`lessonkit run --script` runs, compares and records each runnable script, all from these
+declarations, so a new file is added here and nowhere else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from lessonkit.errors import UsageError
 from lessonkit.lesson.model import Lesson
-from lessonkit.render.script import render_going_further, render_main
+from lessonkit.lesson.scripts import render_going_further, render_main
 
 ALL = "all"
 """The `--script` value that runs every script of the lesson, in order."""
@@ -31,6 +34,57 @@ class Script:
     render: Callable[[Lesson], str]
 
 
+FileKind = Literal["source", "generated", "record", "manifest"]
+"""source: the author writes it; generated: `build` renders it from lesson.md (never edited by
+hand); record: a command writes what a run did; manifest: the build's own bookkeeping."""
+
+Producer = Literal[
+    "author",
+    "main-script",
+    "going-further-script",
+    "exercise-script",
+    "notebook",
+    "figure",
+    "evidence-template",
+    "run",
+    "cell-outputs",
+    "numbers-check",
+    "build",
+]
+"""What writes a file: the author, one of the build's renderers (`site.artifacts` maps each
+name to its function), a recording command, or the build's bookkeeping."""
+
+RUN_RECORD_SCHEMA = 3
+CELL_OUTPUTS_SCHEMA = 1
+FIGURE_SCHEMA = 1
+NUMBERS_SCHEMA = 1
+MANIFEST_SCHEMA = 1
+
+FIGURE_SVG = "outputs/figure.svg"
+FIGURE_PNG = "outputs/figure.png"
+FIGURE_DATA = "outputs/figure.json"
+EVIDENCE_TEMPLATE = "outputs/evidence-template.md"
+CELL_OUTPUTS = "outputs/notebook-outputs.json"
+NUMBERS_CHECK = "outputs/numbers-check.json"
+MANIFEST = "outputs/build-manifest.json"
+
+
+@dataclass(frozen=True)
+class LessonFile:
+    """One file of a lesson; `path` is relative to the lesson folder.
+
+    `label` is what the page's downloads list calls it ("" when the page does not offer it),
+    `schema` the version of its JSON layout (None for files that are not JSON records).
+    """
+
+    key: str
+    path: str
+    kind: FileKind
+    producer: Producer
+    label: str = ""
+    schema: int | None = None
+
+
 MAIN = Script("main", "code/main.py", "outputs/execution.json", render_main)
 GOING_FURTHER = Script(
     "going-further", "code/going_further.py", "outputs/going-further.json", render_going_further
@@ -42,6 +96,71 @@ DEFAULT = MAIN
 def lesson_scripts(lesson: Lesson) -> tuple[Script, ...]:
     """The scripts this lesson runs: going_further.py only when it has optional experiments."""
     return tuple(s for s in SCRIPTS if s is not GOING_FURTHER or lesson.optional_experiments)
+
+
+def lesson_files(lesson: Lesson) -> tuple[LessonFile, ...]:
+    """Every file of the lesson, in the order the page lists its downloads."""
+    script, notebook = lesson.exercise_paths
+    going_further = GOING_FURTHER in lesson_scripts(lesson)
+    # going_further.py is rendered for every lesson (it stays a valid script with no
+    # experiments), but only a lesson with optional experiments runs and offers it.
+    gf = LessonFile(
+        "going-further",
+        GOING_FURTHER.path,
+        "generated",
+        "going-further-script",
+        "Optional experiments" if going_further else "",
+    )
+    gf_record = (
+        (
+            LessonFile(
+                "going-further-record",
+                GOING_FURTHER.record,
+                "record",
+                "run",
+                "Optional experiments record (JSON)",
+                RUN_RECORD_SCHEMA,
+            ),
+        )
+        if going_further
+        else ()
+    )
+    return (
+        LessonFile("notebook", notebook, "generated", "notebook", "Notebook"),
+        LessonFile("main", MAIN.path, "generated", "main-script", "Python worked example"),
+        gf,
+        LessonFile("script", script, "generated", "exercise-script", "Exercise script"),
+        LessonFile("lesson", "lesson.md", "source", "author", "Lesson text (Markdown)"),
+        LessonFile(
+            "record", MAIN.record, "record", "run", "Execution record (JSON)", RUN_RECORD_SCHEMA
+        ),
+        *gf_record,
+        LessonFile(
+            "figure-data",
+            FIGURE_DATA,
+            "generated",
+            "figure",
+            "Figure data and provenance (JSON)",
+            FIGURE_SCHEMA,
+        ),
+        LessonFile("figure-svg", FIGURE_SVG, "generated", "figure", "Figure (SVG)"),
+        LessonFile("figure-png", FIGURE_PNG, "generated", "figure", "Figure (PNG)"),
+        LessonFile(
+            "evidence",
+            EVIDENCE_TEMPLATE,
+            "generated",
+            "evidence-template",
+            "Evidence template (Markdown)",
+        ),
+        LessonFile("cell-outputs", CELL_OUTPUTS, "record", "cell-outputs", "", CELL_OUTPUTS_SCHEMA),
+        LessonFile("numbers-check", NUMBERS_CHECK, "record", "numbers-check", "", NUMBERS_SCHEMA),
+        LessonFile("manifest", MANIFEST, "manifest", "build", "", MANIFEST_SCHEMA),
+    )
+
+
+def generated_files(lesson: Lesson) -> tuple[LessonFile, ...]:
+    """The files `build` renders from lesson.md (and `verify` re-renders to compare)."""
+    return tuple(f for f in lesson_files(lesson) if f.kind == "generated")
 
 
 def script_names(lesson: Lesson) -> tuple[str, ...]:

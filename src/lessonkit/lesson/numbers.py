@@ -11,20 +11,17 @@ declarations and code in step, and every broken one is reported at its lesson.md
 - every declared value is what its expression gives after the build steps run.
 
 `prose_numbers` finds the numbers a Markdown passage writes (the loader ties them to the
-declarations); `prose_problems` and `value_problems` apply the rules.
+declarations) and `prose_problems` applies the first two rules; the third runs code, so it
+lives with the records (`lessonkit.receipts.numbers`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from lessonkit.errors import LessonError
-from lessonkit.lesson.model import Lesson, Number, Numbers, ProseNumber
-
-REL_TOL = 1e-6
-"""How far the code's value may lie from the declared one (float32 arithmetic)."""
+from lessonkit.lesson.model import Lesson, Numbers, ProseNumber
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
@@ -117,89 +114,3 @@ def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
                     )
                 )
     return tuple(problems)
-
-
-def _agrees(computed: Any, number: Number) -> bool:
-    import numpy as np
-
-    try:
-        got = np.asarray(computed, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        return False
-    want = np.asarray(number.values, dtype=float)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=REL_TOL, atol=1e-6))
-
-
-def _shown(computed: Any) -> str:
-    import numpy as np
-
-    try:
-        values = np.asarray(computed, dtype=float)
-    except (TypeError, ValueError):
-        return repr(computed)
-    if values.ndim == 0:
-        return f"{float(values):.7g}"
-    return "[" + ", ".join(f"{v:.7g}" for v in values.reshape(-1)) + "]"
-
-
-def _stated(lesson: Lesson, number: Number) -> str:
-    lines = ", ".join(str(line) for line in number.stated)
-    return f" (stated at {lesson.path.name}:{lines})" if number.stated else ""
-
-
-def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
-    """Declared numbers that the code, run now, does not give; a failing step is one problem."""
-    from lessonkit.run.inprocess import quiet_cpu, run_steps
-
-    namespace: dict[str, Any] = {"__name__": "__lessonkit_numbers__"}
-    try:
-        with quiet_cpu():
-            run_steps(lesson, namespace)
-    except LessonError as exc:
-        return (exc,)
-    problems = []
-    for number in lesson.numbers:
-        try:
-            with quiet_cpu():
-                computed = eval(number.expr, namespace)  # the author's own expression
-        except Exception as exc:
-            problems.append(
-                LessonError(
-                    f"{number.name}: its expr raised {type(exc).__name__}: {exc}",
-                    where=_where(lesson, number.line),
-                )
-            )
-            continue
-        if not _agrees(computed, number):
-            problems.append(
-                LessonError(
-                    f"{number.name} is declared {number.shown} but the code gives "
-                    f"{_shown(computed)}{_stated(lesson, number)}",
-                    where=_where(lesson, number.line),
-                    fix="if the code is right, change the declaration and the prose that "
-                    "states it; otherwise fix the code",
-                )
-            )
-    return tuple(problems)
-
-
-def number_problems(lesson: Lesson) -> tuple[LessonError, ...]:
-    """Every broken rule: prose first (no code runs for it), then the values the code gives."""
-    return prose_problems(lesson) + value_problems(lesson)
-
-
-class NumbersError(LessonError):
-    """The lesson's prose, declarations and code disagree; lists every problem."""
-
-    def __init__(self, problems: tuple[LessonError, ...]):
-        self.problems = problems
-        first = problems[0]
-        rest = "".join(f"\n{p.where}: {p.message}" for p in problems[1:])
-        super().__init__(first.message + rest, where=first.where, fix=first.fix)
-
-
-def check_numbers(lesson: Lesson) -> None:
-    """Raise NumbersError naming every problem, if there is one (`build` and `run` call it)."""
-    problems = number_problems(lesson)
-    if problems:
-        raise NumbersError(problems)

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.run.child import child_env, run_child, write_report
+from lessonkit.lesson.files import CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
+from lessonkit.lesson.layout import Cell, lesson_cells, task_cell_source
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
-from lessonkit.lesson.layout import Cell, lesson_cells, task_cell_source
+from lessonkit.run.child import child_env, run_child, write_report
 
-RECORD = "outputs/notebook-outputs.json"
-SCHEMA = 1
+RECORD, SCHEMA = CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
 
 
 class CellOutputsError(LessonkitError):

@@ -13,13 +13,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from lessonkit.run.environment import Environment, static_environment
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.run.child import BACKEND_UNAVAILABLE, child_env, run_child
+from lessonkit.lesson.files import MAIN, Script
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
 from lessonkit.receipts.store import PLATFORMS, Platform, script_path
-from lessonkit.lesson.files import MAIN, Script
+from lessonkit.run.child import BACKEND_UNAVAILABLE, child_env, run_child
+from lessonkit.run.environment import Environment, static_environment
 
 DEFAULT_TIMEOUT_S = 120.0
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"

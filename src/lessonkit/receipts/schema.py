@@ -18,11 +18,11 @@ import tokenize
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from lessonkit.run.environment import Environment
 from lessonkit.errors import LessonkitError
-from lessonkit.lesson.files import script_at
+from lessonkit.lesson.files import RUN_RECORD_SCHEMA, script_at
+from lessonkit.run.environment import Environment
 
-SCHEMA = 3
+SCHEMA = RUN_RECORD_SCHEMA
 """Schema 2 added `script` and renamed schema 1's `main_sha256` to `script_sha256`; schema 3
 dropped `lesson_sha256` (a prose edit made records stale) for `code_sha256`."""
 TIMEOUT: Literal["timeout"] = "timeout"

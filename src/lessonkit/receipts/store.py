@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from lessonkit.errors import UsageError, shown
+from lessonkit.lesson.files import DEFAULT, MAIN, Script, lesson_scripts, script_at
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import (
     SCHEMA,
@@ -27,7 +28,6 @@ from lessonkit.receipts.schema import (
     StaleRecordError,
     code_sha256,
 )
-from lessonkit.lesson.files import DEFAULT, MAIN, Script, lesson_scripts, script_at
 
 RUNS = "runs"
 Platform = Literal["cpu", "gpu", "tpu"]

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lessonkit.lesson.files import GOING_FURTHER, Script, lesson_scripts
 from lessonkit.lesson.model import (
     Check,
     Diagram,
@@ -32,7 +33,6 @@ from lessonkit.lesson.model import (
 from lessonkit.lesson.phases import phase_titles
 from lessonkit.receipts import Receipt
 from lessonkit.render.downloads import page_path
-from lessonkit.lesson.files import GOING_FURTHER, Script, lesson_scripts
 
 PORTFOLIO_SCHEMA = "lessonkit-portfolio"
 PORTFOLIO_VERSION = 1  # one lesson: {schema, version, lesson, saved, entries}

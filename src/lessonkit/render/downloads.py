@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.site import figure
+from lessonkit.lesson.files import lesson_files
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.files import GOING_FURTHER, MAIN, lesson_scripts
 
 
 def page_path(lesson: Lesson) -> str:
@@ -41,32 +40,10 @@ class Download:
 
 
 def lesson_downloads(lesson: Lesson) -> tuple[Download, ...]:
-    """Every file the page links to, in the order the page lists them."""
-    script, notebook = lesson.exercise_paths
-    going_further = GOING_FURTHER in lesson_scripts(lesson)
-    files = [
-        ("notebook", "Notebook", notebook),
-        ("main", "Python worked example", MAIN.path),
-    ]
-    if going_further:
-        files.append(("going-further", "Optional experiments", GOING_FURTHER.path))
-    files += [
-        ("script", "Exercise script", script),
-        ("lesson", "Lesson text (Markdown)", "lesson.md"),
-        ("record", "Execution record (JSON)", MAIN.record),
-    ]
-    if going_further:
-        files.append(
-            ("going-further-record", "Optional experiments record (JSON)", GOING_FURTHER.record)
-        )
-    files += [
-        ("figure-data", "Figure data and provenance (JSON)", figure.DATA),
-        ("figure-svg", "Figure (SVG)", figure.SVG),
-        ("figure-png", "Figure (PNG)", figure.PNG),
-        ("evidence", "Evidence template (Markdown)", "outputs/evidence-template.md"),
-    ]
+    """Every file the page links to, in the order the page lists them (`lesson_files`)."""
     renamed = {"lesson.md": f"{lesson.meta.id}.md"}  # a lesson's text under its own name
     return tuple(
-        Download(key, label, source, renamed.get(source, Path(source).name))
-        for key, label, source in files
+        Download(f.key, f.label, f.path, renamed.get(f.path, Path(f.path).name))
+        for f in lesson_files(lesson)
+        if f.label
     )

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import nbformat
 from nbformat import v4
 
-from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
+from lessonkit.lesson.model import Lesson
 
 
 def _notebook_cell(

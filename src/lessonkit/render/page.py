@@ -16,7 +16,10 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from lessonkit.lesson.files import GOING_FURTHER, MAIN, Script
 from lessonkit.lesson.model import PREAMBLE, STAGES, Lesson
+from lessonkit.lesson.scripts import render_main
+from lessonkit.lesson.study_guide import StudyGuide
 from lessonkit.receipts import AcceleratorRecord, Receipt, run_command
 from lessonkit.render.blocks import (
     COURSE_VERSION,
@@ -35,9 +38,6 @@ from lessonkit.render.blocks import (
 )
 from lessonkit.render.downloads import guide_page_path, lesson_downloads
 from lessonkit.render.markup import CODE_STYLE, code_css, code_html, markdown_html, math_html
-from lessonkit.render.script import render_main
-from lessonkit.lesson.files import GOING_FURTHER, MAIN, Script
-from lessonkit.lesson.study_guide import StudyGuide
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"

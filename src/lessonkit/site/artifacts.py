@@ -21,28 +21,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.lesson.files import (
+    EVIDENCE_TEMPLATE,
+    FIGURE_PNG,
+    GOING_FURTHER,
+    MAIN,
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    Producer,
+    generated_files,
+)
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.scripts import render_exercise_script
 from lessonkit.render.notebook import render_notebook
-from lessonkit.render.script import render_exercise_script
-from lessonkit.lesson.files import SCRIPTS
 
 Rendered = dict[str, bytes]
 
-MANIFEST = "outputs/build-manifest.json"
-MANIFEST_SCHEMA = 1
 
-
-@dataclass(frozen=True)
-class Producer:
-    """Renders one or more files (paths relative to the lesson folder) from the lesson."""
-
-    name: str
-    paths: tuple[str, ...]
-    render: Callable[[Lesson, Rendered], Rendered]
-
-
-def _text(path: str, render: Callable[[Lesson], str]) -> Producer:
-    return Producer(path, (path,), lambda lesson, _: {path: render(lesson).encode("utf-8")})
+Render = Callable[[Lesson, Rendered], Rendered]
+"""A producer: the files it renders (paths relative to the lesson folder), given those rendered
+before it."""
 
 
 def _figure(lesson: Lesson, _: Rendered) -> Rendered:
@@ -52,40 +50,94 @@ def _figure(lesson: Lesson, _: Rendered) -> Rendered:
 
 
 def _evidence_template(lesson: Lesson, _: Rendered) -> Rendered:
-    from lessonkit.evidence import render_template
+    from lessonkit.evidence.template import (
+        render_template,  # not the package: it imports the grader
+    )
 
-    return {"outputs/evidence-template.md": render_template(lesson).encode("utf-8")}
+    return {EVIDENCE_TEMPLATE: render_template(lesson).encode("utf-8")}
 
 
 def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
     from lessonkit.receipts.cells import current_outputs
 
     path = lesson.exercise_paths[1]
-    text = render_notebook(lesson, done.get("outputs/figure.png"), current_outputs(lesson))
+    text = render_notebook(lesson, done.get(FIGURE_PNG), current_outputs(lesson))
     return {path: text.encode("utf-8")}
 
 
-def producers(lesson: Lesson) -> tuple[Producer, ...]:
-    script, notebook = lesson.exercise_paths
-    return (
-        *(_text(s.path, s.render) for s in SCRIPTS),
-        _text(script, render_exercise_script),
-        Producer(
-            "figure",
-            ("outputs/figure.svg", "outputs/figure.png", "outputs/figure.json"),
-            _figure,
-        ),
-        Producer("evidence template", ("outputs/evidence-template.md",), _evidence_template),
-        Producer(notebook, (notebook,), _notebook),
-    )
+RENDERERS: dict[Producer, Render | Callable[[Lesson], str]] = {
+    "main-script": MAIN.render,
+    "going-further-script": GOING_FURTHER.render,
+    "exercise-script": render_exercise_script,
+    "figure": _figure,
+    "evidence-template": _evidence_template,
+    "notebook": _notebook,
+}
+"""What renders each generated file, in the order they render (the notebook shows the PNG)."""
+_TEXT: frozenset[Producer] = frozenset({"main-script", "going-further-script", "exercise-script"})
 
 
-def render_all(lesson: Lesson) -> Rendered:
-    """Every generated file of the lesson, in memory."""
+def producers(lesson: Lesson) -> tuple[tuple[Producer, Render], ...]:
+    """The lesson's producers in rendering order, each with the files the registry gives it."""
+    paths: dict[Producer, list[str]] = {}
+    for file in generated_files(lesson):
+        paths.setdefault(file.producer, []).append(file.path)
+    found = []
+    for name, render in RENDERERS.items():
+        if name not in paths:
+            continue
+        if name in _TEXT:  # a script: one text file
+            found.append((name, _one_text(paths[name][0], render)))  # type: ignore[arg-type]
+        else:
+            found.append((name, render))  # type: ignore[arg-type]
+    return tuple(found)
+
+
+def _one_text(path: str, render: Callable[[Lesson], str]) -> Render:
+    return lambda lesson, _: {path: render(lesson).encode("utf-8")}
+
+
+def render_all(lesson: Lesson, *, figure: Rendered | None = None) -> Rendered:
+    """Every generated file of the lesson, in memory.
+
+    `figure`: the figure's files as kept on disk, when drawing again would give the same
+    bytes (`figure.kept_figure`, what a build passes); `verify` passes nothing and draws.
+    """
     done: Rendered = {}
-    for producer in producers(lesson):
-        done.update(producer.render(lesson, done))
+    for name, render in producers(lesson):
+        done.update(figure if name == "figure" and figure else render(lesson, done))
     return done
+
+
+@dataclass(frozen=True)
+class LessonBuild:
+    """What building one lesson did: the files it wrote and whether the lesson's code ran."""
+
+    lesson: str
+    written: tuple[Path, ...]
+    ran_code: bool
+
+
+def build_lessons(lessons: list[Lesson], *, force: bool = False) -> tuple[LessonBuild, ...]:
+    """Check every lesson's numbers, then write each one's generated files.
+
+    The numbers come first, for all lessons: a broken one stops the build before anything
+    is written. Code runs only where a kept verdict or figure is not current.
+
+    Raises:
+        NumbersError: prose, declarations and code disagree.
+        EditedFilesError: see `write_all`.
+    """
+    from lessonkit.receipts.numbers import check_numbers
+    from lessonkit.site.figure import kept_figure
+
+    ran = [check_numbers(lesson) for lesson in lessons]
+    built = []
+    for lesson, ran_numbers in zip(lessons, ran, strict=True):
+        kept = kept_figure(lesson)
+        written = write_all(lesson, render_all(lesson, figure=kept), force=force)
+        built.append(LessonBuild(lesson.meta.id, tuple(written), ran_numbers or kept is None))
+    return tuple(built)
 
 
 # --------------------------------------------------------------------------- what a build wrote

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.lesson.catalog import repo_root
 from lessonkit.errors import UsageError, shown
+from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.study_guide import guide_path, load_study_guide
 from lessonkit.receipts import load_accelerator_records, load_records
 from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
@@ -31,7 +32,6 @@ from lessonkit.render.page import (
     render_study_guide,
 )
 from lessonkit.site.repo_zip import ZIP_NAME, repository_zip
-from lessonkit.lesson.study_guide import guide_path, load_study_guide
 
 SITE = Path("build") / "site"
 INDEX = "index.html"

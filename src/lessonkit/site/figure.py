@@ -20,15 +20,14 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from lessonkit.run.environment import package_version
 from lessonkit.errors import LessonError
+from lessonkit.lesson.files import FIGURE_DATA, FIGURE_PNG, FIGURE_SCHEMA, FIGURE_SVG
 from lessonkit.lesson.model import Lesson
+from lessonkit.run.environment import package_version
 from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
 
-SCHEMA = 1
-SVG = "outputs/figure.svg"
-PNG = "outputs/figure.png"
-DATA = "outputs/figure.json"
+SCHEMA = FIGURE_SCHEMA
+SVG, PNG, DATA = FIGURE_SVG, FIGURE_PNG, FIGURE_DATA
 PNG_DPI = 150
 PINNED_RC: dict[str, Any] = {
     "svg.hashsalt": "lessonkit-figure",  # clip-path and glyph ids derive from it
@@ -121,23 +120,20 @@ def render_figure(lesson: Lesson) -> dict[str, bytes]:
             width, height = (round(v * PNG_DPI) for v in fig.get_size_inches())
         finally:
             plt.close(fig)
+    record = _record(lesson, data, svg, png, (width, height))
+    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    return {SVG: svg, PNG: png, DATA: text.encode("utf-8")}
+
+
+def _settled(lesson: Lesson) -> dict[str, Any]:
+    """figure.json less what only drawing gives (the data and the files' digests)."""
     figure, plot, meta = lesson.figure, lesson.plot, lesson.meta
     steps_code = "\n\n".join(step.code for step in lesson.steps)
-    record = {
+    return {
         "schema": SCHEMA,
         "lesson": meta.id,
         "title": figure.title,
         "alt": figure.alt,
-        "data": data,
-        "files": {
-            "figure.svg": {"sha256": hashlib.sha256(svg).hexdigest(), "bytes": len(svg)},
-            "figure.png": {
-                "sha256": hashlib.sha256(png).hexdigest(),
-                "bytes": len(png),
-                "pixels": [width, height],
-                "dpi": PNG_DPI,
-            },
-        },
         "provenance": {
             "source": f"phases/{lesson.directory.parent.name}/{lesson.directory.name}/lesson.md",
             "revision": meta.revision,
@@ -146,7 +142,6 @@ def render_figure(lesson: Lesson) -> dict[str, bytes]:
             "byte-identical",
             "generated_by": f"lessonkit build {meta.id}",
             "code_sha256": sha256_text(figure.code + "\n" + plot.code),
-            "data_sha256": sha256_text(canonical_json(data)),
             "steps_sha256": sha256_text(steps_code),
             "data_code": figure.code,
             "plot_code": plot.code,
@@ -154,5 +149,60 @@ def render_figure(lesson: Lesson) -> dict[str, bytes]:
             "rendered_with": byte_versions(),
         },
     }
-    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-    return {SVG: svg, PNG: png, DATA: text.encode("utf-8")}
+
+
+def kept_figure(lesson: Lesson) -> dict[str, bytes] | None:
+    """The figure files on disk, when drawing again would give the same bytes; else None.
+
+    They are kept when figure.json says they were drawn from this lesson's current figure,
+    plot and step code by the installed matplotlib and Pillow, the SVG and PNG are the files
+    it names, and the numbers check's kept verdict is current (same steps, same JAX), so the
+    data would be the same. Nothing is imported or run to find out.
+    """
+    from lessonkit.receipts.numbers import numbers_current
+
+    folder = lesson.directory
+    try:
+        text, svg, png = ((folder / p).read_bytes() for p in (DATA, SVG, PNG))
+        record = json.loads(text)
+        provenance = dict(record["provenance"])
+        files = record["files"]
+        data_sha = provenance.pop("data_sha256")
+        settled = {k: v for k, v in record.items() if k not in ("data", "files")}
+        settled["provenance"] = provenance
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if (
+        settled != _settled(lesson)
+        or files.get("figure.svg", {}).get("sha256") != hashlib.sha256(svg).hexdigest()
+        or files.get("figure.png", {}).get("sha256") != hashlib.sha256(png).hexdigest()
+        or data_sha != sha256_text(canonical_json(record.get("data")))
+        or not numbers_current(lesson)
+    ):
+        return None
+    return {SVG: svg, PNG: png, DATA: text}
+
+
+def _record(
+    lesson: Lesson, data: Any, svg: bytes, png: bytes, pixels: tuple[int, int]
+) -> dict[str, Any]:
+    """figure.json: `_settled` with the data and the files' digests in their places."""
+    settled = _settled(lesson)
+    record = {key: settled[key] for key in ("schema", "lesson", "title", "alt")}
+    record["data"] = data
+    record["files"] = {
+        "figure.svg": {"sha256": hashlib.sha256(svg).hexdigest(), "bytes": len(svg)},
+        "figure.png": {
+            "sha256": hashlib.sha256(png).hexdigest(),
+            "bytes": len(png),
+            "pixels": list(pixels),
+            "dpi": PNG_DPI,
+        },
+    }
+    provenance: dict[str, Any] = {}
+    for key, value in settled["provenance"].items():
+        provenance[key] = value
+        if key == "code_sha256":
+            provenance["data_sha256"] = sha256_text(canonical_json(data))
+    record["provenance"] = provenance
+    return record

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lessonkit.lesson.model import Lesson, Task
 from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
+from lessonkit.lesson.model import Lesson, Task
 
 
 def _comment(text: str) -> str:

@@ -1,0 +1,170 @@
+"""The third numbers rule: each declared value is what its expression gives after the steps run.
+
+It runs the lesson's build steps in this process (`run.inprocess`), so it imports JAX. A
+passing verdict is kept in `outputs/numbers-check.json`, keyed, as receipts are, by a hash of
+the code that decides it: the build steps, each number's expression and declared values,
+and the installed JAX. A rebuild after no change, or after a prose-only edit, finds the key
+current and runs nothing; `lessonkit verify` always runs the code afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from lessonkit.errors import LessonError
+from lessonkit.lesson.files import NUMBERS_CHECK, NUMBERS_SCHEMA
+from lessonkit.lesson.model import Lesson, Number
+from lessonkit.lesson.numbers import prose_problems
+from lessonkit.run.environment import package_version
+
+REL_TOL = 1e-6
+"""How far the code's value may lie from the declared one (float32 arithmetic)."""
+
+
+def _where(lesson: Lesson, line: int) -> str:
+    return f"{lesson.path}:{line}"
+
+
+def _agrees(computed: Any, number: Number) -> bool:
+    import numpy as np
+
+    try:
+        got = np.asarray(computed, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        return False
+    want = np.asarray(number.values, dtype=float)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=REL_TOL, atol=1e-6))
+
+
+def _shown(computed: Any) -> str:
+    import numpy as np
+
+    try:
+        values = np.asarray(computed, dtype=float)
+    except (TypeError, ValueError):
+        return repr(computed)
+    if values.ndim == 0:
+        return f"{float(values):.7g}"
+    return "[" + ", ".join(f"{v:.7g}" for v in values.reshape(-1)) + "]"
+
+
+def _stated(lesson: Lesson, number: Number) -> str:
+    lines = ", ".join(str(line) for line in number.stated)
+    return f" (stated at {lesson.path.name}:{lines})" if number.stated else ""
+
+
+def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
+    """Declared numbers that the code, run now, does not give; a failing step is one problem."""
+    from lessonkit.run.inprocess import quiet_cpu, run_steps  # imports JAX
+
+    namespace: dict[str, Any] = {"__name__": "__lessonkit_numbers__"}
+    try:
+        with quiet_cpu():
+            run_steps(lesson, namespace)
+    except LessonError as exc:
+        return (exc,)
+    problems = []
+    for number in lesson.numbers:
+        try:
+            with quiet_cpu():
+                computed = eval(number.expr, namespace)  # the author's own expression
+        except Exception as exc:
+            problems.append(
+                LessonError(
+                    f"{number.name}: its expr raised {type(exc).__name__}: {exc}",
+                    where=_where(lesson, number.line),
+                )
+            )
+            continue
+        if not _agrees(computed, number):
+            problems.append(
+                LessonError(
+                    f"{number.name} is declared {number.shown} but the code gives "
+                    f"{_shown(computed)}{_stated(lesson, number)}",
+                    where=_where(lesson, number.line),
+                    fix="if the code is right, change the declaration and the prose that "
+                    "states it; otherwise fix the code",
+                )
+            )
+    return tuple(problems)
+
+
+def number_problems(lesson: Lesson) -> tuple[LessonError, ...]:
+    """Every broken rule: prose first (no code runs for it), then the values the code gives."""
+    return prose_problems(lesson) + value_problems(lesson)
+
+
+class NumbersError(LessonError):
+    """The lesson's prose, declarations and code disagree; lists every problem."""
+
+    def __init__(self, problems: tuple[LessonError, ...]):
+        self.problems = problems
+        first = problems[0]
+        rest = "".join(f"\n{p.where}: {p.message}" for p in problems[1:])
+        super().__init__(first.message + rest, where=first.where, fix=first.fix)
+
+
+def numbers_key(lesson: Lesson) -> str:
+    """The hash of everything the value rule depends on: steps, expressions, values, JAX."""
+    parts = {
+        "steps": [step.code for step in lesson.steps],
+        "numbers": [[n.name, n.expr, list(n.values)] for n in lesson.numbers],
+        "jax": package_version("jax"),
+        "jaxlib": package_version("jaxlib"),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _record_path(lesson: Lesson) -> Path:
+    return lesson.directory / NUMBERS_CHECK
+
+
+def _render_record(lesson: Lesson, key: str) -> bytes:
+    body = {
+        "schema": NUMBERS_SCHEMA,
+        "lesson": lesson.meta.id,
+        "about": "The declared numbers were computed by this code and agreed; `lessonkit build` "
+        "runs the steps again only when the key (steps, expressions, values, JAX) changes.",
+        "key": key,
+        "numbers": [n.name for n in lesson.numbers],
+    }
+    return (json.dumps(body, indent=2) + "\n").encode("utf-8")
+
+
+def numbers_current(lesson: Lesson) -> bool:
+    """Whether the kept verdict says the code gives every declared value, for this code."""
+    try:
+        body = json.loads(_record_path(lesson).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(body, dict)
+        and body.get("schema") == NUMBERS_SCHEMA
+        and body.get("lesson") == lesson.meta.id
+        and body.get("key") == numbers_key(lesson)
+    )
+
+
+def check_numbers(lesson: Lesson, *, keep: bool = True) -> bool:
+    """Raise NumbersError naming every problem, if there is one (`build` and `run` call it).
+
+    Returns whether the code ran: with `keep`, a current kept verdict skips the run and a
+    passing run is kept for the next call.
+    """
+    problems = prose_problems(lesson)
+    if problems:
+        raise NumbersError(problems)
+    if keep and numbers_current(lesson):
+        return False
+    problems = value_problems(lesson)
+    if problems:
+        raise NumbersError(problems)
+    if keep:
+        path, content = _record_path(lesson), _render_record(lesson, numbers_key(lesson))
+        if not path.is_file() or path.read_bytes() != content:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+    return True
