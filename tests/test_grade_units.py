@@ -705,11 +705,13 @@ def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
 
 
 def test_b8_a_grading_childs_environment_is_an_allow_list(monkeypatch):
-    from lessonkit.grade.worker_handle import child_environment
+    from lessonkit.run.process import child_environment
 
     for name in ("INSTRUCTOR_TOKEN", "AWS_SECRET_ACCESS_KEY", "PYTHONPATH", "LD_PRELOAD"):
         monkeypatch.setenv(name, "tok-b8")
-    env = child_environment("/scratch", {"JAX_COMPILATION_CACHE_DIR": "/cache"})
+    env = child_environment(
+        "allow-list", {"JAX_COMPILATION_CACHE_DIR": "/cache"}, scratch="/scratch"
+    )
     assert set(env) == {
         "PATH",
         "HOME",
@@ -729,7 +731,7 @@ def test_b8_a_grading_childs_environment_is_an_allow_list(monkeypatch):
     assert env["LANG"] == env["LC_ALL"] == "C.UTF-8" and env["JAX_PLATFORMS"] == "cpu"
     assert "tok-b8" not in env.values()
     with pytest.raises(ValueError, match="INSTRUCTOR_TOKEN"):
-        child_environment("/scratch", {"INSTRUCTOR_TOKEN": "tok-b8"})
+        child_environment("allow-list", {"INSTRUCTOR_TOKEN": "tok-b8"}, scratch="/scratch")
 
 
 def _junk_cells(lesson, kind: str) -> list[str]:

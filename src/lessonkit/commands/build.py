@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 
 from lessonkit.commands._common import add_lesson_argument, console, quoted
-from lessonkit.lesson.catalog import all_lessons, find_lesson, repo_root
-from lessonkit.site.artifacts import build_lessons
-from lessonkit.site.build import INDEX, build_site, site_dir
+from lessonkit.site.build import INDEX, build
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -29,15 +27,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = console()
-    lessons = [find_lesson(args.lesson)] if args.lesson else all_lessons()
-    for built in build_lessons(lessons, force=args.force):
+    done = build(args.lesson, force=args.force)
+    for built in done.lessons:
         for path in built.written:
             out.print(f"wrote {quoted(path)}")
-        out.print(
-            f"{built.lesson}: {len(built.written)} file(s) changed, the rest already up to date"
-        )
-    # The site's index lists every lesson, so it is built from all of them.
-    report = build_site(all_lessons() if args.lesson else lessons, site_dir(repo_root()))
+        changed = len(built.written)
+        out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
+    report = done.site
     out.print(
         f"site: wrote {quoted(report.target)} ({len(report.pages)} lesson page(s), "
         f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "

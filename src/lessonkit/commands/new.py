@@ -108,9 +108,8 @@ def place_in_phase(root: Path, number: str, lesson_id: str, title: str) -> Place
 
 
 def run(args: argparse.Namespace) -> int:
-    from lessonkit.cli import parse
-    from lessonkit.commands import build as build_command
-    from lessonkit.commands import run as run_command
+    from lessonkit.commands.run import RunOptions, run_lesson
+    from lessonkit.site.build import build
 
     if not LESSON_ID.fullmatch(args.lesson):
         raise UsageError(
@@ -136,9 +135,9 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"wrote {quoted(folder / 'lesson.md')}")
     for path in write_all(load_lesson(folder / "lesson.md")):  # what the record is made from
         out.print(f"wrote {quoted(path)}")
-    if run_command.run(parse(["run", args.lesson, "--record"])) != 0:
+    if not run_lesson(out, load_lesson(folder / "lesson.md"), RunOptions(record=True)):
         raise UsageError("the skeleton's first run failed", fix="see the output above")
-    build_command.run(parse(["build"]))
+    build()
     out.print(
         marked(
             "ok",

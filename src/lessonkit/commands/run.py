@@ -12,6 +12,7 @@ never suggests re-recording, which cannot make a failing run pass.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -196,7 +197,22 @@ def _next_steps(lesson: Lesson) -> str:
     return "\nNext steps:\n" + "\n".join(lines)
 
 
-def _setting(args: argparse.Namespace) -> str:
+@dataclass(frozen=True)
+class RunOptions:
+    """How `lessonkit run` runs a lesson's scripts; `new` records a skeleton with the same."""
+
+    script: str = DEFAULT.name
+    record: bool = False
+    platform: str = "cpu"
+    devices: int | None = None
+    timeout: float = DEFAULT_TIMEOUT_S
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        return cls(args.script, args.record, args.platform, args.devices, args.timeout)
+
+
+def _setting(args: RunOptions) -> str:
     setting = f"JAX_PLATFORMS={args.platform}"
     if args.devices is not None:
         setting += f", {args.devices} logical CPU device{'s' if args.devices > 1 else ''}"
@@ -228,9 +244,7 @@ def _keep(
     )
 
 
-def _run_one(
-    out: Console, lesson: Lesson, script: Script, root: Path, args: argparse.Namespace
-) -> bool:
+def _run_one(out: Console, lesson: Lesson, script: Script, root: Path, args: RunOptions) -> bool:
     """Run, show, compare and keep one script; True when it passed and matched its record."""
     shown_script = quoted(script_path(lesson, script))
     if not args.record and not _is_current(lesson, script):
@@ -273,8 +287,11 @@ def _record_cell_outputs(out: Console, lesson: Lesson, timeout_s: float) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    out = console()
-    lesson = find_lesson(args.lesson)
+    return 0 if run_lesson(console(), find_lesson(args.lesson), RunOptions.from_args(args)) else 1
+
+
+def run_lesson(out: Console, lesson: Lesson, args: RunOptions) -> bool:
+    """Run, compare and keep the chosen scripts (and, recording main, the cell outputs)."""
     scripts = select_scripts(lesson, args.script)
     check_options(args.platform, args.devices)
     root = repo_root()
@@ -292,4 +309,4 @@ def run(args: argparse.Namespace) -> int:
         _record_cell_outputs(out, lesson, args.timeout)
     if all(results) and not args.record:
         out.print(_next_steps(lesson))
-    return 0 if all(results) else 1
+    return all(results)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import io
 import json
 import sys
 import threading
@@ -22,12 +21,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-from lessonkit.commands import build
 from lessonkit.commands._common import console, quoted
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.render.downloads import page_path
-from lessonkit.site.build import INDEX, site_dir
+from lessonkit.site.build import INDEX, build, site_dir
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -214,11 +212,8 @@ def _stamps() -> dict[Path, tuple[int, int]]:
 
 def rebuild(state: BuildState) -> None:
     """Run `lessonkit build` quietly; a failure is kept for the pages' banner."""
-    from lessonkit.cli import parse
-
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            build.run(parse(["build"]))
+        build()
     except LessonkitError as exc:
         state.failed(str(exc))
     else:
@@ -240,9 +235,7 @@ def run(args: argparse.Namespace) -> int:
     target = site_dir(repo_root())
     if not (target / INDEX).is_file():
         out.print(f"{quoted(target)} has no site yet: building it first")
-        from lessonkit.cli import parse
-
-        build.run(parse(["build"]))
+        build()
     state = None if args.no_watch else BuildState()
     server = make_server(target, args.port, state=state)
     stop = threading.Event()

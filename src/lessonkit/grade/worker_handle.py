@@ -19,7 +19,6 @@ import functools
 import os
 import select
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,7 @@ from lessonkit.grade.protocol import (
     parse_event,
 )
 from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
+from lessonkit.run.process import child_environment, start_child
 from lessonkit.run.sandbox import (
     SCRATCH_BYTES,
     ChildCgroup,
@@ -106,44 +106,6 @@ class _Reader:
             except Interference as exc:
                 self.interfered = str(exc)
                 return
-
-
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
-# What the grader itself sets in every grading child, whatever the parent's environment.
-GRADER_SETTINGS: dict[str, str] = {
-    "PATH": SYSTEM_PATH,
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-    "PYTHONIOENCODING": "utf-8",
-    "JAX_PLATFORMS": "cpu",
-    "MPLBACKEND": "Agg",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONHASHSEED": "0",
-    "TF_CPP_MIN_LOG_LEVEL": "3",
-}
-# What a WorkerHandle may add: the compile cache, matplotlib's scratch and JAX's device settings.
-CHILD_SETTINGS = frozenset(
-    {
-        "JAX_COMPILATION_CACHE_DIR",
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
-        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
-        "MPLCONFIGDIR",
-        "XLA_FLAGS",
-    }
-)
-
-
-def child_environment(scratch: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """A grading child's whole environment: an allow-list, nothing of the parent's.
-
-    The instructor's shell holds tokens and paths that learner code must not read back into
-    a message, the CSV or the feedback, so nothing is inherited: a fixed system PATH, the
-    child's scratch folder as HOME and TMPDIR, and the grader's own settings.
-    """
-    unknown = sorted(set(extra or {}) - CHILD_SETTINGS)
-    if unknown:
-        raise ValueError(f"not a grading child's setting: {', '.join(unknown)}")
-    return {**GRADER_SETTINGS, "HOME": scratch, "TMPDIR": scratch, **(extra or {})}
 
 
 def describe_end(returncode: int | None) -> str:
@@ -222,15 +184,14 @@ class WorkerHandle:
                 if self._cgroup is not None:
                     argv = self._cgroup.enter(argv)
         try:
-            self._process = subprocess.Popen(
+            self._process = start_child(
                 argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
+                env=child_environment("allow-list", extra, scratch=scratch),
+                cwd=self._folder.name if self._folder else None,
+                stdin="pipe",
+                stdout="discard",
                 stderr=self._stderr,
                 pass_fds=(write_fd,),
-                cwd=self._folder.name if self._folder else None,
-                env=child_environment(scratch, extra),
-                start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
@@ -333,9 +294,7 @@ class WorkerHandle:
             self.close()
             return "the submission interfered with the grader"
         if self._reader.eof:
-            try:
-                self._process.wait(timeout=1)
-            except subprocess.TimeoutExpired:
+            if self._process.wait(timeout=1) is None:
                 self.close()
                 return "the run closed the grader's report channel"
             return describe_end(self._process.returncode)
@@ -355,12 +314,7 @@ class WorkerHandle:
         if self._closed:
             return
         self._closed = True
-        if self._process.poll() is None:  # not yet reaped, so the group id is still ours
-            # The whole group: learner code may have started processes of its own.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._process.wait(timeout=10)
+        self._process.stop(wait_s=10)  # the group: learner code may have started its own
         if self._cgroup is not None:
             self._cgroup.remove()  # processes that left the group with setsid()
         if self._process.stdin is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import os
 import select
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from lessonkit.learner.protocol import (
     decode_reply,
     encode_request,
 )
+from lessonkit.run.process import child_environment, start_child
 
 FIRST_REPLY_LIMIT = 420.0  # starting JAX, the reference run and one grading, on a slow machine
 REPLY_LIMIT = 120.0
@@ -40,12 +40,12 @@ class ServerProcess:
 
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept until close())
-        self._process = subprocess.Popen(
+        self._process = start_child(
             [sys.executable, "-I", "-c", _SERVER_CODE, _PACKAGE_PARENT],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            env=child_environment("inherit"),
+            stdin="pipe",
+            stdout="pipe",
             stderr=self._stderr,
-            start_new_session=True,
         )
         self.answered = 0
 
@@ -82,9 +82,7 @@ class ServerProcess:
             return self._stopped(f"answered something unreadable ({exc})")
 
     def close(self) -> None:
-        if self._process.poll() is None:
-            self._process.kill()
-        self._process.wait()
+        self._process.stop(wait_s=None)
         for stream in (self._process.stdin, self._process.stdout, self._stderr):
             if stream is not None:
                 stream.close()

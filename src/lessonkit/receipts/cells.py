@@ -26,7 +26,8 @@ from lessonkit.lesson.files import CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
 from lessonkit.lesson.layout import Cell, lesson_cells, task_cell_source
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
-from lessonkit.run.child import child_env, run_child, write_report
+from lessonkit.run.child import run_child, write_report
+from lessonkit.run.process import child_environment
 
 RECORD, SCHEMA = CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
 
@@ -70,7 +71,7 @@ def run_cells(lesson: Lesson, timeout_s: float) -> tuple[CellOutput, ...]:
         run = run_child(
             [sys.executable, "-m", "lessonkit.receipts.cells", str(program)],
             cwd=Path(folder),
-            env=child_env({"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}),
+            env=child_environment("inherit", {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}),
             timeout_s=timeout_s,
         )
     report = run.report if isinstance(run.report, dict) else {}

@@ -18,8 +18,9 @@ from lessonkit.lesson.files import MAIN, Script
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
 from lessonkit.receipts.store import PLATFORMS, Platform, script_path
-from lessonkit.run.child import BACKEND_UNAVAILABLE, child_env, run_child
+from lessonkit.run.child import BACKEND_UNAVAILABLE, run_child
 from lessonkit.run.environment import Environment, static_environment
+from lessonkit.run.process import child_environment
 
 DEFAULT_TIMEOUT_S = 120.0
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
@@ -84,7 +85,7 @@ def run_script(
         settings["XLA_FLAGS"] = with_device_count(os.environ.get("XLA_FLAGS", ""), devices)
     relative = Path(os.path.relpath(path, root)).as_posix()
     argv = [sys.executable, "-m", "lessonkit.run.child", relative]
-    run = run_child(argv, cwd=root, env=child_env(settings), timeout_s=timeout_s)
+    run = run_child(argv, cwd=root, env=child_environment("inherit", settings), timeout_s=timeout_s)
 
     report = run.report if isinstance(run.report, dict) else {}
     if BACKEND_UNAVAILABLE in report:

@@ -1,8 +1,9 @@
 """Run Python in a child process: a visible lifecycle with a timeout and cleanup in ``finally``.
 
-Parent side: :func:`run_child` starts the child in its own process group, captures stdout and
-stderr, stops the whole group when the time runs out, and reads the JSON report the child left
-in a private temporary folder (whose path it passes in ``$LESSONKIT_REPORT``).
+Parent side: :func:`run_child` starts the child (`run.process.start_child`: its own process
+group), captures stdout and stderr, stops the whole group when the time runs out, and reads
+the JSON report the child left in a private temporary folder (whose path it passes in
+``$LESSONKIT_REPORT``).
 
 Child side: ``python -m lessonkit.run.child SCRIPT`` runs a script exactly as ``python SCRIPT``
 would (as ``__main__``, same stdout, its own traceback on failure) and reports the environment
@@ -16,8 +17,6 @@ import datetime as dt
 import json
 import os
 import runpy
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from lessonkit.run.process import start_child
 
 REPORT_ENV = "LESSONKIT_REPORT"
 """Names the file where a child writes its JSON report; never printed, never on stdout."""
@@ -48,48 +49,6 @@ class ChildRun:
     report: Any  # the JSON the child wrote to $LESSONKIT_REPORT, or None
 
 
-def child_env(overrides: Mapping[str, str | None]) -> dict[str, str]:
-    """This process's environment with `overrides` applied; a None value removes the variable."""
-    env = dict(os.environ)
-    for key, value in overrides.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
-
-
-def _start(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    group = (
-        {"start_new_session": True}
-        if os.name == "posix"
-        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
-    )
-    return subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **group,
-    )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Kill the child and anything it started (its whole process group on POSIX)."""
-    if process.poll() is not None:
-        return
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _read_report(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -105,18 +64,17 @@ def run_child(
         report_path = Path(folder) / "report.json"
         started = dt.datetime.now(dt.UTC)
         clock = time.perf_counter()
-        process = _start(argv, cwd, {**env, REPORT_ENV: str(report_path)})
+        process = start_child(argv, cwd=cwd, env={**env, REPORT_ENV: str(report_path)})
         timed_out = False
         try:
-            try:
-                stdout, stderr = process.communicate(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
+            printed = process.communicate(timeout=timeout_s)
+            if printed is None:
                 timed_out = True
-                _stop(process)
-                stdout, stderr = process.communicate()
+                process.stop(wait_s=None)
+                printed = process.communicate()
+            stdout, stderr = printed or (b"", b"")
         finally:
-            _stop(process)
-            process.wait()
+            process.stop(wait_s=None)
         duration = time.perf_counter() - clock
         report = _read_report(report_path)
     return ChildRun(

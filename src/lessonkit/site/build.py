@@ -31,6 +31,7 @@ from lessonkit.render.page import (
     render_markdown_page,
     render_study_guide,
 )
+from lessonkit.site.artifacts import LessonBuild, build_lessons
 from lessonkit.site.repo_zip import ZIP_NAME, repository_zip
 
 SITE = Path("build") / "site"
@@ -147,3 +148,25 @@ def build_site(lessons: Sequence[Lesson], target: Path) -> SiteReport:
         len(files),
         sum(map(len, files.values())),
     )
+
+
+@dataclass(frozen=True)
+class Build:
+    """What `lessonkit build` did: each lesson's files, then the site."""
+
+    lessons: tuple[LessonBuild, ...]
+    site: SiteReport
+
+
+def build(lesson_id: str | None = None, *, force: bool = False) -> Build:
+    """Build one lesson (or all) and the site; the site's index always lists every lesson.
+
+    Raises:
+        NumbersError, EditedFilesError, UsageError: see `build_lessons` and `find_lesson`.
+    """
+    from lessonkit.lesson.catalog import all_lessons, find_lesson
+
+    lessons = [find_lesson(lesson_id)] if lesson_id else all_lessons()
+    built = build_lessons(lessons, force=force)
+    site = build_site(all_lessons() if lesson_id else lessons, site_dir(repo_root()))
+    return Build(built, site)

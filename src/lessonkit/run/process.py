@@ -1,0 +1,175 @@
+"""The one way lessonkit starts a process: its own group, a chosen environment, a clean stop.
+
+Every child (a lesson script for a receipt, the notebook cells for their recorded outputs, a
+grading worker, the notebook's grading server) starts through `start_child`, in a process
+group of its own so that `Child.stop` also ends whatever the child started, and with its
+whole environment from `child_environment` under one of two policies:
+
+- ``"inherit"``: the caller's environment with a few settings changed, for code the person
+  running lessonkit chose to run (`lessonkit run` of the lesson's own scripts);
+- ``"allow-list"``: nothing inherited, for learner code being graded: the instructor's shell
+  holds tokens and paths that learner code must not read back into a message or a CSV.
+
+A sandbox (`run.sandbox`) is an option of the same call: it wraps the argv, nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+EnvPolicy = Literal["inherit", "allow-list"]
+Stream = Literal["pipe", "discard"] | IO[bytes]
+
+GRADER_SETTINGS = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONIOENCODING": "utf-8",
+    "JAX_PLATFORMS": "cpu",
+    "MPLBACKEND": "Agg",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+}
+"""A grading child's fixed settings (with HOME and TMPDIR set to its scratch folder)."""
+
+CHILD_SETTINGS = frozenset(
+    {
+        "JAX_COMPILATION_CACHE_DIR",
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
+        "MPLCONFIGDIR",
+        "XLA_FLAGS",
+    }
+)
+"""What the grader may add under the allow-list: the compile cache, matplotlib's scratch and
+JAX's device settings."""
+
+
+def child_environment(
+    policy: EnvPolicy,
+    settings: Mapping[str, str | None] | None = None,
+    *,
+    scratch: str | None = None,
+) -> dict[str, str]:
+    """A child's whole environment under `policy`.
+
+    ``"inherit"``: this process's environment with `settings` applied (a None value removes
+    the variable), output encoded as UTF-8. ``"allow-list"``: `GRADER_SETTINGS`, `scratch` as
+    HOME and TMPDIR, and `settings`, each of which must be one of `CHILD_SETTINGS`.
+    """
+    settings = dict(settings or {})
+    if policy == "inherit":
+        env = dict(os.environ)
+        for key, value in settings.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        env["PYTHONIOENCODING"] = "utf-8"
+        return env
+    unknown = sorted(set(settings) - CHILD_SETTINGS)
+    if unknown:
+        raise ValueError(f"not a grading child's setting: {', '.join(unknown)}")
+    if scratch is None:
+        raise ValueError("a grading child needs its scratch folder")
+    given = {key: value for key, value in settings.items() if value is not None}
+    return {**GRADER_SETTINGS, "HOME": scratch, "TMPDIR": scratch, **given}
+
+
+def _stream(stream: Stream) -> int | IO[bytes]:
+    if stream == "pipe":
+        return subprocess.PIPE
+    if stream == "discard":
+        return subprocess.DEVNULL
+    return stream
+
+
+class Child:
+    """A started child process, the leader of its own process group."""
+
+    def __init__(self, process: subprocess.Popen[bytes]):
+        self._process = process
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        return self._process.stdin
+
+    @property
+    def stdout(self) -> IO[bytes] | None:
+        return self._process.stdout
+
+    def poll(self) -> int | None:
+        return self._process.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit status, or None when the child still runs after `timeout` seconds."""
+        try:
+            return self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def communicate(self, timeout: float | None = None) -> tuple[bytes, bytes] | None:
+        """Everything the child printed once it ends; None when `timeout` passes first."""
+        try:
+            stdout, stderr = self._process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        return stdout or b"", stderr or b""
+
+    def stop(self, wait_s: float | None = 10) -> None:
+        """Kill the child and everything in its group, then reap it; safe to call twice.
+
+        The group is signalled only while the child is not yet reaped: until then its id,
+        and so the group's, cannot belong to anyone else.
+        """
+        if self._process.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if os.name == "posix":
+                    os.killpg(self._process.pid, signal.SIGKILL)
+                else:
+                    self._process.kill()
+        self.wait(wait_s)
+
+
+def start_child(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path | str | None = None,
+    stdin: Stream = "discard",
+    stdout: Stream = "pipe",
+    stderr: Stream = "pipe",
+    pass_fds: tuple[int, ...] = (),
+) -> Child:
+    """Start `argv` in a new process group (session on POSIX); raises OSError if it cannot."""
+    group = (
+        {"start_new_session": True}
+        if os.name == "posix"
+        else {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+    )
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=_stream(stdin),
+        stdout=_stream(stdout),
+        stderr=_stream(stderr),
+        pass_fds=pass_fds,
+        **group,
+    )
+    return Child(process)
