@@ -8,7 +8,7 @@ import sys
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from lessonkit.trees.diff import Entry, close, differences, summary
+from lessonkit.treediff import Entry, close, differences, summary
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def test_closeness_is_allclose_like():
 
 def test_the_engine_and_the_graders_words_need_no_jax():
     code = (
-        "import sys, lessonkit.trees.diff, lessonkit.grade.values, lessonkit.grade.checks; "
+        "import sys, lessonkit.treediff, lessonkit.grade.values, lessonkit.grade.checks; "
         "print(sorted(m for m in ('jax', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -275,7 +275,7 @@ def _run_one(out: Console, lesson: Lesson, script: Script, root: Path, args: Run
 
 
 def _record_cell_outputs(out: Console, lesson: Lesson, timeout_s: float) -> None:
-    """With main's record, what each practice-notebook cell prints (`cell_outputs`)."""
+    """With main's record, what each practice-notebook cell prints (`receipts.cells`)."""
     from lessonkit.receipts.cells import run_cells, save_record
 
     out.print("\nRecording the practice notebook's cell outputs in a child process ...")

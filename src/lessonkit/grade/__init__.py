@@ -15,7 +15,7 @@ Modules, in the order data flows through them:
 - `protocol`: the typed requests and the strict parser of reports
 - `runner` (parent), `worker` (child), `sandbox`, `isolation`: the processes, the OS
   sandbox, their limits and their reports
-- `record`, `values`: the reports as data, compared without JAX by `lessonkit.trees.diff`
+- `record`, `values`: the reports as data, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
 - `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves
 - `results`, `report`: the verdicts as frozen values, tables, JSON and CSV

@@ -1,6 +1,6 @@
 """Reported values compared and worded in the parent, without JAX.
 
-A reported value (`lessonkit.grade.reported`) is described for `lessonkit.trees.diff`, the
+A reported value (`lessonkit.grade.reported`) is described for `lessonkit.treediff`, the
 engine `lessonkit.trees.compare` uses too, so the grader decides and words a difference by
 the same rules a learner meets in the lesson: structure and key paths first, then leaf
 kinds, shapes and dtypes, and values last. A Python number and a 0-d array of numbers
@@ -17,11 +17,11 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
+from lessonkit import treediff
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Value
 from lessonkit.lesson.model import EXACT, Accept
-from lessonkit.trees import diff as treediff
-from lessonkit.trees.diff import Difference
+from lessonkit.treediff import Difference
 
 __all__ = [
     "Difference",

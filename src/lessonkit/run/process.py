@@ -37,7 +37,7 @@ GRADER_SETTINGS = {
     "PYTHONHASHSEED": "0",
     "TF_CPP_MIN_LOG_LEVEL": "3",
 }
-"""A grading child's fixed settings (with HOME and TMPDIR set to its scratch folder)."""
+"""What every grading child gets, whatever the parent has (HOME and TMPDIR: its scratch)."""
 
 CHILD_SETTINGS = frozenset(
     {

@@ -7,7 +7,7 @@ This package reports every difference, each at its key path, in that order:
 
 * :func:`describe` draws a tree in its containers' own order (``describe``);
 * :func:`compare` and :func:`assert_same_layout` list every layout difference,
-  decided by `lessonkit.trees.diff`, the engine the grader uses too (``compare``);
+  decided by `lessonkit.treediff`, the engine the grader uses too (``compare``);
 * :func:`check_trainable`, :func:`partition_trainable` and
   :func:`merge_trainable` separate trainable arrays from metadata (``trainable``);
 * :func:`compare_state` checks an optimizer state's moment trees against params

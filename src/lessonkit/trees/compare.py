@@ -1,6 +1,6 @@
 """Every layout difference between two live trees, by key path.
 
-The differences are decided by `lessonkit.trees.diff`, the engine the grader uses too; this
+The differences are decided by `lessonkit.treediff`, the engine the grader uses too; this
 module describes live JAX trees for it. Equal subtrees are skipped quickly: where two
 subtrees have equal treedefs, their leaves' shapes and dtypes are compared in lockstep
 from the flat leaf lists, and the engine descends only where something differs.
@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from jax import tree_util as jtu
 
-from lessonkit.trees import diff as treediff
+from lessonkit import treediff
 from lessonkit.trees.nodes import (
     KeyPath,
     children,
@@ -126,7 +126,7 @@ def _public(found: treediff.Difference) -> Difference:
 
 
 class LiveTree:
-    """A live (sub)tree described for `lessonkit.trees.diff`, read lazily where it differs."""
+    """A live (sub)tree described for `lessonkit.treediff`, read lazily where it differs."""
 
     __slots__ = ("key_path", "leaves", "node", "treedef")
 

@@ -1,0 +1,182 @@
+"""The package keeps its layers: no cycle between its parts, no process started outside
+`run/`, no import up the layers, and a package root of entry points and faces only.
+
+A part is a subpackage or a module of the package root. `LAYERS` lists the parts from the
+bottom up; a part may import its own modules and any part below it, never one above. The
+checks read the source (`ast`), so they see imports inside functions too. Each rule is
+also run on a small package made to break it, so the test is seen to fail.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
+
+LAYERS = (
+    "errors",
+    "treediff",
+    "lesson",
+    "trees",
+    "run",
+    "receipts",
+    "render",
+    "grade",
+    "evidence",
+    "learner",
+    "site",
+    "commands",
+    "cli",
+    "__main__",
+    "__init__",
+)
+"""Bottom first: the error type, the tree-difference engine (no JAX), the model of a lesson, the
+tree library, the one way code runs, records,
+renderers, the grader, evidence, the notebook's check(), the site, then the commands."""
+
+ROOT_MODULES_MAX = 6
+SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")
+SPAWN_CALLS = frozenset(
+    {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp"}
+    | {f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+    | {f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+)
+
+
+def _part(package: Path, path: Path) -> str:
+    relative = path.relative_to(package)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def _imported(package: Path, path: Path, node: ast.AST) -> list[str]:
+    """The dotted names an import statement brings in, relative ones resolved."""
+    name = package.name
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level == 0:
+        base = node.module or ""
+    else:
+        here = list(path.relative_to(package).parent.parts)
+        here = here[: len(here) - (node.level - 1)]
+        base = ".".join([name, *here, *([node.module] if node.module else [])])
+    return [base] + [f"{base}.{alias.name}" for alias in node.names]
+
+
+def scan(package: Path) -> tuple[dict[str, set[str]], list[str], list[str]]:
+    """Part-to-part imports, "file:line part -> part" for imports up the layers, spawn sites."""
+    edges: dict[str, set[str]] = {}
+    upward, spawns = [], []
+    parts = {_part(package, p) for p in package.rglob("*.py")}
+    for path in sorted(package.rglob("*.py")):
+        here = _part(package, path)
+        where = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for dotted in _imported(package, path, node):
+                if any(dotted == m or dotted.startswith(m + ".") for m in SPAWN_MODULES):
+                    if not where.startswith("run/"):
+                        spawns.append(f"{where}:{node.lineno} imports {dotted}")
+                pieces = dotted.split(".")
+                if pieces[0] != package.name or len(pieces) < 2 or pieces[1] not in parts:
+                    continue
+                target = pieces[1]
+                if target == here:
+                    continue
+                edges.setdefault(here, set()).add(target)
+                up = f"{where}:{node.lineno} {here} -> {target}"
+                if (
+                    here in LAYERS
+                    and target in LAYERS
+                    and LAYERS.index(target) > LAYERS.index(here)
+                    and up not in upward
+                ):
+                    upward.append(up)
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in SPAWN_CALLS
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+                and not where.startswith("run/")
+            ):
+                spawns.append(f"{where}:{node.lineno} calls os.{node.attr}")
+    return edges, upward, spawns
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of parts that import each other, directly or round a loop (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def root_modules(package: Path) -> list[str]:
+    return sorted(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__"))
+
+
+def test_lessonkit_keeps_its_layers():
+    edges, upward, spawns = scan(PACKAGE)
+    unknown = sorted({p for p in edges} | {t for ts in edges.values() for t in ts})
+    assert set(unknown) <= set(LAYERS), f"not in LAYERS: {set(unknown) - set(LAYERS)}"
+    assert cycles(edges) == []
+    assert upward == []
+    assert spawns == []
+    assert len(root_modules(PACKAGE)) <= ROOT_MODULES_MAX, root_modules(PACKAGE)
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    """A small package with one of each fault: a cycle, an upward import, a spawn site."""
+    package = tmp_path / "lessonkit"
+    for folder in ("lesson", "grade", "run"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "lesson" / "model.py").write_text("from lessonkit.grade import checks\n")
+    (package / "grade" / "checks.py").write_text(
+        "def f():\n    from ..lesson import model\n    import subprocess\n"
+    )
+    (package / "run" / "process.py").write_text("import os\nos.fork\nimport subprocess\n")
+    for name in ("a", "b", "c", "d", "e", "f", "g"):
+        (package / f"{name}.py").write_text("")
+    return package
+
+
+def test_each_rule_fails_on_a_package_that_breaks_it(broken: Path):
+    edges, upward, spawns = scan(broken)
+    assert cycles(edges) == [["grade", "lesson"]]
+    assert upward == ["lesson/model.py:1 lesson -> grade"]
+    assert spawns == ["grade/checks.py:3 imports subprocess"]  # run/ may start processes
+    assert len(root_modules(broken)) == 7 > ROOT_MODULES_MAX
+
+
+def test_a_fork_outside_run_is_a_spawn_site(broken: Path):
+    (broken / "grade" / "fork.py").write_text("import os\n\ndef go():\n    return os.fork()\n")
+    assert "grade/fork.py:4 calls os.fork" in scan(broken)[2]
