@@ -466,7 +466,14 @@ def test_watch_grades_every_save_and_stops_cleanly(lesson, tmp_path):
         assert "binary file" in _read_until(process, "binary file", 30)
         process.send_signal(signal.SIGINT)
         # Under a loaded full suite the stop may wait for a learner child still starting.
-        rest = process.communicate(timeout=90)[0].decode()
+        try:
+            rest = process.communicate(timeout=90)[0].decode()
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)  # lessonkit prints every thread's stack
+            time.sleep(2)
+            process.kill()
+            stacks = process.communicate()[0].decode(errors="replace")
+            raise AssertionError(f"Ctrl-C did not stop --watch in 90 s:\n{stacks}") from None
         assert process.returncode == 0
         assert "Stopped watching." in rest and "Traceback" not in first + second + rest
     finally:

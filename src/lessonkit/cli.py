@@ -9,6 +9,7 @@ can cause arrive here as `LessonkitError` and leave as one message and exit stat
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import signal
 import sys
@@ -78,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _stop)
+        if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where every thread is
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         return _main(argv)
     finally:

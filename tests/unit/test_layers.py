@@ -77,9 +77,9 @@ def scan(package: Path) -> tuple[dict[str, set[str]], list[str], list[str]]:
         where = path.relative_to(package).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             for dotted in _imported(package, path, node):
-                if any(dotted == m or dotted.startswith(m + ".") for m in SPAWN_MODULES):
-                    if not where.startswith("run/"):
-                        spawns.append(f"{where}:{node.lineno} imports {dotted}")
+                spawning = any(dotted == m or dotted.startswith(m + ".") for m in SPAWN_MODULES)
+                if spawning and not where.startswith("run/"):
+                    spawns.append(f"{where}:{node.lineno} imports {dotted}")
                 pieces = dotted.split(".")
                 if pieces[0] != package.name or len(pieces) < 2 or pieces[1] not in parts:
                     continue

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
+import threading
 from pathlib import Path
 
 from rich.text import Text
@@ -142,11 +144,21 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
     if not as_json:
         out.print(f"Watching {quoted(path)}; save it to grade again. Press Ctrl-C to stop.")
+    stop = threading.Event()
+
+    def interrupted(signum: int, frame: object) -> None:
+        stop.set()  # the loop also polls it: Ctrl-C stops the watch even if the raise is lost
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupted)
     try:
-        watch(grader, lesson, path, show, show_problem)
+        watch(grader, lesson, path, show, show_problem, should_stop=stop.is_set)
     except KeyboardInterrupt:
-        if not as_json:
-            out.print("Stopped watching.")
+        pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not as_json:
+        out.print("Stopped watching.")
     return 0
 
 
