@@ -2,8 +2,8 @@
 
 `run_script` runs one of a lesson's scripts (`lessonkit.lesson.files`) in a child process
 and returns a `Receipt` (`schema`); `store` keeps each script's committed reference and
-refuses a stale one; `compare_output` sets a fresh run's lines beside the record's (`comparison`). This package's
-names are its public surface; the modules are its parts.
+refuses a stale one; `compare_output` sets a fresh run's lines beside the record's
+(`comparison`). This package's names are its public surface; the modules are its parts.
 """
 
 from lessonkit.receipts.comparison import LineDifference, OutputComparison, compare_output
