@@ -1,7 +1,15 @@
-"""Shared fixtures: the lesson as loaded from the repository."""
+"""Shared fixtures (the lesson as loaded from the repository) and the test tiers.
+
+A test's tier is its folder: `unit` (no child process: starting one fails the test, so the
+tier runs fast and anywhere), `integration` (commands and the grader through real child
+processes), `browser` (headless Chromium) and `hostile` (the red team's attacks). Each test
+gets its tier as a marker, so `-m unit` or `-m "not browser"` selects by folder.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +18,30 @@ from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
 
 REPO = Path(__file__).resolve().parents[1]
+TIERS = ("unit", "integration", "browser", "hostile")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        relative = Path(item.path).resolve().relative_to(tests)
+        if relative.parts[0] in TIERS:
+            item.add_marker(relative.parts[0])
+
+
+def _refused(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a unit test started a process: move it to tests/integration")
+
+
+@pytest.fixture(autouse=True)
+def _no_processes_in_unit_tests(request: pytest.FixtureRequest, monkeypatch) -> None:
+    """The unit tier starts no process: Popen and fork fail there."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    monkeypatch.setattr(subprocess.Popen, "__init__", _refused)
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, _refused)
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
 LESSON_MD = LESSON_DIR / "lesson.md"
 # A second lesson, deliberately unlike state-02 (a tuple tree with int and bool leaves): the

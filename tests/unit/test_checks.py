@@ -80,9 +80,11 @@ def no_child_processes() -> Iterator[None]:
 
 
 def test_no_process_can_start_while_these_tests_run():
-    with pytest.raises(ChildProcessRefused):
+    # The unit tier's own refusal (tests/conftest.py) answers first; this file's is the
+    # fallback when the file runs on its own outside the tier.
+    with pytest.raises((ChildProcessRefused, AssertionError), match="process"):
         subprocess.run(["true"], check=False)
-    with pytest.raises(ChildProcessRefused):
+    with pytest.raises((ChildProcessRefused, AssertionError), match="process"):
         os.fork()
 
 

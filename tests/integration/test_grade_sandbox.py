@@ -232,7 +232,7 @@ def test_a_grader_in_another_pid_namespace_keeps_a_live_graders_scratch(tmp_path
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
     )
     assert inside.returncode == 0, inside.stderr
     assert inside.stdout.strip() == "0" and live.is_dir()
