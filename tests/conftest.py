@@ -42,6 +42,8 @@ def _no_processes_in_unit_tests(request: pytest.FixtureRequest, monkeypatch) -> 
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp"):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, _refused)
+
+
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
 LESSON_MD = LESSON_DIR / "lesson.md"
 # A second lesson, deliberately unlike state-02 (a tuple tree with int and bool leaves): the
