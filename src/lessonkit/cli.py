@@ -9,6 +9,7 @@ can cause arrive here as `LessonkitError` and leave as one message and exit stat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
 import signal
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _stop)
         if hasattr(signal, "SIGUSR1"):  # `kill -USR1 PID` prints where every thread is
-            faulthandler.register(signal.SIGUSR1, all_threads=True)
+            with contextlib.suppress(AttributeError, ValueError, OSError):  # no real stderr
+                faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)
     try:
         return _main(argv)
     finally:
