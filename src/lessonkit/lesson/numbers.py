@@ -71,7 +71,8 @@ def same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _where(lesson: Lesson, line: int) -> str:
+def lesson_line(lesson: Lesson, line: int) -> str:
+    """`path:line` in lesson.md, where a numbers problem is reported."""
     return f"{lesson.path}:{line}"
 
 
@@ -95,7 +96,7 @@ def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
                 LessonError(
                     f"the prose states {said.text}, which no declared number gives"
                     f"{_nearby(lesson, block, said.line)}",
-                    where=_where(lesson, said.line),
+                    where=lesson_line(lesson, said.line),
                     fix=f"correct the number, or declare it in the {{numbers}} block at line "
                     f"{block.line} (list it under ':not_results:' if it is a count or a year)",
                 )
@@ -109,7 +110,7 @@ def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
                     LessonError(
                         f"{number.name} is declared {number.shown}, but nothing in the "
                         f"sections it covers ({covered}) states {missing}",
-                        where=_where(lesson, number.line),
+                        where=lesson_line(lesson, number.line),
                         fix="state it in the prose, or remove the declaration",
                     )
                 )

@@ -17,15 +17,11 @@ from typing import Any
 from lessonkit.errors import LessonError
 from lessonkit.lesson.files import NUMBERS_CHECK, NUMBERS_SCHEMA
 from lessonkit.lesson.model import Lesson, Number
-from lessonkit.lesson.numbers import prose_problems
+from lessonkit.lesson.numbers import lesson_line, prose_problems
 from lessonkit.run.environment import package_version
 
 REL_TOL = 1e-6
 """How far the code's value may lie from the declared one (float32 arithmetic)."""
-
-
-def _where(lesson: Lesson, line: int) -> str:
-    return f"{lesson.path}:{line}"
 
 
 def _agrees(computed: Any, number: Number) -> bool:
@@ -75,7 +71,7 @@ def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
             problems.append(
                 LessonError(
                     f"{number.name}: its expr raised {type(exc).__name__}: {exc}",
-                    where=_where(lesson, number.line),
+                    where=lesson_line(lesson, number.line),
                 )
             )
             continue
@@ -84,7 +80,7 @@ def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
                 LessonError(
                     f"{number.name} is declared {number.shown} but the code gives "
                     f"{_shown(computed)}{_stated(lesson, number)}",
-                    where=_where(lesson, number.line),
+                    where=lesson_line(lesson, number.line),
                     fix="if the code is right, change the declaration and the prose that "
                     "states it; otherwise fix the code",
                 )
@@ -134,8 +130,11 @@ def _render_record(lesson: Lesson, key: str) -> bytes:
     return (json.dumps(body, indent=2) + "\n").encode("utf-8")
 
 
-def numbers_current(lesson: Lesson) -> bool:
-    """Whether the kept verdict says the code gives every declared value, for this code."""
+def numbers_current(lesson: Lesson, key: str | None = None) -> bool:
+    """Whether the kept verdict says the code gives every declared value, for this code.
+
+    `key`: `numbers_key(lesson)`, when the caller has it already.
+    """
     try:
         body = json.loads(_record_path(lesson).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -144,7 +143,7 @@ def numbers_current(lesson: Lesson) -> bool:
         isinstance(body, dict)
         and body.get("schema") == NUMBERS_SCHEMA
         and body.get("lesson") == lesson.meta.id
-        and body.get("key") == numbers_key(lesson)
+        and body.get("key") == (key or numbers_key(lesson))
     )
 
 
@@ -157,13 +156,14 @@ def check_numbers(lesson: Lesson, *, keep: bool = True) -> bool:
     problems = prose_problems(lesson)
     if problems:
         raise NumbersError(problems)
-    if keep and numbers_current(lesson):
+    key = numbers_key(lesson)
+    if keep and numbers_current(lesson, key):
         return False
     problems = value_problems(lesson)
     if problems:
         raise NumbersError(problems)
     if keep:
-        path, content = _record_path(lesson), _render_record(lesson, numbers_key(lesson))
+        path, content = _record_path(lesson), _render_record(lesson, key)
         if not path.is_file() or path.read_bytes() != content:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content)

@@ -65,32 +65,31 @@ def _notebook(lesson: Lesson, done: Rendered) -> Rendered:
     return {path: text.encode("utf-8")}
 
 
-RENDERERS: dict[Producer, Render | Callable[[Lesson], str]] = {
+SCRIPT_RENDERERS: dict[Producer, Callable[[Lesson], str]] = {
     "main-script": MAIN.render,
     "going-further-script": GOING_FURTHER.render,
     "exercise-script": render_exercise_script,
+}
+"""The producers of one text file each: a script."""
+RENDERERS: dict[Producer, Render] = {
     "figure": _figure,
     "evidence-template": _evidence_template,
     "notebook": _notebook,
 }
-"""What renders each generated file, in the order they render (the notebook shows the PNG)."""
-_TEXT: frozenset[Producer] = frozenset({"main-script", "going-further-script", "exercise-script"})
+"""The other producers, in the order they render (the notebook shows the figure's PNG)."""
 
 
 def producers(lesson: Lesson) -> tuple[tuple[Producer, Render], ...]:
-    """The lesson's producers in rendering order, each with the files the registry gives it."""
+    """The lesson's producers in rendering order (the scripts first), with the registry's paths."""
     paths: dict[Producer, list[str]] = {}
     for file in generated_files(lesson):
         paths.setdefault(file.producer, []).append(file.path)
-    found = []
-    for name, render in RENDERERS.items():
-        if name not in paths:
-            continue
-        if name in _TEXT:  # a script: one text file
-            found.append((name, _one_text(paths[name][0], render)))  # type: ignore[arg-type]
-        else:
-            found.append((name, render))  # type: ignore[arg-type]
-    return tuple(found)
+    scripts = [
+        (name, _one_text(paths[name][0], render))
+        for name, render in SCRIPT_RENDERERS.items()
+        if name in paths
+    ]
+    return (*scripts, *((name, r) for name, r in RENDERERS.items() if name in paths))
 
 
 def _one_text(path: str, render: Callable[[Lesson], str]) -> Render:
