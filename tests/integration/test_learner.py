@@ -295,8 +295,10 @@ def test_check_inside_a_grading_child_does_nothing(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(client, "ask", no_server)
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    from lessonkit.grade.wire import CHILD_MARK
+
     worker = types.ModuleType("__main__")
-    worker.__file__ = str(Path(client.__file__).parent.parent / "grade" / "worker_program.py")
+    setattr(worker, CHILD_MARK, True)
     monkeypatch.setitem(sys.modules, "__main__", worker)
     assert checker("state-02").result("make-it-yours") is None
     prompt = types.ModuleType("__main__")  # a plain `python` prompt: no file, no kernel

@@ -783,3 +783,38 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     spent = time.process_time() - started
     assert len(plan.cells) >= 1_000
     assert spent <= 1.0, f"{kind}: {spent:.2f} s of parent CPU"
+
+
+def test_one_wire_schema_names_every_tag_both_sides_use():
+    """The child writes, and the parent reads, exactly the shapes `grade/wire.py` declares."""
+    import typing
+
+    import jax
+    import numpy as np
+
+    from lessonkit.grade import protocol
+
+    assert typing.get_args(protocol.ErrorKind) == wire.ERROR_KINDS
+    assert typing.get_args(protocol.CellStatus) == wire.CELL_STATUSES
+    encoder = worker_program.Encoder(np, jax)
+    samples = [
+        None, 3, 2**60, "text", np, np.zeros(3), np.zeros(wire.MAX_ELEMENTS + 1), 1j,
+        jax.random.key(0), {1.5: [1, 2]}, {(1,): 1}, [[1]] * (wire.MAX_LEAVES + 1), (1, [2]),
+    ]  # fmt: skip
+    written = {}
+    for sample in samples:
+        data = encoder.encode(sample)
+        required, optional = wire.VALUES[data[wire.VALUE_TAG]]
+        assert required <= data.keys() - {wire.VALUE_TAG} <= required | optional
+        reported.parse_value(data)
+        written.setdefault(data[wire.VALUE_TAG], data)
+    deep: object = 1
+    for _ in range(wire.MAX_DEPTH + 1):
+        deep = [deep]
+    written.setdefault("big", encoder.encode(deep))
+    assert set(written) == set(wire.VALUES), "a value tag the child never writes"
+    for tag, data in written.items():
+        with pytest.raises(reported.Interference):
+            reported.parse_value({**data, "extra": 1})
+        with pytest.raises(reported.Interference):
+            reported.parse_value({**data, wire.VALUE_TAG: tag + "?"})

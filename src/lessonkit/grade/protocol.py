@@ -23,7 +23,15 @@ from lessonkit.grade.reported import (
     parse_value,
     text,
 )
-from lessonkit.grade.wire import MAX_MESSAGE, MAX_OUTPUT
+from lessonkit.grade.wire import (
+    CELL_STATUSES,
+    ERROR,
+    ERROR_KINDS,
+    EVENT_TAG,
+    EVENTS,
+    MAX_MESSAGE,
+    MAX_OUTPUT,
+)
 
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
@@ -151,14 +159,10 @@ def _values(data: object, budget: Budget) -> dict[str, Value]:
     return {text(name): parse_value(v, budget) for name, v in data.items()}
 
 
-_ERROR_KINDS = frozenset({"syntax", "exception", "timeout", "exit", "interrupt"})
-
-
 def _error(data: object) -> ErrorInfo:
-    data = fields(
-        data, {"kind", "type", "module", "message", "frames"}, frozenset({"exit_code", "trees"})
-    )
-    if data["kind"] not in _ERROR_KINDS:
+    required, optional = ERROR
+    data = fields(data, required, optional)
+    if type(data["kind"]) is not str or data["kind"] not in ERROR_KINDS:
         raise Interference("a reported error has an unknown kind")
     frames = data["frames"]
     if type(frames) is not list or len(frames) > MAX_FRAMES:
@@ -201,39 +205,33 @@ def parse_event(line: bytes) -> Event:
         raise Interference("a report line is not valid JSON") from None
     if type(data) is not dict:
         raise Interference("a report line is not an object")
-    kind = data.get("event")
+    kind = data.get(EVENT_TAG)
+    if type(kind) is not str or kind not in EVENTS:
+        raise Interference("a report line has an unknown event")
+    required, optional = EVENTS[kind]
+    data = fields(data, {EVENT_TAG, *required}, optional)
     if kind == "ready":
-        data = fields(data, {"event", "jax", "python"})
         return Ready(text(data["jax"], 40), text(data["python"], 40))
     if kind == "start":
-        data = fields(data, {"event", "request", "scenario", "cell"})
         return Start(text(data["request"]), text(data["scenario"]), integer(data["cell"]))
     if kind == "done":
-        data = fields(data, {"event", "request", "timed_out", "patched"})
         patched = data["patched"]
         if type(data["timed_out"]) is not bool or type(patched) is not list or len(patched) > 200:
             raise Interference("a 'done' report is malformed")
         return Done(text(data["request"]), data["timed_out"], tuple(text(p) for p in patched))
-    if kind == "cell":
-        data = fields(
-            data,
-            {"event", "request", "scenario", "cell", "status", "output"},
-            frozenset({"error", "values", "checkpoint"}),
-        )
-        if data["status"] not in ("ok", "error"):
-            raise Interference("a cell report has an unknown status")
-        if (data["status"] == "error") != ("error" in data):
-            raise Interference("a cell report's status and error disagree")
-        budget = Budget()
-        checkpoint = data.get("checkpoint")
-        return CellReport(
-            request=text(data["request"]),
-            scenario=text(data["scenario"]),
-            cell=integer(data["cell"]),
-            status=data["status"],
-            output=text(data["output"], MAX_OUTPUT),
-            error=_error(data["error"]) if "error" in data else None,
-            values=_values(data.get("values", {}), budget),
-            checkpoint=None if checkpoint is None else _values(checkpoint, budget),
-        )
-    raise Interference("a report line has an unknown event")
+    if type(data["status"]) is not str or data["status"] not in CELL_STATUSES:  # "cell"
+        raise Interference("a cell report has an unknown status")
+    if (data["status"] == "error") != ("error" in data):
+        raise Interference("a cell report's status and error disagree")
+    budget = Budget()
+    checkpoint = data.get("checkpoint")
+    return CellReport(
+        request=text(data["request"]),
+        scenario=text(data["scenario"]),
+        cell=integer(data["cell"]),
+        status=data["status"],
+        output=text(data["output"], MAX_OUTPUT),
+        error=_error(data["error"]) if "error" in data else None,
+        values=_values(data.get("values", {}), budget),
+        checkpoint=None if checkpoint is None else _values(checkpoint, budget),
+    )

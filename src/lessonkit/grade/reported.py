@@ -1,8 +1,8 @@
 """Values a child reports, parsed into typed data.
 
-A child sends each value as a small JSON object tagged by ``t``. That object comes from a
-process that may have run hostile code, so `parse_value` accepts only the exact shapes
-below (types, ranges, sizes and a node budget checked, unknown or missing fields refused)
+A child sends each value as a small JSON object tagged as `wire.VALUES` lists. That object
+comes from a process that may have run hostile code, so `parse_value` accepts only those
+exact shapes (types, ranges, sizes and a node budget checked, unknown or missing fields refused)
 and raises `Interference` for anything else. Past this point the grader handles frozen
 dataclasses, never the raw JSON.
 """
@@ -18,6 +18,8 @@ from lessonkit.grade.wire import (
     MAX_NAME,
     MAX_NODES,
     MAX_STRING,
+    VALUE_TAG,
+    VALUES,
 )
 from lessonkit.grade.wire import PARSED_DEPTH as MAX_DEPTH
 from lessonkit.lesson.text import safe_text
@@ -117,7 +119,9 @@ Value = NoneValue | Number | Text | Array | KeyArray | Module | Mapping | Sequen
 # --------------------------------------------------------------------------- parsing
 
 
-def fields(data: object, required: set[str], optional: frozenset[str] = frozenset()) -> dict:
+def fields(
+    data: object, required: set[str] | frozenset[str], optional: frozenset[str] = frozenset()
+) -> dict:
     """`data` as an object with exactly the `required` keys and some `optional` ones."""
     if type(data) is not dict:
         raise Interference("a report field is not an object")
@@ -173,35 +177,32 @@ def parse_value(data: object, budget: Budget | None = None, depth: int = 0) -> V
         raise Interference("a reported value is nested too deeply")
     if type(data) is not dict:
         raise Interference("a reported value is not an object")
-    tag = data.get("t")
+    tag = data.get(VALUE_TAG)
+    if type(tag) is not str or tag not in VALUES:
+        raise Interference("a reported value has an unknown kind")
+    required, optional = VALUES[tag]
+    fields(data, {VALUE_TAG, *required}, optional)
     if tag == "none":
-        fields(data, {"t"})
         return NoneValue()
     if tag == "number":
-        return _number(fields(data, {"t", "type", "value"}))
+        return _number(data)
     if tag == "str":
-        fields(data, {"t", "value", "length"})
         return Text(text(data["value"], MAX_STRING), integer(data["length"], 0, 2**40))
     if tag in ("array", "key"):
         return _array(data, tag)
     if tag == "module":
-        return Module(text(fields(data, {"t", "name"})["name"]))
+        return Module(text(data["name"]))
     if tag == "dict":
-        return _mapping(fields(data, {"t", "type", "items"}), budget, depth)
+        return _mapping(data, budget, depth)
     if tag == "seq":
-        fields(data, {"t", "type", "items"})
         if type(data["items"]) is not list:
             raise Interference("a reported sequence is malformed")
         items = tuple(parse_value(item, budget, depth + 1) for item in data["items"])
         return Sequence(text(data["type"]), items)
     if tag == "big":
-        fields(data, {"t", "type", "why"})
         return Opaque("big", text(data["type"]), text(data["why"]))
-    if tag == "other":
-        fields(data, {"t", "type"}, frozenset({"note"}))
-        note = data.get("note")
-        return Opaque("other", text(data["type"]), None if note is None else text(note))
-    raise Interference("a reported value has an unknown kind")
+    note = data.get("note")  # "other"
+    return Opaque("other", text(data["type"]), None if note is None else text(note))
 
 
 def _number(data: dict) -> Number:
@@ -214,8 +215,6 @@ def _number(data: dict) -> Number:
 
 
 def _array(data: dict, tag: str) -> Array | KeyArray:
-    required = {"t", "dtype", "shape"} | ({"impl"} if tag == "key" else set())
-    fields(data, required, frozenset({"data"}))
     dtype, shape = data["dtype"], data["shape"]
     if type(dtype) is not str or not _DTYPE.fullmatch(dtype):
         raise Interference("a reported dtype is malformed")

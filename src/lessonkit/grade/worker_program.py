@@ -34,7 +34,7 @@ import time
 
 
 def _wire():
-    """The wire's limits (`grade/wire.py`), loaded by path: this child imports no lessonkit."""
+    """The wire's shapes and limits (`grade/wire.py`), loaded by path: no lessonkit import."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
     spec = importlib.util.spec_from_file_location("lessonkit_wire", path)
     module = importlib.util.module_from_spec(spec)
@@ -42,16 +42,17 @@ def _wire():
     return module
 
 
-_WIRE = _wire()
-MAX_ELEMENTS = _WIRE.MAX_ELEMENTS
-MAX_LEAVES = _WIRE.MAX_LEAVES
-MAX_DEPTH = _WIRE.MAX_DEPTH
-MAX_TEXT = _WIRE.MAX_TEXT
-MAX_MESSAGE = _WIRE.MAX_MESSAGE
-MAX_STRING = _WIRE.MAX_STRING
-MAX_NAME = _WIRE.MAX_NAME
-OUTPUT_HEAD = _WIRE.OUTPUT_HEAD
-OUTPUT_TAIL = _WIRE.OUTPUT_TAIL
+wire = _wire()
+globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
+MAX_ELEMENTS = wire.MAX_ELEMENTS
+MAX_LEAVES = wire.MAX_LEAVES
+MAX_DEPTH = wire.MAX_DEPTH
+MAX_TEXT = wire.MAX_TEXT
+MAX_MESSAGE = wire.MAX_MESSAGE
+MAX_STRING = wire.MAX_STRING
+MAX_NAME = wire.MAX_NAME
+OUTPUT_HEAD = wire.OUTPUT_HEAD
+OUTPUT_TAIL = wire.OUTPUT_TAIL
 
 
 class CellTimeout(BaseException):
@@ -249,7 +250,7 @@ class Encoder:
         try:
             return self._value(value, [0], 0)
         except Exception as exc:  # a value that cannot even be inspected
-            return {"t": "other", "type": self._type_name(value), "note": type(exc).__name__}
+            return wire.value("other", type=self._type_name(value), note=type(exc).__name__)
 
     def _type_name(self, value) -> str:
         name = getattr(self._type(value), "__name__", "object")
@@ -258,21 +259,21 @@ class Encoder:
     def _value(self, value, leaves: list[int], depth: int) -> dict:
         kind = self._type(value)
         if value is None:
-            return {"t": "none"}
+            return wire.value("none")
         if kind in (bool, int, float):
             if kind is int and not -(2**53) <= value <= 2**53:
-                return {"t": "number", "type": "int", "value": float(value)}
-            return {"t": "number", "type": kind.__name__, "value": value}
+                return wire.value("number", type="int", value=float(value))
+            return wire.value("number", type=kind.__name__, value=value)
         if kind is str:
-            return {"t": "str", "value": value[:MAX_STRING], "length": self._len(value)}
+            return wire.value("str", value=value[:MAX_STRING], length=self._len(value))
         if kind is self._key_array:
             return self._key(value)
         if kind is self._jax_array or kind is self._ndarray or kind in self._numpy_scalars:
             return self._array(value)
         if kind is self._module_type:
-            return {"t": "module", "name": str.__str__(value.__name__)[:MAX_NAME]}
+            return wire.value("module", name=str.__str__(value.__name__)[:MAX_NAME])
         if depth >= MAX_DEPTH:
-            return {"t": "big", "type": self._type_name(value), "why": "nested too deeply"}
+            return wire.value("big", type=self._type_name(value), why="nested too deeply")
         read_items = None  # identity tests only: a class is never asked to compare itself
         if kind is dict or kind is self._default_dict:
             read_items = self._dict_items
@@ -283,23 +284,23 @@ class Encoder:
             items = []
             for key, child in read_items(value):
                 if self._type(key) not in (str, int, bool, float):
-                    return {"t": "other", "type": name, "note": "keys that are not str or int"}
+                    return wire.value("other", type=name, note="keys that are not str or int")
                 leaves[0] += 1
                 if leaves[0] > MAX_LEAVES:
-                    return {"t": "big", "type": name, "why": "too many entries"}
+                    return wire.value("big", type=name, why="too many entries")
                 if self._type(key) is str:
                     key = key[:200]
                 items.append([key, self._value(child, leaves, depth + 1)])
-            return {"t": "dict", "type": name, "items": items}
+            return wire.value("dict", type=name, items=items)
         if kind is list or kind is tuple or _is_namedtuple(kind):
             items = []
             for child in (list.__iter__ if kind is list else tuple.__iter__)(value):
                 leaves[0] += 1
                 if leaves[0] > MAX_LEAVES:
-                    return {"t": "big", "type": self._type_name(value), "why": "too many entries"}
+                    return wire.value("big", type=self._type_name(value), why="too many entries")
                 items.append(self._value(child, leaves, depth + 1))
-            return {"t": "seq", "type": self._type_name(value), "items": items}
-        return {"t": "other", "type": self._type_name(value)}
+            return wire.value("seq", type=self._type_name(value), items=items)
+        return wire.value("other", type=self._type_name(value))
 
     def _key(self, value) -> dict:
         """A typed PRNG key array: its implementation, shape and raw key data."""
@@ -307,7 +308,7 @@ class Encoder:
         shape = [int(d) for d in value.shape]
         name = str(value.dtype)
         impl = name[4:-1] if name.startswith("key<") and name.endswith(">") else name
-        out = {"t": "key", "dtype": "key", "impl": impl[:40], "shape": shape}
+        out = wire.value("key", dtype="key", impl=impl[:40], shape=shape)
         if data.size <= MAX_ELEMENTS:
             out["data"] = [int(v) for v in data.reshape(-1).tolist()]
         return out
@@ -315,18 +316,18 @@ class Encoder:
     def _array(self, value) -> dict:
         data = self._asarray(value)
         shape = [int(d) for d in data.shape]
-        out = {"t": "array", "dtype": str(data.dtype), "shape": shape}
+        out = wire.value("array", dtype=str(data.dtype), shape=shape)
         if data.size > MAX_ELEMENTS:
             return out
         if data.dtype.kind == "c":
-            return {"t": "other", "type": f"complex array ({data.dtype})"}
+            return wire.value("other", type=f"complex array ({data.dtype})")
         if data.dtype.kind in "OUSVMm" and data.dtype.kind != "V":
-            return {"t": "other", "type": f"array of {data.dtype}"[:MAX_NAME]}
+            return wire.value("other", type=f"array of {data.dtype}"[:MAX_NAME])
         if data.dtype.kind not in "biuf":  # bfloat16 and other extension floats
             try:
                 data = data.astype(self._float32)
             except Exception:
-                return {"t": "other", "type": f"array of {data.dtype}"[:MAX_NAME]}
+                return wire.value("other", type=f"array of {data.dtype}"[:MAX_NAME])
         out["data"] = data.reshape(-1).tolist()
         return out
 
@@ -661,12 +662,12 @@ class WorkerProgram:
             self.deadline = None
         self._close_figures()
         self.channel.send(
-            {
-                "event": "done",
-                "request": request["id"],
-                "timed_out": timed_out,
-                "patched": sorted(set(self.patched)),
-            }
+            wire.event(
+                "done",
+                request=request["id"],
+                timed_out=timed_out,
+                patched=sorted(set(self.patched)),
+            )
         )
 
     def _scenario(self, request: dict, scenario: dict, cells: list, files: dict) -> bool:
@@ -693,10 +694,10 @@ class WorkerProgram:
             ):
                 continue
             where = {"request": request["id"], "scenario": scenario["name"], "cell": index}
-            self.channel.send({"event": "start", **where})
+            self.channel.send(wire.event("start", **where))
             inputs_here = strip if cell["role"] == "setup" else frozenset()
             result = self._cell(cell, namespace, inputs_here, files)
-            report = {"event": "cell", **where, **result}
+            report = wire.event("cell", **where, **result)
             names = cell.get("report") or []
             if names:
                 report["values"] = {
@@ -817,7 +818,7 @@ def main() -> None:
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
     runner = WorkerProgram(channel, Encoder(np, jax), guard, jax, jnp)
-    channel.send({"event": "ready", "jax": jax.__version__, "python": sys.version.split()[0]})
+    channel.send(wire.event("ready", jax=jax.__version__, python=sys.version.split()[0]))
     for line in requests:
         if line.strip():
             runner.run(json.loads(line))

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import lessonkit
+from lessonkit.grade.wire import CHILD_MARK
 from lessonkit.learner.protocol import (
     CheckReply,
     CheckRequest,
@@ -133,5 +134,4 @@ def running_script() -> str | None:
 
 def inside_grader() -> bool:
     """True in a grading child running a file that calls check(): it must not grade again."""
-    path = running_script()
-    return path is not None and Path(path).parts[-2:] == ("grade", "worker_program.py")
+    return getattr(sys.modules.get("__main__"), CHILD_MARK, None) is True
