@@ -70,3 +70,18 @@ def test_a_remembered_folder_that_is_gone_or_a_broken_state_file_is_skipped(less
 def test_the_lessons_exercises_folder_is_never_taken_for_a_practice_copy(lesson):
     found = find_practice_file(lesson, None, lesson.directory.parent, cwd=lesson.directory)
     assert found.origin == "lesson"
+
+
+def test_the_practice_layout_is_computed_once_per_lesson(monkeypatch) -> None:
+    """Script, notebook, recorded outputs and grader read one layout; a new lesson, a new one."""
+    from lessonkit.lesson import layout
+    from lessonkit.lesson.catalog import find_lesson
+
+    built = []
+    real = layout._layout
+    monkeypatch.setattr(layout, "_layout", lambda lesson: built.append(lesson) or real(lesson))
+    first = find_lesson("state-02")
+    assert layout.lesson_cells(first) is layout.lesson_cells(first)
+    again = find_lesson("state-02")
+    assert layout.lesson_cells(again) == layout.lesson_cells(first)
+    assert built == [first, again]

@@ -6,6 +6,7 @@ the reference solutions (collapsed, in Markdown, so "Run all" never runs them).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -184,8 +185,21 @@ def _code_cells(item, section: Section) -> Iterator[Cell]:
         )
 
 
-def lesson_cells(lesson: Lesson) -> list[Cell]:
-    """Every cell of the practice files, in lesson order."""
+_LAYOUTS: dict[int, tuple[Cell, ...]] = {}  # by id(lesson), dropped when the lesson is
+
+
+def lesson_cells(lesson: Lesson) -> tuple[Cell, ...]:
+    """Every cell of the practice files, in lesson order: laid out once per lesson and shared
+    by the script, the notebook, the recorded outputs and the grader."""
+    key = id(lesson)
+    cells = _LAYOUTS.get(key)
+    if cells is None:
+        cells = _LAYOUTS[key] = tuple(_layout(lesson))
+        weakref.finalize(lesson, _LAYOUTS.pop, key, None)
+    return cells
+
+
+def _layout(lesson: Lesson) -> list[Cell]:
     meta = lesson.meta
     cells = [
         Cell(
