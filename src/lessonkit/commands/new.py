@@ -108,7 +108,8 @@ def place_in_phase(root: Path, number: str, lesson_id: str, title: str) -> Place
 
 
 def run(args: argparse.Namespace) -> int:
-    from lessonkit.commands.run import RunOptions, run_lesson
+    from lessonkit.commands.run import run_lesson
+    from lessonkit.receipts.lesson_runs import RunOptions
     from lessonkit.site.build import build
 
     if not LESSON_ID.fullmatch(args.lesson):
