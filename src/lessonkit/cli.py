@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "run": "Run the worked example (or another lesson script) in a child process; keep a receipt.",
     "check": "Grade your attempt at the lesson's tasks.",
     "evidence": "Write an evidence report filled from your own run.",
+    "grades": "Print a course gradebook's grades, or export them for an LMS.",
     "serve": "Serve the built site on 127.0.0.1.",
 }
 

@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry, grade_many, read_in_folder
+from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
@@ -105,7 +105,7 @@ class BatchRun:
         self.feedback = out_dir / "feedback"
         self.run_id = uuid.uuid4().hex
         self.journalled: dict[str, tuple[str, GradeReport]] = {}  # path -> (sha256, report)
-        self.done: dict[str, GradeReport] = {}
+        self.done: dict[str, BatchEntry] = {}  # kept from the journal, with their bytes
         self.seed = seed
         self.resume = resume
         self.note: str | None = None  # said once the batch starts
@@ -211,10 +211,10 @@ class BatchRun:
                 continue
             digest, report = self.journalled[relative]
             try:
-                now = read_in_folder(self.folder, path)[1]
+                data = read_bytes_in_folder(self.folder, path)
             except LessonkitError:
                 continue
-            if now != digest or report.seed is None:
+            if hashlib.sha256(data).hexdigest() != digest or report.seed is None:
                 continue
             if self.seed is None:
                 self.seed = report.seed
@@ -223,7 +223,7 @@ class BatchRun:
                     f"the interrupted batch used input seed {report.seed}, not {self.seed}",
                     fix=f"resume with --seed {report.seed}, or start afresh without --resume",
                 )
-            self.done[relative] = report
+            self.done[relative] = BatchEntry(path, report, digest, data)
 
     def _relative(self, path: Path) -> str:
         try:
@@ -266,7 +266,7 @@ class BatchRun:
             progress.print(Text(self.note, style="yellow"))
         todo = [p for p in paths if self._relative(p) not in self.done]
         kept = len(paths) - len(todo)
-        failures = sum(not r.passed for r in self.done.values())
+        failures = sum(not e.report.passed for e in self.done.values())
         started = time.monotonic()
 
         def line(entry: BatchEntry, done: int) -> None:
@@ -318,7 +318,7 @@ class BatchRun:
         for path in paths:
             relative = self._relative(path)
             entry = by_path.get(relative)
-            entries.append(entry if entry is not None else BatchEntry(path, self.done[relative]))
+            entries.append(entry if entry is not None else self.done[relative])
         if self.journal_problem is not None:
             progress.print(Text(self.journal_problem, style="yellow"))
         if kept:

@@ -69,6 +69,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="--batch: keep the files an interrupted batch already graded, grade the rest",
     )
     parser.add_argument(
+        "--gradebook",
+        metavar="FILE",
+        help="--batch: keep every graded file as an attempt in this course gradebook (SQLite)",
+    )
+    parser.add_argument(
+        "--roster",
+        metavar="FILE",
+        help="--gradebook: the class list (id,name,email,...); a file is its student's whose "
+        "id is the longest prefix of its name",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="let --batch run submissions without the OS sandbox (when bubblewrap is missing)",
@@ -85,9 +96,15 @@ def seed_number(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.jobs or args.out or args.resume or args.no_sandbox) and not args.batch:
+    batch_only = (args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster)
+    if any(batch_only) and not args.batch:
         raise UsageError(
-            "--jobs, --out, --resume and --no-sandbox only apply to --batch", fix="add --batch DIR"
+            "--jobs, --out, --resume, --no-sandbox, --gradebook and --roster only apply to --batch",
+            fix="add --batch DIR",
+        )
+    if args.roster and not args.gradebook:
+        raise UsageError(
+            "--roster says whose files go into a gradebook", fix="add --gradebook FILE"
         )
     if args.batch:
         if args.file:
@@ -165,6 +182,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
     from lessonkit.commands._batch import BatchRun
+    from lessonkit.commands._course import CourseIntake
     from lessonkit.grade.batch import submissions_in
 
     folder = Path(args.batch)
@@ -179,6 +197,7 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
     out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
     refuse_inside(out_dir, folder)
+    course = CourseIntake.open(args.gradebook, args.roster, folder) if args.gradebook else None
     run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed)
     run.prepare(paths)
     out = console(stderr=True)
@@ -193,6 +212,8 @@ def _batch(args: argparse.Namespace) -> int:
         progress=out,
     )
     written = run.write_outputs(entries)
+    if course is not None:
+        course.keep(lesson, entries, out)
     if args.json:
         print(json.dumps(run.summary(entries), indent=2))
         return 0

@@ -39,6 +39,7 @@ class BatchEntry:
     path: Path
     report: GradeReport
     sha256: str | None = None  # of the bytes graded; None when the file could not be read
+    data: bytes | None = None  # the bytes graded, kept for a gradebook
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -74,7 +75,13 @@ _NO_LINK = getattr(os, "O_NOFOLLOW", 0)
 
 
 def read_in_folder(folder: Path, path: Path) -> tuple[Submission, str]:
-    """`path`'s cells and the sha256 of its bytes, opened below `folder` without links.
+    """`path`'s cells and the sha256 of its bytes, opened below `folder` without links."""
+    data = read_bytes_in_folder(folder, path)
+    return read_submission(path, data), hashlib.sha256(data).hexdigest()
+
+
+def read_bytes_in_folder(folder: Path, path: Path) -> bytes:
+    """`path`'s bytes, opened below `folder` without following a link.
 
     Each folder on the way and the file itself are opened relative to the one before with
     O_NOFOLLOW, so no link, planted before or during the batch, leads outside `folder`.
@@ -99,8 +106,7 @@ def read_in_folder(folder: Path, path: Path) -> tuple[Submission, str]:
         file = _open_below(fd, parts[-1], flags, name)
     finally:
         os.close(fd)
-    data = read_open_file(file, path)
-    return read_submission(path, data), hashlib.sha256(data).hexdigest()
+    return read_open_file(file, path)
 
 
 def _open_below(folder_fd: int, part: str, flags: int, name: str) -> int:
@@ -176,12 +182,14 @@ def grade_many(
 
         def _grade_one(grader: Grader, lesson: Lesson, path: Path) -> BatchEntry | None:
             started = time.perf_counter()
-            digest = None
+            digest = data = None
             try:
                 if folder is None:
                     submission = read_submission(path)
                 else:
-                    submission, digest = read_in_folder(folder, path)
+                    data = read_bytes_in_folder(folder, path)
+                    digest = hashlib.sha256(data).hexdigest()
+                    submission = read_submission(path, data)
                 report = grader.grade_submission(lesson, submission, started)
             except GradingError as exc:  # the lesson itself cannot be graded: stop everything
                 failures.append(exc)
@@ -194,7 +202,7 @@ def grade_many(
                     "please report it"
                 )
                 report = unreadable(lesson, path, message, time.perf_counter() - started)
-            return BatchEntry(path, replace(report, seed=grader.seed), digest)
+            return BatchEntry(path, replace(report, seed=grader.seed), digest, data)
 
         threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
         for thread in threads:

@@ -1,0 +1,182 @@
+"""`lessonkit grades`: a course gradebook's grades, printed, as JSON, or exported for an LMS.
+
+Without `--student` it prints the course table (students by lessons, each lesson's points
+from the attempt the policy picks, and the total); with `--student ID`, that student's
+attempts task by task. `--export canvas|moodle|csv --output FILE` writes what a
+learning-management system imports (`lessonkit.course.exports`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from lessonkit.commands._batch import write_atomically
+from lessonkit.commands._common import console, quoted
+from lessonkit.course.exports import EXPORTS, export
+from lessonkit.course.gradebook import (
+    POLICIES,
+    Attempt,
+    CourseTable,
+    Gradebook,
+    counting,
+    course_table,
+)
+from lessonkit.course.roster import read_roster
+from lessonkit.errors import UsageError, shown
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
+    parser.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="latest",
+        help="which attempt counts: the latest (default), or the best (ties: the latest)",
+    )
+    parser.add_argument("--student", metavar="ID", help="print this student's attempts")
+    parser.add_argument("--json", action="store_true", help="print the grades as JSON for tools")
+    parser.add_argument("--export", choices=EXPORTS, help="write grades in an LMS's layout")
+    parser.add_argument("--output", metavar="FILE", help="the file --export writes")
+    parser.add_argument(
+        "--roster", metavar="FILE", help="a class list to keep in the gradebook first"
+    )
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def table_json(table: CourseTable) -> dict:
+    return {
+        "policy": table.policy,
+        "lessons": [
+            {"lesson": c.lesson, "title": c.title, "max_points": c.max_points}
+            for c in table.lessons
+        ],
+        "max_total": table.max_total,
+        "students": [
+            {
+                "id": row.student.id,
+                "name": row.student.name,
+                "points": {c.lesson: p for c, p in zip(table.lessons, row.points, strict=True)},
+                "total": row.total,
+            }
+            for row in table.rows
+        ],
+    }
+
+
+def attempt_json(attempt: Attempt, counts: bool) -> dict:
+    return {
+        "attempt": attempt.id,
+        "lesson": attempt.lesson,
+        "file": attempt.file,
+        "sha256": attempt.sha256,
+        "seed": attempt.seed,
+        "graded_utc": attempt.graded_utc,
+        "toolkit": attempt.toolkit,
+        "revision": attempt.revision,
+        "points": attempt.points,
+        "max_points": attempt.max_points,
+        "counts": counts,
+        "tasks": [
+            {"task": t.task, "status": t.status, "points": t.points, "max_points": t.max_points}
+            for t in attempt.tasks
+        ],
+    }
+
+
+def _course_view(table: CourseTable) -> Table:
+    view = Table(title=f"Course grades ({table.policy} attempt counts)", title_justify="left")
+    view.add_column("student")
+    for column in table.lessons:
+        view.add_column(f"{column.title} (/{column.max_points:g})", justify="right")
+    view.add_column(f"total (/{table.max_total:g})", justify="right")
+    for row in table.rows:
+        view.add_row(
+            Text(row.student.id),
+            *(Text(_number(p) or "-") for p in row.points),
+            Text(f"{row.total:g}"),
+        )
+    return view
+
+
+def _student_view(student: str, attempts: tuple[Attempt, ...], chosen: set[int]) -> Table:
+    view = Table(title=f"Attempts of {student}", title_justify="left")
+    for name in ("attempt", "lesson", "file", "graded (UTC)", "task", "status", "points"):
+        view.add_column(name)
+    for attempt in attempts:
+        mark = " (counts)" if attempt.id in chosen else ""
+        view.add_row(
+            Text(f"#{attempt.id}{mark}"),
+            Text(attempt.lesson),
+            Text(attempt.file),
+            Text(attempt.graded_utc),
+            Text("all"),
+            Text(""),
+            Text(f"{attempt.points:g}/{attempt.max_points:g}"),
+        )
+        for task in attempt.tasks:
+            view.add_row(
+                Text(""),
+                Text(""),
+                Text(""),
+                Text(""),
+                Text(task.task),
+                Text(task.status),
+                Text(f"{task.points:g}/{task.max_points:g}"),
+            )
+    return view
+
+
+def run(args: argparse.Namespace) -> int:
+    if bool(args.export) != bool(args.output):
+        raise UsageError("--export and --output go together", fix="give both, or neither")
+    if args.export and (args.student or args.json):
+        raise UsageError("--export writes the whole course; it takes no --student or --json")
+    path = Path(args.gradebook)
+    if not path.is_file():
+        raise UsageError(
+            f"there is no gradebook {shown(path)}",
+            fix="grade a batch into it first: lessonkit check LESSON --batch DIR --gradebook FILE",
+        )
+    roster = read_roster(Path(args.roster)) if args.roster else None
+    with Gradebook(path) as book:
+        if roster is not None:
+            book.set_students(roster)
+        attempts = book.attempts()
+        students = book.students()
+    chosen = {a.id for a in counting(attempts, args.policy).values()}
+    if args.student:
+        mine = tuple(a for a in attempts if a.student == args.student)
+        if not mine:
+            raise UsageError(f"{shown(path)} has no attempt by {args.student!r}")
+        if args.json:
+            print(json.dumps([attempt_json(a, a.id in chosen) for a in mine], indent=2))
+        else:
+            console().print(_student_view(args.student, mine, {i for i in chosen if i}))
+        return 0
+    table = course_table(attempts, students, args.policy)
+    if args.export:
+        output = Path(args.output)
+        try:
+            write_atomically(output, export(args.export, table, attempts))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write {shown(output)}: {exc.strerror or exc}",
+                fix="give --output a file in a folder you can write to",
+            ) from None
+        console().print(
+            Text(f"Wrote {quoted(output)} ({args.export}, {len(table.rows)} students).")
+        )
+        return 0
+    if args.json:
+        print(json.dumps(table_json(table), indent=2))
+    else:
+        console().print(_course_view(table))
+    return 0

@@ -1,0 +1,410 @@
+"""The course gradebook: every graded attempt of every lesson, kept in one SQLite file.
+
+An attempt is never overwritten: a resubmission, or a regrade, is a new attempt, with the
+bytes graded (kept once per sha256), the seed, the toolkit version and the lesson revision,
+so any grade can be traced to what produced it. Which attempt counts is a policy applied
+when reading (`counting`). The schema has a version (SQLite's `user_version`) and a
+migration from each version to the next, run in a transaction when a file is opened; two
+graders writing one file at once each take the write lock in turn (WAL, `BEGIN IMMEDIATE`),
+so neither loses an attempt. Keep the file on a local disk: SQLite's locks are not reliable
+over a network file system.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from lessonkit.course.roster import Roster, Student
+from lessonkit.errors import UsageError, shown
+from lessonkit.grade.report import Scoring
+from lessonkit.grade.results import GradeReport, Status
+
+Policy = Literal["latest", "best"]
+POLICIES: tuple[Policy, ...] = ("latest", "best")
+_BUSY_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class TaskGrade:
+    """One task's verdict in one attempt."""
+
+    task: str
+    title: str
+    status: Status
+    points: float
+    max_points: float
+    optional: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One graded submission; `id` orders attempts (None until it is in a gradebook)."""
+
+    id: int | None
+    student: str
+    lesson: str
+    lesson_title: str
+    file: str
+    sha256: str
+    seed: int | None
+    graded_utc: str
+    mtime: float
+    toolkit: str
+    revision: str
+    points: float
+    max_points: float
+    tasks: tuple[TaskGrade, ...]
+
+
+def attempt_of(
+    report: GradeReport,
+    scoring: Scoring,
+    *,
+    student: str,
+    lesson_title: str,
+    revision: str,
+    toolkit: str,
+    file: str,
+    data: bytes,
+    mtime: float,
+    graded_utc: str,
+) -> tuple[Attempt, bytes]:
+    """The attempt a grade report makes, with the bytes it graded."""
+    points = {task_id: most for task_id, most, _ in scoring.points}
+    earned = scoring.earned(report)
+    tasks = tuple(
+        TaskGrade(
+            t.id,
+            t.title,
+            t.status,
+            earned.get(t.id, 0.0),
+            points.get(t.id, 0.0),
+            t.optional,
+            t.message,
+        )
+        for t in report.tasks
+    )
+    attempt = Attempt(
+        id=None,
+        student=student,
+        lesson=report.lesson,
+        lesson_title=lesson_title,
+        file=file,
+        sha256=hashlib.sha256(data).hexdigest(),
+        seed=report.seed,
+        graded_utc=graded_utc,
+        mtime=mtime,
+        toolkit=toolkit,
+        revision=revision,
+        points=sum(earned.values()),
+        max_points=scoring.maximum,
+        tasks=tasks,
+    )
+    return attempt, data
+
+
+def _run_all(db: sqlite3.Connection, script: str) -> None:
+    """Each statement in turn (`executescript` would commit the migration's transaction)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    _run_all(
+        db,
+        """
+        CREATE TABLE files (sha256 TEXT PRIMARY KEY, content BLOB NOT NULL);
+        CREATE TABLE attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            student TEXT NOT NULL, lesson TEXT NOT NULL, file TEXT NOT NULL,
+            sha256 TEXT NOT NULL REFERENCES files(sha256), seed INTEGER,
+            graded_utc TEXT NOT NULL, mtime REAL NOT NULL,
+            toolkit TEXT NOT NULL, revision TEXT NOT NULL,
+            points REAL NOT NULL, max_points REAL NOT NULL
+        );
+        CREATE INDEX attempts_by_student ON attempts (student, lesson);
+        CREATE TABLE task_grades (
+            attempt INTEGER NOT NULL REFERENCES attempts(id), position INTEGER NOT NULL,
+            task TEXT NOT NULL, title TEXT NOT NULL, status TEXT NOT NULL,
+            points REAL NOT NULL, max_points REAL NOT NULL, optional INTEGER NOT NULL,
+            message TEXT NOT NULL, PRIMARY KEY (attempt, task)
+        );
+        """,
+    )
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    """The lesson's title on each attempt (the exports' column names), and the roster."""
+    _run_all(
+        db,
+        """
+        ALTER TABLE attempts ADD COLUMN lesson_title TEXT NOT NULL DEFAULT '';
+        UPDATE attempts SET lesson_title = lesson;
+        CREATE TABLE students (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL,
+            sis_user_id TEXT NOT NULL, sis_login_id TEXT NOT NULL,
+            section TEXT NOT NULL, lms_id TEXT NOT NULL
+        );
+        """,
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+"""MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
+SCHEMA = len(MIGRATIONS)
+
+
+class Gradebook:
+    """An open gradebook file; use as a context manager, which closes it."""
+
+    def __init__(self, path: Path, *, migrate_to: int = SCHEMA):
+        self.path = path
+        try:
+            self.db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate(migrate_to)
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc) from None
+
+    def _error(self, exc: sqlite3.Error) -> UsageError:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return UsageError(
+                f"the gradebook {shown(self.path)} stayed locked by another writer for "
+                f"{_BUSY_TIMEOUT_MS // 1000} s",
+                fix="run again when the other grader is done (nothing was written)",
+            )
+        if isinstance(exc, sqlite3.OperationalError):
+            return UsageError(
+                f"cannot use the gradebook {shown(self.path)} ({exc})",
+                fix="check the disk and the file's permissions; nothing was written",
+            )
+        return UsageError(
+            f"{shown(self.path)} is not a lessonkit gradebook ({exc})",
+            fix="give --gradebook a new file name, or the gradebook file itself",
+        )
+
+    def __enter__(self) -> Gradebook:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.db.close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, holding the write lock from its start."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        try:
+            yield self.db
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._error(exc) from None
+            raise
+
+    @property
+    def version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self, target: int) -> None:
+        with self._writing() as db:
+            version = self.version
+            if version > SCHEMA:
+                raise UsageError(
+                    f"{shown(self.path)} is a version {version} gradebook; this lessonkit "
+                    f"reads versions up to {SCHEMA}",
+                    fix="upgrade lessonkit",
+                )
+            for step in range(version, target):
+                MIGRATIONS[step](db)
+                db.execute(f"PRAGMA user_version = {step + 1}")
+
+    def add_attempts(self, attempts: Sequence[tuple[Attempt, bytes]]) -> tuple[int, ...]:
+        """Keep each attempt (in the order given) and its bytes, all in one transaction."""
+        ids = []
+        with self._writing() as db:
+            for attempt, data in attempts:
+                db.execute(
+                    "INSERT OR IGNORE INTO files (sha256, content) VALUES (?, ?)",
+                    (attempt.sha256, data),
+                )
+                cursor = db.execute(
+                    "INSERT INTO attempts (student, lesson, lesson_title, file, sha256, seed, "
+                    "graded_utc, mtime, toolkit, revision, points, max_points) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        attempt.student,
+                        attempt.lesson,
+                        attempt.lesson_title,
+                        attempt.file,
+                        attempt.sha256,
+                        attempt.seed,
+                        attempt.graded_utc,
+                        attempt.mtime,
+                        attempt.toolkit,
+                        attempt.revision,
+                        attempt.points,
+                        attempt.max_points,
+                    ),
+                )
+                row_id = int(cursor.lastrowid or 0)
+                db.executemany(
+                    "INSERT INTO task_grades (attempt, position, task, title, status, points, "
+                    "max_points, optional, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            row_id,
+                            i,
+                            t.task,
+                            t.title,
+                            t.status,
+                            t.points,
+                            t.max_points,
+                            int(t.optional),
+                            t.message,
+                        )
+                        for i, t in enumerate(attempt.tasks)
+                    ],
+                )
+                ids.append(row_id)
+        return tuple(ids)
+
+    def set_students(self, roster: Roster) -> None:
+        """Keep the roster's rows (a student's row is replaced by a newer roster's)."""
+        with self._writing() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO students VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (s.id, s.name, s.email, s.sis_user_id, s.sis_login_id, s.section, s.lms_id)
+                    for s in roster.students
+                ],
+            )
+
+    def students(self) -> dict[str, Student]:
+        rows = self.db.execute("SELECT * FROM students ORDER BY id").fetchall()
+        return {row[0]: Student(*row) for row in rows}
+
+    def attempts(
+        self, *, lesson: str | None = None, student: str | None = None
+    ) -> tuple[Attempt, ...]:
+        """Attempts in the order they were kept, optionally of one lesson or one student."""
+        where, values = [], []
+        for column, value in (("lesson", lesson), ("student", student)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                values.append(value)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self.db.execute(
+            "SELECT id, student, lesson, lesson_title, file, sha256, seed, graded_utc, mtime, "
+            f"toolkit, revision, points, max_points FROM attempts {clause} ORDER BY id",
+            values,
+        ).fetchall()
+        tasks: dict[int, list[TaskGrade]] = {row[0]: [] for row in rows}
+        if rows:
+            marks = ", ".join("?" for _ in rows)
+            for row in self.db.execute(
+                "SELECT attempt, task, title, status, points, max_points, optional, message "
+                f"FROM task_grades WHERE attempt IN ({marks}) ORDER BY attempt, position",
+                list(tasks),
+            ):
+                tasks[row[0]].append(
+                    TaskGrade(row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
+                )
+        return tuple(Attempt(*row, tasks=tuple(tasks[row[0]])) for row in rows)
+
+    def content(self, sha256: str) -> bytes:
+        """The bytes an attempt graded."""
+        row = self.db.execute("SELECT content FROM files WHERE sha256 = ?", (sha256,)).fetchone()
+        if row is None:
+            raise UsageError(f"{shown(self.path)} has no file with sha256 {sha256}")
+        return bytes(row[0])
+
+
+def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str], Attempt]:
+    """Per (student, lesson), the attempt that counts: the latest, or the best (ties: the
+    latest of the best)."""
+    chosen: dict[tuple[str, str], Attempt] = {}
+    for attempt in sorted(attempts, key=lambda a: a.id or 0):
+        key = (attempt.student, attempt.lesson)
+        held = chosen.get(key)
+        if held is None or policy == "latest" or attempt.points >= held.points:
+            chosen[key] = attempt
+    return chosen
+
+
+def attempt_counts(attempts: Iterable[Attempt]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = {}
+    for attempt in attempts:
+        key = (attempt.student, attempt.lesson)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+@dataclass(frozen=True)
+class LessonColumn:
+    lesson: str
+    title: str
+    max_points: float
+
+
+@dataclass(frozen=True)
+class CourseRow:
+    student: Student
+    points: tuple[float | None, ...]
+    """Per lesson column, the counting attempt's points; None where none was graded."""
+
+    @property
+    def total(self) -> float:
+        return sum(p for p in self.points if p is not None)
+
+
+@dataclass(frozen=True)
+class CourseTable:
+    """Students by lessons: what `grades` prints and the exports write."""
+
+    policy: Policy
+    lessons: tuple[LessonColumn, ...]
+    rows: tuple[CourseRow, ...]
+
+    @property
+    def max_total(self) -> float:
+        return sum(c.max_points for c in self.lessons)
+
+
+def course_table(
+    attempts: Sequence[Attempt], students: dict[str, Student], policy: Policy
+) -> CourseTable:
+    """One row per student (every roster student, and anyone else with an attempt)."""
+    lessons: dict[str, LessonColumn] = {}
+    for attempt in sorted(attempts, key=lambda a: a.id or 0):  # the latest title and maximum
+        lessons[attempt.lesson] = LessonColumn(
+            attempt.lesson, attempt.lesson_title, attempt.max_points
+        )
+    columns = tuple(lessons[k] for k in sorted(lessons))
+    chosen = counting(attempts, policy)
+    ids = sorted(set(students) | {a.student for a in attempts})
+    rows = tuple(
+        CourseRow(
+            students.get(sid, Student(sid)),
+            tuple(
+                chosen[(sid, c.lesson)].points if (sid, c.lesson) in chosen else None
+                for c in columns
+            ),
+        )
+        for sid in ids
+    )
+    return CourseTable(policy, columns, rows)

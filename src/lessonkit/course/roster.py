@@ -1,0 +1,94 @@
+"""The class list, and whose submission a file is.
+
+A roster is a CSV with the header `id,name,email` and, optionally, `sis_user_id`,
+`sis_login_id`, `section` and `lms_id` (the columns a learning-management system needs to
+match its own students). A file belongs to the roster id that is the longest prefix of its
+name followed by `-`, `_`, `.` or the end; a file no id matches is reported, never guessed.
+Without a roster, a student is the submission's relative path without its suffix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from lessonkit.errors import UsageError, shown
+
+REQUIRED = ("id", "name", "email")
+OPTIONAL = ("sis_user_id", "sis_login_id", "section", "lms_id")
+_SEPARATORS = ("-", "_", ".")
+_MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Student:
+    """One roster row; empty strings where the roster has nothing."""
+
+    id: str
+    name: str = ""
+    email: str = ""
+    sis_user_id: str = ""
+    sis_login_id: str = ""
+    section: str = ""
+    lms_id: str = ""
+
+
+@dataclass(frozen=True)
+class Roster:
+    students: tuple[Student, ...]
+
+    def by_id(self) -> dict[str, Student]:
+        return {s.id: s for s in self.students}
+
+    def match(self, file_name: str) -> str | None:
+        """The id that is the longest prefix of `file_name` at a separator, or None."""
+        best: str | None = None
+        for student in self.students:
+            sid = student.id
+            if file_name.startswith(sid):
+                rest = file_name[len(sid) :]
+                if (not rest or rest[0] in _SEPARATORS) and (best is None or len(sid) > len(best)):
+                    best = sid
+        return best
+
+
+def student_without_roster(relative: str) -> str:
+    """`alice.py` -> `alice`; `week1/bob.ipynb` -> `week1/bob`."""
+    path = PurePosixPath(relative)
+    return path.with_suffix("").as_posix()
+
+
+def read_roster(path: Path) -> Roster:
+    """The roster in `path`; a missing column, a blank or repeated id is one clear error."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MAX_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read the roster {shown(path)}: {exc.strerror or exc}") from None
+    if len(data) > _MAX_BYTES:
+        raise UsageError(f"the roster {shown(path)} is over {_MAX_BYTES >> 20} MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"the roster {shown(path)} is not UTF-8 text") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = tuple(reader.fieldnames or ())
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise UsageError(
+            f"the roster {shown(path)} lacks the column(s) {', '.join(missing)}",
+            fix=f"its first line must be id,name,email (then any of {','.join(OPTIONAL)})",
+        )
+    students: list[Student] = []
+    seen: set[str] = set()
+    for line, row in enumerate(reader, start=2):
+        values = {k: (row.get(k) or "").strip() for k in (*REQUIRED, *OPTIONAL)}
+        if not values["id"]:
+            raise UsageError(f"{shown(path)}:{line}: a roster row has no id")
+        if values["id"] in seen:
+            raise UsageError(f"{shown(path)}:{line}: the id {values['id']!r} appears twice")
+        seen.add(values["id"])
+        students.append(Student(**values))
+    return Roster(tuple(students))
