@@ -12,6 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -106,32 +107,26 @@ def _course_view(table: CourseTable) -> Table:
     return view
 
 
-def _student_view(student: str, attempts: tuple[Attempt, ...], chosen: set[int]) -> Table:
-    view = Table(title=f"Attempts of {student}", title_justify="left")
-    for name in ("attempt", "lesson", "file", "graded (UTC)", "task", "status", "points"):
-        view.add_column(name)
+def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], chosen: set) -> None:
+    """Each attempt on a line of its own, then its tasks: narrow enough for any terminal."""
+    out.print(Text(f"Attempts of {student}, oldest first", style="bold"))
     for attempt in attempts:
         mark = " (counts)" if attempt.id in chosen else ""
-        view.add_row(
-            Text(f"#{attempt.id}{mark}"),
-            Text(attempt.lesson),
-            Text(attempt.file),
-            Text(attempt.graded_utc),
-            Text("all"),
-            Text(""),
-            Text(f"{attempt.points:g}/{attempt.max_points:g}"),
+        out.print(
+            Text(
+                f"\nattempt #{attempt.id}{mark} · {attempt.lesson} · {attempt.file} · "
+                f"{attempt.graded_utc} · {attempt.points:g}/{attempt.max_points:g} points · "
+                f"seed {attempt.seed}"
+            )
         )
+        view = Table(show_header=True, box=None, padding=(0, 2))
+        for name in ("task", "status", "points"):
+            view.add_column(name)
         for task in attempt.tasks:
             view.add_row(
-                Text(""),
-                Text(""),
-                Text(""),
-                Text(""),
-                Text(task.task),
-                Text(task.status),
-                Text(f"{task.points:g}/{task.max_points:g}"),
+                Text(task.task), Text(task.status), Text(f"{task.points:g}/{task.max_points:g}")
             )
-    return view
+        out.print(view)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -159,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps([attempt_json(a, a.id in chosen) for a in mine], indent=2))
         else:
-            console().print(_student_view(args.student, mine, {i for i in chosen if i}))
+            _show_student(console(), args.student, mine, chosen)
         return 0
     table = course_table(attempts, students, args.policy)
     if args.export:

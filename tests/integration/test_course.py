@@ -1,0 +1,137 @@
+"""An instructor's week through the commands: a batch graded into the course gradebook with
+a roster, then `lessonkit grades` printing, picking and exporting what it holds."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, invoke, make_attempt
+
+ROSTER = Path(__file__).resolve().parents[1] / "fixtures" / "course" / "roster.csv"
+MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
+
+
+@pytest.fixture(scope="module")
+def course(lesson, tmp_path_factory) -> tuple[Path, str, str]:
+    """A batch of four files, graded once into a gradebook: (gradebook, stdout, stderr)."""
+    root = tmp_path_factory.mktemp("course")
+    submissions = root / "week1"
+    submissions.mkdir()
+    for name, text, mtime in (
+        ("alice.py", make_attempt(lesson, MK_WRONG), 1_000.0),
+        ("alice_resubmitted.py", make_attempt(lesson), 2_000.0),
+        ("al.py", make_attempt(lesson, MK_WRONG), 1_000.0),
+        ("zed.py", make_attempt(lesson), 1_000.0),
+    ):
+        (submissions / name).write_text(text, encoding="utf-8")
+        os.utime(submissions / name, (mtime, mtime))
+    gradebook = root / "course.sqlite"
+    argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "2"]
+    argv += ["--out", str(root / "out"), "--gradebook", str(gradebook), "--roster", str(ROSTER)]
+    code, out, err = invoke(argv)
+    assert code == 0, err
+    return gradebook, out, err
+
+
+def test_a_batch_keeps_each_rostered_file_as_an_attempt(course):
+    gradebook, _, err = course
+    assert "zed.py: no roster id matches its name" in err
+    assert "Kept 3 attempt(s) in the gradebook" in err
+    code, out, _ = invoke(["grades", "--gradebook", str(gradebook), "--json"])
+    assert code == 0
+    table = json.loads(out)
+    points = {s["id"]: s["points"]["state-02"] for s in table["students"]}
+    assert points == {"al": 7, "alice": 9, "carol": None}  # carol is on the roster only
+    assert table["lessons"][0]["title"] == "Pytrees and structured parameters"
+
+
+def test_a_students_attempts_in_order_and_which_counts(course):
+    gradebook, _, _ = course
+    argv = ["grades", "--gradebook", str(gradebook), "--student", "alice", "--json"]
+    code, out, _ = invoke(argv)
+    attempts = json.loads(out)
+    assert code == 0
+    assert [(a["file"], a["points"], a["counts"]) for a in attempts] == [
+        ("alice.py", 7, False),
+        ("alice_resubmitted.py", 9, True),
+    ]
+    assert attempts[0]["tasks"][0] == {
+        "task": "make-it-yours",
+        "status": "failed",
+        "points": 0,
+        "max_points": 2,
+    }
+    assert len(attempts[0]["sha256"]) == 64 and attempts[0]["seed"] == attempts[1]["seed"]
+    code, out, _ = invoke(["grades", "--gradebook", str(gradebook), "--student", "alice"])
+    assert code == 0 and "attempt #3 (counts) · state-02 · alice_resubmitted.py" in out
+
+
+def test_the_canvas_export_of_the_course(course, tmp_path):
+    gradebook, _, _ = course
+    output = tmp_path / "canvas.csv"
+    argv = ["grades", "--gradebook", str(gradebook), "--export", "canvas", "--output", str(output)]
+    code, _, err = invoke(argv)
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(output.read_text(encoding="utf-8"))))
+    assert rows[0] == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Pytrees and structured parameters",
+    ]
+    assert rows[1:] == [
+        ["Al Brandt", "", "al", "al@example.edu", "B", "7"],
+        ["Alice Moreau", "101", "S1001", "amoreau", "A", "9"],
+        ["'=Carol, Q.", "103", "S1003", "carol@example.edu", "A", ""],
+    ]
+
+
+def test_best_and_latest_differ_after_a_worse_resubmission(course, tmp_path):
+    gradebook, _, _ = course
+    copy = tmp_path / "course.sqlite"
+    shutil.copy(gradebook, copy)
+    from lessonkit.course.gradebook import Gradebook
+
+    with Gradebook(copy) as book:
+        alice = [a for a in book.attempts() if a.student == "alice"]
+        worse = alice[0]
+        book.add_attempts([(worse, book.content(worse.sha256))])
+    totals = {}
+    for policy in ("latest", "best"):
+        argv = ["grades", "--gradebook", str(copy), "--json", "--policy", policy]
+        table = json.loads(invoke(argv)[1])
+        totals[policy] = {s["id"]: s["total"] for s in table["students"]}["alice"]
+    assert totals == {"latest": 7, "best": 9}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--roster", "r.csv"], "add --gradebook FILE"),
+        (["--gradebook", "SUBMISSIONS/course.sqlite"], "inside the submissions folder"),
+        (["--gradebook", "no/such/folder/course.sqlite"], "does not exist"),
+    ],
+)
+def test_gradebook_mistakes_are_one_message_before_any_grading(tmp_path, extra, message):
+    submissions = tmp_path / "week1"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text("x = 1\n", encoding="utf-8")
+    extra = [e.replace("SUBMISSIONS", str(submissions)) for e in extra]
+    argv = ["check", "state-02", "--batch", str(submissions), "--out", str(tmp_path / "o")]
+    code, _, err = invoke(argv + extra, root=REPO, cwd=tmp_path)
+    assert code == 2 and message in err
+    assert not (tmp_path / "o" / "check-state-02.csv").exists()
+
+
+def test_grades_without_a_gradebook_says_how_to_make_one(tmp_path):
+    code, _, err = invoke(["grades", "--gradebook", str(tmp_path / "none.sqlite")])
+    assert code == 2 and "--batch DIR --gradebook FILE" in err
