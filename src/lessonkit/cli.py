@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "check": "Grade your attempt at the lesson's tasks.",
     "evidence": "Write an evidence report filled from your own run.",
     "grades": "Print a course gradebook's grades, or export them for an LMS.",
+    "regrade": "Grade a lesson's kept attempts again with the lesson as it is today.",
     "serve": "Serve the built site on 127.0.0.1.",
 }
 

@@ -135,3 +135,24 @@ def test_gradebook_mistakes_are_one_message_before_any_grading(tmp_path, extra, 
 def test_grades_without_a_gradebook_says_how_to_make_one(tmp_path):
     code, _, err = invoke(["grades", "--gradebook", str(tmp_path / "none.sqlite")])
     assert code == 2 and "--batch DIR --gradebook FILE" in err
+
+
+def test_a_regrade_adds_attempts_and_names_whose_points_changed(course, tmp_path):
+    gradebook, _, _ = course
+    copy = tmp_path / "course.sqlite"
+    shutil.copy(gradebook, copy)
+    import sqlite3
+
+    with sqlite3.connect(copy) as db:  # as if an older rubric had given al.py a point too many
+        db.execute("UPDATE attempts SET points = 8 WHERE file = 'al.py'")
+    argv = ["regrade", "state-02", "--gradebook", str(copy), "--jobs", "2"]
+    code, out, err = invoke(argv)
+    assert code == 0, err
+    assert "Regraded 3 attempt(s) of state-02" in out
+    assert "al: 8 -> 7" in out and "alice:" not in out
+    table = json.loads(invoke(["grades", "--gradebook", str(copy), "--json"])[1])
+    assert {s["id"]: s["total"] for s in table["students"]} == {"al": 7, "alice": 9, "carol": 0}
+    attempts = json.loads(
+        invoke(["grades", "--gradebook", str(copy), "--student", "al", "--json"])[1]
+    )
+    assert [a["points"] for a in attempts] == [8, 7]  # the original is kept, not overwritten

@@ -17,9 +17,11 @@ from lessonkit.course.exports import canvas_csv, moodle_csv, tasks_csv
 from lessonkit.course.gradebook import (
     SCHEMA,
     Gradebook,
+    attempt_counts,
     attempt_of,
     counting,
     course_table,
+    current,
 )
 from lessonkit.course.intake import intake
 from lessonkit.course.roster import Roster, Student, read_roster, student_without_roster
@@ -125,7 +127,7 @@ def test_a_first_version_gradebook_is_migrated_and_keeps_its_attempts(lesson, tm
         with pytest.raises(sqlite3.OperationalError):
             old.students()  # the roster table came with version 2
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 2
+        assert book.version == SCHEMA == 3
         (attempt,) = book.attempts()
         assert (attempt.student, attempt.points, attempt.lesson_title) == ("alice", 2, "state-02")
         assert book.students() == {}
@@ -222,3 +224,19 @@ def test_one_students_files_in_a_batch_are_attempts_in_modification_order(lesson
     assert made.unmatched == ("zed.py",) and made.unreadable == ("link.py",)
     loose = intake(lesson, folder, entries, roster=None, toolkit="0.1.0")
     assert [a.student for a, _ in loose.attempts] == ["zed", "alice", "alice"]
+
+
+def test_a_regrade_takes_its_originals_place_in_both_policies(lesson, tmp_path):
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        first, second = book.add_attempts(
+            [_attempt(lesson, "alice", 4, b"inflated"), _attempt(lesson, "alice", 2, b"later")]
+        )
+        # The rubric is fixed: the first attempt's 9 points were wrong, and it gets 0.
+        regraded, data = _attempt(lesson, "alice", 0, b"inflated")
+        book.add_attempts([(dataclasses.replace(regraded, regrade_of=first), data)])
+        attempts = book.attempts()
+    key = ("alice", lesson.meta.id)
+    assert counting(attempts, "latest")[key].id == second  # the regrade is not newer work
+    assert counting(attempts, "best")[key].id == second  # 5 beats the regraded 0
+    assert attempt_counts(attempts)[key] == 2
+    assert [a.id for a in current(attempts)] == [first + 2, second]

@@ -38,6 +38,16 @@ def open_gradebook(path: str) -> Gradebook:
     return Gradebook(file)
 
 
+def existing_gradebook(path: str) -> Gradebook:
+    """The gradebook at `path`, which must exist (reading never creates an empty one)."""
+    if not Path(path).is_file():
+        raise UsageError(
+            f"there is no gradebook {shown(Path(path))}",
+            fix="grade a batch into it first: lessonkit check LESSON --batch DIR --gradebook FILE",
+        )
+    return Gradebook(Path(path))
+
+
 @dataclass(frozen=True)
 class CourseIntake:
     gradebook: Gradebook

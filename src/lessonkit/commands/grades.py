@@ -18,12 +18,12 @@ from rich.text import Text
 
 from lessonkit.commands._batch import write_atomically
 from lessonkit.commands._common import console, quoted
+from lessonkit.commands._course import existing_gradebook
 from lessonkit.course.exports import EXPORTS, export
 from lessonkit.course.gradebook import (
     POLICIES,
     Attempt,
     CourseTable,
-    Gradebook,
     counting,
     course_table,
 )
@@ -85,6 +85,7 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
         "points": attempt.points,
         "max_points": attempt.max_points,
         "counts": counts,
+        "regrade_of": attempt.regrade_of,
         "tasks": [
             {"task": t.task, "status": t.status, "points": t.points, "max_points": t.max_points}
             for t in attempt.tasks
@@ -135,13 +136,8 @@ def run(args: argparse.Namespace) -> int:
     if args.export and (args.student or args.json):
         raise UsageError("--export writes the whole course; it takes no --student or --json")
     path = Path(args.gradebook)
-    if not path.is_file():
-        raise UsageError(
-            f"there is no gradebook {shown(path)}",
-            fix="grade a batch into it first: lessonkit check LESSON --batch DIR --gradebook FILE",
-        )
     roster = read_roster(Path(args.roster)) if args.roster else None
-    with Gradebook(path) as book:
+    with existing_gradebook(args.gradebook) as book:
         if roster is not None:
             book.set_students(roster)
         attempts = book.attempts()

@@ -60,6 +60,8 @@ class Attempt:
     revision: str
     points: float
     max_points: float
+    regrade_of: int | None
+    """The attempt whose bytes this one graded again (`lessonkit regrade`), or None."""
     tasks: tuple[TaskGrade, ...]
 
 
@@ -75,6 +77,7 @@ def attempt_of(
     data: bytes,
     mtime: float,
     graded_utc: str,
+    regrade_of: int | None = None,
 ) -> tuple[Attempt, bytes]:
     """The attempt a grade report makes, with the bytes it graded."""
     points = {task_id: most for task_id, most, _ in scoring.points}
@@ -105,6 +108,7 @@ def attempt_of(
         revision=revision,
         points=sum(earned.values()),
         max_points=scoring.maximum,
+        regrade_of=regrade_of,
         tasks=tasks,
     )
     return attempt, data
@@ -157,7 +161,12 @@ def _v2(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+def _v3(db: sqlite3.Connection) -> None:
+    """A regrade names the attempt it graded again, which it then replaces."""
+    _run_all(db, "ALTER TABLE attempts ADD COLUMN regrade_of INTEGER REFERENCES attempts(id)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
 """MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
 SCHEMA = len(MIGRATIONS)
 
@@ -244,8 +253,8 @@ class Gradebook:
                 )
                 cursor = db.execute(
                     "INSERT INTO attempts (student, lesson, lesson_title, file, sha256, seed, "
-                    "graded_utc, mtime, toolkit, revision, points, max_points) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "graded_utc, mtime, toolkit, revision, points, max_points, regrade_of) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         attempt.student,
                         attempt.lesson,
@@ -259,6 +268,7 @@ class Gradebook:
                         attempt.revision,
                         attempt.points,
                         attempt.max_points,
+                        attempt.regrade_of,
                     ),
                 )
                 row_id = int(cursor.lastrowid or 0)
@@ -310,7 +320,8 @@ class Gradebook:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self.db.execute(
             "SELECT id, student, lesson, lesson_title, file, sha256, seed, graded_utc, mtime, "
-            f"toolkit, revision, points, max_points FROM attempts {clause} ORDER BY id",
+            f"toolkit, revision, points, max_points, regrade_of FROM attempts {clause} "
+            "ORDER BY id",
             values,
         ).fetchall()
         tasks: dict[int, list[TaskGrade]] = {row[0]: [] for row in rows}
@@ -334,11 +345,23 @@ class Gradebook:
         return bytes(row[0])
 
 
+def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
+    """The attempts no regrade has replaced, in order: a regrade takes its original's place."""
+    attempts = sorted(attempts, key=lambda a: a.id or 0)
+    replaced = {a.regrade_of for a in attempts if a.regrade_of is not None}
+    kept = [a for a in attempts if a.id not in replaced]
+    place = {a.id: a.id for a in attempts}
+    for attempt in attempts:  # a regrade of a regrade sits where the first original sat
+        if attempt.regrade_of is not None:
+            place[attempt.id] = place.get(attempt.regrade_of, attempt.regrade_of)
+    return tuple(sorted(kept, key=lambda a: (place[a.id] or 0, a.id or 0)))
+
+
 def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str], Attempt]:
-    """Per (student, lesson), the attempt that counts: the latest, or the best (ties: the
-    latest of the best)."""
+    """Per (student, lesson), the attempt that counts among those no regrade replaced: the
+    latest submission, or the best (ties: the latest of the best)."""
     chosen: dict[tuple[str, str], Attempt] = {}
-    for attempt in sorted(attempts, key=lambda a: a.id or 0):
+    for attempt in current(attempts):
         key = (attempt.student, attempt.lesson)
         held = chosen.get(key)
         if held is None or policy == "latest" or attempt.points >= held.points:
@@ -347,8 +370,9 @@ def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str
 
 
 def attempt_counts(attempts: Iterable[Attempt]) -> dict[tuple[str, str], int]:
+    """Per (student, lesson), how many submissions (a regrade is not one)."""
     counts: dict[tuple[str, str], int] = {}
-    for attempt in attempts:
+    for attempt in current(attempts):
         key = (attempt.student, attempt.lesson)
         counts[key] = counts.get(key, 0) + 1
     return counts

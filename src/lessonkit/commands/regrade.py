@@ -1,0 +1,81 @@
+"""`lessonkit regrade`: grade a lesson's kept attempts again with today's lesson.
+
+Each regrade is a new attempt in the gradebook, never an overwrite (`lessonkit.course.regrade`);
+the command prints whose counting points changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+
+from rich.text import Text
+
+from lessonkit import __version__
+from lessonkit.commands._common import add_lesson_argument, console, positive_seconds, whole_number
+from lessonkit.commands._course import existing_gradebook
+from lessonkit.commands.check import seed_number
+from lessonkit.course.gradebook import POLICIES
+from lessonkit.course.regrade import regrade
+from lessonkit.grade.grader import DEFAULT_TIMEOUT
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.run.isolation import choose_isolation, compile_cache
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_lesson_argument(parser)
+    parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
+    parser.add_argument("--student", metavar="ID", help="regrade only this student's attempts")
+    parser.add_argument(
+        "--policy", choices=POLICIES, default="latest", help="which attempt's points to compare"
+    )
+    parser.add_argument("--jobs", type=whole_number, metavar="N", help="files graded at once")
+    parser.add_argument("--seed", type=seed_number, metavar="N", help="the input sets' seed")
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit per file (default: {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run submissions without the OS sandbox (when bubblewrap is missing)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    lesson = find_lesson(args.lesson)
+    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    out = console()
+    if isolation.note:
+        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    with existing_gradebook(args.gradebook) as book:
+        result = regrade(
+            book,
+            lesson,
+            student=args.student,
+            policy=args.policy,
+            toolkit=__version__,
+            graded_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            jobs=args.jobs or os.cpu_count(),
+            timeout=args.timeout,
+            sandbox=isolation.sandbox,
+            seed=args.seed,
+            cache=compile_cache(),
+        )
+    out.print(
+        Text(
+            f"Regraded {result.regraded} attempt(s) of {lesson.meta.id} with revision "
+            f"{lesson.meta.revision} (input seed {result.seed})."
+        )
+    )
+    if not result.changes:
+        out.print(Text(f"No student's points changed ({args.policy} attempt counts)."))
+    for change in result.changes:
+        before = "-" if change.before is None else f"{change.before:g}"
+        after = "-" if change.after is None else f"{change.after:g}"
+        out.print(Text(f"  {change.student}: {before} -> {after}"))
+    return 0

@@ -1,0 +1,108 @@
+"""Grade the kept bytes of a lesson's attempts again, with the lesson as it is today.
+
+After a rubric fix, every kept attempt of the lesson (or of one student) is graded again on
+one seed, each in its own sandboxed child as in a batch, and kept as a new attempt that
+names the one it regraded (`Attempt.regrade_of`); the policies then read the regrade in its
+original's place. The result lists whose counting points changed.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from lessonkit.course.gradebook import Attempt, Gradebook, Policy, attempt_of, counting, current
+from lessonkit.errors import UsageError, shown
+from lessonkit.grade.batch import grade_many
+from lessonkit.grade.report import Scoring
+from lessonkit.lesson.model import Lesson
+from lessonkit.run.sandbox import Sandbox
+
+
+@dataclass(frozen=True)
+class Change:
+    student: str
+    before: float | None
+    after: float | None
+
+
+@dataclass(frozen=True)
+class Regrade:
+    regraded: int
+    seed: int | None
+    changes: tuple[Change, ...]
+
+
+def _points(attempts: tuple[Attempt, ...], lesson: str, policy: Policy) -> dict[str, float]:
+    return {s: a.points for (s, lid), a in counting(attempts, policy).items() if lid == lesson}
+
+
+def regrade(
+    book: Gradebook,
+    lesson: Lesson,
+    *,
+    student: str | None,
+    policy: Policy,
+    toolkit: str,
+    graded_utc: str,
+    jobs: int | None,
+    timeout: float,
+    sandbox: Sandbox | None,
+    seed: int | None,
+    cache: Path | None,
+) -> Regrade:
+    """Regrade the current attempts of `lesson` (of `student`, if given) as new attempts."""
+    everything = book.attempts()
+    todo = [
+        a
+        for a in current(everything)
+        if a.lesson == lesson.meta.id and (student is None or a.student == student)
+    ]
+    if not todo:
+        who = f" by {student!r}" if student else ""
+        raise UsageError(f"{shown(book.path)} has no attempt of {lesson.meta.id}{who}")
+    before = _points(everything, lesson.meta.id, policy)
+    scoring = Scoring.of(lesson)
+    with tempfile.TemporaryDirectory(prefix="lessonkit-regrade-") as temporary:
+        folder = Path(temporary)
+        paths = []
+        for attempt in todo:  # one folder per attempt: two students' alice.py never meet
+            path = folder / str(attempt.id) / PurePosixPath(attempt.file).name
+            path.parent.mkdir()
+            path.write_bytes(book.content(attempt.sha256))
+            paths.append(path)
+        entries = grade_many(
+            lesson,
+            paths,
+            jobs=jobs,
+            timeout=timeout,
+            sandbox=sandbox,
+            seed=seed,
+            cache=cache,
+            folder=folder,
+        )
+    made = [
+        attempt_of(
+            entry.report,
+            scoring,
+            student=attempt.student,
+            lesson_title=lesson.meta.title,
+            revision=lesson.meta.revision,
+            toolkit=toolkit,
+            file=attempt.file,
+            data=entry.data if entry.data is not None else book.content(attempt.sha256),
+            mtime=attempt.mtime,
+            graded_utc=graded_utc,
+            regrade_of=attempt.id,
+        )
+        for attempt, entry in zip(todo, entries, strict=True)
+    ]
+    book.add_attempts(made)
+    after = _points(book.attempts(), lesson.meta.id, policy)
+    changes = tuple(
+        Change(s, before.get(s), after.get(s))
+        for s in sorted(set(before) | set(after))
+        if before.get(s) != after.get(s)
+    )
+    return Regrade(len(made), entries[0].report.seed if entries else None, changes)
