@@ -26,7 +26,7 @@ from lessonkit.course.gradebook import (
 from lessonkit.course.intake import intake
 from lessonkit.course.roster import Roster, Student, read_roster, student_without_roster
 from lessonkit.errors import UsageError
-from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import FAILED, PASSED, GradeReport, TaskResult
 
@@ -206,23 +206,17 @@ def test_moodle_needs_an_email_for_every_student(lesson, tmp_path):
         moodle_csv(course_table(attempts, {}, "latest"))
 
 
-def test_one_students_files_in_a_batch_are_attempts_in_modification_order(lesson, tmp_path):
-    import os
-
-    folder = tmp_path / "batch"
-    folder.mkdir()
-    entries = []
-    for name, mtime in (("alice.ipynb", 2_000.0), ("alice.py", 1_000.0), ("zed.py", 500.0)):
-        path = folder / name
-        path.write_bytes(name.encode())
-        os.utime(path, (mtime, mtime))
-        entries.append(BatchEntry(path, _report(lesson, 1), "sha", name.encode()))
-    entries.append(BatchEntry(folder / "link.py", _report(lesson, 0), None, None))
+def test_one_students_files_in_a_batch_are_attempts_in_modification_order(lesson):
+    records = [
+        JournalEntry("run", name, "", mtime, _report(lesson, 1), name.encode())
+        for name, mtime in (("alice.ipynb", 2_000.0), ("alice.py", 1_000.0), ("zed.py", 500.0))
+    ]
+    records.append(JournalEntry("run", "link.py", "", 0.0, _report(lesson, 0), None))
     roster = Roster((Student("alice"),))
-    made = intake(lesson, folder, entries, roster=roster, toolkit="0.1.0")
+    made = intake(lesson, records, roster=roster, toolkit="0.1.0")
     assert [a.file for a, _ in made.attempts] == ["alice.py", "alice.ipynb"]
     assert made.unmatched == ("zed.py",) and made.unreadable == ("link.py",)
-    loose = intake(lesson, folder, entries, roster=None, toolkit="0.1.0")
+    loose = intake(lesson, records, roster=None, toolkit="0.1.0")
     assert [a.student for a, _ in loose.attempts] == ["zed", "alice", "alice"]
 
 

@@ -23,21 +23,22 @@ import re
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
+from lessonkit import __version__
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder
+from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
-from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.sandbox import Sandbox
 
-JOURNAL_SCHEMA = 2
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
@@ -88,11 +89,46 @@ def feedback_names(relatives: list[str]) -> dict[str, str]:
     return names
 
 
+def write_results(
+    out_dir: Path,
+    stem: str,
+    entries: Sequence[BatchEntry],
+    relatives: Sequence[str],
+    scoring: Scoring,
+    summary: dict,
+) -> list[Path]:
+    """A batch's outputs in `out_dir`: `stem`.csv, `stem`.json and a feedback file per entry.
+
+    `relatives` are the entries' paths below the batch folder; each file is written to a
+    temporary name and renamed. OSError names the file that could not be written.
+    """
+
+    def write(path: Path, text: str) -> None:
+        try:
+            write_atomically(path, text)
+        except OSError as exc:  # named by the file it was for, not by its temporary name
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+    names = feedback_names(list(relatives))
+    for entry, relative in zip(entries, relatives, strict=True):
+        write(out_dir / "feedback" / names[relative], entry.report.feedback_markdown())
+    write(out_dir / f"{stem}.csv", summary_csv(entries, scoring))
+    write(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")
+    return [out_dir / f"{stem}.csv", out_dir / f"{stem}.json", out_dir / "feedback"]
+
+
 class BatchRun:
     """One batch: its journal, its seed, and its outputs in `out_dir`."""
 
     def __init__(
-        self, lesson: Lesson, folder: Path, out_dir: Path, *, resume: bool, seed: int | None
+        self,
+        lesson: Lesson,
+        folder: Path,
+        out_dir: Path,
+        *,
+        resume: bool,
+        seed: int | None,
+        shard: Shard | None = None,
     ):
         self.lesson = lesson
         self.folder = folder
@@ -102,9 +138,11 @@ class BatchRun:
         self.journal = out_dir / f".{self.stem}.journal.jsonl"
         self.csv_path = out_dir / f"{self.stem}.csv"
         self.json_path = out_dir / f"{self.stem}.json"
+        self.shard = shard
+        self.shard_path = out_dir / f"{self.stem}.shard.jsonl"  # a shard's kept journal
         self.feedback = out_dir / "feedback"
         self.run_id = uuid.uuid4().hex
-        self.journalled: dict[str, tuple[str, GradeReport]] = {}  # path -> (sha256, report)
+        self.journalled: dict[str, JournalEntry] = {}  # by relative path
         self.done: dict[str, BatchEntry] = {}  # kept from the journal, with their bytes
         self.seed = seed
         self.resume = resume
@@ -129,16 +167,19 @@ class BatchRun:
             raise self._write_error(self.journal, exc) from None
 
     def _header(self) -> dict:
-        return {
-            "journal": JOURNAL_SCHEMA,
-            "run": self.run_id,
-            "lesson": self.lesson.meta.id,
-            "folder": str(self.folder.resolve()),
-        }
+        return JournalHeader(
+            run=self.run_id,
+            lesson=self.lesson.meta.id,
+            revision=self.lesson.meta.revision,
+            toolkit=__version__,
+            folder=str(self.folder.resolve()),
+            seed=self.seed,
+            shard=self.shard,
+        ).to_json()
 
     def _check_outputs(self, paths: list[Path]) -> None:
         self.names = names = feedback_names([self._relative(p) for p in paths])
-        files = [self.csv_path, self.json_path, self.journal]
+        files = [self.csv_path, self.json_path, self.journal, self.shard_path]
         files += [self.feedback / n for n in names.values()]
         try:
             for folder in (self.out_dir, self.feedback):
@@ -170,7 +211,7 @@ class BatchRun:
     def _read_journal(self) -> None:
         """The journal's entries of this run: each line names the run its first line opened."""
         try:
-            lines = self.journal.read_text(encoding="utf-8").splitlines()
+            text = self.journal.read_text(encoding="utf-8")
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError) as exc:
@@ -178,30 +219,22 @@ class BatchRun:
                 f"cannot read the batch journal {shown(self.journal)}: {exc}"
             ) from None
         try:
-            header = json.loads(lines[0]) if lines else {}
-            run = str(header["run"])
+            header, entries = read_journal(text)
             if (
-                header.get("journal") != JOURNAL_SCHEMA
-                or header.get("lesson") != self.lesson.meta.id
-                or header.get("folder") != str(self.folder.resolve())
+                header.lesson != self.lesson.meta.id
+                or header.revision != self.lesson.meta.revision
+                or header.folder != str(self.folder.resolve())
+                or header.shard != self.shard
             ):
                 raise ValueError
-        except (ValueError, KeyError, TypeError):
+        except ValueError:
             self.note = (
                 f"{safe_name(shown(self.journal))} is not this batch's journal: "
                 "every file is graded afresh."
             )
             return
-        self.run_id = run
-        for line in lines[1:]:
-            try:
-                data = json.loads(line)
-                if data["run"] != run:
-                    continue
-                report = GradeReport.from_json(data["report"])
-                self.journalled[str(data["path"])] = (str(data["sha256"]), report)
-            except (ValueError, KeyError, TypeError):
-                continue  # a line cut short by the interruption
+        self.run_id = header.run
+        self.journalled = {entry.path: entry for entry in entries}
 
     def _keep_unchanged(self, paths: list[Path]) -> None:
         """Keep a journalled report only for the same bytes, graded with one seed."""
@@ -209,7 +242,8 @@ class BatchRun:
             relative = self._relative(path)
             if relative not in self.journalled:
                 continue
-            digest, report = self.journalled[relative]
+            journalled = self.journalled[relative]
+            digest, report = journalled.sha256, journalled.report
             try:
                 data = read_bytes_in_folder(self.folder, path)
             except LessonkitError:
@@ -231,18 +265,23 @@ class BatchRun:
         except ValueError:
             return path.as_posix()
 
+    def journal_entry(self, entry: BatchEntry) -> JournalEntry:
+        """`entry` as the journal keeps it (and a gradebook takes it)."""
+        try:
+            mtime = os.stat(entry.path, follow_symlinks=False).st_mtime
+        except OSError:
+            mtime = 0.0
+        relative = self._relative(entry.path)
+        digest = entry.sha256 or ""
+        return JournalEntry(self.run_id, relative, digest, mtime, entry.report, entry.data)
+
     def _journal(self, entry: BatchEntry) -> None:
-        if entry.sha256 is None or self.journal_problem is not None:
-            return  # an unreadable file is read again on --resume: that costs nothing
-        record = {
-            "run": self.run_id,
-            "path": self._relative(entry.path),
-            "sha256": entry.sha256,
-            "report": entry.report.to_json(),
-        }
+        if self.journal_problem is not None:
+            return  # an unreadable file (no sha256) is kept too, and read again on --resume
+        record = self.journal_entry(entry)
         try:
             with self.journal.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(record) + "\n")
+                file.write(json.dumps(record.to_json()) + "\n")
                 file.flush()
                 os.fsync(file.fileno())
         except OSError as exc:
@@ -327,22 +366,31 @@ class BatchRun:
         return tuple(entries)
 
     def summary(self, entries: tuple[BatchEntry, ...]) -> dict:
-        return summary_json(entries, self.lesson.meta.id, self.scoring)
+        summary = summary_json(entries, self.lesson.meta.id, self.scoring)
+        summary["seed"] = self.seed if summary["seed"] is None else summary["seed"]
+        summary |= {
+            "revision": self.lesson.meta.revision,
+            "toolkit": __version__,
+            "shard": None if self.shard is None else str(self.shard),
+        }
+        return summary
 
     def write_outputs(self, entries: tuple[BatchEntry, ...]) -> list[Path]:
-        """The CSV, the JSON and the feedback files; then the journal is no longer needed."""
-        names = self.names or feedback_names([self._relative(e.path) for e in entries])
-        for entry in entries:
-            name = names[self._relative(entry.path)]
-            self._write(self.feedback / name, entry.report.feedback_markdown())
-        self._write(self.csv_path, summary_csv(entries, self.scoring))
-        self._write(self.json_path, json.dumps(self.summary(entries), indent=2) + "\n")
+        """The CSV, the JSON and the feedback files; then the journal is no longer needed,
+        except by a shard, which keeps it as its result for `lessonkit merge`."""
+        relatives = [self._relative(e.path) for e in entries]
+        try:
+            write_results(
+                self.out_dir, self.stem, entries, relatives, self.scoring, self.summary(entries)
+            )
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+        if self.shard is not None:
+            try:
+                os.replace(self.journal, self.shard_path)
+            except OSError as exc:
+                raise self._write_error(self.shard_path, exc) from None
+            return [self.csv_path, self.json_path, self.shard_path, self.feedback]
         with contextlib.suppress(OSError):
             self.journal.unlink()
         return [self.csv_path, self.json_path, self.feedback]
-
-    def _write(self, path: Path, text: str) -> None:
-        try:
-            write_atomically(path, text)
-        except OSError as exc:
-            raise self._write_error(path, exc) from None

@@ -20,7 +20,7 @@ from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.intake import intake
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.journal import JournalEntry
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 
@@ -52,29 +52,29 @@ def existing_gradebook(path: str) -> Gradebook:
 class CourseIntake:
     gradebook: Gradebook
     roster: Roster | None
-    folder: Path
 
     @classmethod
-    def open(cls, gradebook: str, roster: str | None, folder: Path) -> CourseIntake:
+    def open(cls, gradebook: str, roster: str | None, folder: Path | None) -> CourseIntake:
+        """Open the gradebook and read the roster; `folder` is the submissions' (if any)."""
         try:
-            inside = folder.resolve() in Path(gradebook).resolve().parents
+            inside = folder is not None and folder.resolve() in Path(gradebook).resolve().parents
         except (OSError, RuntimeError):
             inside = False
         if inside:
             raise UsageError(
                 f"the gradebook {safe_name(gradebook)} is inside the submissions folder "
-                f"{safe_name(shown(folder))}, where a planted file could pose as it",
+                f"{safe_name(shown(folder or Path()))}, where a planted file could pose as it",
                 fix="keep the gradebook outside the submissions folder",
             )
         students = read_roster(Path(roster)) if roster else None
         book = open_gradebook(gradebook)
         if students is not None:
             book.set_students(students)
-        return cls(book, students, folder)
+        return cls(book, students)
 
-    def keep(self, lesson: Lesson, entries: Sequence[BatchEntry], out: Console) -> None:
+    def keep(self, lesson: Lesson, records: Sequence[JournalEntry], out: Console) -> None:
         """Keep every graded file as a new attempt; say which files have no student."""
-        made = intake(lesson, self.folder, entries, roster=self.roster, toolkit=__version__)
+        made = intake(lesson, records, roster=self.roster, toolkit=__version__)
         with self.gradebook:
             self.gradebook.add_attempts(made.attempts)
         for relative in made.unmatched:

@@ -69,6 +69,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="--batch: keep the files an interrupted batch already graded, grade the rest",
     )
     parser.add_argument(
+        "--shard",
+        type=shard_spec,
+        metavar="K/N",
+        help="--batch: grade only shard K of N (the files whose path hash mod N is K-1); "
+        "needs --seed. Without it, a Slurm array task or a Kubernetes indexed job "
+        "(with --shard-count) picks its own shard",
+    )
+    parser.add_argument(
+        "--shard-count",
+        type=whole_number,
+        metavar="N",
+        help="--batch in a Kubernetes indexed job: the job's completions (JOB_COMPLETION_INDEX "
+        "gives the shard)",
+    )
+    parser.add_argument(
         "--gradebook",
         metavar="FILE",
         help="--batch: keep every graded file as an attempt in this course gradebook (SQLite)",
@@ -86,6 +101,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def shard_spec(text: str):
+    """An argparse type for `--shard K/N`."""
+    from lessonkit.course.shards import parse_shard
+
+    return parse_shard(text)
+
+
 def seed_number(text: str) -> int:
     """An argparse type for --seed: a whole number from 0 to 2**32 - 1."""
     if not text.isdigit() or int(text) > MAX_SEED:
@@ -96,10 +118,14 @@ def seed_number(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    batch_only = (args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster)
+    batch_only = (
+        *(args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster),
+        *(args.shard, args.shard_count),
+    )
     if any(batch_only) and not args.batch:
         raise UsageError(
-            "--jobs, --out, --resume, --no-sandbox, --gradebook and --roster only apply to --batch",
+            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster and --shard only "
+            "apply to --batch",
             fix="add --batch DIR",
         )
     if args.roster and not args.gradebook:
@@ -183,6 +209,7 @@ def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
     from lessonkit.commands._batch import BatchRun
     from lessonkit.commands._course import CourseIntake
+    from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batch import submissions_in
 
     folder = Path(args.batch)
@@ -195,10 +222,24 @@ def _batch(args: argparse.Namespace) -> int:
     paths = submissions_in(folder)
     if not paths:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
+    shard = choose_shard(args.shard, args.shard_count, os.environ)
+    if shard is not None:
+        if args.seed is None:
+            raise UsageError(
+                f"shard {shard} needs --seed, so that every shard grades on the same input sets",
+                fix="give every shard the same --seed N",
+            )
+        if args.gradebook:
+            raise UsageError(
+                "a shard writes its results to --out, never to a gradebook",
+                fix="grade the shards, then `lessonkit merge SHARD_OUT... --out DIR "
+                "--gradebook FILE`",
+            )
+        paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
     out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
     refuse_inside(out_dir, folder)
     course = CourseIntake.open(args.gradebook, args.roster, folder) if args.gradebook else None
-    run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed)
+    run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard)
     run.prepare(paths)
     out = console(stderr=True)
     if isolation.note:
@@ -213,7 +254,7 @@ def _batch(args: argparse.Namespace) -> int:
     )
     written = run.write_outputs(entries)
     if course is not None:
-        course.keep(lesson, entries, out)
+        course.keep(lesson, [run.journal_entry(e) for e in entries], out)
     if args.json:
         print(json.dumps(run.summary(entries), indent=2))
         return 0
@@ -222,7 +263,10 @@ def _batch(args: argparse.Namespace) -> int:
     view = console()
     view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
     passed = sum(e.report.passed for e in entries)
-    view.print(f"{passed} of {len(entries)} files pass every task (input seed {run.seed}).")
+    of_shard = "" if shard is None else f", shard {shard}"
+    view.print(
+        f"{passed} of {len(entries)} files pass every task (input seed {run.seed}{of_shard})."
+    )
     view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     return 0
 

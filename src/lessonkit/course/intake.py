@@ -1,4 +1,7 @@
-"""A graded batch becomes gradebook attempts: whose each file is, in the order they were made.
+"""Graded files become gradebook attempts: whose each file is, in the order they were made.
+
+The files come as journal entries (`grade.journal`), from a batch just graded or from the
+shards `lessonkit merge` joins.
 
 A file's student comes from the roster (`Roster.match`) or, without one, from its path; a
 file no roster id matches, or one that could not be read (so there are no bytes to keep),
@@ -9,14 +12,13 @@ kept in the order of their modification times, so the latest attempt is the newe
 from __future__ import annotations
 
 import datetime as dt
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from lessonkit.course.gradebook import Attempt, attempt_of
 from lessonkit.course.roster import Roster, student_without_roster
-from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 
@@ -30,29 +32,21 @@ class Intake:
     """Relative paths whose bytes could not be read, so nothing was graded to keep."""
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return os.stat(path, follow_symlinks=False).st_mtime
-    except OSError:
-        return 0.0
-
-
 def intake(
     lesson: Lesson,
-    folder: Path,
-    entries: Sequence[BatchEntry],
+    records: Sequence[JournalEntry],
     *,
     roster: Roster | None,
     toolkit: str,
     now: dt.datetime | None = None,
 ) -> Intake:
-    """The attempts `entries` make, ordered by each file's modification time."""
+    """The attempts `records` make, ordered by each file's modification time."""
     graded_utc = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     scoring = Scoring.of(lesson)
     made, unmatched, unreadable = [], [], []
-    for entry in entries:
-        relative = entry.path.relative_to(folder).as_posix()
-        if entry.data is None:
+    for record in records:
+        relative = record.path
+        if record.data is None:
             unreadable.append(relative)
             continue
         if roster is None:
@@ -63,21 +57,20 @@ def intake(
                 unmatched.append(relative)
                 continue
             student = found
-        mtime = _mtime(entry.path)
         made.append(
             (
-                mtime,
+                record.mtime,
                 relative,
                 attempt_of(
-                    entry.report,
+                    record.report,
                     scoring,
                     student=student,
                     lesson_title=lesson.meta.title,
                     revision=lesson.meta.revision,
                     toolkit=toolkit,
                     file=relative,
-                    data=entry.data,
-                    mtime=mtime,
+                    data=record.data,
+                    mtime=record.mtime,
                     graded_utc=graded_utc,
                 ),
             )

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Grade a cohort's submissions as a Slurm job array: one shard per array task.
+#
+#   sbatch --array=0-7 docs/cluster/slurm-array.sh state-02 /shared/week1 /shared/results
+#
+# Each task grades the files whose path hash falls in its shard (lessonkit reads
+# SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT, so the array must be
+# contiguous: no step), writes its results to its own folder, and never the gradebook.
+# When every task has finished, join them on one machine:
+#
+#   lessonkit merge /shared/results/shard-* --out /shared/results/week1 --gradebook course.sqlite
+#
+# Every task must grade on the same input sets, so SEED is fixed for the whole array.
+#SBATCH --job-name=lessonkit-grade
+#SBATCH --cpus-per-task=2
+#SBATCH --mem=8G
+#SBATCH --time=02:00:00
+set -euo pipefail
+lesson=${1:?usage: sbatch --array=0-N slurm-array.sh LESSON SUBMISSIONS RESULTS}
+submissions=${2:?the submissions folder}
+results=${3:?the folder where each shard writes its results}
+seed=${SEED:-20261204}
+shard=$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1))
+exec lessonkit check "$lesson" --batch "$submissions" --seed "$seed" \
+  --jobs "${SLURM_CPUS_PER_TASK:-2}" --out "$results/shard-$shard-of-$SLURM_ARRAY_TASK_COUNT"

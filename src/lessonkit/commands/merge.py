@@ -1,0 +1,83 @@
+"""`lessonkit merge`: join the shards of one batch into its CSV, JSON, feedback and gradebook.
+
+Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses shards graded
+with another seed, lesson, revision or toolkit, shards given twice or left out, and files
+graded twice, naming which. The joined outputs are those of one batch over the whole
+folder, written to `--out`; with `--gradebook`, every file is kept as an attempt there.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.text import Text
+
+from lessonkit import __version__
+from lessonkit.commands._batch import write_results
+from lessonkit.commands._common import console, quoted
+from lessonkit.commands._course import CourseIntake
+from lessonkit.course.shards import merge_shards, read_shard
+from lessonkit.errors import UsageError, shown
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.report import Scoring, summary_json
+from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.text import safe_name
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shards", nargs="+", metavar="OUT", help="each shard's --out folder")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where the joined outputs go")
+    parser.add_argument("--gradebook", metavar="FILE", help="keep every file as an attempt here")
+    parser.add_argument("--roster", metavar="FILE", help="--gradebook: the class list")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.roster and not args.gradebook:
+        raise UsageError(
+            "--roster says whose files go into a gradebook", fix="add --gradebook FILE"
+        )
+    merged = merge_shards([read_shard(Path(folder)) for folder in args.shards])
+    lesson = find_lesson(merged.lesson)
+    if lesson.meta.revision != merged.revision:
+        raise UsageError(
+            f"the shards graded {merged.lesson} revision {merged.revision}; this repository "
+            f"has revision {lesson.meta.revision}",
+            fix="merge with the revision the shards graded, or regrade with this one",
+        )
+    out_dir = Path(args.out)
+    for shard in args.shards:
+        if Path(shard).resolve() == out_dir.resolve():
+            raise UsageError(f"--out {shown(out_dir)} is one of the shards; give another folder")
+    course = CourseIntake.open(args.gradebook, args.roster, None) if args.gradebook else None
+    entries = [BatchEntry(Path(e.path), e.report, e.sha256 or None, e.data) for e in merged.entries]
+    scoring = Scoring.of(lesson)
+    summary = summary_json(entries, lesson.meta.id, scoring)
+    summary |= {
+        "seed": merged.seed,
+        "revision": merged.revision,
+        "toolkit": merged.toolkit,
+        "shard": f"merged from {merged.shards}",
+    }
+    stem = f"check-{lesson.meta.id}"
+    try:
+        written = write_results(
+            out_dir, stem, entries, [e.path for e in merged.entries], scoring, summary
+        )
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {shown(Path(exc.filename or out_dir))}: {exc.strerror or exc}",
+            fix="give --out a folder you can write to",
+        ) from None
+    out = console()
+    if course is not None:
+        course.keep(lesson, merged.entries, console(stderr=True))
+    passed = sum(e.report.passed for e in entries)
+    out.print(
+        Text(
+            f"Merged {merged.shards} shard(s): {passed} of {len(entries)} files pass every task "
+            f"(input seed {merged.seed}, lessonkit {merged.toolkit}; this is {__version__})."
+        )
+    )
+    out.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
+    return 0

@@ -1,0 +1,149 @@
+"""A cohort in shards: each shard grades its files, `merge` joins them into one batch's
+outputs and the gradebook; the Slurm script and the Kubernetes manifest in docs/ select
+the shard their engine names."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lessonkit.course.shards import choose_shard
+from lessonkit.grade.journal import Shard
+
+from conftest import REPO, invoke, make_attempt
+
+MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
+NAMES = ("ann.py", "ben.py", "cy.py", "dee.py", "eve.py")
+WRONG = {"ben.py", "eve.py"}
+
+
+@pytest.fixture(scope="module")
+def shards(lesson, tmp_path_factory) -> tuple[Path, list[Path], list[str]]:
+    root = tmp_path_factory.mktemp("shards")
+    submissions = root / "week1"
+    submissions.mkdir()
+    for name in NAMES:
+        text = make_attempt(lesson, MK_WRONG if name in WRONG else None)
+        (submissions / name).write_text(text, encoding="utf-8")
+    outs, errors = [], []
+    for index in (1, 2):
+        out = root / f"shard-{index}"
+        argv = ["check", "state-02", "--batch", str(submissions), "--shard", f"{index}/2"]
+        code, _, err = invoke([*argv, "--seed", "11", "--jobs", "2", "--out", str(out)])
+        assert code == 0, err
+        outs.append(out)
+        errors.append(err)
+    return root, outs, errors
+
+
+def test_each_shard_grades_only_its_files_and_names_itself(shards):
+    _, outs, _ = shards
+    graded = []
+    for index, out in enumerate(outs, start=1):
+        summary = json.loads((out / "check-state-02.json").read_text(encoding="utf-8"))
+        assert (summary["shard"], summary["seed"], summary["toolkit"]) == (
+            f"{index}/2",
+            11,
+            "0.1.0",
+        )
+        names = [Path(r["file"]).name for r in summary["reports"]]
+        assert all(Shard(index, 2).holds(n) for n in names)
+        graded += names
+        assert (out / "check-state-02.shard.jsonl").is_file()
+    assert sorted(graded) == sorted(NAMES)
+
+
+def test_merge_joins_the_shards_into_one_batch_and_the_gradebook(shards):
+    root, outs, _ = shards
+    merged = root / "merged"
+    gradebook = root / "course.sqlite"
+    argv = ["merge", *map(str, outs), "--out", str(merged), "--gradebook", str(gradebook)]
+    code, out, err = invoke(argv)
+    assert code == 0, err
+    assert "Merged 2 shard(s): 3 of 5 files pass every task (input seed 11" in out
+    rows = list(csv.DictReader((merged / "check-state-02.csv").open(encoding="utf-8")))
+    assert [(Path(r["file"]).name, r["passed"]) for r in rows] == [
+        (n, "no" if n in WRONG else "yes") for n in NAMES
+    ]
+    assert sorted(p.name for p in (merged / "feedback").iterdir()) == [f"{n}.md" for n in NAMES]
+    table = json.loads(invoke(["grades", "--gradebook", str(gradebook), "--json"])[1])
+    assert {s["id"]: s["total"] for s in table["students"]} == {
+        n.removesuffix(".py"): 7 if n in WRONG else 9 for n in NAMES
+    }
+
+
+def test_merge_refuses_a_missing_shard(shards):
+    root, outs, _ = shards
+    code, _, err = invoke(["merge", str(outs[0]), "--out", str(root / "half")])
+    assert code == 2 and "shard(s) 2/2 missing" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--shard", "1/2"], "needs --seed"),
+        (["--shard", "1/2", "--seed", "3", "--gradebook", "g.sqlite"], "never to a gradebook"),
+    ],
+)
+def test_shard_mistakes_are_one_message(tmp_path, extra, message):
+    (tmp_path / "week1").mkdir()
+    (tmp_path / "week1" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    argv = ["check", "state-02", "--batch", str(tmp_path / "week1"), *extra]
+    code, _, err = invoke(argv, root=REPO, cwd=tmp_path)
+    assert code == 2 and message in err
+
+
+def _stub_lessonkit(folder: Path) -> dict[str, str]:
+    """A `lessonkit` on PATH that prints its arguments, one per line, instead of grading."""
+    stub = folder / "lessonkit"
+    stub.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n', encoding="utf-8")
+    stub.chmod(0o755)
+    return {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _option(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+def test_the_slurm_array_script_grades_the_shard_its_task_names(tmp_path):
+    script = REPO / "docs" / "cluster" / "slurm-array.sh"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    env = {"SLURM_ARRAY_TASK_ID": "6", "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_COUNT": "3"}
+    run = subprocess.run(
+        ["bash", str(script), "state-02", "/class", "/results"],
+        env={**os.environ, **_stub_lessonkit(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    args = run.stdout.splitlines()
+    assert args[:4] == ["check", "state-02", "--batch", "/class"]
+    assert _option(args, "--out") == "/results/shard-3-of-3"
+    assert choose_shard(None, None, env) == Shard(3, 3)  # what lessonkit reads agrees
+
+
+def test_the_kubernetes_indexed_job_grades_the_shard_its_index_names(tmp_path):
+    manifest = yaml.safe_load((REPO / "docs" / "cluster" / "k8s-indexed-job.yaml").read_text())
+    spec = manifest["spec"]
+    assert (manifest["kind"], spec["completionMode"]) == ("Job", "Indexed")
+    container = spec["template"]["spec"]["containers"][0]
+    env = {"JOB_COMPLETION_INDEX": "3"}
+    run = subprocess.run(
+        [*container["command"], *container["args"]],
+        env={**os.environ, **_stub_lessonkit(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    args = shlex.split(" ".join(run.stdout.splitlines()))
+    count = int(_option(args, "--shard-count"))
+    assert count == spec["completions"]
+    assert choose_shard(None, count, env) == Shard(4, count)
+    assert _option(args, "--out") == f"/results/shard-4-of-{count}"

@@ -1,0 +1,132 @@
+"""Shards: which files a shard grades, which shard an engine's environment names, and the
+refusals of `merge`, from fabricated journals (no batch is graded here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lessonkit.course.shards import ShardResult, choose_shard, merge_shards, parse_shard, read_shard
+from lessonkit.errors import UsageError
+from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
+from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+
+REPORT = GradeReport("state-02", "a.py", (TaskResult("t", "T", PASSED, "ok"),), (), 1.0, 7)
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=40), st.integers(1, 9))
+def test_every_file_is_in_exactly_one_shard(paths, count):
+    for path in paths:
+        assert sum(Shard(k, count).holds(path) for k in range(1, count + 1)) == 1
+
+
+def test_the_shard_is_the_path_hash_mod_n():
+    import hashlib
+
+    digest = int(hashlib.sha256(b"week1/alice.py").hexdigest(), 16)
+    assert Shard(digest % 5 + 1, 5).holds("week1/alice.py")
+    assert not Shard((digest + 1) % 5 + 1, 5).holds("week1/alice.py")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("0/4", "does not exist"), ("5/4", "does not exist"), ("2-4", "is not K/N"), ("1/0", "1 to")],
+)
+def test_a_wrong_shard_is_one_message(text, message):
+    with pytest.raises(UsageError, match=message):
+        parse_shard(text)
+
+
+SLURM = {"SLURM_ARRAY_TASK_ID": "12", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_COUNT": "4"}
+
+
+def test_engines_pick_their_shard_from_the_environment():
+    assert choose_shard(None, None, {}) is None
+    assert choose_shard(parse_shard("2/3"), None, SLURM) == Shard(2, 3)  # --shard wins
+    assert choose_shard(None, None, SLURM) == Shard(3, 4)
+    assert choose_shard(None, 6, {"JOB_COMPLETION_INDEX": "0"}) == Shard(1, 6)
+    assert choose_shard(None, 6, {"JOB_COMPLETION_INDEX": "5"}) == Shard(6, 6)
+
+
+@pytest.mark.parametrize(
+    ("count", "env", "message"),
+    [
+        (None, {"JOB_COMPLETION_INDEX": "1"}, "add --shard-count"),
+        (3, {"JOB_COMPLETION_INDEX": "3"}, "does not exist"),
+        (3, {}, "needs \\$JOB_COMPLETION_INDEX"),
+        (None, {**SLURM, "SLURM_ARRAY_TASK_ID": "16"}, "contiguous array"),
+        (None, {**SLURM, "SLURM_ARRAY_TASK_COUNT": "four"}, "not a whole number"),
+    ],
+)
+def test_an_engine_environment_that_names_no_shard_is_refused(count, env, message):
+    with pytest.raises(UsageError, match=message):
+        choose_shard(None, count, env)
+
+
+def _result(index: int, count: int, paths: list[str], **header) -> ShardResult:
+    fields = {"run": f"r{index}", "lesson": "state-02", "revision": "r1", "toolkit": "0.1.0"}
+    fields |= {"folder": "/class", "seed": 7, "shard": Shard(index, count)} | header
+    head = JournalHeader(**fields)
+    entries = tuple(
+        JournalEntry(head.run, p, "", 0.0, REPORT, None)
+        for p in paths
+        if Shard(index, count).holds(p)
+    )
+    return ShardResult(Path(f"out{index}/check-state-02.shard.jsonl"), head, entries)
+
+
+PATHS = [f"student{i}.py" for i in range(12)]
+
+
+def test_the_shards_of_one_batch_merge_into_every_file_once():
+    merged = merge_shards([_result(k, 3, PATHS) for k in (3, 1, 2)])
+    assert [e.path for e in merged.entries] == sorted(PATHS)
+    assert (merged.seed, merged.shards) == (7, 3)
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, seed=8)], "different input seeds"),
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, lesson="state-01")], "different lessons"),
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, revision="r2")], "lesson revisions"),
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, toolkit="0.2.0")], "lessonkit versions"),
+        ([_result(1, 2, PATHS), _result(2, 3, PATHS)], "different numbers of shards"),
+        ([_result(1, 2, PATHS), _result(1, 2, PATHS)], "shard 1/2 is given twice"),
+        ([_result(1, 3, PATHS), _result(3, 3, PATHS)], "shard\\(s\\) 2/3 missing"),
+    ],
+)
+def test_a_mix_that_is_not_one_whole_batch_is_refused_naming_it(results, message):
+    with pytest.raises(UsageError, match=message):
+        merge_shards(results)
+
+
+def test_a_file_in_the_wrong_shard_or_in_two_is_refused():
+    one, two = _result(1, 2, PATHS), _result(2, 2, PATHS)
+    stray = JournalEntry("r1", two.entries[0].path, "", 0.0, REPORT, None)
+    planted = ShardResult(one.path, one.header, (*one.entries, stray))
+    with pytest.raises(UsageError, match="is not in shard 1/2"):
+        merge_shards([planted, two])
+
+
+def test_the_journal_round_trips_and_refuses_bytes_that_do_not_match(tmp_path):
+    head = _result(1, 1, []).header
+    entry = JournalEntry(
+        head.run, "a.py", __import__("hashlib").sha256(b"x").hexdigest(), 1.5, REPORT, b"x"
+    )
+    forged = entry.to_json() | {"data": "eQ=="}  # b"y" under the sha256 of b"x"
+    other = entry.to_json() | {"run": "another"}
+    text = "\n".join(json.dumps(x) for x in (head.to_json(), entry.to_json(), forged, other))
+    header, entries = read_journal(text + '\n{"run": "r1", "pa')
+    assert header == head and entries == (entry,)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "check-state-02.shard.jsonl").write_text(text, encoding="utf-8")
+    assert read_shard(folder).entries == (entry,)
+    (folder / "check-state-02.shard.jsonl").write_text('{"journal": 2}\n', encoding="utf-8")
+    with pytest.raises(UsageError, match="not a shard result"):
+        read_shard(folder)
