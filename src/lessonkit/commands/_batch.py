@@ -299,8 +299,11 @@ class BatchRun:
         sandbox: Sandbox | None,
         cache: Path | None,
         progress: Console,
+        dask: str | None = None,
+        allow_unsandboxed: bool = False,
     ) -> tuple[BatchEntry, ...]:
-        """Every submission's entry, in path order: journalled ones kept, the rest graded."""
+        """Every submission's entry, in path order: journalled ones kept, the rest graded
+        here, or on the Dask cluster at `dask` (`grade.distributed`)."""
         if self.note is not None:
             progress.print(Text(self.note, style="yellow"))
         todo = [p for p in paths if self._relative(p) not in self.done]
@@ -339,17 +342,33 @@ class BatchRun:
         with bar or contextlib.nullcontext():
             if bar is not None:
                 task = bar.add_task("grading", total=len(paths), completed=kept, failures=failures)
-            graded = grade_many(
-                self.lesson,
-                todo,
-                jobs=jobs,
-                timeout=timeout,
-                on_report=on_report,
-                sandbox=sandbox,
-                seed=self.seed,
-                cache=cache,
-                folder=self.folder,
-            )
+            if dask is not None:
+                from lessonkit.grade.distributed import grade_on_dask
+                from lessonkit.grade.inputs import new_seed
+
+                self.seed = new_seed() if self.seed is None else self.seed
+                graded = grade_on_dask(
+                    self.lesson,
+                    todo,
+                    self.folder,
+                    address=dask,
+                    seed=self.seed,
+                    timeout=timeout,
+                    allow_unsandboxed=allow_unsandboxed,
+                    on_report=on_report,
+                )
+            else:
+                graded = grade_many(
+                    self.lesson,
+                    todo,
+                    jobs=jobs,
+                    timeout=timeout,
+                    on_report=on_report,
+                    sandbox=sandbox,
+                    seed=self.seed,
+                    cache=cache,
+                    folder=self.folder,
+                )
         if graded:
             self.seed = graded[0].report.seed
         by_path = {self._relative(e.path): e for e in graded}

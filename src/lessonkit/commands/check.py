@@ -84,6 +84,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "gives the shard)",
     )
     parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="--batch: grade on the Dask distributed scheduler at ADDRESS (tcp://host:8786); "
+        "each worker grades each file in a sandboxed child of its own",
+    )
+    parser.add_argument(
         "--gradebook",
         metavar="FILE",
         help="--batch: keep every graded file as an attempt in this course gradebook (SQLite)",
@@ -120,12 +126,12 @@ def seed_number(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     batch_only = (
         *(args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster),
-        *(args.shard, args.shard_count),
+        *(args.shard, args.shard_count, args.dask),
     )
     if any(batch_only) and not args.batch:
         raise UsageError(
-            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster and --shard only "
-            "apply to --batch",
+            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster, --shard and --dask "
+            "only apply to --batch",
             fix="add --batch DIR",
         )
     if args.roster and not args.gradebook:
@@ -217,7 +223,8 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{folder} is not a folder", fix="give the folder that holds the submissions"
         )
-    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    # With --dask the workers run the submissions, and each checks its own sandbox.
+    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask))
     lesson = find_lesson(args.lesson)
     paths = submissions_in(folder)
     if not paths:
@@ -242,7 +249,7 @@ def _batch(args: argparse.Namespace) -> int:
     run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard)
     run.prepare(paths)
     out = console(stderr=True)
-    if isolation.note:
+    if isolation.note and not args.dask:
         out.print(Text(isolation.note, style="yellow"))
     entries = run.grade(
         paths,
@@ -251,6 +258,8 @@ def _batch(args: argparse.Namespace) -> int:
         sandbox=isolation.sandbox,
         cache=compile_cache(),
         progress=out,
+        dask=args.dask,
+        allow_unsandboxed=args.no_sandbox,
     )
     written = run.write_outputs(entries)
     if course is not None:

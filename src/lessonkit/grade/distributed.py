@@ -1,0 +1,162 @@
+"""A batch on a Dask distributed cluster: the parent reads, the workers grade.
+
+The parent reads every submission itself (below the batch folder, no link followed, as a
+local batch does) and sends the bytes, in chunks, to the scheduler at `--dask ADDRESS`. On
+a worker, `grade_chunk` loads its own copy of the lesson, refuses another revision, and
+grades each file in a sandboxed child of its own with `grade_many`, exactly as a local
+batch does, on the seed the parent chose: so the verdicts are a local batch's. A worker
+without the sandbox refuses, unless the batch was started with `--no-sandbox`.
+
+Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
+
+from lessonkit.errors import LessonkitError, UsageError
+from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder, unreadable
+from lessonkit.grade.results import GradeReport
+from lessonkit.lesson.model import Lesson
+
+CHUNKS_PER_WORKER = 2
+"""Files go out in about this many chunks per worker thread: each chunk pays for one
+reference run, and smaller chunks spread a slow file's cost."""
+
+
+CONNECT_TIMEOUT_S = 30.0
+
+
+class WorkerRefused(RuntimeError):
+    """A worker cannot grade as a local batch would (no sandbox, another lesson revision)."""
+
+
+@dataclass(frozen=True)
+class ChunkFile:
+    index: int
+    relative: str
+    data: bytes
+
+
+def grade_chunk(
+    lesson_id: str,
+    revision: str,
+    seed: int,
+    timeout: float,
+    files: Sequence[ChunkFile],
+    allow_unsandboxed: bool,
+) -> list[tuple[int, GradeReport]]:
+    """On a worker: grade each file in a child of its own; (index, report) for each."""
+    from lessonkit.lesson.catalog import find_lesson
+    from lessonkit.run.sandbox import find_sandbox
+
+    lesson = find_lesson(lesson_id)
+    if lesson.meta.revision != revision:
+        raise WorkerRefused(
+            f"this worker has {lesson_id} revision {lesson.meta.revision}, not {revision}"
+        )
+    sandbox, why = find_sandbox()
+    if sandbox is None and not allow_unsandboxed:
+        raise WorkerRefused(f"this worker has no grading sandbox: {why}")
+    with tempfile.TemporaryDirectory(prefix="lessonkit-dask-") as temporary:
+        folder = Path(temporary)
+        paths = []
+        for file in files:  # one folder per file: names from two students never meet
+            path = folder / str(file.index) / PurePosixPath(file.relative).name
+            path.parent.mkdir()
+            path.write_bytes(file.data)
+            paths.append(path)
+        entries = grade_many(
+            lesson, paths, jobs=1, timeout=timeout, sandbox=sandbox, seed=seed, folder=folder
+        )
+    return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]
+
+
+def _chunks(files: list[ChunkFile], workers: int) -> list[list[ChunkFile]]:
+    count = max(1, min(len(files), workers * CHUNKS_PER_WORKER))
+    return [files[k::count] for k in range(count) if files[k::count]]
+
+
+def grade_on_dask(
+    lesson: Lesson,
+    paths: Sequence[Path],
+    folder: Path,
+    *,
+    address: str,
+    seed: int,
+    timeout: float,
+    allow_unsandboxed: bool,
+    on_report: Callable[[BatchEntry], None] | None = None,
+) -> tuple[BatchEntry, ...]:
+    """Every path's entry, in path order, graded on the cluster at `address`."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise UsageError(
+            "--dask needs Dask's distributed scheduler client",
+            fix="pip install -e '.[cluster]'",
+        ) from None
+    results: list[BatchEntry | None] = [None] * len(paths)
+    files: list[ChunkFile] = []
+    for index, path in enumerate(paths):
+        started = time.perf_counter()
+        try:
+            data = read_bytes_in_folder(folder, path)
+        except LessonkitError as exc:
+            report = unreadable(lesson, path, exc.message, time.perf_counter() - started)
+            results[index] = BatchEntry(path, replace(report, seed=seed))
+            if on_report is not None:
+                on_report(results[index])
+            continue
+        files.append(ChunkFile(index, path.relative_to(folder).as_posix(), data))
+    if files:
+        try:
+            client = Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise UsageError(
+                f"cannot reach the Dask scheduler at {address} ({exc})",
+                fix="start it (dask scheduler), or give --dask the address it prints",
+            ) from None
+        with client:
+            threads = sum(client.nthreads().values()) or 1
+            futures = [
+                client.submit(
+                    grade_chunk,
+                    lesson.meta.id,
+                    lesson.meta.revision,
+                    seed,
+                    timeout,
+                    chunk,
+                    allow_unsandboxed,
+                    pure=False,
+                )
+                for chunk in _chunks(files, threads)
+            ]
+            by_index = {file.index: file for file in files}
+            for future in as_completed(futures):
+                try:
+                    graded = future.result()
+                except WorkerRefused as exc:
+                    raise UsageError(
+                        f"a Dask worker refused to grade: {exc}",
+                        fix="install the sandbox (bubblewrap) and this lesson revision on "
+                        "every worker",
+                    ) from None
+                for index, report in graded:
+                    path = paths[index]
+                    data = by_index[index].data
+                    entry = BatchEntry(
+                        path,
+                        replace(report, file=str(path)),
+                        hashlib.sha256(data).hexdigest(),
+                        data,
+                    )
+                    results[index] = entry
+                    if on_report is not None:
+                        on_report(entry)
+    return tuple(entry for entry in results if entry is not None)
