@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "evidence": "Write an evidence report filled from your own run.",
     "grades": "Print a course gradebook's grades, or export them for an LMS.",
     "regrade": "Grade a lesson's kept attempts again with the lesson as it is today.",
+    "report": "Write a page of what the class got wrong in a lesson, from a gradebook.",
     "merge": "Join the shards of one batch into its outputs (and a gradebook).",
     "serve": "Serve the built site on 127.0.0.1.",
 }

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,31 @@ def test_a_regrade_adds_attempts_and_names_whose_points_changed(course, tmp_path
         invoke(["grades", "--gradebook", str(copy), "--student", "al", "--json"])[1]
     )
     assert [a["points"] for a in attempts] == [8, 7]  # the original is kept, not overwritten
+
+
+def test_the_class_report_groups_what_went_wrong_by_check_and_key_path(course, tmp_path):
+    gradebook, _, _ = course
+    page = tmp_path / "report.html"
+    argv = ["report", "state-02", "--gradebook", str(gradebook), "--output", str(page)]
+    code, out, err = invoke(argv)
+    assert code == 0, err
+    assert "2 students, 3 submissions" in out
+    html = page.read_text(encoding="utf-8")
+    assert "<script" not in html and "http://" not in html.replace(
+        'xmlns="http://www.w3.org/2000/svg"', ""
+    )
+    assert html.count("<svg") == 2
+    # al's only attempt and alice's first hard-coded the make-it-yours value: one group, of
+    # two submissions by two students, found on the drawn inputs at `norm_squared`.
+    text = unescape(html)
+    group = text[text.index("<td>wrong on other inputs (failed)</td>") :].split("</tr>")[0]
+    assert (
+        '<code>norm_squared</code></td><td class="number">2</td><td class="number">2</td>' in group
+    )
+    assert "got 96.0" in group
+    assert "<code>norm_squared</code>" in html
+    assert "Make it yours" in html
+    code, _, err = invoke(
+        ["report", "state-01", "--gradebook", str(gradebook), "--output", str(page)]
+    )
+    assert code != 0 and "has no attempt of state-01" in err

@@ -124,11 +124,16 @@ def test_a_first_version_gradebook_is_migrated_and_keeps_its_attempts(lesson, tm
             "toolkit, revision, points, max_points) VALUES ('alice', 'state-02', 'alice.py', "
             "'abc', 3, '2026-01-01T00:00:00Z', 0, '0.0.9', 'r1', 2, 5)"
         )
+        old.db.execute(
+            "INSERT INTO task_grades VALUES (1, 0, 'a', 'A', 'failed', 0, 1, 0, 'wrong')"
+        )
         with pytest.raises(sqlite3.OperationalError):
             old.students()  # the roster table came with version 2
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 3
+        assert book.version == SCHEMA == 4
         (attempt,) = book.attempts()
+        (task,) = attempt.tasks  # graded before checks were recorded: neither check nor path
+        assert (task.status, task.message, task.check, task.path) == ("failed", "wrong", None, None)
         assert (attempt.student, attempt.points, attempt.lesson_title) == ("alice", 2, "state-02")
         assert book.students() == {}
 

@@ -56,6 +56,18 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def write_output(path: Path, text: str) -> None:
+    """`--output FILE`, written whole or not at all; a path that cannot be written is the
+    person's error, with one message."""
+    try:
+        write_atomically(path, text)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {shown(path)}: {exc.strerror or exc}",
+            fix="give --output a file in a folder you can write to",
+        ) from None
+
+
 def feedback_name(relative: str, hashed: bool = False) -> str:
     """`alice.py` -> `alice.py.md`; any other path -> a readable stem and its sha256.
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.commands._batch import write_atomically
+from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import console, quoted
 from lessonkit.commands._course import existing_gradebook
 from lessonkit.course.exports import EXPORTS, export
@@ -155,13 +155,7 @@ def run(args: argparse.Namespace) -> int:
     table = course_table(attempts, students, args.policy)
     if args.export:
         output = Path(args.output)
-        try:
-            write_atomically(output, export(args.export, table, attempts))
-        except OSError as exc:
-            raise UsageError(
-                f"cannot write {shown(output)}: {exc.strerror or exc}",
-                fix="give --output a file in a folder you can write to",
-            ) from None
+        write_output(output, export(args.export, table, attempts))
         console().print(
             Text(f"Wrote {quoted(output)} ({args.export}, {len(table.rows)} students).")
         )

@@ -23,7 +23,7 @@ from typing import Literal
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import GradeReport, Status
+from lessonkit.grade.results import CheckName, GradeReport, Status
 
 Policy = Literal["latest", "best"]
 POLICIES: tuple[Policy, ...] = ("latest", "best")
@@ -41,6 +41,10 @@ class TaskGrade:
     max_points: float
     optional: bool
     message: str
+    check: CheckName | None = None
+    """The check that found the problem (None when the task passed)."""
+    path: str | None = None
+    """The key path of the value the problem is about, if any."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ def attempt_of(
             points.get(t.id, 0.0),
             t.optional,
             t.message,
+            t.check,
+            t.path,
         )
         for t in report.tasks
     )
@@ -166,7 +172,18 @@ def _v3(db: sqlite3.Connection) -> None:
     _run_all(db, "ALTER TABLE attempts ADD COLUMN regrade_of INTEGER REFERENCES attempts(id)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
+def _v4(db: sqlite3.Connection) -> None:
+    """Which check found each task's problem, and at which key path (the class report)."""
+    _run_all(
+        db,
+        """
+        ALTER TABLE task_grades ADD COLUMN check_name TEXT;
+        ALTER TABLE task_grades ADD COLUMN key_path TEXT
+        """,
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 """MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
 SCHEMA = len(MIGRATIONS)
 
@@ -274,7 +291,8 @@ class Gradebook:
                 row_id = int(cursor.lastrowid or 0)
                 db.executemany(
                     "INSERT INTO task_grades (attempt, position, task, title, status, points, "
-                    "max_points, optional, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "max_points, optional, message, check_name, key_path) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
                             row_id,
@@ -286,6 +304,8 @@ class Gradebook:
                             t.max_points,
                             int(t.optional),
                             t.message,
+                            t.check,
+                            t.path,
                         )
                         for i, t in enumerate(attempt.tasks)
                     ],
@@ -328,13 +348,12 @@ class Gradebook:
         if rows:
             marks = ", ".join("?" for _ in rows)
             for row in self.db.execute(
-                "SELECT attempt, task, title, status, points, max_points, optional, message "
-                f"FROM task_grades WHERE attempt IN ({marks}) ORDER BY attempt, position",
+                "SELECT attempt, task, title, status, points, max_points, optional, message, "
+                f"check_name, key_path FROM task_grades WHERE attempt IN ({marks}) "
+                "ORDER BY attempt, position",
                 list(tasks),
             ):
-                tasks[row[0]].append(
-                    TaskGrade(row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7])
-                )
+                tasks[row[0]].append(TaskGrade(*row[1:6], bool(row[6]), *row[7:]))
         return tuple(Attempt(*row, tasks=tuple(tasks[row[0]])) for row in rows)
 
     def content(self, sha256: str) -> bytes:

@@ -24,7 +24,7 @@ from typing import Literal
 
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
-from lessonkit.grade.results import ERROR, GradeReport, TaskResult
+from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.sources import Submission, SubmissionError, read_open_file, read_submission
 from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
@@ -129,7 +129,7 @@ def _open_below(folder_fd: int, part: str, flags: int, name: str) -> int:
 
 def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
     """A report for a file that could not be graded at all."""
-    tasks = tuple(TaskResult(t.id, t.title, ERROR, message, None, t.optional) for t in lesson.tasks)
+    tasks = run_failed(lesson, message)
     return GradeReport(lesson.meta.id, str(path), tasks, (), seconds)
 
 

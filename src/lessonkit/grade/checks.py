@@ -24,6 +24,7 @@ from lessonkit.grade.results import (
     FAILED,
     NOT_ATTEMPTED,
     PASSED,
+    CheckName,
     PrerequisiteResult,
     Status,
     TaskResult,
@@ -92,10 +93,12 @@ class TaskFacts:
 
 @dataclass(frozen=True)
 class Problem:
-    """What a check found wrong with a task: the task's status and one message."""
+    """What a check found wrong with a task: the task's status, one message, and the key
+    path (`name/layer/weight`, or the name alone) of the value it is about, if any."""
 
     status: Status
     message: str
+    path: str | None = None
 
 
 def _first(problems: Iterable[Problem | None]) -> Problem | None:
@@ -120,6 +123,12 @@ def value_problem(name: str, expected: Value, got: Value, accept: Accept = EXACT
     at = f" at `{first.location}`" if first.path else ""
     got_value, expected_value = describe(reported(first.got)), describe(reported(first.expected))
     return f"`{name}`{at} is {got_value}; expected {expected_value}."
+
+
+def difference_path(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str:
+    """Where the first difference is: the name, then its key path in slash form."""
+    found = differences(expected, got, accept)
+    return "/".join(filter(None, (name, found[0].location if found else "")))
 
 
 def _value_detail(expected: Value, got: Value, accept: Accept) -> str:
@@ -208,8 +217,9 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     accept = facts.rubric.accept
     for name in facts.rubric.names:
         if _differs(name, expected, got, accept):
-            problem = value_problem(name, expected.values[name], got.values[name], accept)
-            return Problem(FAILED, problem)
+            want, have = expected.values[name], got.values[name]
+            problem = value_problem(name, want, have, accept)
+            return Problem(FAILED, problem, difference_path(name, want, have, accept))
     missing = _missing_names(facts, got)
     if got.error:
         failed = _failed_check(got.error, runs.learner)
@@ -218,10 +228,11 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
                 FAILED,
                 f"{failed} before `{missing[0]}` is assigned; the values before it are right, "
                 "so look at what it checks.",
+                missing[0],
             )
         return Problem(FAILED, f"{failed} although every value is right: check what it compares.")
     if missing:
-        return Problem(FAILED, f"`{missing[0]}` is not defined after the cell runs.")
+        return Problem(FAILED, f"`{missing[0]}` is not defined after the cell runs.", missing[0])
     return _printed(expected, got)
 
 
@@ -282,7 +293,8 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
     for name in facts.rubric.names:
         if _differs(name, expected, got, facts.rubric.accept):
-            detail = _value_detail(expected.values[name], got.values[name], facts.rubric.accept)
+            want, have = expected.values[name], got.values[name]
+            detail = _value_detail(want, have, facts.rubric.accept)
             why = (
                 "It assumes something (a start value, a bound) that holds only for inputs "
                 "inside the usual range: compute it from the inputs themselves."
@@ -291,7 +303,9 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
                 "lesson's inputs: compute it from the inputs."
             )
             return Problem(
-                FAILED, f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}"
+                FAILED,
+                f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}",
+                difference_path(name, want, have, facts.rubric.accept),
             )
     missing = _missing_names(facts, got)
     if missing and got.error:
@@ -300,9 +314,12 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
             f"{_failed_check(got.error, runs.learner)} {on}, which stops the cell before "
             f"`{missing[0]}` is assigned: the check holds only on the lesson's inputs. Compare "
             "with values computed from the inputs, not typed-in numbers.",
+            missing[0],
         )
     if missing:
-        return Problem(FAILED, f"`{missing[0]}` is not defined after the cell runs {on}.")
+        return Problem(
+            FAILED, f"`{missing[0]}` is not defined after the cell runs {on}.", missing[0]
+        )
     return None
 
 
@@ -336,14 +353,17 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
             return Problem(
                 FAILED,
                 f"`{name}` is not defined after the cell runs with {probe.name}{stopped}.",
+                name,
             )
         accept = facts.rubric.accept
         if _differs(name, expected, got, accept):
-            detail = _value_detail(expected.values[name], got.values[name], accept)
+            want, have = expected.values[name], got.values[name]
+            detail = _value_detail(want, have, accept)
             return Problem(
                 FAILED,
                 messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")
                 + f" (With {probe.name}: {detail}.)",
+                difference_path(name, want, have, accept),
             )
     return None
 
@@ -355,20 +375,23 @@ def _stopped(run: CellReport, runs: Runs) -> str:
     return explain_error(run.error, runs.learner, runs.timeout).rstrip(".")
 
 
-TASK_CHECKS: tuple[Callable[[TaskFacts], Problem | None], ...] = (
-    _cell_present,
-    _attempted,
-    _lesson_inputs,
-    _other_inputs,
-    _probes,
+TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...] = (
+    ("cell", _cell_present),
+    ("attempted", _attempted),
+    ("lesson inputs", _lesson_inputs),
+    ("other inputs", _other_inputs),
+    ("probes", _probes),
 )
+"""Each check, named as a verdict records which one found the problem."""
 
 
 def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     """Run the task checks in order; the first problem is the verdict."""
     task = facts.rubric.task
-    problem = _first(check(facts) for check in TASK_CHECKS)
-    if problem is None:
+    found = next(
+        ((name, problem) for name, check in TASK_CHECKS if (problem := check(facts))), None
+    )
+    if found is None:
         drawn, edges = facts.inputs.count("drawn"), facts.inputs.count("edge")
         also = f" and on {edges} edge input set{'s' if edges > 1 else ''}" if edges else ""
         message = (
@@ -377,12 +400,15 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
             f"(seed {facts.inputs.seed}){also}."
         )
         return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
+    check, problem = found
     message = problem.message
     if problem.status in (FAILED, ERROR) and not steps_hold:
         message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
     # A hint helps after a try; for a task not yet attempted it would give the answer away.
     hint = " ".join(task.hint.split()) if problem.status in (FAILED, ERROR) else None
-    return TaskResult(task.id, task.title, problem.status, message, hint, task.optional)
+    return TaskResult(
+        task.id, task.title, problem.status, message, hint, task.optional, check, problem.path
+    )
 
 
 # --------------------------------------------------------------------------- prerequisites

@@ -29,7 +29,7 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord, record_from
-from lessonkit.grade.results import ERROR, GradeReport, TaskResult
+from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, WorkerHandle
@@ -181,7 +181,7 @@ def interfered_report(
         f"The submission interfered with the grader ({reason}), so none of its results can "
         "be trusted. Remove the code that touches the grader's process, files or channel."
     )
-    tasks = tuple(TaskResult(t.id, t.title, ERROR, message, None, t.optional) for t in lesson.tasks)
+    tasks = run_failed(lesson, message)
     return GradeReport(lesson.meta.id, path, tasks, (), seconds, seed)
 
 

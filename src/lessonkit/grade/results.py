@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from lessonkit.lesson.model import AttemptStatus
+from lessonkit.lesson.model import AttemptStatus, Lesson
 from lessonkit.lesson.text import safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
@@ -15,7 +15,18 @@ NOT_ATTEMPTED: Final = "not attempted"
 ERROR: Final = "error"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
-SCHEMA = 1
+CheckName = Literal["cell", "attempted", "lesson inputs", "other inputs", "probes", "run"]
+"""Which check found a task's problem; "run" when the file could not be graded at all."""
+CHECKS: tuple[CheckName, ...] = (
+    "cell",
+    "attempted",
+    "lesson inputs",
+    "other inputs",
+    "probes",
+    "run",
+)
+
+SCHEMA = 2  # 2: each task's `check` and `path`
 
 
 @dataclass(frozen=True)
@@ -28,6 +39,10 @@ class TaskResult:
     message: str
     hint: str | None = None
     optional: bool = False  # a "going further" task: not attempting it is fine
+    check: CheckName | None = None
+    """The check that found the problem; None when the task passed."""
+    path: str | None = None
+    """The key path (`name/layer/weight`) or name of the value the problem is about."""
 
     @property
     def counts_as_passed(self) -> bool:
@@ -41,7 +56,16 @@ class TaskResult:
             "message": self.message,
             "hint": self.hint,
             "optional": self.optional,
+            "check": self.check,
+            "path": self.path,
         }
+
+
+def run_failed(lesson: Lesson, message: str) -> tuple[TaskResult, ...]:
+    """Every task `error` with one message: the file could not be graded, or not trusted."""
+    return tuple(
+        TaskResult(t.id, t.title, ERROR, message, None, t.optional, "run") for t in lesson.tasks
+    )
 
 
 @dataclass(frozen=True)
@@ -94,6 +118,8 @@ class GradeReport:
                 str(t["message"]),
                 None if t["hint"] is None else str(t["hint"]),
                 bool(t["optional"]),
+                _check_name(t.get("check")),
+                None if t.get("path") is None else str(t["path"]),
             )
             for t in data["tasks"]
         )
@@ -132,3 +158,12 @@ class GradeReport:
                 "",
             ]
         return safe_text("\n".join(lines))
+
+
+def _check_name(value: object) -> CheckName | None:
+    """A check name read back from JSON (None for a schema 1 report, which had none)."""
+    if value is None:
+        return None
+    if value not in CHECKS:
+        raise TypeError(f"unknown check {value!r}")
+    return value  # type: ignore[return-value]

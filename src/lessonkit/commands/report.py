@@ -1,0 +1,49 @@
+"""`lessonkit report`: what the class got wrong in one lesson, as a static HTML page.
+
+The page (`lessonkit.course.class_report`) has, per task, the pass rate, the failures
+grouped by the check that found them and the key path they are about, with one message
+each, how many submissions students needed, and two plots as inline SVG; it needs no
+network and no script.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.text import Text
+
+from lessonkit.commands._batch import write_output
+from lessonkit.commands._common import add_lesson_argument, console, quoted
+from lessonkit.commands._course import existing_gradebook
+from lessonkit.course.class_report import class_report, render_class_report
+from lessonkit.course.gradebook import POLICIES
+from lessonkit.lesson.catalog import find_lesson
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_lesson_argument(parser)
+    parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
+    parser.add_argument("--output", required=True, metavar="FILE", help="the page to write")
+    parser.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default="latest",
+        help="which attempt of each student the pass rates count (default: latest)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    lesson = find_lesson(args.lesson)
+    with existing_gradebook(args.gradebook) as book:
+        attempts = book.attempts(lesson=lesson.meta.id)
+    report = class_report(attempts, lesson.meta.id, args.policy)
+    output = Path(args.output)
+    write_output(output, render_class_report(report))
+    console().print(
+        Text(
+            f"Wrote {quoted(output)}: {len(report.tasks)} tasks, {report.students} students, "
+            f"{report.submissions} submissions."
+        )
+    )
+    return 0

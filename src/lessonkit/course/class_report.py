@@ -1,0 +1,249 @@
+"""What the class got wrong: one lesson's attempts in a gradebook, summed up per task.
+
+Pass rates count each student once, by the attempt the policy picks; the failures are
+grouped over every submission (a regrade replaces its original), because the mistakes a
+class makes on the way are the ones worth teaching. A group is (task, check, key path): the
+check that found the problem and the value it is about, so "`grads/w` wrong on other
+inputs" and "`grads/w` wrong on the lesson's inputs" are two different lessons to give.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
+from lessonkit.errors import UsageError
+from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, CheckName, Status
+from lessonkit.render.page import render_template
+
+CHECK_WORDS: dict[CheckName | None, str] = {
+    "cell": "the task's cell is missing",
+    "attempted": "not attempted yet",
+    "lesson inputs": "wrong on the lesson's inputs",
+    "other inputs": "wrong on other inputs",
+    "probes": "a probe showed a wrong value",
+    "run": "the file could not be graded",
+    None: "(graded before checks were recorded)",
+}
+"""How the page names each check."""
+
+ATTEMPT_BINS = ("1", "2", "3", "4 or more", "not yet")
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failed submissions of one task that one check found wrong at one key path."""
+
+    check: CheckName | None
+    path: str | None
+    status: Status
+    attempts: int
+    students: int
+    example: str
+
+    @property
+    def check_words(self) -> str:
+        return CHECK_WORDS[self.check]
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    task: str
+    title: str
+    optional: bool
+    passed: int
+    """Students whose counting attempt passed the task."""
+    graded: int
+    """Students with a counting attempt."""
+    failures: tuple[FailureGroup, ...]
+    median_attempts: float | None
+    """Among the students who passed it, the median number of submissions it took."""
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.graded if self.graded else 0.0
+
+
+@dataclass(frozen=True)
+class ClassReport:
+    lesson: str
+    title: str
+    policy: Policy
+    max_points: float
+    totals: tuple[float, ...]
+    """Each student's points on the counting attempt, in student order."""
+    submissions: int
+    tasks: tuple[TaskSummary, ...]
+    attempts_needed: tuple[tuple[str, int], ...]
+    """(bin, students): submissions until every task passed, or "not yet"."""
+
+    @property
+    def students(self) -> int:
+        return len(self.totals)
+
+
+def _passes(grade: TaskGrade) -> bool:
+    return grade.status == PASSED or (grade.optional and grade.status == NOT_ATTEMPTED)
+
+
+def _failure_groups(task: str, attempts: Sequence[Attempt]) -> tuple[FailureGroup, ...]:
+    keyed: dict[tuple, list[tuple[str, TaskGrade]]] = defaultdict(list)
+    for attempt in attempts:
+        for grade in attempt.tasks:
+            if grade.task == task and not _passes(grade):
+                keyed[(grade.check, grade.path, grade.status)].append((attempt.student, grade))
+    groups = [
+        FailureGroup(
+            check,
+            path,
+            status,
+            attempts=len(found),
+            students=len({student for student, _ in found}),
+            example=found[-1][1].message,
+        )
+        for (check, path, status), found in keyed.items()
+    ]
+    return tuple(sorted(groups, key=lambda g: (-g.attempts, str(g.check), g.path or "")))
+
+
+def _attempts_needed(by_student: dict[str, list[Attempt]]) -> tuple[tuple[str, int], ...]:
+    counts: Counter[str] = Counter()
+    for attempts in by_student.values():
+        first = next(
+            (n for n, a in enumerate(attempts, 1) if all(_passes(t) for t in a.tasks)), None
+        )
+        counts[ATTEMPT_BINS[min(first, 4) - 1] if first else "not yet"] += 1
+    return tuple((label, counts[label]) for label in ATTEMPT_BINS)
+
+
+def _median_attempts(task: str, by_student: dict[str, list[Attempt]]) -> float | None:
+    needed = []
+    for attempts in by_student.values():
+        for n, attempt in enumerate(attempts, 1):
+            if any(t.task == task and t.status == PASSED for t in attempt.tasks):
+                needed.append(n)
+                break
+    return statistics.median(needed) if needed else None
+
+
+def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> ClassReport:
+    """The summary of `lesson`'s attempts; a lesson with none is refused."""
+    mine = current(a for a in attempts if a.lesson == lesson)
+    if not mine:
+        raise UsageError(
+            f"the gradebook has no attempt of {lesson}",
+            fix=f"grade a batch into it first: lessonkit check {lesson} --batch DIR --gradebook F",
+        )
+    chosen = sorted(counting(mine, policy).values(), key=lambda a: a.student)
+    latest = max(mine, key=lambda a: a.id or 0)
+    by_student: dict[str, list[Attempt]] = defaultdict(list)
+    for attempt in mine:
+        by_student[attempt.student].append(attempt)
+    tasks = tuple(
+        TaskSummary(
+            grade.task,
+            grade.title,
+            grade.optional,
+            passed=sum(any(t.task == grade.task and _passes(t) for t in a.tasks) for a in chosen),
+            graded=len(chosen),
+            failures=_failure_groups(grade.task, mine),
+            median_attempts=_median_attempts(grade.task, by_student),
+        )
+        for grade in latest.tasks
+    )
+    return ClassReport(
+        lesson=lesson,
+        title=latest.lesson_title,
+        policy=policy,
+        max_points=latest.max_points,
+        totals=tuple(a.points for a in chosen),
+        submissions=len(mine),
+        tasks=tasks,
+        attempts_needed=_attempts_needed(by_student),
+    )
+
+
+# --------------------------------------------------------------------------- the page
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a chart, in the chart's own units (the template scales them)."""
+
+    label: str
+    value: float
+    text: str
+    """The value as the bar's label says it."""
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    description: str
+    bars: tuple[Bar, ...]
+    most: float
+
+    def width(self, bar: Bar, full: float) -> float:
+        return round(full * bar.value / self.most, 1) if self.most else 0.0
+
+
+def _pass_rate_chart(report: ClassReport) -> Chart:
+    bars = tuple(
+        Bar(t.title, t.pass_rate, f"{round(100 * t.pass_rate)}% ({t.passed} of {t.graded})")
+        for t in report.tasks
+    )
+    return Chart(
+        "Pass rate per task",
+        f"The share of the {report.students} students whose counting attempt passed each task.",
+        bars,
+        1.0,
+    )
+
+
+def total_bins(max_points: float) -> tuple[tuple[float, float], ...]:
+    """The totals' histogram bins: one per whole point up to 20 points, else ten equal ones."""
+    if max_points <= 20:
+        return tuple((float(k), float(k)) for k in range(math.ceil(max(max_points, 0)) + 1))
+    step = max_points / 10
+    return tuple((k * step, (k + 1) * step) for k in range(10))
+
+
+def bin_of(total: float, bins: Sequence[tuple[float, float]]) -> int:
+    """The bin a total falls in: its whole points, or its tenth of the maximum."""
+    low, high = bins[0]
+    index = int(total) if low == high else int(total / high)
+    return min(max(index, 0), len(bins) - 1)
+
+
+def _totals_chart(report: ClassReport) -> Chart:
+    bins = total_bins(report.max_points)
+    counts = Counter(bin_of(total, bins) for total in report.totals)
+    counts = [counts[k] for k in range(len(bins))]
+    bars = tuple(
+        Bar(
+            f"{low:g}" if low == high else f"{low:.3g} to {high:.3g}",
+            count,
+            f"{count} student{'s' if count != 1 else ''}",
+        )
+        for (low, high), count in zip(bins, counts, strict=True)
+    )
+    return Chart(
+        "Distribution of totals",
+        f"How many students scored each total (of {report.max_points:g} points), "
+        f"{report.policy} attempt counting.",
+        bars,
+        float(max(counts, default=0)),
+    )
+
+
+def render_class_report(report: ClassReport) -> str:
+    """The page: self-contained (inline style and SVG, no script), so it works offline."""
+    return render_template(
+        "class-report.html",
+        report=report,
+        charts=(_pass_rate_chart(report), _totals_chart(report)),
+    )

@@ -1,0 +1,138 @@
+"""The class report, from attempts built by hand: which submissions share a failure group,
+who counts towards a pass rate, and how many submissions each student needed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from lessonkit.course.class_report import (
+    bin_of,
+    class_report,
+    render_class_report,
+    total_bins,
+)
+from lessonkit.course.gradebook import Attempt, TaskGrade
+from lessonkit.errors import UsageError
+from lessonkit.grade.results import FAILED, NOT_ATTEMPTED, PASSED, GradeReport, TaskResult
+
+_ids = iter(range(1, 10_000))
+
+
+def _grade(task: str, status: str, check=None, path=None, message="", optional=False):
+    points = 1.0 if status == PASSED else 0.0
+    return TaskGrade(task, task.title(), status, points, 1.0, optional, message, check, path)
+
+
+def _attempt(student: str, *tasks: TaskGrade, regrade_of: int | None = None) -> Attempt:
+    return Attempt(
+        next(_ids),
+        student,
+        "demo-01",
+        "A demo",
+        f"{student}.py",
+        "0" * 64,
+        1,
+        "2026-12-04T00:00:00Z",
+        0.0,
+        "0.1.0",
+        "r1",
+        sum(t.points for t in tasks),
+        float(len(tasks)),
+        regrade_of,
+        tasks,
+    )
+
+
+def _ok(task: str = "a") -> TaskGrade:
+    return _grade(task, PASSED)
+
+
+def _wrong(path: str, check="lesson inputs", message="wrong") -> TaskGrade:
+    return _grade("a", FAILED, check, path, message)
+
+
+def test_failures_are_grouped_by_check_and_key_path_over_every_submission():
+    attempts = [
+        _attempt("ann", _wrong("params/w", message="first"), _ok("b")),
+        _attempt("ann", _ok(), _ok("b")),
+        _attempt("bo", _wrong("params/w", message="second"), _ok("b")),
+        _attempt("bo", _wrong("params/b"), _ok("b")),
+        _attempt("cy", _wrong("params/w", "other inputs"), _ok("b")),
+    ]
+    report = class_report(attempts, "demo-01", "latest")
+    groups = {(g.check, g.path): g for g in report.tasks[0].failures}
+    assert set(groups) == {
+        ("lesson inputs", "params/w"),
+        ("lesson inputs", "params/b"),
+        ("other inputs", "params/w"),
+    }
+    shared = groups[("lesson inputs", "params/w")]
+    assert (shared.attempts, shared.students, shared.example) == (2, 2, "second")
+    assert report.tasks[0].failures[0] is shared  # the most frequent first
+    assert report.tasks[1].failures == ()
+
+
+def test_pass_rates_count_each_student_once_by_the_policy():
+    attempts = [
+        _attempt("ann", _ok(), _ok("b")),
+        _attempt("ann", _wrong("x"), _ok("b")),  # a worse resubmission
+        _attempt("bo", _wrong("x"), _grade("b", FAILED, "probes", "y")),
+    ]
+    latest = class_report(attempts, "demo-01", "latest")
+    best = class_report(attempts, "demo-01", "best")
+    assert [(t.passed, t.graded) for t in latest.tasks] == [(0, 2), (1, 2)]
+    assert [(t.passed, t.graded) for t in best.tasks] == [(1, 2), (1, 2)]
+    assert latest.totals == (1.0, 0.0) and best.totals == (2.0, 0.0)
+    assert latest.tasks[0].median_attempts == 1  # ann passed it on her first submission
+
+
+def test_submissions_until_every_task_passed_and_a_regrade_is_not_one():
+    first = _attempt("ann", _wrong("x"), _ok("b"))
+    attempts = [
+        first,
+        _attempt("bo", _wrong("x"), _ok("b")),
+        _attempt("bo", _wrong("x"), _ok("b")),
+        _attempt("bo", _ok(), _ok("b")),
+        _attempt("cy", _ok(), _grade("b", NOT_ATTEMPTED, "attempted", optional=True)),
+        _attempt("ann", _ok(), _ok("b"), regrade_of=first.id),  # a fixed rubric: ann passes
+    ]
+    report = class_report(attempts, "demo-01", "latest")
+    assert dict(report.attempts_needed) == {"1": 2, "2": 0, "3": 1, "4 or more": 0, "not yet": 0}
+    assert report.submissions == 5
+    assert report.tasks[0].failures[0].attempts == 2  # bo's two; ann's was regraded away
+
+
+def test_a_lesson_without_attempts_is_refused():
+    with pytest.raises(UsageError, match="no attempt of demo-01"):
+        class_report([], "demo-01", "latest")
+
+
+def test_totals_fall_in_whole_point_bins_or_tenths():
+    assert total_bins(3) == ((0, 0), (1, 1), (2, 2), (3, 3))
+    assert [bin_of(t, total_bins(3)) for t in (0, 0.5, 2.9, 3)] == [0, 0, 2, 3]
+    wide = total_bins(100)
+    assert len(wide) == 10 and [bin_of(t, wide) for t in (0, 9.9, 10, 100)] == [0, 0, 1, 9]
+
+
+def test_the_page_escapes_what_a_submission_put_in_a_message():
+    hostile = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    attempts = [_attempt("ann", _wrong("p", message=hostile), _ok("b"))]
+    html = render_class_report(class_report(attempts, "demo-01", "latest"))
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "script-src" not in html and "default-src 'none'" in html  # no script may run
+
+
+def test_a_verdicts_check_and_key_path_survive_the_json_of_a_report():
+    task = TaskResult("a", "A", FAILED, "m", "h", False, "probes", "grads/w")
+    report = GradeReport("demo-01", "x.py", (task,), (), 1.0, 3)
+    assert GradeReport.from_json(report.to_json()) == report
+    old = report.to_json()
+    for key in ("check", "path"):
+        del old["tasks"][0][key]  # a schema 1 report (a journal from before) had neither
+    assert GradeReport.from_json(old).tasks[0] == dataclasses.replace(task, check=None, path=None)
+    old["tasks"][0]["check"] = "forged"
+    with pytest.raises(TypeError):
+        GradeReport.from_json(old)
