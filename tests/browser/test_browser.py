@@ -807,3 +807,63 @@ def test_axe_finds_nothing_on_the_course_pages(page, server_url, path):
     _save_in_both_lessons(page, server_url)
     page.goto(server_url + path)
     assert _axe_findings(page) == []
+
+
+def _class_report_page(lesson, folder: Path) -> Path:
+    """A class report over hand-made attempts at the lesson: one student passing, one with a
+    long message about a deep key path, one not yet attempting."""
+    from lessonkit.course.class_report import class_report, render_class_report
+    from lessonkit.course.gradebook import Attempt, TaskGrade
+
+    def attempt(number: int, student: str, status: str) -> Attempt:
+        tasks = tuple(
+            TaskGrade(
+                t.id,
+                t.title,
+                status,
+                1.0 if status == "passed" else 0.0,
+                1.0,
+                t.optional,
+                "`grads` at `layers/0/w` is [0.1, 0.2, 0.3]; expected [0.3, 0.2, 0.1]. " * 3,
+                None if status == "passed" else "lesson inputs",
+                None if status == "passed" else "grads/layers/0/w",
+            )
+            for t in lesson.tasks
+        )
+        return Attempt(
+            number, student, lesson.meta.id, lesson.meta.title, f"{student}.py", "0" * 64, 1,
+            "2026-12-04T00:00:00Z", 0.0, "0.1.0", "r1",
+            sum(t.points for t in tasks), float(len(tasks)), None, tasks,
+        )  # fmt: skip
+
+    attempts = [
+        attempt(1, "ann", "failed"),
+        attempt(2, "ann", "passed"),
+        attempt(3, "bo", "failed"),
+        attempt(4, "cy", "not attempted"),
+    ]
+    page = folder / "report.html"
+    page.write_text(render_class_report(class_report(attempts, lesson.meta.id, "latest")))
+    return page
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_the_class_report_passes_axe_offline_without_sideways_scrolling(
+    browser, watch, lesson, tmp_path, width
+):
+    context = browser.new_context(viewport={"width": width, "height": 900}, offline=True)
+    try:
+        page = _watched(context, watch)
+        page.goto(_class_report_page(lesson, tmp_path).as_uri())
+        rates = page.locator("table.chart").first
+        assert rates.locator("svg").count() == len(lesson.tasks)
+        first = rates.locator("tr").first
+        assert first.locator("td.number").text_content() == "33% (1 of 3)"
+        full, bar = first.locator("rect").all()
+        ratio = bar.bounding_box()["width"] / full.bounding_box()["width"]
+        assert abs(ratio - 1 / 3) < 0.01, ratio
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the report scrolls sideways by {overflow}px at {width}px"
+        assert _axe_findings(page) == []
+    finally:
+        context.close()
