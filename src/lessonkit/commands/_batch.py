@@ -42,13 +42,14 @@ from lessonkit.run.sandbox import Sandbox
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it into place."""
+def write_atomically(path: Path, content: str | bytes) -> None:
+    """Write `content` (text as UTF-8) to a temporary file beside `path`, then rename it
+    into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            file.write(content.encode("utf-8") if isinstance(content, str) else content)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -56,11 +57,11 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def write_output(path: Path, text: str) -> None:
+def write_output(path: Path, content: str | bytes) -> None:
     """`--output FILE`, written whole or not at all; a path that cannot be written is the
     person's error, with one message."""
     try:
-        write_atomically(path, text)
+        write_atomically(path, content)
     except OSError as exc:
         raise UsageError(
             f"cannot write {shown(path)}: {exc.strerror or exc}",

@@ -34,7 +34,7 @@ from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, WorkerHandle
 from lessonkit.lesson.model import Grading, Lesson
-from lessonkit.run.sandbox import Sandbox
+from lessonkit.run.sandbox import Account, Sandbox
 
 DEFAULT_TIMEOUT = 60.0
 REFERENCE_LIMIT = 300.0  # seconds to start the child and run the lesson's own code
@@ -201,8 +201,10 @@ class Grader:
         seed: int | None = None,
         prestart: int = 0,
         cache: Path | None = None,
+        run_as: Account | None = None,
     ):
         self.timeout = float(timeout)
+        self.run_as = run_as  # the account learner children become without a sandbox
         self.memory = memory
         self.sandbox = sandbox
         self.seed = new_seed() if seed is None else seed
@@ -246,7 +248,9 @@ class Grader:
         # submission could write to it and change what the reference computes next time.
         cache = self.cache if self.sandbox is not None else None
         self.children += 1
-        return self._start(trusted=False, memory=self.memory, sandbox=self.sandbox, cache=cache)
+        return self._start(
+            trusted=False, memory=self.memory, sandbox=self.sandbox, cache=cache, run_as=self.run_as
+        )
 
     def _take_child(self) -> WorkerHandle:
         """A learner child that has never run anything; start the next ones ahead if asked."""

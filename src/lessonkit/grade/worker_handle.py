@@ -41,6 +41,7 @@ from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.run.process import child_environment, start_child
 from lessonkit.run.sandbox import (
     SCRATCH_BYTES,
+    Account,
     ChildCgroup,
     Sandbox,
     child_uid,
@@ -155,7 +156,9 @@ class WorkerHandle:
         memory: int = DEFAULT_MEMORY,
         sandbox: Sandbox | None = None,
         cache: Path | None = None,
+        run_as: Account | None = None,
     ):
+        """`run_as`: the account a learner child becomes when there is no sandbox (as root)."""
         self.trusted = trusted
         self._sent: Request | None = None
         self._cgroup: ChildCgroup | None = None
@@ -163,9 +166,18 @@ class WorkerHandle:
         self._folder = None if sandbox else scratch_folder()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         read_fd, write_fd = os.pipe()
-        uid = child_uid() if sandbox and sandbox.privileged else os.getuid()
+        become: tuple[int, int] | None = None  # the (uid, gid) the worker drops to
+        if sandbox is not None and sandbox.privileged:
+            fresh = child_uid()
+            become = (fresh, fresh)
+        elif sandbox is None and run_as is not None and not trusted:
+            become = (run_as.uid, run_as.gid)
+            os.chown(self._folder.name, run_as.uid, run_as.gid)
+        uid = become[0] if become else os.getuid()
         argv = [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), str(memory)]
         argv.append(str(0 if trusted else process_limit(uid)))
+        if become is not None:
+            argv += [str(become[0]), str(become[1])]
         extra: dict[str, str] = {}
         if cache is not None:
             extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
@@ -175,8 +187,6 @@ class WorkerHandle:
         scratch = self._folder.name if self._folder else "/tmp"  # the sandbox's tmpfs
         extra["MPLCONFIGDIR"] = f"{scratch}/.matplotlib"
         if sandbox is not None:
-            if sandbox.privileged:
-                argv.append(str(uid))
             readable = (*_python_paths(), WORKER_SCRIPT, WIRE_SCRIPT, *([cache] if cache else []))
             argv = sandbox.command(argv, readable, SCRATCH_BYTES)
             if sandbox.privileged:

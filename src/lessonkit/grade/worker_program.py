@@ -89,10 +89,11 @@ def limit_resources(memory_bytes: int, processes: int) -> None:
             resource.setrlimit(limit, (value, value))
 
 
-def drop_privileges(uid: int) -> None:
-    """Become an unprivileged user of our own when started as root inside the sandbox."""
+def drop_privileges(uid: int, gid: int) -> None:
+    """Become an unprivileged user when started as root: a user id of our own inside the
+    sandbox, or the autograder's learner account where there is no sandbox."""
     os.setgroups([])
-    os.setgid(uid)
+    os.setgid(gid)
     os.setuid(uid)
     if os.getuid() != uid or os.geteuid() != uid:
         raise SystemExit("lessonkit worker: could not drop privileges")
@@ -804,7 +805,7 @@ def main() -> None:
     report_fd, memory, processes = (int(a) for a in sys.argv[1:4])
     limit_resources(memory, processes)
     if len(sys.argv) > 4:
-        drop_privileges(int(sys.argv[4]))
+        drop_privileges(int(sys.argv[4]), int(sys.argv[5]))
     requests = os.fdopen(private_stdin(), "r", encoding="utf-8")
     sys.argv = sys.argv[:1]
     channel = Channel(report_fd)

@@ -119,6 +119,30 @@ def find_sandbox() -> tuple[Sandbox | None, str]:
     return None, reason
 
 
+@dataclass(frozen=True)
+class Account:
+    """An unprivileged user that learner children become where no sandbox can start but the
+    grader runs as root (an autograder container): the lesson's files, readable by root
+    only, are then out of the child's reach."""
+
+    name: str
+    uid: int
+    gid: int
+
+    @classmethod
+    def named(cls, name: str) -> Account | None:
+        """The account called `name`, or None where there is none (or no such database)."""
+        try:
+            import pwd
+
+            entry = pwd.getpwnam(name)
+        except (ImportError, KeyError):
+            return None
+        if entry.pw_uid == 0:
+            return None  # an account that is root in disguise confines nothing
+        return cls(name, entry.pw_uid, entry.pw_gid)
+
+
 def child_uid() -> int:
     """A user id that no account and no other child uses, for one learner child."""
     return UID_BASE + secrets.randbelow(UID_SPAN)

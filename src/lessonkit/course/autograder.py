@@ -1,0 +1,247 @@
+"""A Gradescope autograder for one lesson: the bundle, and the run inside Gradescope's box.
+
+The bundle is a small repository: the toolkit's source, the one lesson (with its phase),
+pinned requirements, `setup.sh` and `run_autograder`. Gradescope unpacks it into
+`/autograder/source`, runs `setup.sh` once as root, then `run_autograder` per submission,
+which grades the one practice file in `/autograder/submission` and writes
+`/autograder/results/results.json` (`$AUTOGRADER_ROOT` replaces `/autograder`).
+
+The reference solutions stay out of the submission's reach as in any batch: its learner
+child runs in bubblewrap where the container lets it start, and otherwise as the
+unprivileged account `setup.sh` creates, while the lesson's files are readable by root
+only. As root with neither, nothing is run. `results.json` says which applied.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import lessonkit
+from lessonkit.errors import shown
+from lessonkit.grade.batch import SUFFIXES, read_bytes_in_folder, unreadable
+from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.report import Scoring
+from lessonkit.grade.results import PASSED, GradeReport
+from lessonkit.grade.sources import SubmissionError, read_submission
+from lessonkit.lesson.model import Lesson
+from lessonkit.run.sandbox import Account, find_sandbox
+
+LEARNER_ACCOUNT = "lessonkit-learner"
+VENV = "/opt/lessonkit"
+_EXECUTABLE = ("setup.sh", "run_autograder")
+_SKIPPED = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints")
+
+SETUP = f"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, while it builds the autograder's image.
+set -euo pipefail
+cd "$(dirname "${{BASH_SOURCE[0]}}")"
+export DEBIAN_FRONTEND=noninteractive
+PYTHON=""
+for version in 3.13 3.12 3.11; do
+  if command -v "python$version" >/dev/null; then PYTHON="python$version"; break; fi
+done
+if command -v apt-get >/dev/null; then
+  apt-get update -qq
+  # bubblewrap: the sandbox, where the container allows user namespaces.
+  apt-get install -y -qq bubblewrap >/dev/null || true
+  if [ -z "$PYTHON" ]; then
+    apt-get install -y -qq python3.11 python3.11-venv >/dev/null
+    PYTHON=python3.11
+  fi
+fi
+if [ -z "$PYTHON" ]; then
+  echo "setup.sh: lessonkit needs Python 3.11 or newer" >&2
+  exit 1
+fi
+"$PYTHON" -m venv {VENV}
+{VENV}/bin/python -m pip install -q -r requirements.txt
+{VENV}/bin/python -m pip install -q .
+# The account learner code runs as where bubblewrap cannot start.
+if ! id {LEARNER_ACCOUNT} >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /usr/sbin/nologin {LEARNER_ACCOUNT}
+fi
+# The lesson (its reference solutions) and this bundle: readable by root only.
+chown -R root:root .
+chmod -R go-rwx .
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this as root for each submission: grade it, write results/results.json.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{LESSONKIT_PYTHON:-{venv}/bin/python}}"
+export LESSONKIT_ROOT="$ROOT/source"
+status=0
+"$PYTHON" -m lessonkit autograder {lesson} --run --root "$ROOT" || status=$?
+if [ ! -s "$ROOT/results/results.json" ]; then
+  mkdir -p "$ROOT/results"
+  said="The autograder itself failed (exit $status): tell your instructor."
+  printf '{{"score": 0, "output": "%s"}}\\n' "$said" > "$ROOT/results/results.json"
+fi
+"""
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not any(part in _SKIPPED for part in path.parts):
+            yield path
+
+
+def requirements(repo: Path) -> str:
+    """The pinned CPU requirements, without the line that installs this checkout."""
+    lines = (repo / "requirements-cpu.txt").read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if not line.strip().startswith("-e")) + "\n"
+
+
+def bundle_files(lesson: Lesson, repo: Path) -> dict[str, bytes]:
+    """Every file of the bundle by its path in the zip."""
+    package = Path(lessonkit.__file__).resolve().parent
+    files = {
+        "setup.sh": SETUP.encode(),
+        "run_autograder": RUN.format(venv=VENV, lesson=lesson.meta.id).encode(),
+        "requirements.txt": requirements(repo).encode(),
+        "pyproject.toml": (repo / "pyproject.toml").read_bytes(),
+        "README.md": (repo / "README.md").read_bytes(),
+    }
+    for path in _files_under(package):
+        files[f"src/lessonkit/{path.relative_to(package).as_posix()}"] = path.read_bytes()
+    phase = lesson.directory.parent
+    for path in (*phase.glob("*.yaml"), *_files_under(lesson.directory)):
+        if path.is_file():
+            files[path.relative_to(repo).as_posix()] = path.read_bytes()
+    return files
+
+
+def bundle_zip(lesson: Lesson, repo: Path) -> bytes:
+    """The bundle as zip bytes: the same bytes for the same files (fixed times and modes)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in sorted(bundle_files(lesson, repo).items()):
+            info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if name in _EXECUTABLE else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How the submission's learner child is kept from the lesson, said in results.json."""
+
+    grader: Grader | None
+    """None: nothing may run here (root, with neither bubblewrap nor the account)."""
+    said: str
+
+
+def confinement(timeout: float, account: str = LEARNER_ACCOUNT) -> Confinement:
+    sandbox, reason = find_sandbox()
+    if sandbox is not None:
+        return Confinement(
+            Grader(timeout, sandbox=sandbox),
+            "Isolation: bubblewrap (the submission ran as a user id of its own, with no "
+            "network and none of the autograder's files in view).",
+        )
+    if os.geteuid() != 0:
+        return Confinement(
+            Grader(timeout),
+            f"Isolation: resource limits only, as the user running the autograder ({reason}).",
+        )
+    learner = Account.named(account)
+    if learner is None:
+        return Confinement(
+            None,
+            f"Isolation: none available ({reason}, and there is no account {account!r}, "
+            "which setup.sh creates), so the submission was not run as root.",
+        )
+    return Confinement(
+        Grader(timeout, run_as=learner),
+        f"Isolation: the unprivileged account {account!r} ({reason}); the lesson's files "
+        "are readable by root only.",
+    )
+
+
+def find_submission(folder: Path, lesson: Lesson) -> Path:
+    """The one practice file in `folder` (the lesson's own name wins when there are more)."""
+    if not folder.is_dir():
+        raise SubmissionError(f"there is no submission folder {shown(folder)}")
+    found = sorted(
+        p for p in folder.iterdir() if p.suffix in SUFFIXES and not p.name.startswith(".")
+    )
+    own = [p for p in found if p.stem == lesson.meta.id]
+    chosen = own or found
+    if len(chosen) == 1:
+        return chosen[0]
+    if not chosen:
+        raise SubmissionError(
+            f"the submission has no .py or .ipynb file: upload your practice file "
+            f"({lesson.meta.id}.py or {lesson.meta.id}.ipynb)"
+        )
+    names = ", ".join(p.name for p in chosen)
+    raise SubmissionError(
+        f"the submission has several practice files ({names}): upload one, "
+        f"or name it {lesson.meta.id}.py"
+    )
+
+
+def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
+    """Gradescope's results: the score, one test per task (its message, never a solution)."""
+    earned = scoring.earned(report)
+    points = {task_id: most for task_id, most, _ in scoring.points}
+    tests = []
+    for task in report.tasks:
+        output = task.message
+        if task.hint and task.status != PASSED:
+            output += f"\n\nHint: {task.hint}"
+        tests.append(
+            {
+                "name": f"{task.title} (optional)" if task.optional else task.title,
+                "score": earned.get(task.id, 0.0),
+                "max_score": 0.0 if task.optional else points.get(task.id, 0.0),
+                "status": "passed" if task.status == PASSED else "failed",
+                "output": output,
+                "visibility": "visible",
+            }
+        )
+    seed = f" Input sets drawn with seed {report.seed}." if report.seed is not None else ""
+    passed = sum(t.status == PASSED for t in report.tasks)
+    return {
+        "score": sum(earned.values()),
+        "output": f"{passed} of {len(report.tasks)} tasks passed.{seed}\n{said}",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def _graded(lesson: Lesson, folder: Path, plan: Confinement, started: float) -> GradeReport:
+    if plan.grader is None:
+        return unreadable(lesson, folder, plan.said, time.perf_counter() - started)
+    with plan.grader as grader:
+        try:
+            path = find_submission(folder, lesson)
+            submission = read_submission(path, read_bytes_in_folder(folder, path))
+        except SubmissionError as exc:
+            return unreadable(lesson, folder, str(exc), time.perf_counter() - started)
+        return grader.grade_submission(lesson, submission, started)
+
+
+def run_autograder(lesson: Lesson, root: Path, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Grade the submission under `root` and write `root/results/results.json`."""
+    started = time.perf_counter()
+    plan = confinement(timeout)
+    report = _graded(lesson, root / "submission", plan, started)
+    results = results_json(report, Scoring.of(lesson), plan.said)
+    out = root / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return results
