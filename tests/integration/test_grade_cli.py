@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -193,7 +194,8 @@ def test_b11_planted_journal_is_not_trusted(lesson, tmp_path):
     argv = ["check", "state-02", "--batch", str(submissions), "--resume", "--jobs", "1"]
     code, out, err = invoke(argv, root=REPO, cwd=work)
     assert code == 0, err
-    assert "Kept" not in err and "seed 7" not in out
+    # "seed 7" is a prefix of many drawn seeds (seed 776370177): match the whole number.
+    assert "Kept" not in err and re.search(r"seed 7\b", out) is None
     rows = list(csv.DictReader((work / "check-state-02" / "check-state-02.csv").open()))
     assert [(r["passed"], r["make-it-yours"]) for r in rows] == [("no", "failed")]
     assert sorted(p.name for p in submissions.iterdir()) == [
