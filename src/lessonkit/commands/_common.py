@@ -61,6 +61,19 @@ def quoted(path: Path) -> str:
     return shlex.quote(shown(path))
 
 
+def add_timeout_argument(
+    parser: argparse.ArgumentParser, default: float, what: str, metavar: str = "SECONDS"
+) -> None:
+    """`--timeout`, a time limit in seconds, taken and explained alike by every command."""
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=default,
+        metavar=metavar,
+        help=f"{what} (default: {default:g})",
+    )
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type for time limits: a number of seconds above 0 and at most an hour."""
     try:

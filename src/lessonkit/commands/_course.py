@@ -8,6 +8,7 @@ submissions folder, where a student could have planted one.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,13 +17,18 @@ from rich.console import Console
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.course.gradebook import Gradebook
+from lessonkit.course.gradebook import POLICIES, Gradebook
 from lessonkit.course.intake import intake
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
+
+
+def add_policy_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--policy latest|best`: which attempt of each student counts, for `what`."""
+    parser.add_argument("--policy", choices=POLICIES, default="latest", help=what)
 
 
 def open_gradebook(path: str) -> Gradebook:

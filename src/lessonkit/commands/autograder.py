@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit.commands._batch import write_output
-from lessonkit.commands._common import add_lesson_argument, console, positive_seconds, quoted
+from lessonkit.commands._common import add_lesson_argument, add_timeout_argument, console, quoted
 from lessonkit.course.autograder import bundle_zip, run_autograder
 from lessonkit.errors import UsageError
 from lessonkit.grade.grader import DEFAULT_TIMEOUT
@@ -32,13 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", metavar="DIR", help="with --run: the autograder folder (default: /autograder)"
     )
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"with --run: time limit for the submission (default: {DEFAULT_TIMEOUT:g})",
-    )
+    add_timeout_argument(parser, DEFAULT_TIMEOUT, "with --run: time limit for the submission")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,8 +19,8 @@ from rich.text import Text
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
+    add_timeout_argument,
     console,
-    positive_seconds,
     practice_file,
     quoted,
     whole_number,
@@ -38,13 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     add_practice_file_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"time limit for running your code (default: {DEFAULT_TIMEOUT:g})",
-    )
+    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit for running your code")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--watch", action="store_true", help="grade again on every save of FILE")
     mode.add_argument("--batch", metavar="DIR", help="grade every .py and .ipynb file in DIR")

@@ -9,9 +9,9 @@ from pathlib import Path
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_practice_file_argument,
+    add_timeout_argument,
     console,
     marked,
-    positive_seconds,
     practice_file,
     quoted,
     shown,
@@ -28,12 +28,8 @@ EVIDENCE_FOLDER = "evidence"
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     add_practice_file_argument(parser)
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="S",
-        help=f"stop your file's run after S seconds (default: {DEFAULT_TIMEOUT_S:g})",
+    add_timeout_argument(
+        parser, DEFAULT_TIMEOUT_S, "stop your file's run after S seconds", metavar="S"
     )
 
 

@@ -18,10 +18,9 @@ from rich.text import Text
 
 from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import console, quoted
-from lessonkit.commands._course import existing_gradebook
+from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.exports import EXPORTS, export
 from lessonkit.course.gradebook import (
-    POLICIES,
     Attempt,
     CourseTable,
     counting,
@@ -33,11 +32,8 @@ from lessonkit.errors import UsageError, shown
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
-    parser.add_argument(
-        "--policy",
-        choices=POLICIES,
-        default="latest",
-        help="which attempt counts: the latest (default), or the best (ties: the latest)",
+    add_policy_argument(
+        parser, "which attempt counts: the latest (default), or the best (ties: the latest)"
     )
     parser.add_argument("--student", metavar="ID", help="print this student's attempts")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON for tools")

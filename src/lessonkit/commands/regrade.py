@@ -13,10 +13,14 @@ import os
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.commands._common import add_lesson_argument, console, positive_seconds, whole_number
-from lessonkit.commands._course import existing_gradebook
+from lessonkit.commands._common import (
+    add_lesson_argument,
+    add_timeout_argument,
+    console,
+    whole_number,
+)
+from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
-from lessonkit.course.gradebook import POLICIES
 from lessonkit.course.regrade import regrade
 from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson
@@ -27,18 +31,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
     parser.add_argument("--student", metavar="ID", help="regrade only this student's attempts")
-    parser.add_argument(
-        "--policy", choices=POLICIES, default="latest", help="which attempt's points to compare"
-    )
+    add_policy_argument(parser, "which attempt's points to compare")
     parser.add_argument("--jobs", type=whole_number, metavar="N", help="files graded at once")
     parser.add_argument("--seed", type=seed_number, metavar="N", help="the input sets' seed")
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help=f"time limit per file (default: {DEFAULT_TIMEOUT:g})",
-    )
+    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit per file")
     parser.add_argument(
         "--no-sandbox",
         action="store_true",

@@ -15,9 +15,8 @@ from rich.text import Text
 
 from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import add_lesson_argument, console, quoted
-from lessonkit.commands._course import existing_gradebook
+from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.class_report import class_report, render_class_report
-from lessonkit.course.gradebook import POLICIES
 from lessonkit.lesson.catalog import find_lesson
 
 
@@ -25,11 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
     parser.add_argument("--output", required=True, metavar="FILE", help="the page to write")
-    parser.add_argument(
-        "--policy",
-        choices=POLICIES,
-        default="latest",
-        help="which attempt of each student the pass rates count (default: latest)",
+    add_policy_argument(
+        parser, "which attempt of each student the pass rates count (default: latest)"
     )
 
 

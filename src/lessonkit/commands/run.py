@@ -17,9 +17,9 @@ from rich.console import Console
 
 from lessonkit.commands._common import (
     add_lesson_argument,
+    add_timeout_argument,
     console,
     marked,
-    positive_seconds,
     quoted,
     whole_number,
 )
@@ -66,13 +66,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="replace the script's record (outputs/execution.json for main) with this run "
         "(authors)",
     )
-    parser.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="S",
-        help=f"stop the run after S seconds (default: {DEFAULT_TIMEOUT_S:g})",
-    )
+    add_timeout_argument(parser, DEFAULT_TIMEOUT_S, "stop the run after S seconds", metavar="S")
 
 
 def _show_output(out: Console, receipt: Receipt) -> None:

@@ -196,7 +196,7 @@ def find_submission(folder: Path, lesson: Lesson) -> Path:
 def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
     """Gradescope's results: the score, one test per task (its message, never a solution)."""
     earned = scoring.earned(report)
-    points = {task_id: most for task_id, most, _ in scoring.points}
+    points = scoring.available
     tests = []
     for task in report.tasks:
         output = task.message

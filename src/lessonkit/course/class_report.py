@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
 from lessonkit.errors import UsageError
-from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, CheckName, Status
+from lessonkit.grade.results import PASSED, CheckName, Status
 from lessonkit.render.page import render_template
 
 CHECK_WORDS: dict[CheckName | None, str] = {
@@ -86,15 +86,11 @@ class ClassReport:
         return len(self.totals)
 
 
-def _passes(grade: TaskGrade) -> bool:
-    return grade.status == PASSED or (grade.optional and grade.status == NOT_ATTEMPTED)
-
-
 def _failure_groups(task: str, attempts: Sequence[Attempt]) -> tuple[FailureGroup, ...]:
     keyed: dict[tuple, list[tuple[str, TaskGrade]]] = defaultdict(list)
     for attempt in attempts:
         for grade in attempt.tasks:
-            if grade.task == task and not _passes(grade):
+            if grade.task == task and not grade.counts_as_passed:
                 keyed[(grade.check, grade.path, grade.status)].append((attempt.student, grade))
     groups = [
         FailureGroup(
@@ -114,7 +110,7 @@ def _attempts_needed(by_student: dict[str, list[Attempt]]) -> tuple[tuple[str, i
     counts: Counter[str] = Counter()
     for attempts in by_student.values():
         first = next(
-            (n for n, a in enumerate(attempts, 1) if all(_passes(t) for t in a.tasks)), None
+            (n for n, a in enumerate(attempts, 1) if all(t.counts_as_passed for t in a.tasks)), None
         )
         counts[ATTEMPT_BINS[min(first, 4) - 1] if first else "not yet"] += 1
     return tuple((label, counts[label]) for label in ATTEMPT_BINS)
@@ -148,7 +144,9 @@ def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> Cl
             grade.task,
             grade.title,
             grade.optional,
-            passed=sum(any(t.task == grade.task and _passes(t) for t in a.tasks) for a in chosen),
+            passed=sum(
+                any(t.task == grade.task and t.counts_as_passed for t in a.tasks) for a in chosen
+            ),
             graded=len(chosen),
             failures=_failure_groups(grade.task, mine),
             median_attempts=_median_attempts(grade.task, by_student),

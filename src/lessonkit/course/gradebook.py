@@ -23,7 +23,7 @@ from typing import Literal
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import CheckName, GradeReport, Status
+from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, CheckName, GradeReport, Status
 
 Policy = Literal["latest", "best"]
 POLICIES: tuple[Policy, ...] = ("latest", "best")
@@ -45,6 +45,11 @@ class TaskGrade:
     """The check that found the problem (None when the task passed)."""
     path: str | None = None
     """The key path of the value the problem is about, if any."""
+
+    @property
+    def counts_as_passed(self) -> bool:
+        """Passed, or an optional task left out (as `TaskResult.counts_as_passed`)."""
+        return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ def attempt_of(
     regrade_of: int | None = None,
 ) -> tuple[Attempt, bytes]:
     """The attempt a grade report makes, with the bytes it graded."""
-    points = {task_id: most for task_id, most, _ in scoring.points}
+    points = scoring.available
     earned = scoring.earned(report)
     tasks = tuple(
         TaskGrade(

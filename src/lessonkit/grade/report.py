@@ -153,6 +153,11 @@ class Scoring:
         return tuple(task_id for task_id, _, _ in self.points)
 
     @property
+    def available(self) -> dict[str, float]:
+        """The points each task is worth, by task id."""
+        return {task_id: points for task_id, points, _ in self.points}
+
+    @property
     def maximum(self) -> float:
         return sum(points for _, points, optional in self.points if not optional)
 
