@@ -152,9 +152,17 @@ def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
             page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
             queued = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
             for _ in range(3):  # "Run All Cells" does nothing while the kernel is starting
-                page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
-                page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
+                # A dialog JupyterLab opens meanwhile (a kernel to choose, a notice) takes the
+                # clicks: accept its default, as a learner would.
+                accept = page.locator(".jp-Dialog .jp-mod-accept")
+                if accept.count():
+                    accept.first.click()
                 try:
+                    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
+                    run_all = page.locator(
+                        ".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")
+                    )
+                    run_all.click()
                     queued.first.wait_for(timeout=30_000)
                     break
                 except PlaywrightTimeout:
