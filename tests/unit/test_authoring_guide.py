@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from lessonkit.commands.new import Place, skeleton
+from lessonkit.lesson.blocks import ROLES
 from lessonkit.lesson.grading_block import GENERATORS, parse_grading
-from lessonkit.lesson.load import ROLES, parse_lesson
+from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import Phase
 
 from conftest import REPO

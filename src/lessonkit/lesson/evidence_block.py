@@ -15,7 +15,7 @@ The block's body is a YAML list of items, in the order the template and report s
         - numbers: all                    # every {numbers} entry, by hand and computed
 
 Every mistake is a `LessonError` at the item's line; names of sections, tasks and numbers
-are checked once the whole lesson is known (`lesson.load`).
+are checked once the whole lesson is known (`lessonkit.lesson.validate`).
 """
 
 from __future__ import annotations

@@ -19,9 +19,21 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from lessonkit.errors import LessonError
-from lessonkit.lesson.model import Lesson, Numbers, ProseNumber
+from lessonkit.lesson.blocks import at_line
+from lessonkit.lesson.model import (
+    Experiment,
+    Lesson,
+    Number,
+    Numbers,
+    Prose,
+    ProseNumber,
+    Section,
+    Step,
+    Task,
+)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
@@ -115,3 +127,58 @@ def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
                     )
                 )
     return tuple(problems)
+
+
+def tie_numbers(lesson: Lesson) -> Lesson:
+    """Give each {numbers} block the numbers its sections' prose writes, and tie each declared
+    number to the lines that state it; `lessonkit.lesson.numbers` judges them."""
+    by_id = {s.id: s for s in lesson.sections}
+
+    def tie(block: Numbers, home: Section) -> Numbers:
+        sections = block.sections or (home.id,)
+        unknown = [s for s in sections if s not in by_id]
+        if unknown:
+            raise LessonError(
+                f"{{numbers}} block: ':sections:' names unknown section(s) {', '.join(unknown)}",
+                where=at_line(str(lesson.path), block.line),
+            )
+        prose = tuple(
+            said
+            for section_id in sections
+            for item in by_id[section_id].items
+            if isinstance(item, Prose)
+            for said in prose_numbers(item.markdown, item.line)
+        )
+        in_code = tuple(
+            replace(said, line=item.line)
+            for section_id in sections
+            for item in by_id[section_id].items
+            if isinstance(item, Step | Experiment | Task)
+            for said in prose_numbers(item.solution if isinstance(item, Task) else item.code, 1)
+        )
+        items = tuple(
+            replace(n, stated=tuple(sorted({p.line for p in prose + in_code if _states(p, n)})))
+            for n in block.items
+        )
+        return replace(block, items=items, sections=sections, prose=prose, in_code=in_code)
+
+    parts = tuple(
+        replace(
+            part,
+            sections=tuple(
+                replace(
+                    section,
+                    items=tuple(
+                        tie(i, section) if isinstance(i, Numbers) else i for i in section.items
+                    ),
+                )
+                for section in part.sections
+            ),
+        )
+        for part in lesson.parts
+    )
+    return replace(lesson, parts=parts)
+
+
+def _states(said: ProseNumber, number: Number) -> bool:
+    return any(same(said.value, v) for v in number.values)
