@@ -265,7 +265,11 @@ def hostile_folder(lesson, tmp_path_factory) -> tuple[Path, Path, int, str, str]
         (submissions / name).write_bytes(b"\x00" + name.encode())  # binary: no child needed
     out_dir = base / "results"
     argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1", "--out", str(out_dir)]
-    code, out, err = invoke(argv)
+    with pytest.MonkeyPatch.context() as patch:
+        # wide enough that the table never wraps a long name (a wrapped cell is no fake line,
+        # but b13 reads the table line by line); without a terminal rich would use 80
+        patch.setenv("COLUMNS", "240")
+        code, out, err = invoke(argv)
     return submissions, out_dir, code, out, err
 
 

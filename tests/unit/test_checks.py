@@ -42,7 +42,7 @@ from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
 from lessonkit.grade.worker_handle import Outcome, describe_end
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.model import EXACT, Lesson
+from lessonkit.lesson.model import EXACT, Lesson, MethodRule
 
 from conftest import LESSON_MD, make_attempt
 
@@ -1658,3 +1658,46 @@ def test_a_failing_helper_is_listed_by_its_title_and_a_cell_not_reached_is_not()
     # cells the grader skips (the figure) have no report, and are not listed as failing
     assert world.plan.labelled("figure-plot").role == "skip"
     assert not any(name.startswith("Figure") for name in world.prerequisites())
+
+
+# --------------------------------------------------------------------------- method
+
+
+def _method_world(body: str) -> World:
+    rule = MethodRule(require=("jax.tree.leaves",), forbid=("for",))
+    rubrics = tuple(
+        dataclasses.replace(r, method=rule) if r.task.id == "make-it-yours" else r
+        for r in grading().rubrics
+    )
+    return World.make(plan_of(bodies=(("make-it-yours", body),)), rubrics=rubrics)
+
+
+def test_a_method_rule_passes_the_reference_and_fails_a_loop_by_its_line():
+    solution = next(t for t in lesson().tasks if t.id == "make-it-yours").solution
+    assert_passed(_method_world(solution).task("make-it-yours"))
+    loop = solution.replace(
+        "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))",
+        "norm_squared = 0.\nfor g in jax.tree.leaves(grads):\n    norm_squared += jnp.sum(g ** 2)",
+    )
+    world = _method_world(loop)
+    result = world.task("make-it-yours")
+    line = world.line("make-it-yours", "for g in jax.tree.leaves")
+    assert_verdict(
+        result,
+        FAILED,
+        f"Your cell uses a Python `for` loop (line {line}), which this task rules out; "
+        "use `jax.tree.leaves` instead.",
+    )
+    assert result.check == "method"
+    assert_others_pass(world, "make-it-yours")
+
+
+def test_a_method_rule_fails_a_cell_that_lacks_the_required_call():
+    solution = next(t for t in lesson().tasks if t.id == "make-it-yours").solution
+    by_hand = solution.replace(
+        "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))",
+        'norm_squared = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2',
+    )
+    result = _method_world(by_hand).task("make-it-yours")
+    assert (result.status, result.check) == (FAILED, "method")
+    assert result.message == "Your cell does not use `jax.tree.leaves`, which this task asks for."

@@ -38,6 +38,7 @@ from lessonkit.grade.values import (
     layout,
     reported,
 )
+from lessonkit.lesson.methods import method_breach
 from lessonkit.lesson.model import EXACT, Accept, Lesson
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
@@ -203,6 +204,19 @@ def _attempted(facts: TaskFacts) -> Problem | None:
     more = len(cell.placeholders) - 1
     others = f" and {more} more" if more else ""
     return Problem(NOT_ATTEMPTED, f"todo(...) is still at {where}{what}{others}.")
+
+
+def _method(facts: TaskFacts) -> Problem | None:
+    """The cell uses what its task's `method:` rule requires, and nothing it forbids."""
+    rule, cell, plan = facts.rubric.method, facts.cell, facts.runs.learner
+    if rule is None or cell is None:
+        return None
+    others = [c.source for c in plan.cells if c.index != cell.index]
+    breach = method_breach(rule, cell.source, others)
+    if breach is None:
+        return None
+    where = plan.where(cell.index, breach.line + cell.offset) if breach.line else None
+    return Problem(FAILED, breach.message(where))
 
 
 def _lesson_inputs(facts: TaskFacts) -> Problem | None:
@@ -378,6 +392,7 @@ def _stopped(run: CellReport, runs: Runs) -> str:
 TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...] = (
     ("cell", _cell_present),
     ("attempted", _attempted),
+    ("method", _method),
     ("lesson inputs", _lesson_inputs),
     ("other inputs", _other_inputs),
     ("probes", _probes),

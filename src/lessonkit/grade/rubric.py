@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from lessonkit.grade.plan import parse_python
-from lessonkit.lesson.model import EXACT, Accept, Grading, Lesson, Probe, Task
+from lessonkit.lesson.model import EXACT, Accept, Grading, Lesson, MethodRule, Probe, Task
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class TaskRubric:
     names: tuple[str, ...]  # what the scaffold leaves as todo(...), in the solution's order
     probes: tuple[Probe, ...]
     accept: Accept = EXACT  # what else counts as the same answer for `names`
+    method: MethodRule | None = None  # what the cell must use and must not
 
 
 def _statements(body: list[ast.stmt]):
@@ -87,5 +88,6 @@ def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
         answers = set(todo_names(task.scaffold))
         names = tuple(n for n in assigned_names(task.solution) if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
-        rubrics.append(TaskRubric(task, names, probes, grading.accept_for(task.id)))
+        accept, method = grading.accept_for(task.id), grading.method_for(task.id)
+        rubrics.append(TaskRubric(task, names, probes, accept, method))
     return tuple(rubrics)

@@ -13,6 +13,8 @@ The block's body is YAML::
     accept:              # per task: what else counts as the same answer (default: exact)
       repair: {mappings: any, floats: [float32, float64]}
     points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
+    method:              # per task: what its cell must call or use, and must not
+      clip-update: {require: [jax.lax.cond], forbid: [if]}  # or for, while, a dotted call
     attempts:            # attempts `lessonkit verify` grades: each must get its verdict
       - task: make-it-yours
         name: typed-in answer
@@ -53,6 +55,7 @@ from collections.abc import Callable
 from typing import get_args
 
 from lessonkit.lesson.model import (
+    STATEMENTS,
     Accept,
     Attempt,
     AttemptStatus,
@@ -62,6 +65,7 @@ from lessonkit.lesson.model import (
     Grading,
     InputTree,
     Integers,
+    MethodRule,
     Probe,
     ProbeSource,
     Transform,
@@ -70,7 +74,9 @@ from lessonkit.lesson.model import (
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
-_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", "accept"})
+_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", "accept", "method"})
+_METHOD_KEYS = frozenset({"require", "forbid"})
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _ACCEPT_KEYS = frozenset({"mappings", "floats"})
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
@@ -422,6 +428,41 @@ def _accept(data: object, block: _Block) -> tuple[tuple[str, Accept], ...]:
     return tuple(out)
 
 
+def _methods(data: object, block: _Block) -> tuple[tuple[str, MethodRule], ...]:
+    """`method:` maps task ids to {require: [...], forbid: [...]}: dotted calls or statements."""
+    if data is None:
+        return ()
+    at = block.line_of(r"^\s*method:")
+    if not isinstance(data, dict):
+        raise block.error("'method' must map task ids to {require: [...], forbid: [...]}", at)
+    out = []
+    for task_id, rule in data.items():
+        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
+        where = at if where == block.line else where
+        if not isinstance(rule, dict) or not rule or set(rule) - _METHOD_KEYS:
+            raise block.error(
+                f"method {task_id!r}: must be a mapping with require and/or forbid", where
+            )
+        lists = {key: rule.get(key) or [] for key in sorted(_METHOD_KEYS)}
+        for key, entries in lists.items():
+            if not isinstance(entries, list) or not all(
+                isinstance(e, str) and (e in STATEMENTS or _DOTTED.fullmatch(e)) for e in entries
+            ):
+                raise block.error(
+                    f"method {task_id!r}: '{key}' must list dotted names the cell calls "
+                    f"(jax.lax.cond) or the statements {', '.join(STATEMENTS)}",
+                    where,
+                )
+        both = set(lists["require"]) & set(lists["forbid"])
+        if both:
+            raise block.error(
+                f"method {task_id!r}: {sorted(both)[0]!r} is both required and forbidden", where
+            )
+        rule_of = MethodRule(tuple(lists["require"]), tuple(lists["forbid"]), line=where)
+        out.append((str(task_id), rule_of))
+    return tuple(out)
+
+
 def parse_grading(data: object, body: str, line: int, where: str, error) -> Grading:
     """Build `Grading` from the block's YAML (task ids are checked once the lesson is known)."""
     block = _Block(body, line, where, error)
@@ -465,4 +506,5 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
         line=line,
         attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),
         accept=_accept(data.get("accept"), block),
+        methods=_methods(data.get("method"), block),
     )

@@ -372,6 +372,7 @@ class Grading:
     line: int
     attempts: tuple[Attempt, ...] = ()
     accept: tuple[tuple[str, Accept], ...] = ()  # (task id, what counts as the same answer)
+    methods: tuple[tuple[str, MethodRule], ...] = ()  # (task id, what its cell must use)
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -382,6 +383,27 @@ class Grading:
 
     def accept_for(self, task_id: str) -> Accept:
         return dict(self.accept).get(task_id, EXACT)
+
+    def method_for(self, task_id: str) -> MethodRule | None:
+        return dict(self.methods).get(task_id)
+
+
+Statement = Literal["for", "while", "if"]
+STATEMENTS: tuple[str, ...] = get_args(Statement)
+
+
+@dataclass(frozen=True)
+class MethodRule:
+    """What one task's cell must use and must not (`method:` in {grading}).
+
+    Each entry is a dotted name the cell calls (`jax.lax.cond`) or a statement (`for`,
+    `while`, `if`), looked for on the cell's syntax tree. It catches the honest mistake (a
+    Python loop where the lesson teaches `jax.lax.fori_loop`), not a determined evader.
+    """
+
+    require: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
 
 
 ShowKind = Literal["tree", "value", "numbers", "round_trip"]

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
+from lessonkit.lesson.methods import method_breach
 from lessonkit.lesson.model import (
     STAGES,
     EvidenceBlock,
@@ -118,6 +119,22 @@ def _validate_grading(lesson: Lesson) -> None:
             raise LessonError(
                 f"{{grading}} block: 'accept' names no task of this lesson: {task_id!r}",
                 where=at_line(where, rule.line or grading.line),
+            )
+    steps = [step.code for step in lesson.steps]
+    tasks = {t.id: t for t in lesson.tasks}
+    for task_id, method in grading.methods:
+        if task_id not in task_ids:
+            raise LessonError(
+                f"{{grading}} block: 'method' names no task of this lesson: {task_id!r}",
+                where=at_line(where, method.line or grading.line),
+            )
+        breach = method_breach(method, tasks[task_id].solution, steps)
+        if breach is not None:
+            raise LessonError(
+                f"{{grading}} block: the solution of {task_id!r} breaks its own 'method' rule: "
+                + breach.message(f"solution line {breach.line}" if breach.line else None),
+                where=at_line(where, method.line or grading.line),
+                fix="change the rule or the solution, so the lesson's own answer passes",
             )
     entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
     for kind, entry in entries:
