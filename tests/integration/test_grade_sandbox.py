@@ -48,11 +48,11 @@ def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict
     )
     try:
         worker.send(request)
-        outcome = worker.collect(request, time.monotonic() + budget + 10)
+        record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
     finally:
         worker.close()
-    assert outcome.finished, outcome.ended
-    (event,) = outcome.events
+    assert record.stop_reason is None, record.stop_reason
+    (event,) = record.runs.values()
     assert event.error is None, event.error
     return event.values["result"]
 

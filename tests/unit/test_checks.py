@@ -3,7 +3,7 @@
 No grading child runs here: the reports a learner child and the reference child would send
 are built in Python (`CellReport`, `ErrorInfo` and reported values), for the state-02
 lesson's own practice file, plan, input sets and probes, and graded with `check_all` as
-`Grader.run_submission` does. The learner's reports go through `record_from`, with the
+`Grader.run_submission` does. The learner's reports go through `run_record`, with the
 scenario names a child sees, so timeouts and crashes are recorded as the real grader
 records them. An autouse fixture refuses to start any process, so every test here proves
 it needs none.
@@ -35,12 +35,12 @@ from lessonkit.grade.grader import LessonGrading, interfered_report, lesson_grad
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
 from lessonkit.grade.protocol import CellReport, ErrorInfo, parse_event
-from lessonkit.grade.record import RunRecord, record_from
+from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
-from lessonkit.grade.worker_handle import Outcome, describe_end
+from lessonkit.grade.worker_handle import describe_end
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import EXACT, Lesson, MethodRule
 
@@ -347,7 +347,6 @@ class World:
     finished: bool = True
     ended: str | None = None
     in_flight: tuple[str, int] | None = None
-    timed_out: bool = False
 
     @classmethod
     def make(
@@ -473,7 +472,6 @@ class World:
         """The cell runs past the time limit at the line holding `at`: the run ends there."""
         self.fail(where, at, scenario, kind="timeout", type="CellTimeout", module="__main__")
         self._cut((scenario, self.index(where)), keep_own=True)
-        self.timed_out = True
         return self
 
     # ---- grading
@@ -488,15 +486,14 @@ class World:
         in_flight = None
         if self.in_flight is not None:
             in_flight = (sent[self.in_flight[0]], self.in_flight[1])
-        outcome = Outcome(
+        return run_record(
             events,
-            self.finished,
-            self.ended,
-            None if self.finished else -9,
-            timed_out=self.timed_out,
+            finished=self.finished,
+            timeout=self.timeout,
+            ended=self.ended,
             in_flight=in_flight,
+            names=names,
         )
-        return record_from(outcome, self.timeout, names)
 
     def runs(self) -> Runs:
         expected = RunRecord(dict(self.expected), None, None, ())
@@ -1476,13 +1473,14 @@ def test_a_run_past_the_whole_time_limit_is_an_error():
 
 def test_a_run_that_interfered_is_an_error_for_every_task():
     world = World.make()
-    outcome = Outcome(
-        tuple(world.got.values()),
-        False,
-        "the submission interfered with the grader",
+    record = run_record(
+        world.got.values(),
+        finished=False,
+        timeout=60.0,
+        ended="the submission interfered with the grader",
         interfered="a cell was reported twice",
+        names=wire_names(world.grading),
     )
-    record = record_from(outcome, 60.0, wire_names(world.grading))
     assert record.interfered == "a cell was reported twice"
     report = interfered_report(lesson(), "state-02.py", record.interfered, 1.0, SEED)
     message = (

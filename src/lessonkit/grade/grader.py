@@ -28,7 +28,7 @@ from lessonkit.grade.plan import (
 )
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
-from lessonkit.grade.record import RunRecord, record_from
+from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
@@ -313,8 +313,12 @@ class Grader:
             if key not in self._expected:
                 worker, request = self._reference, self._pending.pop(key)
                 assert worker is not None
-                outcome = worker.collect(request, time.monotonic() + REFERENCE_LIMIT)
-                record = record_from(outcome, REFERENCE_LIMIT, wire_names(grading))
+                record = worker.collect(
+                    request,
+                    time.monotonic() + REFERENCE_LIMIT,
+                    timeout=REFERENCE_LIMIT,
+                    names=wire_names(grading),
+                )
                 try:
                     _check_reference(record, grading, worker.diagnostics())
                 except GradingError:
@@ -346,10 +350,14 @@ class Grader:
             request = build_request(f"learner-{next(self._ids)}", plan, grading, self.timeout)
             worker.send(request)
             expected = self.reference(lesson)
-            outcome = worker.collect(request, time.monotonic() + self.timeout + GRACE)
+            record = worker.collect(
+                request,
+                time.monotonic() + self.timeout + GRACE,
+                timeout=self.timeout,
+                names=wire_names(grading),
+            )
         finally:
             worker.close()  # one child per file: never reused
-        record = record_from(outcome, self.timeout, wire_names(grading))
         seconds = time.perf_counter() - started
         if record.interfered:
             path = str(submission.path)

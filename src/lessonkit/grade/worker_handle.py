@@ -37,6 +37,7 @@ from lessonkit.grade.protocol import (
     Start,
     parse_event,
 )
+from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.run.process import child_environment, start_child
 from lessonkit.run.sandbox import (
@@ -57,20 +58,6 @@ GRACE = 3.0  # seconds after the child's own alarm before the parent kills it
 
 class GradingError(LessonkitError):
     """The grader itself cannot run: the child does not start or the lesson's code fails."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one request produced: its cell reports, and how it ended."""
-
-    events: tuple[CellReport, ...]
-    finished: bool  # the child said "done"
-    ended: str | None = None  # why it did not finish, in words, or None
-    returncode: int | None = None
-    patched: tuple[str, ...] = ()
-    timed_out: bool = False
-    in_flight: tuple[str, int] | None = None  # (scenario, cell) running when it ended
-    interfered: str | None = None  # the report that no honest child writes, in words
 
 
 @dataclass
@@ -249,8 +236,18 @@ class WorkerHandle:
             self._reader.read(min(remaining, 0.5))
         return self._reader.pending.pop(0)
 
-    def collect(self, request: Request, deadline: float) -> Outcome:
-        """Every report of one request, until it is done or cannot finish."""
+    def collect(
+        self,
+        request: Request,
+        deadline: float,
+        *,
+        timeout: float,
+        names: dict[str, str] | None = None,
+    ) -> RunRecord:
+        """Every report of one request, until it is done or cannot finish, as its record.
+
+        `timeout` is the limit the run was given (for the record's words), `names` maps the
+        scenario names the child saw back to the parent's."""
         events: list[CellReport] = []
         seen: set[tuple[str, int]] = set()
         scenarios = {s.name for s in request.scenarios}
@@ -286,17 +283,18 @@ class WorkerHandle:
                 events.append(event)
                 in_flight = None
             elif isinstance(event, Done):
-                return Outcome(
-                    tuple(events), True, patched=event.patched, timed_out=event.timed_out
+                return run_record(
+                    events, finished=True, timeout=timeout, patched=event.patched, names=names
                 )
         ended = self._why_unfinished()
-        return Outcome(
-            tuple(events),
-            False,
-            ended,
-            self._process.returncode,
+        return run_record(
+            events,
+            finished=False,
+            timeout=timeout,
+            ended=ended,
             in_flight=in_flight,
             interfered=self._reader.interfered,
+            names=names,
         )
 
     def _why_unfinished(self) -> str:
