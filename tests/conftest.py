@@ -29,6 +29,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(relative.parts[0])
 
 
+def scope_of(nodeid: str) -> str:
+    """The unit of work an xdist worker takes whole: an integration or browser module (its
+    module-scoped fixtures, a batch graded once or a site built once, are then made once),
+    the hostile suite's batch cases together (they share the honest files' verdicts alone),
+    and any other test on its own."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    tier = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+    if tier in ("integration", "browser"):
+        return path
+    if tier == "hostile" and nodeid.endswith("/batch]"):
+        return "hostile-batch"
+    return nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`-n N` (the default `--dist load`): spread tests one by one, but keep a module's
+    shared fixtures on one worker (`scope_of`). xdist's own `loadgroup` cannot do this
+    with pytest 9, which ignores the group suffix it writes into node ids."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return SharedFixtureScheduling(config, log)
+
+
 def _refused(*args: object, **kwargs: object) -> None:
     raise AssertionError("a unit test started a process: move it to tests/integration")
 

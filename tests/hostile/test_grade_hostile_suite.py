@@ -36,11 +36,14 @@ def test_every_class_has_at_least_three_cases():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.klass}/{c.name}/{c.mode}" for c in CASES])
-def test_hostile_case_outcome_is_safe(case: Case, lesson, alone, tmp_path):
+def test_hostile_case_outcome_is_safe(case: Case, lesson, request, tmp_path):
     missing = [need for need in case.needs if not can_confine(need)]
     if missing:
         pytest.skip(f"cannot confine this attack here: needs {missing}")
-    observation = run_case(case, lesson, tmp_path, alone if case.mode == "batch" else None)
+    # Only a batch case compares with the honest files graded alone (conftest.scope_of keeps
+    # the batch cases on one xdist worker, so they are graded alone once).
+    alone = request.getfixturevalue("alone") if case.mode == "batch" else None
+    observation = run_case(case, lesson, tmp_path, alone)
     assert not observation.violations, "\n".join(
         [observation.command, *observation.violations, *observation.evidence]
     )
