@@ -80,7 +80,7 @@ def parse_contract(data: object, error: Callable[[str, str], LessonError]) -> Pr
         raise error(f"'graded' must have exactly these keys: {', '.join(_KEYS)}", "graded")
     for key in ("script", "output"):
         if not isinstance(data[key], str) or not _FILE.fullmatch(data[key]):
-            raise error(f"'{key}' must be a plain file name such as project.py", key)
+            raise error(f"'{key}' must be a plain file name (letters, digits, '.', '_', '-')", key)
     if not data["script"].endswith(".py") or not data["output"].endswith(".npz"):
         raise error("'script' must end in .py and 'output' in .npz", "script")
     templates = {name: _template(data[name], name, error) for name in ("run", "resume")}

@@ -27,7 +27,7 @@ MAX_FILE_BYTES = 16 * 2**20
 MAX_MEMBERS = 256
 MAX_ARRAY_BYTES = 64 * 2**20  # all members together, as they expand
 MAX_DEPTH = 8
-_PART = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
 _KINDS = {"b": "bool", "i": "integer", "u": "integer", "f": "floating-point"}
 
 
