@@ -108,6 +108,48 @@ def test_a_link_written_for_the_parameters_is_never_followed(tmp_path):
     assert runs["verdict"] == "fails" and "params.npz is a symbolic link" in runs["evidence"]
 
 
+def test_the_script_runs_sandboxed_where_the_sandbox_works(tmp_path):
+    """The repository (the phase's files, other scripts) is out of the script's reach."""
+    script = tmp_path / "peek.py"
+    script.write_text(
+        "import os, sys\n"
+        f"seen = os.path.exists({str(REPO / 'pyproject.toml')!r})\n"
+        "print('repository ' + ('visible' if seen else 'hidden'), file=sys.stderr)\n"
+        "sys.exit(1)\n",
+        encoding="utf-8",
+    )
+    code, out, err = invoke(["project", "phase-03", str(script), "--json", "--seed", "3"])
+    report = json.loads(out)
+    if not report["sandboxed"]:
+        pytest.skip("no sandbox here")
+    assert code == 1, err
+    evidence = report["properties"][0]["evidence"]
+    assert "exited with status 1" in evidence and "repository hidden" in evidence
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("import time\ntime.sleep(60)\n", "did not finish in 1 s"),
+        (
+            "import os\nfor i in range(5000):\n    open(f'f{i}', 'w').close()\n"
+            "import time\ntime.sleep(60)\n",
+            "files in its folder",
+        ),
+    ],
+    ids=["deadline", "folder-cap"],
+)
+def test_a_run_is_stopped_at_its_deadline_and_its_folder_s_cap(tmp_path, code, message):
+    script = tmp_path / "greedy.py"
+    script.write_text(code, encoding="utf-8")
+    argv = ["project", "phase-03", str(script), "--json", "--timeout", "1", "--seed", "3"]
+    exit_code, out, err = invoke(argv)
+    assert exit_code == 1, err
+    report = json.loads(out)
+    assert message in report["properties"][0]["evidence"]
+    assert all(r["seconds"] < 10 for r in report["runs"])
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

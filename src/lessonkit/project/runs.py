@@ -9,6 +9,7 @@ in the parent, with `read_parameters`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -99,6 +100,7 @@ def execute(
     outcomes: dict[RunName, Outcome] = {}
     records: dict[RunName, RunRecord] = {}
     futures: dict[RunName, Future] = {}
+    stop = threading.Event()
 
     def one(run: PlannedRun) -> None:
         inputs = {}
@@ -119,6 +121,7 @@ def execute(
             timeout_s=timeout_s,
             inputs=inputs,
             settings=settings,
+            should_stop=stop.is_set,
         )
         command = run.command(contract.script)
         left = done.file(contract.output)
@@ -142,9 +145,15 @@ def execute(
         if on_run is not None:
             on_run(records[run.name])
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         for run in plan:  # a run is submitted after the run it reads, so it never waits alone
             futures[run.name] = pool.submit(one, run)
         for future in futures.values():
             future.result()
+    except BaseException:  # Ctrl-C, or a grader bug: stop the runs in flight, start no more
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     return outcomes, tuple(records[run.name] for run in plan)

@@ -21,12 +21,12 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
-from lessonkit.run.process import child_environment, describe_end, start_child
+from lessonkit.run.process import Child, child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
     SCRATCH_BYTES,
     WORKING,
@@ -98,12 +98,14 @@ def run_confined(
     settings: Mapping[str, str] | None = None,
     memory: int = DEFAULT_MEMORY,
     max_file_bytes: int = 16 * 2**20,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> ConfinedRun:
     """Run `python PROGRAM_NAME ARGS...` confined, in a fresh folder holding the program and
     `inputs`; return how it ended and the files named in `collect` (at most
     `max_file_bytes` each), read once it has ended and everything it started is gone.
 
-    `settings` are grading-child settings (`run.process.CHILD_SETTINGS`, such as XLA_FLAGS).
+    `settings` are grading-child settings (`run.process.CHILD_SETTINGS`, such as XLA_FLAGS);
+    `should_stop` is polled while the program runs (Ctrl-C stops every run at once).
     """
     names = [program_name, *(inputs or {}), *collect]
     if not all(plain_name(n) for n in names):
@@ -146,15 +148,15 @@ def run_confined(
                 stdout="discard",
             )
             try:
-                ended = _watch(child, work, started + timeout_s, timeout_s)
+                ended = _watch(child, work, started + timeout_s, timeout_s, should_stop)
             finally:
                 child.stop(wait_s=10)
                 if cgroup is not None:
                     cgroup.remove()  # processes that left the group with setsid()
             seconds = time.monotonic() - started
             code = None if ended else child.returncode
-            if ended is None and code != 0:
-                ended = describe_end(code) if code is None or code < 0 else None
+            if code is not None and code < 0:  # a signal: a limit, a crash
+                ended = describe_end(code)
             stderr.seek(0, os.SEEK_END)
             stderr.seek(max(0, stderr.tell() - STDERR_TAIL))
             tail = stderr.read().decode("utf-8", "replace")
@@ -164,9 +166,14 @@ def run_confined(
         folder.cleanup()
 
 
-def _watch(child, work: Path, deadline: float, timeout_s: float) -> str | None:
-    """Wait for the child; stop it at the deadline or when its folder grows too big."""
+def _watch(
+    child: Child, work: Path, deadline: float, timeout_s: float, should_stop: Callable[[], bool]
+) -> str | None:
+    """Wait for the child; stop it at the deadline, when asked, or when its folder grows
+    too big."""
     while child.wait(POLL_S) is None:
+        if should_stop():
+            return "the grader was stopped"
         if time.monotonic() > deadline:
             return f"it did not finish in {timeout_s:g} s"
         if not _folder_fits(work):
