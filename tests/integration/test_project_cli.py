@@ -41,6 +41,7 @@ def batch(tmp_path_factory) -> tuple[int, dict, str, Path]:
     folder.mkdir()
     for name in MUST_FAIL:
         shutil.copy(PROJECTS / name, folder / name)
+    (folder / "leak.py").symlink_to(REPO / "pyproject.toml")  # never read, never run
     out = folder.parent / "out"
     argv = ["project", "phase-03", "--batch", str(folder), "--out", str(out)]
     code, stdout, stderr = invoke([*argv, "--seed", str(SEED), "--json"])
@@ -84,6 +85,14 @@ def test_evidence_names_the_leaves_and_the_batch_writes_feedback(batch):
     assert json.loads((out / "project-phase-03.json").read_text())["seed"] == SEED
     feedback = (out / "feedback" / "split_chain.py.md").read_text()
     assert "restartable** (fails)" in feedback
+
+
+def test_a_linked_file_in_the_batch_is_a_row_of_its_own_never_run(batch):
+    _, summary, _, out = batch
+    leak = next(r for r in summary["reports"] if r["file"] == "leak.py")
+    assert leak["passed"] is False and leak["runs"] == []
+    assert all("symbolic link" in p["evidence"] for p in leak["properties"])
+    assert (out / "feedback" / "leak.py.md").is_file()
 
 
 def test_one_file_exits_1_when_a_property_fails_and_prints_its_evidence(tmp_path):

@@ -39,12 +39,12 @@ from lessonkit.run.confined import CONFINE_SCRIPT, python_paths, remove_leftover
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.process import child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
-    SCRATCH_BYTES,
     Account,
     ChildCgroup,
     Sandbox,
     child_uid,
     process_limit,
+    sandboxed_argv,
 )
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_program.py")
@@ -148,14 +148,11 @@ class WorkerHandle:
                 extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
         scratch = self._folder.name if self._folder else "/tmp"  # the sandbox's tmpfs
         extra["MPLCONFIGDIR"] = f"{scratch}/.matplotlib"
-        if sandbox is not None:
-            scripts = (WORKER_SCRIPT, WIRE_SCRIPT, CONFINE_SCRIPT)
-            readable = (*python_paths(), *scripts, *([cache] if cache else []))
-            argv = sandbox.command(argv, readable, SCRATCH_BYTES)
-            if sandbox.privileged:
-                self._cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid))
-                if self._cgroup is not None:
-                    argv = self._cgroup.enter(argv)
+        scripts = (WORKER_SCRIPT, WIRE_SCRIPT, CONFINE_SCRIPT)
+        readable = (*python_paths(), *scripts, *([cache] if cache else []))
+        argv, self._cgroup = sandboxed_argv(
+            argv, sandbox, readable=readable, memory=memory, uid=uid
+        )
         try:
             self._process = start_child(
                 argv,

@@ -70,9 +70,6 @@ class ProjectContract:
         )
         return " ".join(("python", self.script, *parts))
 
-    def wording(self, name: Property) -> str:
-        return dict(self.properties)[name]
-
 
 def parse_contract(data: object, error: Callable[[str, str], LessonError]) -> ProjectContract:
     """The `graded:` mapping of a phase's project; `error(message, key)` makes the error."""

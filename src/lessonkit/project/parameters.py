@@ -3,9 +3,10 @@
 The file comes from a process that ran learner code, so it is read in bounded time and
 memory before NumPy sees it: its size, its member count, each member's name and declared
 size, and the total it expands to are capped from the zip's central directory; each member's
-`.npy` header is read first and the array it declares must fit the member's size (no object,
-structured or complex dtypes, so nothing is unpickled), and the zip reader stops at each
-member's declared size, so neither a zip bomb nor a lying header costs more than the caps.
+`.npy` header is read first and the array it declares must be exactly the data the member
+holds (bool, integer or float dtypes only) before `numpy.load(..., allow_pickle=False)` reads
+it, and the zip reader stops at each member's declared size, so neither a zip bomb nor a
+lying header costs more than the caps.
 Anything else is one `ParameterFileError` message.
 """
 
@@ -165,31 +166,28 @@ def _key_path(filename: str) -> tuple[str, ...]:
 
 
 def _load(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: tuple[str, ...]) -> Leaf:
-    """One member, its header read first: the data it declares must fit the member's size,
-    so a header that claims a huge array never allocates it."""
+    """One member: its header is read first and the array it declares must fit the member,
+    so `numpy.load` never allocates an array that a header merely claims."""
     name = "/".join(path)
     unreadable = ParameterFileError(f"its array {name} cannot be read as a .npy array")
     try:
-        with archive.open(member) as stream:
-            version = np.lib.format.read_magic(stream)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
-            elif version == (2, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-            else:
-                raise unreadable
-            if dtype.kind not in _KINDS or dtype.fields is not None:
-                raise ParameterFileError(
-                    f"its array {name} has dtype {dtype}, not bool, integer or floating-point"
-                )
-            size = math.prod(shape) * dtype.itemsize
-            if size > member.file_size:
-                raise unreadable
-            data = stream.read(size + 1)
+        raw = archive.read(member)  # at most its declared size, which the caps bound
+        header = io.BytesIO(raw)
+        version = np.lib.format.read_magic(header)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(header)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(header)
+        else:
+            raise unreadable
+        if dtype.kind not in _KINDS or dtype.fields is not None:
+            raise ParameterFileError(
+                f"its array {name} has dtype {dtype}, not bool, integer or floating-point"
+            )
+        if math.prod(shape) * dtype.itemsize != len(raw) - header.tell():
+            raise unreadable
+        array = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, RuntimeError, TypeError):
         raise unreadable from None
-    if len(data) != size:
-        raise unreadable
-    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C")
-    array = np.ascontiguousarray(array, dtype=dtype.newbyteorder("="))
+    array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
     return Leaf(path, str(array.dtype), tuple(array.shape), array.tobytes())

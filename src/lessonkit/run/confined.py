@@ -28,12 +28,12 @@ from pathlib import Path
 from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
 from lessonkit.run.process import Child, child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
-    SCRATCH_BYTES,
     WORKING,
     ChildCgroup,
     Sandbox,
     child_uid,
     process_limit,
+    sandboxed_argv,
 )
 
 CONFINE_SCRIPT = Path(__file__).with_name("confine.py")
@@ -132,12 +132,10 @@ def run_confined(
         argv += ["--", sys.executable, f"{where}/{program_name}", *args]
         home = "/tmp" if sandbox is not None else str(work)
         extra = {**(settings or {}), "MPLCONFIGDIR": f"{home}/.matplotlib"}
-        if sandbox is not None:
-            argv = sandbox.command(argv, (*python_paths(), CONFINE_SCRIPT), SCRATCH_BYTES, work)
-            if sandbox.privileged:
-                cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid))
-                if cgroup is not None:
-                    argv = cgroup.enter(argv)
+        readable = (*python_paths(), CONFINE_SCRIPT)
+        argv, cgroup = sandboxed_argv(
+            argv, sandbox, readable=readable, memory=memory, uid=uid, working=work
+        )
         with tempfile.TemporaryFile() as stderr:
             started = time.monotonic()
             child = start_child(

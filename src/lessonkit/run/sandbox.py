@@ -87,6 +87,27 @@ class Sandbox:
         return args + argv
 
 
+def sandboxed_argv(
+    argv: list[str],
+    sandbox: Sandbox | None,
+    *,
+    readable: tuple[Path, ...],
+    memory: int,
+    uid: int,
+    working: Path | None = None,
+) -> tuple[list[str], ChildCgroup | None]:
+    """`argv` wrapped in `sandbox` (when there is one) and, as root, in a cgroup of its own.
+
+    Returns the argv to start and the cgroup to remove once the child has ended (None where
+    there is none: no sandbox, not root, or no writable cgroup v1).
+    """
+    if sandbox is None:
+        return argv, None
+    argv = sandbox.command(argv, readable, SCRATCH_BYTES, working)
+    cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid)) if sandbox.privileged else None
+    return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
+
+
 def _candidates() -> list[str]:
     found = []
     with contextlib.suppress(ImportError, RuntimeError, OSError):
