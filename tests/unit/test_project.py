@@ -265,6 +265,6 @@ def test_distinct_keys_names_two_leaves_that_start_equal():
 def test_a_run_without_parameters_leaves_its_properties_not_checked():
     problem = RunProblem("again", "it did not finish in 60 s")
     outcomes = {"full": tree(), "again": problem, "initial": tree(), "other-seed": problem}
-    assert decide("reproducible", outcomes, 1, 2).verdict == "not checked"
-    assert decide("distinct-keys", outcomes, 1, 2).verdict == "not checked"
-    assert "again run" in decide("seed-sensitive", outcomes, 1, 2).evidence
+    assert decide("reproducible", outcomes, 1, 2, CONTRACT).verdict == "not checked"
+    assert decide("distinct-keys", outcomes, 1, 2, CONTRACT).verdict == "not checked"
+    assert "again run" in decide("seed-sensitive", outcomes, 1, 2, CONTRACT).evidence

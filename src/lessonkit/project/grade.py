@@ -29,7 +29,11 @@ def other_seed(seed: int) -> int:
 
 
 def decide(
-    name: Property, outcomes: dict[RunName, Outcome], seed: int, other: int
+    name: Property,
+    outcomes: dict[RunName, Outcome],
+    seed: int,
+    other: int,
+    contract: ProjectContract,
 ) -> PropertyResult:
     """One property's verdict from the runs' parameter trees."""
     if name == "runs":
@@ -47,9 +51,9 @@ def decide(
             ]
         )
     if name == "restartable":
-        what = "the run restarted after its saved step and the full run"
+        what = f"the run restarted after step {contract.restart_at} and the full run"
         return check_same(name, outcomes["full"], outcomes["restarted"], what)
-    what = "the run on several logical devices and the run on one"
+    what = f"the run on {contract.devices} logical devices and the run on one"
     return check_same(name, outcomes["full"], outcomes["devices"], what)
 
 
@@ -73,7 +77,9 @@ def grade_project(
     outcomes, records = execute(
         contract, script, plan, sandbox=sandbox, timeout_s=timeout_s, jobs=jobs, on_run=on_run
     )
-    results = tuple(decide(name, outcomes, seed, other) for name, _ in contract.properties)
+    results = tuple(
+        decide(name, outcomes, seed, other, contract) for name, _ in contract.properties
+    )
     return ProjectReport(
         phase,
         file,

@@ -147,7 +147,9 @@ def execute(
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        for run in plan:  # a run is submitted after the run it reads, so it never waits alone
+        read = {run.reads for run in plan}
+        # The runs others read go first, so a run that reads one never holds a worker idle.
+        for run in sorted(plan, key=lambda r: r.name not in read):
             futures[run.name] = pool.submit(one, run)
         for future in futures.values():
             future.result()
