@@ -268,3 +268,36 @@ def test_a_run_without_parameters_leaves_its_properties_not_checked():
     assert decide("reproducible", outcomes, 1, 2, CONTRACT).verdict == "not checked"
     assert decide("distinct-keys", outcomes, 1, 2, CONTRACT).verdict == "not checked"
     assert "again run" in decide("seed-sensitive", outcomes, 1, 2, CONTRACT).evidence
+
+
+def test_the_report_serialises_with_stable_keys_and_passes_only_when_every_property_holds():
+    from lessonkit.project import ProjectReport, RunRecord
+
+    results = (
+        check_runs(tree()),
+        check_same("reproducible", tree(), tree(1), "two runs"),
+    )
+    runs = (RunRecord("full", "python project.py --seed 5", 1.5, None),)
+    report = ProjectReport("03", "a.py", 5, 6, results, runs, 3.0, True, CONTRACT.properties)
+    data = report.to_json()
+    assert list(data) == [
+        "schema",
+        "phase",
+        "file",
+        "passed",
+        "seed",
+        "other_seed",
+        "sandboxed",
+        "properties",
+        "runs",
+        "seconds",
+    ]
+    assert list(data["properties"][0]) == ["property", "verdict", "evidence", "paths", "sentence"]
+    assert data["passed"] is False and data["properties"][1]["verdict"] == "fails"
+    assert data["properties"][1]["paths"] == ["layer1/b", "layer1/w", "layer2/b", "layer2/w"]
+    assert data["runs"] == [
+        {"name": "full", "command": "python project.py --seed 5", "seconds": 1.5, "problem": None}
+    ]
+    assert "**reproducible** (fails)" in report.feedback_markdown()
+    held = ProjectReport("03", "a.py", 5, 6, results[:1], runs, 3.0, True, CONTRACT.properties)
+    assert held.passed and not ProjectReport("03", "a.py", 5, 6, (), (), 0, True).passed
