@@ -137,26 +137,30 @@ def test_the_script_runs_sandboxed_where_the_sandbox_works(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("code", "message"),
+    ("code", "timeout", "message"),
     [
-        ("import time\ntime.sleep(60)\n", "did not finish in 1 s"),
+        ("import time\ntime.sleep(60)\n", "1", "did not finish in 1 s"),
         (
             "import os\nfor i in range(5000):\n    open(f'f{i}', 'w').close()\n"
             "import time\ntime.sleep(60)\n",
+            "30",
             "files in its folder",
         ),
+        ("block = bytearray(3 * 2**30)\n", "30", "MemoryError"),
     ],
-    ids=["deadline", "folder-cap"],
+    ids=["deadline", "folder-cap", "memory-limit"],
 )
-def test_a_run_is_stopped_at_its_deadline_and_its_folder_s_cap(tmp_path, code, message):
+def test_a_run_is_stopped_at_its_deadline_its_folder_s_cap_and_its_memory_limit(
+    tmp_path, code, timeout, message
+):
     script = tmp_path / "greedy.py"
     script.write_text(code, encoding="utf-8")
-    argv = ["project", "phase-03", str(script), "--json", "--timeout", "1", "--seed", "3"]
+    argv = ["project", "phase-03", str(script), "--json", "--timeout", timeout, "--seed", "3"]
     exit_code, out, err = invoke(argv)
     assert exit_code == 1, err
     report = json.loads(out)
     assert message in report["properties"][0]["evidence"]
-    assert all(r["seconds"] < 10 for r in report["runs"])
+    assert all(r["seconds"] < 15 for r in report["runs"])  # stopped, not run to the deadline
 
 
 @pytest.mark.parametrize(
