@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.table import Table
@@ -43,7 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--seed", type=seed_number, metavar="S", help="replay the seeds of an earlier report"
     )
     parser.add_argument(
-        "--jobs", type=whole_number, default=2, metavar="N", help="runs at once (default: 2)"
+        "--jobs",
+        type=whole_number,
+        default=2,
+        metavar="N",
+        help="runs at once (default: 2); with --batch, files graded at once",
     )
     parser.add_argument("--batch", metavar="DIR", help="grade every .py file in DIR")
     parser.add_argument(
@@ -174,13 +180,12 @@ def _batch(args: argparse.Namespace) -> int:
     progress = console(stderr=True)
     if isolation.note:
         progress.print(Text(isolation.note, style="yellow"))
-    reports = []
-    for index, (path, relative) in enumerate(zip(paths, relatives, strict=True), start=1):
+    stop = threading.Event()
+    done = iter(range(1, len(paths) + 1))
+
+    def grade_one(path: Path, relative: str) -> ProjectReport:
         try:
             script = read_script(path, read_bytes_in_folder(folder, path))
-        except LessonkitError as exc:
-            report = failed_to_read(number, relative, contract, exc.message)
-        else:
             report = grade_project(
                 number,
                 contract,
@@ -189,11 +194,27 @@ def _batch(args: argparse.Namespace) -> int:
                 sandbox=isolation.sandbox,
                 seed=seed,
                 timeout_s=args.timeout,
-                jobs=args.jobs,
+                jobs=1,  # the files share the workers, so no worker waits at a file's end
+                stop=stop,
             )
-        reports.append(report)
+        except LessonkitError as exc:
+            report = failed_to_read(number, relative, contract, exc.message)
+        except Exception as exc:  # a grader bug must not cost the other files their grades
+            message = f"the grader failed on this file ({type(exc).__name__}); please report it"
+            report = failed_to_read(number, relative, contract, message)
         mark = "every property holds" if report.passed else "not every property holds"
-        progress.print(Text(f"[{index}/{len(paths)}] {safe_name(relative)}: {mark}"))
+        progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))
+        return report
+
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(grade_one, p, r) for p, r in zip(paths, relatives, strict=True)]
+        reports = [future.result() for future in futures]
+    except BaseException:  # Ctrl-C: stop every run in flight, start no more
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
     summary = {
         "schema": 1,
         "phase": number,

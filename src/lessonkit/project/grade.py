@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from collections.abc import Callable
 
@@ -68,14 +69,25 @@ def grade_project(
     timeout_s: float = DEFAULT_TIMEOUT,
     jobs: int = 2,
     on_run: Callable[[RunRecord], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> ProjectReport:
-    """Every property the contract declares, decided from the script's confined runs."""
+    """Every property the contract declares, decided from the script's confined runs.
+
+    Setting `stop` (a batch's Ctrl-C) stops every run in flight.
+    """
     started = time.monotonic()
     seed = secrets.randbelow(MAX_SEED + 1) if seed is None else seed
     other = other_seed(seed)
     plan = plan_runs(contract, seed, other)
     outcomes, records = execute(
-        contract, script, plan, sandbox=sandbox, timeout_s=timeout_s, jobs=jobs, on_run=on_run
+        contract,
+        script,
+        plan,
+        sandbox=sandbox,
+        timeout_s=timeout_s,
+        jobs=jobs,
+        on_run=on_run,
+        stop=stop,
     )
     results = tuple(
         decide(name, outcomes, seed, other, contract) for name, _ in contract.properties
