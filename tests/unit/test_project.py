@@ -15,7 +15,7 @@ from lessonkit.lesson.project import PROPERTIES, parse_contract
 from lessonkit.lesson.study_guide import load_study_guide
 from lessonkit.project import parameters as params_module
 from lessonkit.project import plan_runs, read_parameters
-from lessonkit.project.grade import decide, other_seed
+from lessonkit.project.grade import decide
 from lessonkit.project.parameters import ParameterFileError
 from lessonkit.project.properties import (
     RunProblem,
@@ -24,6 +24,7 @@ from lessonkit.project.properties import (
     check_same,
     check_seed_sensitive,
 )
+from lessonkit.project.runs import other_seed
 
 from conftest import REPO
 

@@ -198,10 +198,10 @@ def _batch(args: argparse.Namespace) -> int:
                 stop=stop,
             )
         except LessonkitError as exc:
-            report = failed_to_read(number, relative, contract, exc.message)
+            report = failed_to_read(number, relative, contract, exc.message, seed)
         except Exception as exc:  # a grader bug must not cost the other files their grades
             message = f"the grader failed on this file ({type(exc).__name__}); please report it"
-            report = failed_to_read(number, relative, contract, message)
+            report = failed_to_read(number, relative, contract, message, seed)
         mark = "every property holds" if report.passed else "not every property holds"
         progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))
         return report

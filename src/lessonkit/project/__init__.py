@@ -5,7 +5,7 @@ package runs the script as the contract says (`runs`), reads each parameter file
 (`parameters`), decides each property from the trees (`properties`) and reports (`report`).
 """
 
-from lessonkit.project.grade import DEFAULT_TIMEOUT, MAX_SEED, grade_project, other_seed
+from lessonkit.project.grade import DEFAULT_TIMEOUT, grade_project
 from lessonkit.project.parameters import (
     Leaf,
     ParameterFileError,
@@ -14,7 +14,7 @@ from lessonkit.project.parameters import (
 )
 from lessonkit.project.properties import PropertyResult, RunProblem, Verdict
 from lessonkit.project.report import ProjectReport, failed_to_read
-from lessonkit.project.runs import RunRecord, plan_runs
+from lessonkit.project.runs import MAX_SEED, RunRecord, other_seed, plan_runs
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -17,16 +17,17 @@ from lessonkit.project.properties import (
     check_seed_sensitive,
 )
 from lessonkit.project.report import ProjectReport
-from lessonkit.project.runs import RunName, RunRecord, execute, plan_runs
+from lessonkit.project.runs import (
+    MAX_SEED,
+    RunName,
+    RunRecord,
+    execute,
+    other_seed,
+    plan_runs,
+)
 from lessonkit.run.sandbox import Sandbox
 
-MAX_SEED = 2**31 - 1  # a seed any script can take as a 32-bit integer
 DEFAULT_TIMEOUT = 60.0  # seconds for each run
-
-
-def other_seed(seed: int) -> int:
-    """The second seed: fixed by the first, so `--seed` replays both."""
-    return seed + 1 if seed < MAX_SEED else seed - 1
 
 
 def decide(

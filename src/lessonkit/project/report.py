@@ -7,7 +7,7 @@ from typing import Any
 
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.project.properties import PropertyResult
-from lessonkit.project.runs import RunRecord
+from lessonkit.project.runs import RunRecord, other_seed
 
 SCHEMA = 1
 
@@ -63,7 +63,11 @@ class ProjectReport:
         return "\n".join(lines) + "\n"
 
 
-def failed_to_read(phase: str, file: str, contract: ProjectContract, message: str) -> ProjectReport:
+def failed_to_read(
+    phase: str, file: str, contract: ProjectContract, message: str, seed: int = 0
+) -> ProjectReport:
     """A report for a file that could not be read at all: no property holds."""
     results = tuple(PropertyResult(name, "not checked", message) for name, _ in contract.properties)
-    return ProjectReport(phase, file, 0, 0, results, (), 0.0, False, contract.properties)
+    return ProjectReport(
+        phase, file, seed, other_seed(seed), results, (), 0.0, False, contract.properties
+    )

@@ -33,6 +33,12 @@ NEEDS: dict[Property, tuple[RunName, ...]] = {
     "device-independent": ("full", "devices"),
 }
 STDERR_LINES = 6
+MAX_SEED = 2**31 - 1  # a seed any script can take as a 32-bit integer
+
+
+def other_seed(seed: int) -> int:
+    """The second seed: fixed by the first, so `--seed` replays both."""
+    return seed + 1 if seed < MAX_SEED else seed - 1
 
 
 @dataclass(frozen=True)
