@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "run": "Run the worked example (or another lesson script) in a child process; keep a receipt.",
     "check": "Grade your attempt at the lesson's tasks.",
     "evidence": "Write an evidence report filled from your own run.",
+    "project": "Grade a phase project script by the properties its phase declares.",
     "grades": "Print a course gradebook's grades, or export them for an LMS.",
     "regrade": "Grade a lesson's kept attempts again with the lesson as it is today.",
     "report": "Write a page of what the class got wrong in a lesson, from a gradebook.",

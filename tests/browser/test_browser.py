@@ -784,6 +784,22 @@ def test_a_lesson_page_imports_its_part_of_an_all_lessons_file(page):
     assert "prediction:same-key-experiment" not in _stored(page)["entries"]
 
 
+def test_my_learning_keeps_the_project_self_assessment_apart_from_the_checked_properties(
+    page, server_url
+):
+    _learning(page, server_url)
+    section = page.locator("#learning-project-03")
+    assert section.locator(".project-checked input").count() == 0  # the command checks these
+    boxes = section.locator("input[data-project]")
+    assert boxes.count() == 3
+    boxes.nth(1).check()
+    page.reload()
+    page.wait_for_function("() => document.querySelectorAll('input[data-project]')[1].checked")
+    assert [boxes.nth(i).is_checked() for i in range(3)] == [False, True, False]
+    stored = page.evaluate("() => JSON.parse(localStorage.getItem('lessonkit:project-03'))")
+    assert stored["ticked"] == [1]
+
+
 def test_my_learning_from_a_file_says_how_storage_behaves_there(context, built_site, watch):
     page = _watched(context, watch)
     page.goto((built_site / "my-learning" / "index.html").as_uri())

@@ -3,6 +3,7 @@ linked from every lesson of the phase. No course content lives in src/."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from html import unescape
 
@@ -11,6 +12,7 @@ import pytest
 from lessonkit.errors import LessonError
 from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.study_guide import guide_path, load_study_guide
+from lessonkit.render.page import render_study_guide
 
 from conftest import REPO, copy_lesson_repo, invoke
 
@@ -95,3 +97,41 @@ def test_the_toolkit_holds_no_guide_content():
     )
     assert guide.project.title not in sources
     assert guide.milestones[0].can_do[0] not in sources
+
+
+def test_the_guide_page_shows_the_project_contract_escaped(built_site):
+    html = (built_site / "phase-03" / "index.html").read_text(encoding="utf-8")
+    graded = load_study_guide(guide_path(PHASE), IDS).project.graded
+    assert f"<code>{graded.command('run')}</code>" in html
+    assert f"<code>{graded.command('resume')}</code>" in html
+    assert "python project.py --seed S --steps N --out params.npz" in html
+    text = _text(html)
+    for name, sentence in graded.properties:
+        assert _text(f"{name}: {sentence.replace('`', '')}") in text
+    lessons = [o for o in all_lessons(REPO) if o.meta.id == IDS[0]]
+    guide = load_study_guide(guide_path(PHASE), IDS)
+    hostile = dataclasses.replace(
+        graded,
+        run=("--seed", "{seed}", "<script>x</script>", "{steps}", "--out", "{output}"),
+        properties=(("runs", "Writes <b>bold</b> arrays."),),
+    )
+    page = render_study_guide(
+        lessons[0],
+        lessons,
+        dataclasses.replace(guide, project=dataclasses.replace(guide.project, graded=hostile)),
+    )
+    assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "<b>bold</b>" not in page
+
+
+def test_my_learning_lists_checked_properties_and_a_self_assessment(built_site):
+    html = (built_site / "my-learning" / "index.html").read_text(encoding="utf-8")
+    project = load_study_guide(guide_path(PHASE), IDS).project
+    section = html[html.index('id="learning-project-03"') :]
+    assert "lessonkit project phase-03 FILE" in section
+    checked = section[: section.index("Your self-assessment")]
+    for name, _ in project.graded.properties:
+        assert f"<strong>{name}</strong>" in checked
+    assert 'type="checkbox"' not in checked  # the command checks these, nobody ticks them
+    boxes = re.findall(r'data-project="lessonkit:project-03" data-item="(\d+)"', section)
+    assert boxes == [str(i) for i in range(len(project.checklist))]

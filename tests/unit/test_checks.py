@@ -40,9 +40,9 @@ from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskRe
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
-from lessonkit.grade.worker_handle import describe_end
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import EXACT, Lesson, MethodRule
+from lessonkit.run.process import describe_end
 
 from conftest import LESSON_MD, make_attempt
 

@@ -25,6 +25,7 @@ LAYERS = (
     "receipts",
     "render",
     "grade",
+    "project",
     "course",
     "evidence",
     "learner",
@@ -35,8 +36,8 @@ LAYERS = (
     "__init__",
 )
 """Bottom first: the error type, the tree-difference engine (no JAX), the model of a lesson, the
-tree library, the one way code runs, records, renderers, the grader, the course gradebook,
-evidence, the notebook's check(), the site, then the commands."""
+tree library, the one way code runs, records, renderers, the grader, the phase project's
+grader, the course gradebook, evidence, the notebook's check(), the site, then the commands."""
 
 ROOT_MODULES_MAX = 6
 SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")

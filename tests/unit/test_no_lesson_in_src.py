@@ -7,6 +7,7 @@ import builtins
 import re
 
 import pytest
+import yaml
 
 from lessonkit.lesson.catalog import lesson_paths
 from lessonkit.lesson.load import load_lesson
@@ -22,6 +23,10 @@ CONVENTIONS = {"trees": {"params"}}
 # ("a reported value is nested too deeply", `functools.partial`, "the output's mismatch").
 WORDS = {"nested", "partial", "mismatch"}
 LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]  # the fixture's names are plain words
+GUIDES = sorted((REPO / "phases").glob("*/phase.yaml"))
+# Options of lessonkit's own commands (`check --seed`, `check --out`): a project's script may
+# take flags of the same spelling, which is no reason to rename the toolkit's.
+TOOLKIT_OPTIONS = {"--seed", "--out"}
 
 
 def lesson_names(lesson: Lesson) -> set[str]:
@@ -87,4 +92,26 @@ def test_the_scan_finds_a_lesson_name_when_there_is_one():
 def test_src_names_nothing_of_the_lesson(lesson):
     names = lesson_names(lesson)
     assert len(names) > 5
+    assert hits(names) == []
+
+
+def project_names(guide) -> set[str]:
+    """Names that belong to one phase's project: its script's and parameter file's names and
+    the flags of its invocations (the `{placeholders}` are the toolkit's contract words)."""
+    graded = yaml.safe_load(guide.read_text(encoding="utf-8"))["project"].get("graded")
+    if graded is None:
+        return set()
+    names = {graded["script"], graded["output"]}
+    names |= {part for part in graded["run"] + graded["resume"] if "{" not in part}
+    return names - TOOLKIT_OPTIONS
+
+
+def test_the_scan_finds_a_project_name_when_there_is_one():
+    assert hits({"--batch"}), "the scan must be able to fail on a flag"
+
+
+@pytest.mark.parametrize("guide", GUIDES, ids=[g.parent.name for g in GUIDES])
+def test_src_names_nothing_of_the_phase_project(guide):
+    names = project_names(guide)
+    assert len(names) >= 4, names
     assert hits(names) == []

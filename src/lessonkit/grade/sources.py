@@ -51,7 +51,7 @@ def task_of(source: str) -> str | None:
     return match["id"] if match else None
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     """A regular file's bytes, at most MAX_BYTES + 1 of them, in bounded time.
 
     Opened without blocking (a FIFO would wait for a writer forever) and checked to be a
@@ -96,7 +96,7 @@ def read_open_file(fd: int, path: Path) -> bytes:
         os.close(fd)
 
 
-def _decode(path: Path, data: bytes) -> str:
+def decode_source(path: Path, data: bytes) -> str:
     name = safe_name(str(path))
     if len(data) > MAX_BYTES:
         raise SubmissionError(f"{name} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
@@ -186,7 +186,7 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
 def read_submission(path: str | Path, data: bytes | None = None) -> Submission:
     """The code cells of a practice file, in order; `data`: its bytes, when already read."""
     path = Path(path)
-    text = _decode(path, _read_bytes(path) if data is None else data)
+    text = decode_source(path, read_bytes(path) if data is None else data)
     if path.suffix == ".ipynb":
         cells = _notebook_cells(text, path)
     elif path.suffix == ".py":

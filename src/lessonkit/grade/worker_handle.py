@@ -15,10 +15,8 @@ started (process group, cgroup, PID namespace) and is safe to call twice.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import select
-import signal
 import sys
 import tempfile
 import time
@@ -38,15 +36,16 @@ from lessonkit.grade.protocol import (
     parse_event,
 )
 from lessonkit.grade.record import RunRecord, run_record
-from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
-from lessonkit.run.process import child_environment, start_child
+from lessonkit.run.confined import CONFINE_SCRIPT, python_paths, remove_leftovers
+from lessonkit.run.leftovers import scratch_folder
+from lessonkit.run.process import child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
-    SCRATCH_BYTES,
     Account,
     ChildCgroup,
     Sandbox,
     child_uid,
     process_limit,
+    sandboxed_argv,
 )
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_program.py")
@@ -96,43 +95,6 @@ class _Reader:
                 return
 
 
-def describe_end(returncode: int | None) -> str:
-    """Why a child ended without finishing, in a learner's words."""
-    if returncode is None:
-        return "the run was stopped"
-    if returncode >= 0:
-        return (
-            f"the process exited with status {returncode} before the grader finished "
-            "(os._exit or a crash ends the whole run)"
-        )
-    number = -returncode
-    reasons = {
-        signal.SIGKILL: "the process was killed (it probably ran out of memory)",
-        signal.SIGXCPU: "the process used up its CPU time",
-        signal.SIGABRT: "the process crashed (abort), often from running out of memory",
-        signal.SIGSEGV: "the process crashed (segmentation fault)",
-        signal.SIGXFSZ: "the process wrote a file larger than the 64 MB limit",
-    }
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        name = f"signal {number}"
-    return reasons.get(number, f"the process was ended by {name}")
-
-
-@functools.cache
-def remove_leftovers() -> int:
-    """Once per process: the scratch folders and cgroups of killed parents; how many went."""
-    return remove_stale_scratch() + ChildCgroup.remove_stale()
-
-
-def _python_paths() -> tuple[Path, ...]:
-    """What a sandboxed child must read to run Python with this environment's packages."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    paths.add(Path(os.path.realpath(sys.executable)).parent)
-    return tuple(sorted(p for p in paths if p.exists()))
-
-
 class WorkerHandle:
     """One grading child process: the trusted reference, or one sandboxed learner run."""
 
@@ -173,13 +135,11 @@ class WorkerHandle:
                 extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
         scratch = self._folder.name if self._folder else "/tmp"  # the sandbox's tmpfs
         extra["MPLCONFIGDIR"] = f"{scratch}/.matplotlib"
-        if sandbox is not None:
-            readable = (*_python_paths(), WORKER_SCRIPT, WIRE_SCRIPT, *([cache] if cache else []))
-            argv = sandbox.command(argv, readable, SCRATCH_BYTES)
-            if sandbox.privileged:
-                self._cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid))
-                if self._cgroup is not None:
-                    argv = self._cgroup.enter(argv)
+        scripts = (WORKER_SCRIPT, WIRE_SCRIPT, CONFINE_SCRIPT)
+        readable = (*python_paths(), *scripts, *([cache] if cache else []))
+        argv, self._cgroup = sandboxed_argv(
+            argv, sandbox, readable=readable, memory=memory, uid=uid
+        )
         try:
             self._process = start_child(
                 argv,

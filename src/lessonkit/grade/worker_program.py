@@ -33,16 +33,20 @@ import threading
 import time
 
 
-def _wire():
-    """The wire's shapes and limits (`grade/wire.py`), loaded by path: no lessonkit import."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
-    spec = importlib.util.spec_from_file_location("lessonkit_wire", path)
+def _load(relative: str, name: str):
+    """A lessonkit module loaded by path (`grade/wire.py`, `run/confine.py`): no lessonkit
+    import, since the sandbox binds only these files."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(here, relative))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-wire = _wire()
+wire = _load("wire.py", "lessonkit_wire")
+confine = _load(os.path.join(os.pardir, "run", "confine.py"), "lessonkit_confine")
+limit_resources = confine.limit_resources
+drop_privileges = confine.drop_privileges
 globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
 MAX_ELEMENTS = wire.MAX_ELEMENTS
 MAX_LEAVES = wire.MAX_LEAVES
@@ -67,36 +71,6 @@ MISSING = _Missing()
 
 
 # --------------------------------------------------------------------------- set-up
-
-
-def limit_resources(memory_bytes: int, processes: int) -> None:
-    """Memory, process, file-size and core-dump limits for this process and its children.
-
-    RLIMIT_DATA rather than RLIMIT_AS: JAX reserves large ranges of address space that it
-    never touches, while RLIMIT_DATA counts memory that is actually made writable.
-    RLIMIT_NPROC counts every task of the user (threads included) and is ignored for root,
-    which is why a learner child runs as a user id of its own (see `drop_privileges`).
-    """
-    limits = [
-        (resource.RLIMIT_DATA, memory_bytes),
-        (resource.RLIMIT_FSIZE, 64 * 2**20),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if processes > 0:
-        limits.append((resource.RLIMIT_NPROC, processes))
-    for limit, value in limits:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(limit, (value, value))
-
-
-def drop_privileges(uid: int, gid: int) -> None:
-    """Become an unprivileged user when started as root: a user id of our own inside the
-    sandbox, or the autograder's learner account where there is no sandbox."""
-    os.setgroups([])
-    os.setgid(gid)
-    os.setuid(uid)
-    if os.getuid() != uid or os.geteuid() != uid:
-        raise SystemExit("lessonkit worker: could not drop privileges")
 
 
 def private_stdin() -> int:

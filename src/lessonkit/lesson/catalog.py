@@ -59,3 +59,22 @@ def all_lessons(root: Path | None = None) -> list[Lesson]:
     lessons = [load_lesson(p) for p in lesson_paths(root)]
     check_phases(lessons)
     return lessons
+
+
+def phase_folders(root: Path | None = None) -> dict[str, Path]:
+    """Each phase's folder under phases/, by its number (`03` for `phases/03-state/`)."""
+    root = root or repo_root()
+    folders = sorted(p for p in (root / "phases").iterdir() if p.is_dir())
+    return {p.name.split("-", 1)[0]: p for p in folders if p.name.split("-", 1)[0].isdigit()}
+
+
+def find_phase(name: str, root: Path | None = None) -> tuple[str, Path, tuple[str, ...]]:
+    """A phase named `phase-03` (or `03`): its number, folder and the ids of its lessons."""
+    folders = phase_folders(root)
+    number = name.removeprefix("phase-")
+    if number not in folders:
+        known = ", ".join(f"phase-{n}" for n in folders) or "none"
+        raise UsageError(f"unknown phase {name!r}", fix=f"choose one of: {known}")
+    folder = folders[number]
+    paths = sorted(folder.glob(f"*/{LESSON_FILE}"))
+    return number, folder, tuple(filter(None, map(_lesson_id, paths)))

@@ -14,12 +14,14 @@ from pathlib import Path
 import yaml
 
 from lessonkit.errors import LessonError
+from lessonkit.lesson.project import ProjectContract, parse_contract
 
 GUIDE_FILE = "phase.yaml"
 _KEYS = ("preparation", "milestones", "project")
 _PREPARATION = ("know", "install")
 _MILESTONE = ("can_do", "keep")
 _PROJECT = ("title", "summary", "checklist")
+_GRADED = "graded"  # optional: the contract `lessonkit project` checks
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,16 @@ class Milestone:
 
 @dataclass(frozen=True)
 class Project:
-    """The phase's project: a short piece of work that uses its lessons together."""
+    """The phase's project: a short piece of work that uses its lessons together.
+
+    `checklist` is what the learner assesses for themselves (what code cannot observe);
+    `graded`, when the phase declares it, is what `lessonkit project` checks.
+    """
 
     title: str
     summary: str
     checklist: tuple[str, ...]
+    graded: ProjectContract | None = None
 
 
 @dataclass(frozen=True)
@@ -70,9 +77,14 @@ class _Source:
                     break
         return LessonError(message, where=f"{self.path}:{line}")
 
-    def mapping(self, value: object, key: str, allowed: tuple[str, ...]) -> dict:
-        if not isinstance(value, dict) or set(value) != set(allowed):
-            raise self.error(f"'{key}' must have exactly these keys: {', '.join(allowed)}", key)
+    def mapping(
+        self, value: object, key: str, allowed: tuple[str, ...], optional: tuple[str, ...] = ()
+    ) -> dict:
+        if not isinstance(value, dict) or not set(allowed) <= set(value) <= {*allowed, *optional}:
+            extra = f" (and optionally {', '.join(optional)})" if optional else ""
+            raise self.error(
+                f"'{key}' must have exactly these keys: {', '.join(allowed)}{extra}", key
+            )
         return value
 
     def texts(self, value: object, key: str) -> tuple[str, ...]:
@@ -113,7 +125,7 @@ def load_study_guide(path: Path, lesson_ids: tuple[str, ...]) -> StudyGuide:
                 f"its lessons are: {', '.join(lesson_ids)}",
                 str(lesson_id),
             )
-    project = source.mapping(data["project"], "project", _PROJECT)
+    project = source.mapping(data["project"], "project", _PROJECT, optional=(_GRADED,))
     return StudyGuide(
         path=path,
         know=source.texts(preparation["know"], "know"),
@@ -130,5 +142,6 @@ def load_study_guide(path: Path, lesson_ids: tuple[str, ...]) -> StudyGuide:
             source.text(project["title"], "title"),
             source.text(project["summary"], "summary"),
             source.texts(project["checklist"], "checklist"),
+            parse_contract(project[_GRADED], source.error) if _GRADED in project else None,
         ),
     )

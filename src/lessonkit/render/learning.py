@@ -10,9 +10,11 @@ them in one file of portfolio version `COURSE_VERSION`; a one-lesson file (versi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lessonkit.lesson.model import STAGES, Lesson, Quiz, Task
+from lessonkit.lesson.study_guide import Project
 from lessonkit.render.blocks import (
     COURSE_VERSION,
     PORTFOLIO_SCHEMA,
@@ -63,6 +65,21 @@ def learning_data(lessons: Sequence[Lesson]) -> dict[str, Any]:
     }
 
 
-def render_my_learning(lessons: Sequence[Lesson]) -> str:
+@dataclass(frozen=True)
+class PhaseProject:
+    """A phase's project, as the My learning page shows it."""
+
+    phase: str
+    project: Project
+
+    @property
+    def storage_key(self) -> str:
+        """The localStorage key of the learner's self-assessment of this project."""
+        return f"lessonkit:project-{self.phase}"
+
+
+def render_my_learning(lessons: Sequence[Lesson], projects: Sequence[PhaseProject] = ()) -> str:
     """The page; its script fills in each lesson's saved work from this browser."""
-    return render_template("my-learning.html", root="../", data=learning_data(lessons))
+    return render_template(
+        "my-learning.html", root="../", data=learning_data(lessons), projects=projects
+    )

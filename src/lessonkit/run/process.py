@@ -83,6 +83,30 @@ def child_environment(
     return {**GRADER_SETTINGS, "HOME": scratch, "TMPDIR": scratch, **given}
 
 
+def describe_end(returncode: int | None) -> str:
+    """Why a child ended without finishing, in a learner's words."""
+    if returncode is None:
+        return "the run was stopped"
+    if returncode >= 0:
+        return (
+            f"the process exited with status {returncode} before the grader finished "
+            "(os._exit or a crash ends the whole run)"
+        )
+    number = -returncode
+    reasons = {
+        signal.SIGKILL: "the process was killed (it probably ran out of memory)",
+        signal.SIGXCPU: "the process used up its CPU time",
+        signal.SIGABRT: "the process crashed (abort), often from running out of memory",
+        signal.SIGSEGV: "the process crashed (segmentation fault)",
+        signal.SIGXFSZ: "the process wrote a file larger than the 64 MB limit",
+    }
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return reasons.get(number, f"the process was ended by {name}")
+
+
 def _stream(stream: Stream) -> int | IO[bytes]:
     if stream == "pipe":
         return subprocess.PIPE

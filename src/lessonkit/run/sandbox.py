@@ -33,6 +33,7 @@ from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, stale_cgroups
 SCRATCH_BYTES = 64 * 2**20
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
+WORKING = "/tmp/work"  # where a bound working folder appears inside the sandbox
 SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/alternatives")
 
 
@@ -43,11 +44,19 @@ class Sandbox:
     bwrap: str
     privileged: bool
 
-    def command(self, argv: list[str], readable: tuple[Path, ...], scratch: int) -> list[str]:
+    def command(
+        self,
+        argv: list[str],
+        readable: tuple[Path, ...],
+        scratch: int,
+        working: Path | None = None,
+    ) -> list[str]:
         """`argv` wrapped in bubblewrap, with `readable` paths bound read-only.
 
         The scratch tmpfs is mounted on /tmp before the read-only binds, so a virtual
         environment or checkout that lives under /tmp (CI's clones do) stays visible.
+        `working`, a folder of the parent's, is bound writable as the working folder
+        `WORKING` instead of /tmp: the parent reads what the child leaves there.
         """
         args = [self.bwrap]
         for path in SYSTEM_PATHS:
@@ -67,13 +76,36 @@ class Sandbox:
                     made.add(text)
             args += ["--ro-bind", path, path]
             made.add(path)
-        args += ["--chdir", "/tmp"]
+        if working is not None:
+            args += ["--bind", str(working), WORKING]
+        args += ["--chdir", WORKING if working is not None else "/tmp"]
         args += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
         args += ["--unshare-cgroup-try"]
         if not self.privileged:
             args += ["--unshare-user"]
         args += ["--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp", "--"]
         return args + argv
+
+
+def sandboxed_argv(
+    argv: list[str],
+    sandbox: Sandbox | None,
+    *,
+    readable: tuple[Path, ...],
+    memory: int,
+    uid: int,
+    working: Path | None = None,
+) -> tuple[list[str], ChildCgroup | None]:
+    """`argv` wrapped in `sandbox` (when there is one) and, as root, in a cgroup of its own.
+
+    Returns the argv to start and the cgroup to remove once the child has ended (None where
+    there is none: no sandbox, not root, or no writable cgroup v1).
+    """
+    if sandbox is None:
+        return argv, None
+    argv = sandbox.command(argv, readable, SCRATCH_BYTES, working)
+    cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid)) if sandbox.privileged else None
+    return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
 
 
 def _candidates() -> list[str]:

@@ -18,10 +18,10 @@ from pathlib import Path
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.study_guide import guide_path, load_study_guide
+from lessonkit.lesson.study_guide import StudyGuide, guide_path, load_study_guide
 from lessonkit.receipts import load_accelerator_records, load_records
 from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
-from lessonkit.render.learning import LEARNING_PAGE, render_my_learning
+from lessonkit.render.learning import LEARNING_PAGE, PhaseProject, render_my_learning
 from lessonkit.render.page import (
     SETUP_PAGE,
     SETUP_SOURCE,
@@ -80,8 +80,14 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     files[INDEX] = render_index(lessons, setup).encode("utf-8")
     for lesson in lessons:
         files.update(_lesson_files(lesson, lessons))
-    files.update(_guide_files(lessons))
-    files[LEARNING_PAGE] = render_my_learning(lessons).encode("utf-8")
+    guides = _phase_guides(lessons)
+    files.update(_guide_files(guides, lessons))
+    projects = [
+        PhaseProject(lesson.meta.phase.number, guide.project)
+        for lesson, guide in guides
+        if guide is not None and guide.project.graded is not None
+    ]
+    files[LEARNING_PAGE] = render_my_learning(lessons, projects).encode("utf-8")
     files[ZIP_NAME] = repository_zip(repo_root(lessons[0].path))
     source = _setup_source(lessons[0])
     if source.is_file():
@@ -90,18 +96,27 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     return files
 
 
-def _guide_files(lessons: Sequence[Lesson]) -> SiteFiles:
-    """One study guide page per phase, from the phase's phase.yaml when it has one."""
-    files: SiteFiles = {}
+def _phase_guides(lessons: Sequence[Lesson]) -> list[tuple[Lesson, StudyGuide | None]]:
+    """Each phase's first lesson and its study guide (None where it has no phase.yaml)."""
+    found: dict[str, tuple[Lesson, StudyGuide | None]] = {}
     for lesson in lessons:
-        page = guide_page_path(lesson.meta.phase.number)
-        if page in files:
+        number = lesson.meta.phase.number
+        if number in found:
             continue
         path = guide_path(lesson.directory.parent)
-        ids = tuple(o.meta.id for o in lessons if o.meta.phase.number == lesson.meta.phase.number)
-        guide = load_study_guide(path, ids) if path.is_file() else None
-        files[page] = render_study_guide(lesson, lessons, guide).encode("utf-8")
-    return files
+        ids = tuple(o.meta.id for o in lessons if o.meta.phase.number == number)
+        found[number] = (lesson, load_study_guide(path, ids) if path.is_file() else None)
+    return list(found.values())
+
+
+def _guide_files(guides: Sequence[tuple[Lesson, StudyGuide | None]], lessons) -> SiteFiles:
+    """One study guide page per phase, from the phase's phase.yaml when it has one."""
+    return {
+        guide_page_path(lesson.meta.phase.number): render_study_guide(
+            lesson, lessons, guide
+        ).encode("utf-8")
+        for lesson, guide in guides
+    }
 
 
 def write_site(files: SiteFiles, target: Path) -> None:

@@ -230,6 +230,32 @@
     input.value = "";
   });
 
-  window.addEventListener("storage", render);
+  /* A phase project's self-assessment: {ticked: [item index, ...]} under the project's key. */
+  function showProjects() {
+    for (const box of document.querySelectorAll("input[data-project]")) {
+      let ticked = [];
+      try {
+        const parsed = JSON.parse(read(box.dataset.project) || "{}");
+        if (Array.isArray(parsed.ticked)) ticked = parsed.ticked;
+      } catch (error) {
+        // an unreadable entry shows as nothing ticked; the next tick replaces it
+      }
+      box.checked = ticked.includes(Number(box.dataset.item));
+    }
+  }
+
+  for (const box of document.querySelectorAll("input[data-project]")) {
+    box.addEventListener("change", () => {
+      const boxes = document.querySelectorAll(`input[data-project="${box.dataset.project}"]`);
+      const ticked = [...boxes].filter((b) => b.checked).map((b) => Number(b.dataset.item));
+      write(box.dataset.project, JSON.stringify({ ticked, saved: now() }));
+    });
+  }
+
+  window.addEventListener("storage", () => {
+    render();
+    showProjects();
+  });
   render();
+  showProjects();
 })();

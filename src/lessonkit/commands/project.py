@@ -1,0 +1,250 @@
+"""`lessonkit project`: grade a phase project script by the properties its phase declares.
+
+Exit status: 0 when every property holds (or, with --batch, when every file was graded), 1
+when one does not, 2 when the file, the phase or the options cannot be used. The script runs
+as the phase's contract says (phase.yaml, `project: graded:`), confined like every learner
+child; every verdict is decided here, from the parameter files read as data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rich.table import Table
+from rich.text import Text
+
+from lessonkit.commands._common import add_timeout_argument, console, marked, quoted, whole_number
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.lesson.catalog import find_phase
+from lessonkit.lesson.project import ProjectContract
+from lessonkit.lesson.study_guide import guide_path, load_study_guide
+from lessonkit.lesson.text import safe_name
+from lessonkit.project import (
+    DEFAULT_TIMEOUT,
+    MAX_SEED,
+    ProjectReport,
+    failed_to_read,
+    grade_project,
+)
+from lessonkit.run.isolation import choose_isolation
+
+_MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("phase", help="the phase, as `phase-03` (or `03`)")
+    parser.add_argument("file", nargs="?", help="your project script (.py)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
+    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit for each run of your script")
+    parser.add_argument(
+        "--seed", type=seed_number, metavar="S", help="replay the seeds of an earlier report"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=whole_number,
+        default=2,
+        metavar="N",
+        help="runs at once (default: 2); with --batch, files graded at once",
+    )
+    parser.add_argument("--batch", metavar="DIR", help="grade every .py file in DIR")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where --batch writes its JSON and feedback (default: ./project-phase-NN/); "
+        "never inside the submissions folder",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="let --batch run scripts without the OS sandbox (when bubblewrap is missing)",
+    )
+
+
+def seed_number(text: str) -> int:
+    """An argparse type for --seed: a whole number from 0 to MAX_SEED."""
+    if not text.isdigit() or int(text) > MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
+        )
+    return int(text)
+
+
+def phase_contract(name: str) -> tuple[str, ProjectContract]:
+    """The phase's number and its project's graded contract; UsageError when it has none."""
+    number, folder, lesson_ids = find_phase(name)
+    path = guide_path(folder)
+    guide = load_study_guide(path, lesson_ids) if path.is_file() else None
+    if guide is None or guide.project.graded is None:
+        raise UsageError(
+            f"phase {number} declares no graded project",
+            fix=f"add `project: graded:` to {shown(path)} (see docs/authoring.md)",
+        )
+    return number, guide.project.graded
+
+
+def read_script(path: Path, data: bytes | None = None) -> bytes:
+    """A project script's bytes: a regular .py file of UTF-8 text, read in bounded time."""
+    from lessonkit.grade.sources import SubmissionError, decode_source, read_bytes
+
+    if path.suffix != ".py":
+        raise SubmissionError(
+            f"{safe_name(str(path))}: expected a .py project script",
+            fix="give the Python script of your project",
+        )
+    data = read_bytes(path) if data is None else data
+    decode_source(path, data)
+    return data
+
+
+def run(args: argparse.Namespace) -> int:
+    if (args.out or args.no_sandbox) and not args.batch:
+        raise UsageError("--out and --no-sandbox only apply to --batch", fix="add --batch DIR")
+    if args.batch:
+        if args.file:
+            raise UsageError("give either FILE or --batch DIR, not both")
+        return _batch(args)
+    if not args.file:
+        raise UsageError("give your project script", fix="lessonkit project PHASE FILE")
+    number, contract = phase_contract(args.phase)
+    path = Path(args.file)
+    script = read_script(path)
+    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+    if isolation.note and not args.json:
+        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    report = grade_project(
+        number,
+        contract,
+        shown(path),
+        script,
+        sandbox=isolation.sandbox,
+        seed=args.seed,
+        timeout_s=args.timeout,
+        jobs=args.jobs,
+    )
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        show_report(report)
+    return 0 if report.passed else 1
+
+
+def show_report(report: ProjectReport) -> None:
+    """The report for a person: each property, its verdict and its evidence."""
+    out = console()
+    where = "sandboxed" if report.sandboxed else "not sandboxed"
+    out.print(
+        Text(
+            f"Phase {report.phase} project · {safe_name(report.file)} "
+            f"(seeds {report.seed} and {report.other_seed}, {where}, {report.seconds:.1f} s)"
+        )
+    )
+    for result in report.properties:
+        label = result.property + ("" if result.verdict != "not checked" else " (not checked)")
+        out.print(marked(_MARKS[result.verdict], f"{label}: {report.sentence(result)}"))
+        for line in result.evidence.splitlines():
+            out.print(Text(f"    {line}", style="dim" if result.holds else ""))
+    held = sum(r.holds for r in report.properties)
+    if report.passed:
+        out.print(Text("Every property holds.", style="green"))
+    else:
+        out.print(
+            f"{held} of {len(report.properties)} properties hold; "
+            f"replay these runs with --seed {report.seed}."
+        )
+
+
+def _batch(args: argparse.Namespace) -> int:
+    """Grade every .py file below a folder, one report each; the folder is data."""
+    from lessonkit.commands._batch import feedback_names, write_atomically
+    from lessonkit.commands.check import refuse_inside
+    from lessonkit.grade.batch import read_bytes_in_folder, submissions_in
+
+    folder = Path(args.batch)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
+    number, contract = phase_contract(args.phase)
+    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    paths = [p for p in submissions_in(folder) if p.suffix == ".py"]
+    if not paths:
+        raise UsageError(f"{folder} holds no .py files")
+    out_dir = Path(args.out) if args.out else Path(f"project-phase-{number}")
+    refuse_inside(out_dir, folder)
+    relatives = [p.relative_to(folder).as_posix() for p in paths]
+    names = feedback_names(relatives)
+    seed = secrets.randbelow(MAX_SEED + 1) if args.seed is None else args.seed
+    progress = console(stderr=True)
+    if isolation.note:
+        progress.print(Text(isolation.note, style="yellow"))
+    stop = threading.Event()
+    done = iter(range(1, len(paths) + 1))
+
+    def grade_one(path: Path, relative: str) -> ProjectReport:
+        try:
+            script = read_script(path, read_bytes_in_folder(folder, path))
+            report = grade_project(
+                number,
+                contract,
+                relative,
+                script,
+                sandbox=isolation.sandbox,
+                seed=seed,
+                timeout_s=args.timeout,
+                jobs=1,  # the files share the workers, so no worker waits at a file's end
+                stop=stop,
+            )
+        except LessonkitError as exc:
+            report = failed_to_read(number, relative, contract, exc.message, seed)
+        except Exception as exc:  # a grader bug must not cost the other files their grades
+            message = f"the grader failed on this file ({type(exc).__name__}); please report it"
+            report = failed_to_read(number, relative, contract, message, seed)
+        mark = "every property holds" if report.passed else "not every property holds"
+        progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))
+        return report
+
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(grade_one, p, r) for p, r in zip(paths, relatives, strict=True)]
+        reports = [future.result() for future in futures]
+    except BaseException:  # Ctrl-C: stop every run in flight, start no more
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    summary = {
+        "schema": 1,
+        "phase": number,
+        "seed": seed,
+        "reports": [r.to_json() for r in reports],
+    }
+    stem = f"project-phase-{number}"
+    try:
+        for report, relative in zip(reports, relatives, strict=True):
+            write_atomically(out_dir / "feedback" / names[relative], report.feedback_markdown())
+        write_atomically(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write in {shown(out_dir)}: {exc.strerror or exc}",
+            fix="give --out a folder you can write to",
+        ) from None
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    table = Table("file", *(name for name, _ in contract.properties))
+    symbols = {"holds": "✓", "fails": "✗", "not checked": "·"}
+    for report in reports:
+        table.add_row(
+            Text(safe_name(report.file)), *(symbols[p.verdict] for p in report.properties)
+        )
+    view = console()
+    view.print(table)
+    passed = sum(r.passed for r in reports)
+    view.print(f"{passed} of {len(reports)} scripts have every property (seed {seed}).")
+    view.print(
+        Text(f"Wrote {quoted(out_dir / (stem + '.json'))} and {quoted(out_dir / 'feedback')}.")
+    )
+    return 0

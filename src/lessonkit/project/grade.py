@@ -1,0 +1,106 @@
+"""Grade one project script: plan the runs, run them confined, decide every property here."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+from lessonkit.lesson.project import ProjectContract, Property
+from lessonkit.project.properties import (
+    Outcome,
+    PropertyResult,
+    check_distinct_keys,
+    check_runs,
+    check_same,
+    check_seed_sensitive,
+)
+from lessonkit.project.report import ProjectReport
+from lessonkit.project.runs import (
+    MAX_SEED,
+    RunName,
+    RunRecord,
+    execute,
+    other_seed,
+    plan_runs,
+)
+from lessonkit.run.sandbox import Sandbox
+
+DEFAULT_TIMEOUT = 60.0  # seconds for each run
+
+
+def decide(
+    name: Property,
+    outcomes: dict[RunName, Outcome],
+    seed: int,
+    other: int,
+    contract: ProjectContract,
+) -> PropertyResult:
+    """One property's verdict from the runs' parameter trees."""
+    if name == "runs":
+        return check_runs(outcomes["full"])
+    if name == "reproducible":
+        return check_same(name, outcomes["full"], outcomes["again"], f"two runs with seed {seed}")
+    if name == "seed-sensitive":
+        what = f"initial parameters of seeds {seed} and {other}"
+        return check_seed_sensitive(outcomes["initial"], outcomes["other-seed"], what)
+    if name == "distinct-keys":
+        return check_distinct_keys(
+            [
+                (f"initial parameters of seed {seed}", outcomes["initial"]),
+                (f"initial parameters of seed {other}", outcomes["other-seed"]),
+            ]
+        )
+    if name == "restartable":
+        what = f"the run restarted after step {contract.restart_at} and the full run"
+        return check_same(name, outcomes["full"], outcomes["restarted"], what)
+    what = f"the run on {contract.devices} logical devices and the run on one"
+    return check_same(name, outcomes["full"], outcomes["devices"], what)
+
+
+def grade_project(
+    phase: str,
+    contract: ProjectContract,
+    file: str,
+    script: bytes,
+    *,
+    sandbox: Sandbox | None,
+    seed: int | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT,
+    jobs: int = 2,
+    on_run: Callable[[RunRecord], None] | None = None,
+    stop: threading.Event | None = None,
+) -> ProjectReport:
+    """Every property the contract declares, decided from the script's confined runs.
+
+    Setting `stop` (a batch's Ctrl-C) stops every run in flight.
+    """
+    started = time.monotonic()
+    seed = secrets.randbelow(MAX_SEED + 1) if seed is None else seed
+    other = other_seed(seed)
+    plan = plan_runs(contract, seed, other)
+    outcomes, records = execute(
+        contract,
+        script,
+        plan,
+        sandbox=sandbox,
+        timeout_s=timeout_s,
+        jobs=jobs,
+        on_run=on_run,
+        stop=stop,
+    )
+    results = tuple(
+        decide(name, outcomes, seed, other, contract) for name, _ in contract.properties
+    )
+    return ProjectReport(
+        phase,
+        file,
+        seed,
+        other,
+        results,
+        records,
+        time.monotonic() - started,
+        sandbox is not None,
+        contract.properties,
+    )

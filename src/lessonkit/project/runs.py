@@ -1,0 +1,174 @@
+"""The runs a project is graded on, and running them confined.
+
+Each property needs a few runs of the learner's script (`NEEDS`); a run is named for what it
+is (`full`, `again`, ...), and one run serves every property that needs it, so a project costs
+at most seven short runs. Each runs confined (`run.confined`: the grader's sandbox, limits,
+deadline and allow-listed environment) in a fresh folder, and its parameter file is read here,
+in the parent, with `read_parameters`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+from lessonkit.lesson.project import ProjectContract, Property
+from lessonkit.lesson.text import safe_text
+from lessonkit.project.parameters import ParameterFileError, read_parameters
+from lessonkit.project.properties import Outcome, RunProblem
+from lessonkit.receipts.running import with_device_count
+from lessonkit.run.confined import run_confined
+from lessonkit.run.sandbox import Sandbox
+
+RunName = Literal["full", "again", "initial", "other-seed", "to-restart", "restarted", "devices"]
+NEEDS: dict[Property, tuple[RunName, ...]] = {
+    "runs": ("full",),
+    "reproducible": ("full", "again"),
+    "seed-sensitive": ("initial", "other-seed"),
+    "distinct-keys": ("initial", "other-seed"),
+    "restartable": ("full", "to-restart", "restarted"),
+    "device-independent": ("full", "devices"),
+}
+STDERR_LINES = 6
+MAX_SEED = 2**31 - 1  # a seed any script can take as a 32-bit integer
+
+
+def other_seed(seed: int) -> int:
+    """The second seed: fixed by the first, so `--seed` replays both."""
+    return seed + 1 if seed < MAX_SEED else seed - 1
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of the script: its arguments, its setting, and the run whose file it reads."""
+
+    name: RunName
+    arguments: tuple[str, ...]
+    devices: int | None = None
+    reads: RunName | None = None
+
+    def command(self, script: str) -> str:
+        """The run as a learner would type it."""
+        flags = f"XLA_FLAGS={with_device_count('', self.devices)} " if self.devices else ""
+        return " ".join((f"{flags}python", script, *self.arguments))
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one run did: its command, how long it took, and its problem if it gave no tree."""
+
+    name: RunName
+    command: str
+    seconds: float
+    problem: str | None
+
+
+def plan_runs(contract: ProjectContract, seed: int, other_seed: int) -> tuple[PlannedRun, ...]:
+    """The runs the contract's properties need, each once, in an order that runs a run's
+    input before it."""
+    full = contract.arguments("run", seed=seed, steps=contract.steps)
+    every: dict[RunName, PlannedRun] = {
+        "full": PlannedRun("full", full),
+        "again": PlannedRun("again", full),
+        "initial": PlannedRun("initial", contract.arguments("run", seed=seed, steps=0)),
+        "other-seed": PlannedRun("other-seed", contract.arguments("run", seed=other_seed, steps=0)),
+        "to-restart": PlannedRun(
+            "to-restart", contract.arguments("run", seed=seed, steps=contract.restart_at)
+        ),
+        "restarted": PlannedRun(
+            "restarted",
+            contract.arguments(
+                "resume", seed=seed, start=contract.restart_at, steps=contract.steps
+            ),
+            reads="to-restart",
+        ),
+        "devices": PlannedRun("devices", full, devices=contract.devices),
+    }
+    needed = {run for name, _ in contract.properties for run in NEEDS[name]}
+    return tuple(run for name, run in every.items() if name in needed)
+
+
+def execute(
+    contract: ProjectContract,
+    script: bytes,
+    plan: tuple[PlannedRun, ...],
+    *,
+    sandbox: Sandbox | None,
+    timeout_s: float,
+    jobs: int = 2,
+    on_run: Callable[[RunRecord], None] | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[dict[RunName, Outcome], tuple[RunRecord, ...]]:
+    """Run every planned run, `jobs` at a time; each run's parameters or its problem.
+
+    `stop`, when set (a batch's Ctrl-C), stops every run in flight.
+    """
+    files: dict[RunName, bytes] = {}
+    outcomes: dict[RunName, Outcome] = {}
+    records: dict[RunName, RunRecord] = {}
+    futures: dict[RunName, Future] = {}
+    ending = threading.Event()  # this grading's own end: Ctrl-C here, or a grader bug
+
+    def should_stop() -> bool:
+        return ending.is_set() or (stop is not None and stop.is_set())
+
+    def one(run: PlannedRun) -> None:
+        inputs = {}
+        if run.reads is not None:
+            futures[run.reads].result()
+            if run.reads not in files:
+                outcomes[run.name] = RunProblem(run.name, f"the {run.reads} run gave no file")
+                records[run.name] = RunRecord(run.name, run.command(contract.script), 0.0, None)
+                return
+            inputs = {contract.output: files[run.reads]}
+        settings = {"XLA_FLAGS": with_device_count("", run.devices)} if run.devices else {}
+        done = run_confined(
+            contract.script,
+            script,
+            run.arguments,
+            collect=(contract.output,),
+            sandbox=sandbox,
+            timeout_s=timeout_s,
+            inputs=inputs,
+            settings=settings,
+            should_stop=should_stop,
+        )
+        command = run.command(contract.script)
+        left = done.file(contract.output)
+        outcome: Outcome
+        if done.ended is not None or done.exit_code != 0:
+            why = done.ended or f"it exited with status {done.exit_code}"
+            lines = safe_text(done.stderr).strip().splitlines()[-STDERR_LINES:]
+            said = "".join(f"\n    {line}" for line in lines)
+            outcome = RunProblem(run.name, f"`{command}` failed: {why}{said}")
+        elif left.data is None:
+            outcome = RunProblem(run.name, f"`{command}` gave no parameters: {left.problem}")
+        else:
+            files[run.name] = left.data
+            try:
+                outcome = read_parameters(left.data)
+            except ParameterFileError as exc:
+                outcome = RunProblem(run.name, f"`{command}` wrote {contract.output}, but {exc}")
+        outcomes[run.name] = outcome
+        problem = outcome.message if isinstance(outcome, RunProblem) else None
+        records[run.name] = RunRecord(run.name, command, round(done.seconds, 2), problem)
+        if on_run is not None:
+            on_run(records[run.name])
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        read = {run.reads for run in plan}
+        # The runs others read go first, so a run that reads one never holds a worker idle.
+        for run in sorted(plan, key=lambda r: r.name not in read):
+            futures[run.name] = pool.submit(one, run)
+        for future in futures.values():
+            future.result()
+    except BaseException:  # Ctrl-C, or a grader bug: stop the runs in flight, start no more
+        ending.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return outcomes, tuple(records[run.name] for run in plan)

@@ -1,0 +1,189 @@
+"""`lessonkit project` on real scripts: the reference has every property, and each wrong
+project fails exactly the properties its bug breaks.
+
+The scripts are graded once, in one `--batch` run shared by the module (a project costs seven
+short runs of its script, each importing JAX), with a fixed seed so a failure can be replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, invoke
+
+PROJECTS = REPO / "tests" / "fixtures" / "projects"
+ALL = (
+    "runs",
+    "reproducible",
+    "seed-sensitive",
+    "distinct-keys",
+    "restartable",
+    "device-independent",
+)
+MUST_FAIL = {
+    "reference.py": (),
+    "key_reused.py": ("distinct-keys",),
+    "split_chain.py": ("restartable",),
+    "device_count.py": ("device-independent",),
+    "numpy_global.py": ("reproducible", "restartable", "device-independent"),
+    "seed_ignored.py": ("seed-sensitive",),
+}
+SEED = 20261204
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> tuple[int, dict, str, Path]:
+    folder = tmp_path_factory.mktemp("projects") / "submitted"
+    folder.mkdir()
+    for name in MUST_FAIL:
+        shutil.copy(PROJECTS / name, folder / name)
+    (folder / "leak.py").symlink_to(REPO / "pyproject.toml")  # never read, never run
+    out = folder.parent / "out"
+    argv = ["project", "phase-03", "--batch", str(folder), "--out", str(out)]
+    code, stdout, stderr = invoke([*argv, "--seed", str(SEED), "--json"])
+    return code, json.loads(stdout) if stdout else {}, stderr, out
+
+
+@pytest.mark.parametrize("name", sorted(MUST_FAIL))
+def test_each_project_fails_exactly_the_properties_its_bug_breaks(batch, name):
+    code, summary, stderr, _ = batch
+    assert code == 0, stderr
+    report = next(r for r in summary["reports"] if r["file"] == name)
+    verdicts = {p["property"]: p["verdict"] for p in report["properties"]}
+    assert list(verdicts) == list(ALL)
+    expected = {p: "fails" if p in MUST_FAIL[name] else "holds" for p in ALL}
+    assert verdicts == expected, json.dumps(report, indent=1)
+    assert report["passed"] is (not MUST_FAIL[name])
+    assert report["seed"] == SEED and report["sandboxed"] in (True, False)
+
+
+def test_evidence_names_the_leaves_and_the_batch_writes_feedback(batch):
+    _, summary, _, out = batch
+    reports = {r["file"]: r for r in summary["reports"]}
+    reused = next(
+        p for p in reports["key_reused.py"]["properties"] if p["property"] == "distinct-keys"
+    )
+    assert reused["paths"] == ["layer1/w", "layer2/w"]
+    assert "layer1/w and layer2/w start equal" in reused["evidence"]
+    chain = next(
+        p for p in reports["split_chain.py"]["properties"] if p["property"] == "restartable"
+    )
+    assert chain["paths"] == ["layer1/b", "layer1/w", "layer2/b", "layer2/w"]
+    assert [r["name"] for r in reports["reference.py"]["runs"]] == [
+        "full",
+        "again",
+        "initial",
+        "other-seed",
+        "to-restart",
+        "restarted",
+        "devices",
+    ]
+    assert json.loads((out / "project-phase-03.json").read_text())["seed"] == SEED
+    feedback = (out / "feedback" / "split_chain.py.md").read_text()
+    assert "restartable** (fails)" in feedback
+
+
+def test_a_linked_file_in_the_batch_is_a_row_of_its_own_never_run(batch):
+    _, summary, _, out = batch
+    leak = next(r for r in summary["reports"] if r["file"] == "leak.py")
+    assert leak["passed"] is False and leak["runs"] == []
+    assert all("symbolic link" in p["evidence"] for p in leak["properties"])
+    assert (out / "feedback" / "leak.py.md").is_file()
+
+
+def test_one_file_exits_1_when_a_property_fails_and_prints_its_evidence(tmp_path):
+    """A script that writes no file: `runs` fails with the reason, the rest are not checked."""
+    script = tmp_path / "silent.py"
+    script.write_text("import sys\nprint('no file', file=sys.stderr)\n", encoding="utf-8")
+    code, out, err = invoke(["project", "phase-03", str(script), "--seed", "3"])
+    assert code == 1, err
+    assert "runs: " in out and "it wrote no params.npz" in out
+    assert "(not checked)" in out and "--seed 3" in out
+
+
+def test_a_link_written_for_the_parameters_is_never_followed(tmp_path):
+    script = tmp_path / "link.py"
+    script.write_text(
+        "import os, sys\nos.symlink('/etc/passwd', sys.argv[sys.argv.index('--out') + 1])\n",
+        encoding="utf-8",
+    )
+    code, out, err = invoke(["project", "phase-03", str(script), "--json", "--seed", "3"])
+    assert code == 1, err
+    runs = json.loads(out)["properties"][0]
+    assert runs["verdict"] == "fails" and "params.npz is a symbolic link" in runs["evidence"]
+
+
+def test_the_script_runs_sandboxed_where_the_sandbox_works(tmp_path):
+    """The repository (the phase's files, other scripts) is out of the script's reach."""
+    script = tmp_path / "peek.py"
+    script.write_text(
+        "import os, sys\n"
+        f"seen = os.path.exists({str(REPO / 'pyproject.toml')!r})\n"
+        "print('repository ' + ('visible' if seen else 'hidden'), file=sys.stderr)\n"
+        "sys.exit(1)\n",
+        encoding="utf-8",
+    )
+    code, out, err = invoke(["project", "phase-03", str(script), "--json", "--seed", "3"])
+    report = json.loads(out)
+    if not report["sandboxed"]:
+        pytest.skip("no sandbox here")
+    assert code == 1, err
+    evidence = report["properties"][0]["evidence"]
+    assert "exited with status 1" in evidence and "repository hidden" in evidence
+
+
+@pytest.mark.parametrize(
+    ("code", "timeout", "message"),
+    [
+        ("import time\ntime.sleep(60)\n", "1", "did not finish in 1 s"),
+        (
+            "import os\nfor i in range(5000):\n    open(f'f{i}', 'w').close()\n"
+            "import time\ntime.sleep(60)\n",
+            "30",
+            "files in its folder",
+        ),
+        ("block = bytearray(3 * 2**30)\n", "30", "MemoryError"),
+    ],
+    ids=["deadline", "folder-cap", "memory-limit"],
+)
+def test_a_run_is_stopped_at_its_deadline_its_folder_s_cap_and_its_memory_limit(
+    tmp_path, code, timeout, message
+):
+    script = tmp_path / "greedy.py"
+    script.write_text(code, encoding="utf-8")
+    argv = ["project", "phase-03", str(script), "--json", "--timeout", timeout, "--seed", "3"]
+    exit_code, out, err = invoke(argv)
+    assert exit_code == 1, err
+    report = json.loads(out)
+    assert message in report["properties"][0]["evidence"]
+    assert all(r["seconds"] < 15 for r in report["runs"])  # stopped, not run to the deadline
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["project", "phase-99", "x.py"], "unknown phase 'phase-99'"),
+        (["project", "phase-03", "missing.py"], "missing.py: no such file"),
+        (["project", "phase-03", "notes.txt"], "expected a .py project script"),
+        (["project", "phase-03", "x.py", "--out", "o"], "only apply to --batch"),
+    ],
+)
+def test_a_person_s_mistake_exits_2_with_one_message(tmp_path, argv, message):
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    code, _, err = invoke(argv, cwd=tmp_path)
+    assert code == 2 and message in err
+
+
+def test_a_phase_without_a_graded_project_exits_2(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "phases", root / "phases")
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    guide = root / "phases" / "03-state" / "phase.yaml"
+    text = guide.read_text(encoding="utf-8")
+    guide.write_text(text[: text.index("  graded:\n")], encoding="utf-8")
+    code, _, err = invoke(["project", "phase-03", "x.py"], root=root, cwd=tmp_path)
+    assert code == 2 and "phase 03 declares no graded project" in err

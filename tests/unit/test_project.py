@@ -1,0 +1,304 @@
+"""The phase project's grader without a process: the contract, the .npz reader's caps and
+the property rules, on fabricated parameter trees (each rule seen failing)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lessonkit.errors import LessonError
+from lessonkit.lesson.project import PROPERTIES, parse_contract
+from lessonkit.lesson.study_guide import load_study_guide
+from lessonkit.project import parameters as params_module
+from lessonkit.project import plan_runs, read_parameters
+from lessonkit.project.grade import decide
+from lessonkit.project.parameters import ParameterFileError
+from lessonkit.project.properties import (
+    RunProblem,
+    check_distinct_keys,
+    check_runs,
+    check_same,
+    check_seed_sensitive,
+)
+from lessonkit.project.runs import other_seed
+
+from conftest import REPO
+
+GUIDE = REPO / "phases" / "03-state" / "phase.yaml"
+CONTRACT = load_study_guide(GUIDE, ("state-01", "state-02", "state-03")).project.graded
+
+
+def npz(**arrays: np.ndarray) -> bytes:
+    """The bytes of an .npz holding `arrays`; `__` in a name stands for `/`."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **{name.replace("__", "/"): value for name, value in arrays.items()})
+    return buffer.getvalue()
+
+
+def tree(seed: int = 0, **changes: np.ndarray):
+    rng = np.random.default_rng(seed)
+    arrays = {
+        "layer1__w": rng.normal(size=(3, 3)).astype(np.float32),
+        "layer1__b": rng.normal(size=3).astype(np.float32),
+        "layer2__w": rng.normal(size=(3, 3)).astype(np.float32),
+        "layer2__b": rng.normal(size=3).astype(np.float32),
+    }
+    return read_parameters(npz(**{**arrays, **changes}))
+
+
+# --------------------------------------------------------------------------- the contract
+
+
+def test_the_phase_declares_its_project_contract():
+    assert CONTRACT is not None
+    assert CONTRACT.command("run") == "python project.py --seed S --steps N --out params.npz"
+    assert CONTRACT.command("resume") == (
+        "python project.py --seed S --from params.npz --start K --steps N --out params.npz"
+    )
+    assert CONTRACT.arguments("run", seed=7, steps=0) == (
+        "--seed",
+        "7",
+        "--steps",
+        "0",
+        "--out",
+        "params.npz",
+    )
+    assert [name for name, _ in CONTRACT.properties] == list(PROPERTIES)
+
+
+def _raw() -> dict:
+    import yaml
+
+    return yaml.safe_load(GUIDE.read_text(encoding="utf-8"))["project"]["graded"]
+
+
+def _error(message: str, key: str) -> LessonError:
+    return LessonError(message, where=f"phase.yaml ({key})")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"run": ["--seed", "{seed}", "--out", "{output}"]}, "exactly the placeholders"),
+        ({"resume": ["--seed", "{seed}", "--steps", "{steps}", "--out", "{output}"]}, "{start}"),
+        ({"properties": {"runs": "x", "fast": "y"}}, "unknown property 'fast'"),
+        ({"properties": {"reproducible": "x"}}, "must include 'runs'"),
+        ({"restart_at": 3}, "before the last step"),
+        ({"output": "../params.npz"}, "plain file name"),
+        ({"script": "project.sh"}, "must end in .py"),
+        ({"devices": 1}, "from 2 to 64"),
+    ],
+)
+def test_a_contract_mistake_is_one_message(change, message):
+    with pytest.raises(LessonError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        parse_contract({**_raw(), **change}, _error)
+
+
+def test_the_study_guide_refuses_an_unknown_project_key(tmp_path: Path):
+    text = GUIDE.read_text(encoding="utf-8").replace(
+        "  graded:\n", "  graded_by_hand: 1\n  graded:\n"
+    )
+    path = tmp_path / "phase.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LessonError, match="optionally graded"):
+        load_study_guide(path, ("state-01", "state-02", "state-03"))
+
+
+def test_plan_runs_each_run_once_and_only_the_runs_needed():
+    plan = plan_runs(CONTRACT, 5, other_seed(5))
+    assert [r.name for r in plan] == [
+        "full",
+        "again",
+        "initial",
+        "other-seed",
+        "to-restart",
+        "restarted",
+        "devices",
+    ]
+    restarted = next(r for r in plan if r.name == "restarted")
+    assert restarted.reads == "to-restart" and "--start" in restarted.arguments
+    devices = next(r for r in plan if r.name == "devices")
+    assert devices.command("project.py").startswith(
+        "XLA_FLAGS=--xla_force_host_platform_device_count=4 python project.py"
+    )
+    from dataclasses import replace
+
+    only = replace(CONTRACT, properties=(("runs", "x"), ("seed-sensitive", "y")))
+    assert [r.name for r in plan_runs(only, 5, 6)] == ["full", "initial", "other-seed"]
+    assert other_seed(2**31 - 1) == 2**31 - 2
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+def test_a_parameter_file_reads_as_a_tree_of_exact_bytes():
+    parameters = tree()
+    assert [leaf.name for leaf in parameters.leaves] == [
+        "layer1/b",
+        "layer1/w",
+        "layer2/b",
+        "layer2/w",
+    ]
+    assert parameters.layers == ("layer1", "layer2")
+    assert parameters.leaf("layer1/w").shape == (3, 3)
+    assert parameters.leaf("layer1/w").dtype == "float32"
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, allow_pickle=True)
+    return buffer.getvalue()
+
+
+def test_the_reader_refuses_each_malformed_file():
+    cases = {
+        b"not a zip at all": "not an .npz file",
+        _zip({}): "holds no arrays",
+        _zip({"layer1/w.txt": b"x"}): "is not a .npy array",
+        _zip({"../etc/w.npy": _npy(np.zeros(2))}): "is not a key path",
+        _zip({"layer1/w.npy": b"\x93NUMPY garbage"}): "cannot be read",
+        _zip({"a.npy": _npy(np.zeros(2)), "a/b.npy": _npy(np.zeros(2))}): "both an array and",
+        _zip({"w.npy": _npy(np.array([{"x": 1}], dtype=object))}): "dtype object",
+        _zip({"w.npy": _npy(np.zeros(2, dtype=complex))}): "dtype complex128",
+    }
+    for data, message in cases.items():
+        with pytest.raises(ParameterFileError, match=message):
+            read_parameters(data)
+
+
+def test_a_header_that_claims_a_huge_array_allocates_nothing(monkeypatch):
+    """The header says 4e12 floats; the member holds 16 bytes: refused before any allocation."""
+    buffer = io.BytesIO()
+    header = {"descr": "<f4", "fortran_order": False, "shape": (4_000_000_000_000,)}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    lying = buffer.getvalue() + np.zeros(4, np.float32).tobytes()
+
+    def no_allocation(*args, **kwargs):
+        raise AssertionError("the reader allocated the array the header claims")
+
+    monkeypatch.setattr(np, "load", no_allocation)
+    with pytest.raises(ParameterFileError, match="w cannot be read"):
+        read_parameters(_zip({"w.npy": lying}))
+
+
+@pytest.mark.parametrize(
+    ("cap", "value", "message"),
+    [
+        ("MAX_FILE_BYTES", 100, "larger than"),
+        ("MAX_MEMBERS", 3, "more than 3 arrays"),
+        ("MAX_ARRAY_BYTES", 64, "expand to more than"),
+    ],
+)
+def test_the_reader_caps_size_members_and_expansion(monkeypatch, cap, value, message):
+    data = npz(**{f"layer{i}__w": np.zeros(8, dtype=np.float32) for i in range(4)})
+    read_parameters(data)  # fits the real caps
+    monkeypatch.setattr(params_module, cap, value)
+    with pytest.raises(ParameterFileError, match=message):
+        read_parameters(data)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def test_runs_wants_a_dict_per_layer_with_two_layers():
+    assert check_runs(tree()).holds
+    flat = read_parameters(npz(layer1_w=np.zeros(2), layer2_w=np.ones(2)))
+    result = check_runs(flat)
+    assert result.verdict == "fails" and result.paths == ("layer1_w", "layer2_w")
+    one = read_parameters(npz(layer1__w=np.zeros(2), layer1__b=np.ones(2)))
+    assert "only one layer" in check_runs(one).evidence
+    problem = RunProblem("full", "`python project.py ...` failed: it exited with status 1")
+    assert check_runs(problem).verdict == "fails"
+
+
+def test_same_compares_bit_for_bit_and_names_the_leaves_that_differ():
+    assert check_same("reproducible", tree(), tree(), "two runs").holds
+    moved = tree(layer2__b=np.array([1.0, 2.0, 3.0], np.float32))
+    result = check_same("reproducible", tree(), moved, "two runs")
+    assert result.verdict == "fails" and result.paths == ("layer2/b",)
+    assert "differs at layer2/b" in result.evidence
+    zero = tree(layer1__b=np.zeros(3, np.float32))
+    negative_zero = tree(layer1__b=-np.zeros(3, np.float32))  # equal as numbers, not as bits
+    assert check_same("restartable", zero, negative_zero, "x").paths == ("layer1/b",)
+    nan = tree(layer1__b=np.full(3, np.nan, np.float32))
+    assert check_same("restartable", nan, nan, "x").holds  # the same bits
+    missing = read_parameters(npz(layer1__w=np.zeros(2), layer2__w=np.ones(2)))
+    assert check_same("device-independent", tree(), missing, "x").verdict == "fails"
+
+
+def test_seed_sensitive_names_a_leaf_the_seed_does_not_reach():
+    assert check_seed_sensitive(tree(0), tree(1), "seeds 0 and 1").holds
+    fixed = tree(0).leaf("layer2/b")
+    same_bias = tree(1, layer2__b=np.frombuffer(fixed.data, np.float32))
+    result = check_seed_sensitive(tree(0), same_bias, "seeds 0 and 1")
+    assert result.verdict == "fails" and result.paths == ("layer2/b",)
+    assert check_seed_sensitive(tree(0), tree(0), "x").paths == (
+        "layer1/b",
+        "layer1/w",
+        "layer2/b",
+        "layer2/w",
+    )
+
+
+def test_distinct_keys_names_two_leaves_that_start_equal():
+    assert check_distinct_keys([("seed 0", tree(0)), ("seed 1", tree(1))]).holds
+    weight = np.frombuffer(tree(0).leaf("layer1/w").data, np.float32).reshape(3, 3)
+    reused = tree(0, layer2__w=weight)
+    result = check_distinct_keys([("seed 0", tree(1)), ("seed 1", reused)])
+    assert result.verdict == "fails" and result.paths == ("layer1/w", "layer2/w")
+    assert "layer1/w and layer2/w start equal" in result.evidence
+    unlike = read_parameters(npz(a__w=np.zeros(2), b__w=np.zeros(3)))
+    assert "no two leaves share" in check_distinct_keys([("seed 0", unlike)]).evidence
+
+
+def test_a_run_without_parameters_leaves_its_properties_not_checked():
+    problem = RunProblem("again", "it did not finish in 60 s")
+    outcomes = {"full": tree(), "again": problem, "initial": tree(), "other-seed": problem}
+    assert decide("reproducible", outcomes, 1, 2, CONTRACT).verdict == "not checked"
+    assert decide("distinct-keys", outcomes, 1, 2, CONTRACT).verdict == "not checked"
+    assert "again run" in decide("seed-sensitive", outcomes, 1, 2, CONTRACT).evidence
+
+
+def test_the_report_serialises_with_stable_keys_and_passes_only_when_every_property_holds():
+    from lessonkit.project import ProjectReport, RunRecord
+
+    results = (
+        check_runs(tree()),
+        check_same("reproducible", tree(), tree(1), "two runs"),
+    )
+    runs = (RunRecord("full", "python project.py --seed 5", 1.5, None),)
+    report = ProjectReport("03", "a.py", 5, 6, results, runs, 3.0, True, CONTRACT.properties)
+    data = report.to_json()
+    assert list(data) == [
+        "schema",
+        "phase",
+        "file",
+        "passed",
+        "seed",
+        "other_seed",
+        "sandboxed",
+        "properties",
+        "runs",
+        "seconds",
+    ]
+    assert list(data["properties"][0]) == ["property", "verdict", "evidence", "paths", "sentence"]
+    assert data["passed"] is False and data["properties"][1]["verdict"] == "fails"
+    assert data["properties"][1]["paths"] == ["layer1/b", "layer1/w", "layer2/b", "layer2/w"]
+    assert data["runs"] == [
+        {"name": "full", "command": "python project.py --seed 5", "seconds": 1.5, "problem": None}
+    ]
+    assert "**reproducible** (fails)" in report.feedback_markdown()
+    held = ProjectReport("03", "a.py", 5, 6, results[:1], runs, 3.0, True, CONTRACT.properties)
+    assert held.passed and not ProjectReport("03", "a.py", 5, 6, (), (), 0, True).passed
