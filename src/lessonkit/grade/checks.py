@@ -226,7 +226,8 @@ def _method(facts: TaskFacts) -> Problem | None:
 
 def _jit(facts: TaskFacts) -> Problem | None:
     """The functions the task's `jit:` rule names also run under `jax.jit`, on every input set
-    where the cell itself ran (a cell that fails by itself is left to the value checks)."""
+    where the cell ran (a cell that raises by itself, not in an `assert`, is left to the value
+    checks: its own error comes first)."""
     rule, cell = facts.rubric.jit, facts.cell
     if rule is None or cell is None:
         return None
@@ -237,7 +238,7 @@ def _jit(facts: TaskFacts) -> Problem | None:
     ]
     for scenario, on in scenarios:
         _, got = facts.pair(scenario)
-        if got is None or got.error is not None:
+        if got is None or (got.error is not None and not _is_assertion(got)):
             continue
         for outcome in got.jit:
             problem = _jit_problem(outcome, facts.runs.learner, on)
