@@ -487,7 +487,7 @@ def _jit(data: object, block: _Block) -> tuple[tuple[str, JitRule], ...]:
         ):
             raise block.error(
                 f"jit {task_id!r}: must list the names of functions the task's cell defines "
-                "([clip_update])",
+                "(task-id: [function_name])",
                 where,
             )
         out.append((str(task_id), JitRule(tuple(dict.fromkeys(names)), line=where)))

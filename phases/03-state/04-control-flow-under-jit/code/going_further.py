@@ -41,7 +41,7 @@ print("cond under jit:", round(float(jax.jit(leaky_cond)(x)), 4))
 print("switch under jit:", round(float(jax.jit(activate)(x, mode)), 4))
 
 grads = {"w": jnp.array([3.0, -4.0]), "b": jnp.array(12.0)}
-limit = 6.5
+max_norm = 6.5
 grad_norm = jnp.sqrt(sum(jnp.sum(g**2) for g in jax.tree.leaves(grads)))
 print("Gradient norm:", float(grad_norm))
 

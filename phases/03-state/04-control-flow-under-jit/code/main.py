@@ -41,7 +41,7 @@ print("cond under jit:", round(float(jax.jit(leaky_cond)(x)), 4))
 print("switch under jit:", round(float(jax.jit(activate)(x, mode)), 4))
 
 grads = {"w": jnp.array([3.0, -4.0]), "b": jnp.array(12.0)}
-limit = 6.5
+max_norm = 6.5
 grad_norm = jnp.sqrt(sum(jnp.sum(g**2) for g in jax.tree.leaves(grads)))
 print("Gradient norm:", float(grad_norm))
 
@@ -165,7 +165,7 @@ def clip_update(tree, bound):
 
     return jax.lax.cond(norm > bound, shrink, lambda t: t, tree)
 
-clipped = clip_update(grads, limit)
+clipped = clip_update(grads, max_norm)
 print("Clipped norm:", round(float(jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(clipped)))), 4))
 
 # Practice — Keep where out of the gradient (reference solution)

@@ -212,7 +212,7 @@ print("cond under jit:", round(float(jax.jit(leaky_cond)(x)), 4))
 print("switch under jit:", round(float(jax.jit(activate)(x, mode)), 4))
 
 grads = {"w": jnp.array([3.0, -4.0]), "b": jnp.array(12.0)}
-limit = 6.5
+max_norm = 6.5
 grad_norm = jnp.sqrt(sum(jnp.sum(g**2) for g in jax.tree.leaves(grads)))
 print("Gradient norm:", float(grad_norm))
 
@@ -581,7 +581,7 @@ assert while_complaint.startswith("Reverse-mode differentiation does not work fo
 # Plan:
 #
 # 1. Compute the global norm of every leaf of the tree together.
-# 2. With jax.lax.cond, scale every leaf by limit / norm when the norm is above limit, and leave the tree as it is otherwise.
+# 2. With jax.lax.cond, scale every leaf by max_norm / norm when the norm is above max_norm, and leave the tree as it is otherwise.
 #
 # <details>
 # <summary>Show a hint</summary>
@@ -597,7 +597,7 @@ assert while_complaint.startswith("Reverse-mode differentiation does not work fo
 def clip_update(tree, bound):
     return todo("clip_update: the tree scaled to norm bound when its norm is larger, with jax.lax.cond")
 
-clipped = todo("clipped: your clip_update applied to grads and limit")
+clipped = todo("clipped: your clip_update applied to grads and max_norm")
 print("Clipped norm:", round(float(jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(clipped)))), 4))
 
 # %% [markdown]
