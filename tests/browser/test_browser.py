@@ -780,7 +780,8 @@ def test_my_learning_reads_exports_and_imports_all_four_lessons(
         fresh = _watched(fresh_context, watch)
         _learning(fresh, server_url)
         message = _learning_import(fresh, path.read_bytes(), path.name)
-        assert re.match(rf"Imported \d+ entries into 4 lessons from {re.escape(path.name)}", message)
+        imported = rf"Imported \d+ entries into 4 lessons from {re.escape(path.name)}"
+        assert re.match(imported, message)
         assert "my prediction for state-04" in fresh.inner_text("#learning-state-04")
         fresh.goto(f"{server_url}state-04/index.html")  # the page reads what was imported
         _stage(fresh, 3)

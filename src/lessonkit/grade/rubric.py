@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from lessonkit.grade.plan import parse_python
 from lessonkit.lesson.model import (
     EXACT,
     Accept,
@@ -23,6 +22,7 @@ from lessonkit.lesson.model import (
     Probe,
     Task,
 )
+from lessonkit.lesson.syntax import parse_python
 
 
 @dataclass(frozen=True)

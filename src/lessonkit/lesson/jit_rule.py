@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 
 from lessonkit.lesson.model import JitRule
+from lessonkit.lesson.syntax import parse_python
 
 
 def top_level_bindings(code: str) -> frozenset[str]:
     """Names the cell's own top-level statements bind with `def` or a plain assignment."""
     names: set[str] = set()
-    for statement in ast.parse(code).body:
+    for statement in parse_python(code).body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(statement.name)
         elif isinstance(statement, ast.Assign):
@@ -30,7 +31,7 @@ def used_names(code: str) -> frozenset[str]:
     """Names the cell reads anywhere (calls, arguments to `jax.vmap`, ...)."""
     return frozenset(
         node.id
-        for node in ast.walk(ast.parse(code))
+        for node in ast.walk(parse_python(code))
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
     )
 

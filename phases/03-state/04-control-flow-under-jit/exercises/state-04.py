@@ -677,7 +677,7 @@ newton = todo("newton: newton_sqrt(square, tolerance)")
 print("Newton:", round(float(newton["guess"]), 4), "after", int(newton["steps"]), "steps")
 
 # %% [markdown]
-# ### Check your understanding
+# ### When a function fails only under jit
 #
 # When a function fails only under `jax.jit`, read the first line of the error: a
 # `TracerBoolConversionError` or a `ConcretizationTypeError` means Python asked a traced value
