@@ -77,8 +77,8 @@ except ImportError:
 # ### What you will be able to do
 #
 # - Read the error JAX raises when a Python `if` or `while` asks a traced value for its truth
-# - Choose between `jax.lax.cond`, `jax.lax.switch` and `jnp.where`, knowing that each traces
-#   every branch and that `jnp.where` also computes every side
+# - Choose between `jax.lax.cond`, `jax.lax.switch` and `jnp.where`, knowing that cond and
+#   switch trace every branch and that `jnp.where` computes every side
 # - Keep `jnp.where` from leaking a NaN into a gradient
 # - Write loops with `jax.lax.fori_loop` and `jax.lax.while_loop` around a dict carry, and
 #   say which of them reverse-mode `jax.grad` can differentiate
