@@ -729,6 +729,67 @@ def test_my_learning_lists_every_lesson_and_exports_them_in_one_file(
         fresh_context.close()
 
 
+# The whole phase: four lessons, each linked to the next, all of them in "My learning".
+
+PHASE = ("state-01", "state-02", "state-03", "state-04")
+PHASE_PREDICTIONS = {
+    "state-01": FIRST_PREDICTION,
+    "state-02": PREDICTION,
+    "state-03": "#field-prediction-carry-structure",
+    "state-04": "#field-prediction-both-branches",
+}
+
+
+def test_a_learner_walks_the_four_lessons_with_next_and_back_with_before(page, server_url):
+    titles = phase_titles("03", all_lessons(REPO))
+    assert len(titles) == 4 and None not in titles
+    page.goto(server_url + "index.html")
+    page.click(f"text={titles[0]}")
+    for lesson_id, title in zip(PHASE[1:], titles[1:], strict=True):
+        assert page.inner_text(".nav-next") == title
+        page.click('.nav-next a[rel="next"]')
+        assert page.url.endswith(f"/{lesson_id}/index.html")
+    assert page.inner_text(".nav-next") == "Nothing more in this phase: this is its last lesson"
+    assert "coming later" not in page.content()
+    assert _axe_findings(page) == []  # the last lesson's page, as a learner reaches it
+    for lesson_id, title in zip(reversed(PHASE[:-1]), reversed(titles[:-1]), strict=True):
+        assert page.inner_text(".nav-before") == title
+        page.click('.nav-before a[rel="prev"]')
+        assert page.url.endswith(f"/{lesson_id}/index.html")
+    assert page.inner_text(".nav-before").startswith("Nothing from this phase")
+
+
+def test_my_learning_reads_exports_and_imports_all_four_lessons(
+    page, browser, server_url, watch, tmp_path
+):
+    for lesson_id, field_id in PHASE_PREDICTIONS.items():
+        page.goto(f"{server_url}{lesson_id}/index.html")
+        _stage(page, 3)
+        page.fill(field_id, f"my prediction for {lesson_id}")
+        page.keyboard.press("Tab")
+    _learning(page, server_url)
+    for lesson_id in PHASE:
+        assert f"my prediction for {lesson_id}" in page.inner_text(f"#learning-{lesson_id}")
+    assert "coming later" not in page.content()
+    assert _axe_findings(page) == []
+    path, exported = _export(page, "#learning-export", r"lessonkit-my-learning", tmp_path)
+    assert set(exported["lessons"]) == set(PHASE)
+
+    fresh_context = browser.new_context()
+    try:
+        fresh = _watched(fresh_context, watch)
+        _learning(fresh, server_url)
+        message = _learning_import(fresh, path.read_bytes(), path.name)
+        imported = rf"Imported \d+ entries into 4 lessons from {re.escape(path.name)}"
+        assert re.match(imported, message)
+        assert "my prediction for state-04" in fresh.inner_text("#learning-state-04")
+        fresh.goto(f"{server_url}state-04/index.html")  # the page reads what was imported
+        _stage(fresh, 3)
+        assert fresh.input_value(PHASE_PREDICTIONS["state-04"]) == "my prediction for state-04"
+    finally:
+        fresh_context.close()
+
+
 def test_an_old_one_lesson_export_still_imports_into_my_learning(page, server_url):
     _learning(page, server_url)
     old = _portfolio_file({"prediction:verify-leaves": "an old export"})

@@ -130,7 +130,7 @@ def _line_of(text: str, needle: str) -> int:
             r"entry 2 of the phase's lessons is 'Pytrees and parameters', but this lesson's title",
         ),
         (
-            "    - ~  # lesson 4: coming later\n",
+            "    - Control flow under jit\n",
             "    - 3\n",
             "  lessons:",
             r"each of the phase's lessons is a title, or ~ for a lesson still to be written",

@@ -282,9 +282,8 @@ def test_index_links_this_lesson_and_lists_the_rest(lesson):
     lessons = lesson.meta.phase.lessons
     for title in (t for t in lessons if t and t != lesson.meta.title):  # not in this site
         assert re.search(rf"{re.escape(title)}</span> <span[^>]*>— not part of this", html)
-    for number in (n for n, t in enumerate(lessons, start=1) if t is None):  # no invented title
-        assert re.search(rf">Lesson {number}</span> <span[^>]*>— coming later", html)
-    assert lessons.count(None) == 1  # state-02's phase still has a lesson to be written
+    assert None not in lessons  # the phase is whole: every lesson has its title
+    assert "coming later" not in html
 
 
 def _fact(html: str, name: str) -> str:
@@ -305,9 +304,19 @@ def test_the_phase_lessons_link_each_other_before_and_next(built_site):
         '<a href="../state-03/index.html" rel="next">jax.lax.scan carries state</a>'
     )
     third = (built_site / "state-03" / "index.html").read_text(encoding="utf-8")
-    assert _fact(third, "next") == "Lesson 4 of Phase 03, coming later"
-    for html in (first, second):
-        assert "Control flow" not in html and "Carrying state" not in html
+    assert _fact(third, "before") == (
+        '<a href="../state-02/index.html" rel="prev">Pytrees and structured parameters</a>'
+    )
+    assert _fact(third, "next") == (
+        '<a href="../state-04/index.html" rel="next">Control flow under jit</a>'
+    )
+    fourth = (built_site / "state-04" / "index.html").read_text(encoding="utf-8")
+    assert _fact(fourth, "before") == (
+        '<a href="../state-03/index.html" rel="prev">jax.lax.scan carries state</a>'
+    )
+    assert _fact(fourth, "next") == "Nothing more in this phase: this is its last lesson"
+    for html in (first, second, third, fourth):
+        assert "coming later" not in html and "Carrying state" not in html
 
 
 def test_page_data_is_embedded_for_file_urls(any_page, repo_lesson):

@@ -47,9 +47,25 @@ def test_rebuilding_gives_the_same_bytes_whatever_the_file_times(tmp_path):
 def test_the_site_offers_the_zip_and_every_page_links_it(built_site):
     assert (built_site / ZIP_NAME).read_bytes() == repository_zip(REPO)
     assert f'href="{ZIP_NAME}"' in (built_site / "index.html").read_text(encoding="utf-8")
-    for lesson in ("state-01", "state-02"):
+    for lesson in ("state-01", "state-02", "state-03", "state-04"):
         html = (built_site / lesson / "index.html").read_text(encoding="utf-8")
         assert f'href="../{ZIP_NAME}" download>Download the repository ZIP' in html
+
+
+def test_the_zip_holds_every_lesson_with_its_code_and_records():
+    with zipfile.ZipFile(io.BytesIO(repository_zip(REPO))) as archive:
+        names = set(archive.namelist())
+    lessons = all_lessons(REPO)
+    assert [lesson.meta.id for lesson in lessons] == [
+        "state-01",
+        "state-02",
+        "state-03",
+        "state-04",
+    ]
+    for lesson in lessons:
+        folder = f"{TOP_FOLDER}/{lesson.directory.relative_to(REPO).as_posix()}"
+        for part in ("lesson.md", "code/main.py", "outputs/execution.json"):
+            assert f"{folder}/{part}" in names, (lesson.meta.id, part)
 
 
 def test_the_unpacked_folder_runs_and_verifies(tmp_path):

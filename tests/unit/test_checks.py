@@ -34,14 +34,14 @@ from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_p
 from lessonkit.grade.grader import LessonGrading, interfered_report, lesson_grading, wire_names
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
-from lessonkit.grade.protocol import CellReport, ErrorInfo, parse_event
+from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
 from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.model import EXACT, Lesson, MethodRule
+from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule
 from lessonkit.run.process import describe_end
 
 from conftest import LESSON_MD, make_attempt
@@ -1699,3 +1699,129 @@ def test_a_method_rule_fails_a_cell_that_lacks_the_required_call():
     result = _method_world(by_hand).task("make-it-yours")
     assert (result.status, result.check) == (FAILED, "method")
     assert result.message == "Your cell does not use `jax.tree.leaves`, which this task asks for."
+
+
+# --------------------------------------------------------------------------- jit
+
+JITTED = """def squared_norm(tree):
+    if tree["bias"] > 0:
+        return sum(jnp.sum(g ** 2) for g in jax.tree.leaves(tree))
+    return sum(jnp.sum(g ** 2) for g in jax.tree.leaves(tree))
+
+norm_squared = squared_norm(grads)
+manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2
+assert jnp.allclose(norm_squared, manual)
+assert jnp.allclose(norm_squared, 96.)
+"""
+
+
+def _jit_world(outcomes: dict[str, tuple[JitOutcome, ...]] | None = None) -> World:
+    """A learner whose make-it-yours cell defines `squared_norm`, with the jit outcomes its
+    child reports per scenario (every scenario: traced fine, unless given)."""
+    rule = JitRule(("squared_norm",))
+    rubrics = tuple(
+        dataclasses.replace(r, jit=rule) if r.task.id == "make-it-yours" else r
+        for r in grading().rubrics
+    )
+    world = World.make(plan_of(bodies=(("make-it-yours", JITTED),)), rubrics=rubrics)
+    index = world.index("make-it-yours")
+    for scenario, cell in list(world.got):
+        if cell == index:
+            fine = (JitOutcome("squared_norm", "ok"),)
+            world.edit("make-it-yours", scenario, jit=(outcomes or {}).get(scenario, fine))
+    return world
+
+
+def _tracer_error(world: World, scenario: str = LESSON) -> tuple[JitOutcome, ...]:
+    error = _error_at(
+        world.plan,
+        world.index("make-it-yours"),
+        'if tree["bias"] > 0:',
+        type="TracerBoolConversionError",
+        module="jax.errors",
+        message="Attempted boolean conversion of traced array with shape bool[].",
+    )
+    return (JitOutcome("squared_norm", "error", error),)
+
+
+def test_a_jit_rule_passes_a_function_that_traces():
+    assert_passed(_jit_world().task("make-it-yours"))
+
+
+def test_a_function_that_fails_under_jit_fails_the_task_with_its_line_explained():
+    world = _jit_world()
+    world.edit("make-it-yours", jit=_tracer_error(world))
+    result = world.task("make-it-yours")
+    line = world.line("make-it-yours", 'if tree["bias"] > 0:')
+    assert_verdict(
+        result,
+        FAILED,
+        "`squared_norm` runs when called directly but fails under `jax.jit`, where the grader "
+        "also calls it on the lesson's inputs: TracerBoolConversionError at line "
+        f'{line} (`if tree["bias"] > 0:`). Under jit its arguments are tracers, with a shape '
+        "and a dtype but no value, so a Python `if`, `while`, `bool(...)`, `int(...)` or "
+        "`float(...)` on them cannot decide anything. Put the decision in the compiled "
+        "program: `jax.lax.cond`, `jax.lax.switch`, `jnp.where` or a `jax.lax` loop.",
+    )
+    assert (result.check, result.path) == ("jit", "squared_norm")
+    assert_others_pass(world, "make-it-yours")
+
+
+def test_a_jit_failure_on_a_drawn_input_set_names_those_inputs():
+    world = _jit_world()
+    drawn = world.grading.inputs.others[0]
+    world.edit("make-it-yours", drawn.name, jit=_tracer_error(world, drawn.name))
+    result = world.task("make-it-yours")
+    assert (result.status, result.check) == (FAILED, "jit")
+    assert f"also calls it on other inputs ({drawn.describe()}):" in result.message
+
+
+def test_an_error_that_is_not_a_tracer_error_is_shown_as_jax_said_it():
+    world = _jit_world()
+    error = dataclasses.replace(
+        _tracer_error(world)[0].error, type="TypeError", message="Argument 'x' is not valid."
+    )
+    world.edit("make-it-yours", jit=(JitOutcome("squared_norm", "error", error),))
+    message = world.task("make-it-yours").message
+    line = world.line("make-it-yours", 'if tree["bias"] > 0:')
+    assert message.endswith(
+        f"TypeError at line {line} (`if tree[\"bias\"] > 0:`). Argument 'x' is not valid."
+    )
+    assert "tracers" not in message
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        (
+            "not defined",
+            "The cell does not define `squared_norm`: the task asks for a function of that "
+            "name, and the grader also calls it under `jax.jit`.",
+        ),
+        (
+            "not called",
+            "The cell defines `squared_norm` but never calls it on the lesson's inputs: compute "
+            "the task's answer with `squared_norm`, which the grader also calls under `jax.jit`.",
+        ),
+    ],
+)
+def test_a_function_never_defined_or_never_called_fails_the_task(status, message):
+    world = _jit_world({LESSON: (JitOutcome("squared_norm", status),)})
+    result = world.task("make-it-yours")
+    assert (result.status, result.message, result.check) == (FAILED, message, "jit")
+
+
+def test_a_cell_that_fails_by_itself_is_judged_by_its_error_not_by_jit():
+    world = _jit_world()
+    world.edit("make-it-yours", jit=_tracer_error(world))
+    world.fail("make-it-yours", "norm_squared = squared_norm(grads)", type="ValueError")
+    result = world.task("make-it-yours")
+    assert (result.status, result.check) == (ERROR, "lesson inputs")
+
+
+def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
+    world = _jit_world()
+    world.edit("make-it-yours", jit=_tracer_error(world))
+    rubrics = tuple(dataclasses.replace(r, jit=None) for r in world.grading.rubrics)
+    world.grading = dataclasses.replace(world.grading, rubrics=rubrics)
+    assert_passed(world.task("make-it-yours"))

@@ -130,3 +130,22 @@ def test_a_bad_method_rule_is_a_lesson_error_at_its_line(method, message):
         _lesson_with(method)
     assert message in str(caught.value)
     assert caught.value.where.startswith(str(LESSON_MD))
+
+
+def test_the_rule_parses_under_the_toolkits_ast_lock(monkeypatch):
+    """Batch grading checks method rules in threads: CPython 3.11's concurrent `ast.parse`
+    can fail with "AST constructor recursion depth mismatch" unless every parse is locked."""
+    from lessonkit.lesson import syntax
+
+    entered: list[bool] = []
+
+    class Recording:
+        def __enter__(self):
+            entered.append(True)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(syntax, "_AST_LOCK", Recording())
+    breach("y = lax.cond(p, f, g, x)\n", ("from jax import lax",), require=("jax.lax.cond",))
+    assert len(entered) >= 2  # the cell and the file's imports

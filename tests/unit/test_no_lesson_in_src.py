@@ -41,6 +41,8 @@ def lesson_names(lesson: Lesson) -> set[str]:
         # `gradients` and a library function (`optax.apply_updates`) are sources the toolkit
         # knows how to vary, not a lesson's names; an input or a step's name is the lesson's.
         names |= {p.target for p in lesson.grading.probes if p.source in ("input", "step")}
+        # the functions a task's `jit:` rule names are the lesson's own (`clip_update`)
+        names |= {f for _, rule in lesson.grading.jit for f in rule.functions}
     for item in lesson.evidence:
         names |= {n for s in item.show for n in _defined_names(s.expr)}
     return {n for n in names if len(n) >= 4} - WORDS
@@ -86,6 +88,13 @@ def hits(names: set[str]) -> list[str]:
 
 def test_the_scan_finds_a_lesson_name_when_there_is_one():
     assert hits({"describe"}), "the scan must be able to fail"
+
+
+def test_a_jit_rules_function_names_are_the_lessons_names():
+    (state04,) = [lesson for lesson in LESSONS if lesson.meta.id == "state-04"]
+    assert {"clip_update", "newton_sqrt", "clip-update", "newton", "state-04"} <= lesson_names(
+        state04
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.meta.id for lesson in LESSONS])

@@ -26,7 +26,6 @@ from lessonkit.grade.attempts import grade_rounds, proving_grader
 from lessonkit.grade.checks import LESSON, value_problem
 from lessonkit.grade.grader import GradedRun, Grader, LessonGrading
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
-from lessonkit.grade.plan import parse_python
 from lessonkit.grade.protocol import CellReport
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import Value
@@ -34,6 +33,7 @@ from lessonkit.grade.results import PASSED, Status
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import differences
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.syntax import parse_python
 
 CheatKind = Literal["typed-in", "inputs unchanged", "zeros"]
 KINDS: tuple[CheatKind, ...] = ("typed-in", "inputs unchanged", "zeros")

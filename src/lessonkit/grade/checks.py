@@ -12,11 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from lessonkit.grade.explain import explain_error, failing_statement, last_line
+from lessonkit.grade.explain import (
+    explain_error,
+    explain_jit_error,
+    failing_statement,
+    last_line,
+)
 from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
 from lessonkit.grade.probes import ProbeRun
-from lessonkit.grade.protocol import CellReport, ErrorInfo
+from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import Value
 from lessonkit.grade.results import (
@@ -219,6 +224,50 @@ def _method(facts: TaskFacts) -> Problem | None:
     return Problem(FAILED, breach.message(where))
 
 
+def _jit(facts: TaskFacts) -> Problem | None:
+    """The functions the task's `jit:` rule names also run under `jax.jit`, on every input set
+    where the cell ran (a cell that raises by itself, not in an `assert`, is left to the value
+    checks: its own error comes first)."""
+    rule, cell = facts.rubric.jit, facts.cell
+    if rule is None or cell is None:
+        return None
+    scenarios = [(LESSON, "on the lesson's inputs")]
+    scenarios += [
+        (s.name, f"on {'edge' if s.kind == 'edge' else 'other'} inputs ({s.describe()})")
+        for s in facts.inputs.others
+    ]
+    for scenario, on in scenarios:
+        _, got = facts.pair(scenario)
+        if got is None or (got.error is not None and not _is_assertion(got)):
+            continue
+        for outcome in got.jit:
+            problem = _jit_problem(outcome, facts.runs.learner, on)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _jit_problem(outcome: JitOutcome, plan: Plan, on: str) -> Problem | None:
+    name = outcome.name
+    if outcome.status == "error" and outcome.error is not None:
+        return Problem(FAILED, explain_jit_error(name, outcome.error, plan, on), name)
+    if outcome.status == "not defined":
+        return Problem(
+            FAILED,
+            f"The cell does not define `{name}`: the task asks for a function of that name, "
+            "and the grader also calls it under `jax.jit`.",
+            name,
+        )
+    if outcome.status == "not called":
+        return Problem(
+            FAILED,
+            f"The cell defines `{name}` but never calls it {on}: compute the task's answer "
+            f"with `{name}`, which the grader also calls under `jax.jit`.",
+            name,
+        )
+    return None
+
+
 def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     runs, cell = facts.runs, facts.cell
     expected, got = facts.pair(LESSON)
@@ -393,6 +442,7 @@ TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...]
     ("cell", _cell_present),
     ("attempted", _attempted),
     ("method", _method),
+    ("jit", _jit),
     ("lesson inputs", _lesson_inputs),
     ("other inputs", _other_inputs),
     ("probes", _probes),

@@ -90,6 +90,7 @@ def build_request(
     request_id: str, plan: Plan, grading: LessonGrading, budget: float | None
 ) -> Request:
     names = {r.task.id: r.names for r in grading.rubrics}
+    jitted = {r.task.id: r.jit.functions for r in grading.rubrics if r.jit is not None}
     cells = tuple(
         CellSpec(
             index=c.index,
@@ -97,6 +98,7 @@ def build_request(
             offset=c.offset,
             role=c.role,
             report=names.get(c.task, ()) if c.task else (),
+            jit=jitted.get(c.task, ()) if c.task else (),
         )
         for c in plan.cells
     )
@@ -139,8 +141,31 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
             fix="fix lesson.md so that its steps and solutions run"
             + (" on every input its {grading} generators draw" if seed else ""),
         )
+    _check_reference_jit(record, grading, (LESSON, *drawn))
     for run in grading.probes:
         _check_probe(record, grading, run)
+
+
+def _check_reference_jit(
+    record: RunRecord, grading: LessonGrading, scenarios: tuple[str, ...]
+) -> None:
+    """A solution that fails its own `jit:` rule would fail every learner who copies it."""
+    rules = {r.task.id: r.jit for r in grading.rubrics if r.jit is not None}
+    for (scenario, index), run in record.runs.items():
+        task = grading.reference.cell(index).task
+        rule = rules.get(task or "")
+        if rule is None or scenario not in scenarios or run.error is not None:
+            continue
+        for outcome in run.jit:
+            if outcome.status == "ok":
+                continue
+            said = f": {outcome.error.type}" if outcome.error is not None else ""
+            raise GradingError(
+                f"the solution of {task!r} fails its own 'jit' rule in scenario "
+                f"{scenario!r}: `{outcome.name}` {outcome.status}{said}",
+                where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
+                fix="make the solution's function trace under jax.jit, or change the rule",
+            )
 
 
 def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:

@@ -17,7 +17,6 @@ import difflib
 import functools
 import itertools
 import re
-import threading
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,6 +24,7 @@ from lessonkit.grade.protocol import CellRole
 from lessonkit.grade.sources import CodeCell, Submission
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Experiment, Lesson
+from lessonkit.lesson.syntax import parse_python
 
 SETUP: Final = "setup"
 LESSON_ONLY: Final = "lesson"
@@ -118,17 +118,6 @@ def practice_cells(lesson: Lesson) -> tuple[LessonCell, ...]:
             title, role = steps.get(cell.id, "Helper"), SETUP
         out.append(LessonCell(cell.id, title, role, cell.source))
     return tuple(out)
-
-
-_AST_LOCK = threading.Lock()
-
-
-def parse_python(source: str) -> ast.Module:
-    """`ast.parse` under a lock: batch grading runs in threads, and CPython 3.11's AST
-    conversion keeps its recursion depth in shared state, so concurrent parses can fail
-    with "AST constructor recursion depth mismatch"."""
-    with _AST_LOCK:
-        return ast.parse(source)
 
 
 def _key(source: str) -> str:

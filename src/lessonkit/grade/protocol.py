@@ -29,6 +29,8 @@ from lessonkit.grade.wire import (
     ERROR_KINDS,
     EVENT_TAG,
     EVENTS,
+    JIT,
+    JIT_STATUSES,
     MAX_MESSAGE,
     MAX_OUTPUT,
 )
@@ -36,6 +38,7 @@ from lessonkit.grade.wire import (
 CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
+JitStatus = Literal["ok", "error", "not called", "not defined"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
 MAX_FRAMES = 16
@@ -51,6 +54,7 @@ class CellSpec:
     offset: int  # added to a line of `source` to give the line shown to the learner
     role: CellRole
     report: tuple[str, ...]  # names whose values are reported after the cell
+    jit: tuple[str, ...] = ()  # functions the cell defines whose calls are repeated under jit
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,15 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True)
+class JitOutcome:
+    """How a function named in a task's `jit:` rule fared when called through `jax.jit`."""
+
+    name: str
+    status: JitStatus
+    error: ErrorInfo | None = None  # with "error": what jax.jit raised
+
+
+@dataclass(frozen=True)
 class Ready:
     jax: str
     python: str
@@ -129,6 +142,7 @@ class CellReport:
     error: ErrorInfo | None
     values: dict[str, Value]
     checkpoint: dict[str, Value] | None
+    jit: tuple[JitOutcome, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -193,6 +207,23 @@ def _error(data: object) -> ErrorInfo:
     )
 
 
+def _jit(data: object) -> tuple[JitOutcome, ...]:
+    if type(data) is not list or len(data) > 16:
+        raise Interference("a cell report's jit outcomes are malformed")
+    out = []
+    for entry in data:
+        required, optional = JIT
+        entry = fields(entry, required, optional)
+        status = entry["status"]
+        if type(status) is not str or status not in JIT_STATUSES:
+            raise Interference("a jit outcome has an unknown status")
+        if (status == "error") != ("error" in entry):
+            raise Interference("a jit outcome's status and error disagree")
+        error = _error(entry["error"]) if "error" in entry else None
+        out.append(JitOutcome(text(entry["name"]), status, error))
+    return tuple(out)
+
+
 def parse_event(line: bytes) -> Event:
     """One report line as an event, or `Interference`."""
     if len(line) > MAX_LINE:
@@ -234,4 +265,5 @@ def parse_event(line: bytes) -> Event:
         error=_error(data["error"]) if "error" in data else None,
         values=_values(data.get("values", {}), budget),
         checkpoint=None if checkpoint is None else _values(checkpoint, budget),
+        jit=_jit(data["jit"]) if "jit" in data else (),
     )

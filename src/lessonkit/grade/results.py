@@ -15,12 +15,15 @@ NOT_ATTEMPTED: Final = "not attempted"
 ERROR: Final = "error"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
-CheckName = Literal["cell", "attempted", "method", "lesson inputs", "other inputs", "probes", "run"]
+CheckName = Literal[
+    "cell", "attempted", "method", "jit", "lesson inputs", "other inputs", "probes", "run"
+]
 """Which check found a task's problem; "run" when the file could not be graded at all."""
 CHECKS: tuple[CheckName, ...] = (
     "cell",
     "attempted",
     "method",
+    "jit",
     "lesson inputs",
     "other inputs",
     "probes",

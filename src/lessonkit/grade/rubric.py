@@ -12,8 +12,17 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from lessonkit.grade.plan import parse_python
-from lessonkit.lesson.model import EXACT, Accept, Grading, Lesson, MethodRule, Probe, Task
+from lessonkit.lesson.model import (
+    EXACT,
+    Accept,
+    Grading,
+    JitRule,
+    Lesson,
+    MethodRule,
+    Probe,
+    Task,
+)
+from lessonkit.lesson.syntax import parse_python
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,7 @@ class TaskRubric:
     probes: tuple[Probe, ...]
     accept: Accept = EXACT  # what else counts as the same answer for `names`
     method: MethodRule | None = None  # what the cell must use and must not
+    jit: JitRule | None = None  # functions the cell defines, also called under jax.jit
 
 
 def _statements(body: list[ast.stmt]):
@@ -89,5 +99,6 @@ def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
         names = tuple(n for n in assigned_names(task.solution) if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
         accept, method = grading.accept_for(task.id), grading.method_for(task.id)
-        rubrics.append(TaskRubric(task, names, probes, accept, method))
+        jit = grading.jit_for(task.id)
+        rubrics.append(TaskRubric(task, names, probes, accept, method, jit))
     return tuple(rubrics)

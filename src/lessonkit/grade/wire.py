@@ -38,7 +38,7 @@ EVENTS = {
     "start": (frozenset({"request", "scenario", "cell"}), frozenset()),
     "cell": (
         frozenset({"request", "scenario", "cell", "status", "output"}),
-        frozenset({"error", "values", "checkpoint"}),
+        frozenset({"error", "values", "checkpoint", "jit"}),
     ),
     "done": (frozenset({"request", "timed_out", "patched"}), frozenset()),
 }
@@ -49,6 +49,12 @@ ERROR = (
     frozenset({"exit_code", "trees"}),
 )
 ERROR_KINDS = ("syntax", "exception", "timeout", "exit", "interrupt")
+
+# A cell event's "jit": one entry per function the request's cell names in "jit", saying how
+# its first call went when the child repeated it through `jax.jit` ("error" comes with an
+# ERROR), or that the cell never bound or never called it.
+JIT = (frozenset({"name", "status"}), frozenset({"error"}))
+JIT_STATUSES = ("ok", "error", "not called", "not defined")
 
 VALUE_TAG = "t"
 VALUES = {

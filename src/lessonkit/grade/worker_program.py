@@ -334,8 +334,35 @@ class CompileError(Exception):
         self.report = report
 
 
+JIT_HOOK = "__lessonkit_jit__"  # the namespace name of `JitWatch.wrap` while a cell runs
+
+
+def _bound_at_top(statement: ast.stmt) -> list[str]:
+    """Names a top-level `def` or plain assignment binds."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        return [statement.name]
+    if isinstance(statement, ast.Assign):
+        return [t.id for t in statement.targets if isinstance(t, ast.Name)]
+    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+        return [statement.target.id]
+    return []
+
+
+def _watch_jit(body: list, names: frozenset[str]) -> list:
+    """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
+    out = []
+    for statement in body:
+        out.append(statement)
+        for name in _bound_at_top(statement):
+            if name in names:
+                hook = ast.parse(f"{name} = {JIT_HOOK}({name}, {name!r})").body[0]
+                out.append(ast.copy_location(hook, statement))
+    return out
+
+
 def compile_cell(cell: dict, strip: frozenset[str]):
-    """The cell's code, without the assignments of names the scenario supplies."""
+    """The cell's code, without the assignments of names the scenario supplies, and with
+    the functions its task's `jit:` rule names handed to the jit watch as they are bound."""
     filename = f"<cell {cell['index']}>"
     try:
         tree = ast.parse(cell["source"], filename=filename)
@@ -352,6 +379,10 @@ def compile_cell(cell: dict, strip: frozenset[str]):
         ) from None
     if strip:
         tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
+    watched = frozenset(cell.get("jit") or ())
+    if watched:
+        tree.body = _watch_jit(tree.body, watched)
+        ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, cell["offset"])
     return compile(tree, filename, "exec")
 
@@ -551,6 +582,78 @@ def _returns_changed(original, change):
     return call
 
 
+# --------------------------------------------------------------------------- jit watch
+
+
+class _Discard:
+    """Where a repeated call's prints go: the cell's output shows each print once."""
+
+    encoding = "utf-8"
+
+    def write(self, text) -> int:
+        return len(text) if type(text) is str else 0
+
+    def flush(self) -> None:
+        pass
+
+
+class JitWatch:
+    """Repeats the first call of each watched function through `jax.jit`, for one cell.
+
+    The cell's own call runs first and its result is what the cell gets; the repeat, on the
+    same arguments, only records whether jit could trace the function. The parent decides
+    what that means for the task.
+    """
+
+    def __init__(self, jit, files: dict[str, int]):
+        self._jit = jit
+        self._files = files
+        self._wraps = functools.wraps
+        self.bound: set[str] = set()
+        self.outcomes: dict[str, dict] = {}
+        self.open = True
+
+    def wrap(self, function, name: str):
+        if not callable(function):
+            return function
+        self.bound.add(name)
+        watch = self
+
+        def watched(*args, **kwargs):
+            result = function(*args, **kwargs)
+            if watch.open and name not in watch.outcomes:
+                watch.outcomes[name] = watch._repeat(function, name, args, kwargs)
+            return result
+
+        try:
+            return self._wraps(function)(watched)
+        except Exception:  # a callable without the usual attributes: keep the plain wrapper
+            return watched
+
+    def _repeat(self, function, name: str, args, kwargs) -> dict:
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = _Discard()
+        try:
+            self._jit(function)(*args, **kwargs)
+        except Exception as exc:  # a timeout (BaseException) still stops the cell
+            return {"name": name, "status": "error", "error": error_report(exc, self._files)}
+        finally:
+            sys.stdout, sys.stderr = saved
+        return {"name": name, "status": "ok"}
+
+    def report(self, names: list) -> list[dict]:
+        """One entry per watched name: its outcome, or why there is none."""
+        self.open = False
+        out = []
+        for name in names:
+            if name in self.outcomes:
+                out.append(self.outcomes[name])
+            else:
+                status = "not called" if name in self.bound else "not defined"
+                out.append({"name": name, "status": status})
+        return out
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -572,6 +675,7 @@ class WorkerProgram:
         self.deadline: float | None = None
         self._compiled: dict[tuple, object] = {}  # per request: each scenario reuses the code
         self.sources = Sources(jax_module, self.make_array)
+        self._jit = jax_module.jit
 
     def make_array(self, value):
         return self._asarray(value, dtype=self._float32)
@@ -702,6 +806,10 @@ class WorkerProgram:
         capture = OutputCapture()
         saved = sys.stdout, sys.stderr
         error = None
+        watched = cell.get("jit") or []
+        watch = JitWatch(self._jit, files) if watched else None
+        if watch is not None:
+            namespace[JIT_HOOK] = watch.wrap
         sys.stdout = sys.stderr = capture
         try:
             self._arm()
@@ -709,6 +817,7 @@ class WorkerProgram:
                 exec(code, namespace)
             finally:
                 self._disarm()
+                namespace.pop(JIT_HOOK, None)
         except BaseException as exc:  # learner code may raise anything, SystemExit included
             self._disarm()
             error = error_report(exc, files)
@@ -721,6 +830,8 @@ class WorkerProgram:
         result = {"status": "error" if error else "ok", "output": capture.text()}
         if error:
             result["error"] = error
+        if watch is not None:
+            result["jit"] = watch.report(watched)
         return result
 
     def _mismatched_trees(self, exc: BaseException, cell: dict, namespace: dict, error: dict):

@@ -15,6 +15,8 @@ The block's body is YAML::
     points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
     method:              # per task: what its cell must call or use, and must not
       clip-update: {require: [jax.lax.cond], forbid: [if]}  # or for, while, a dotted call
+    jit:                 # per task: functions its cell defines, also called under jax.jit
+      clip-update: [clip_update]
     attempts:            # attempts `lessonkit verify` grades: each must get its verdict
       - task: make-it-yours
         name: typed-in answer
@@ -65,6 +67,7 @@ from lessonkit.lesson.model import (
     Grading,
     InputTree,
     Integers,
+    JitRule,
     MethodRule,
     Probe,
     ProbeSource,
@@ -74,7 +77,10 @@ from lessonkit.lesson.model import (
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
-_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", "accept", "method"})
+_KEYS = frozenset(
+    {"inputs", "input_sets", "points", "probes", "attempts", "accept", "method", "jit"}
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _METHOD_KEYS = frozenset({"require", "forbid"})
 _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _ACCEPT_KEYS = frozenset({"mappings", "floats"})
@@ -463,6 +469,31 @@ def _methods(data: object, block: _Block) -> tuple[tuple[str, MethodRule], ...]:
     return tuple(out)
 
 
+def _jit(data: object, block: _Block) -> tuple[tuple[str, JitRule], ...]:
+    """`jit:` maps task ids to the names of functions their cells define."""
+    if data is None:
+        return ()
+    at = block.line_of(r"^\s*jit:")
+    if not isinstance(data, dict):
+        raise block.error("'jit' must map task ids to lists of function names", at)
+    out = []
+    for task_id, names in data.items():
+        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
+        where = at if where == block.line else where
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) and _IDENTIFIER.fullmatch(n) for n in names)
+        ):
+            raise block.error(
+                f"jit {task_id!r}: must list the names of functions the task's cell defines "
+                "(task-id: [function_name])",
+                where,
+            )
+        out.append((str(task_id), JitRule(tuple(dict.fromkeys(names)), line=where)))
+    return tuple(out)
+
+
 def parse_grading(data: object, body: str, line: int, where: str, error) -> Grading:
     """Build `Grading` from the block's YAML (task ids are checked once the lesson is known)."""
     block = _Block(body, line, where, error)
@@ -507,4 +538,5 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
         attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),
         accept=_accept(data.get("accept"), block),
         methods=_methods(data.get("method"), block),
+        jit=_jit(data.get("jit"), block),
     )

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lessonkit.lesson.model import STATEMENTS, MethodRule
+from lessonkit.lesson.syntax import parse_python
 
 _STATEMENT_NODES: dict[str, tuple[type[ast.AST], ...]] = {
     "for": (ast.For, ast.AsyncFor),
@@ -55,7 +56,7 @@ def _aliases(sources: Iterable[str]) -> dict[str, str]:
     names: dict[str, str] = {}
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = parse_python(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -97,7 +98,7 @@ def method_breach(
 ) -> MethodBreach | None:
     """How `source` breaks `rule`, or None; imports in `context` (the other cells) count."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None  # a cell that does not parse fails when it runs, with Python's message
     calls = _calls(tree, _aliases([*context, source]))

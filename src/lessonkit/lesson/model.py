@@ -373,6 +373,7 @@ class Grading:
     attempts: tuple[Attempt, ...] = ()
     accept: tuple[tuple[str, Accept], ...] = ()  # (task id, what counts as the same answer)
     methods: tuple[tuple[str, MethodRule], ...] = ()  # (task id, what its cell must use)
+    jit: tuple[tuple[str, JitRule], ...] = ()  # (task id, functions also called under jit)
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -386,6 +387,9 @@ class Grading:
 
     def method_for(self, task_id: str) -> MethodRule | None:
         return dict(self.methods).get(task_id)
+
+    def jit_for(self, task_id: str) -> JitRule | None:
+        return dict(self.jit).get(task_id)
 
 
 Statement = Literal["for", "while", "if"]
@@ -403,6 +407,20 @@ class MethodRule:
 
     require: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class JitRule:
+    """Functions one task's cell defines that the grader also calls under `jax.jit`
+    (`jit:` in {grading}).
+
+    Each call the cell makes to one of them is made a second time through `jax.jit`, with
+    the same arguments (drawn inputs included), so a Python `if` on a traced value fails
+    there even where the plain call works. Like `MethodRule`, it catches the honest mistake.
+    """
+
+    functions: tuple[str, ...]
     line: int = field(default=0, compare=False)
 
 

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
+from lessonkit.lesson.jit_rule import jit_rule_gap
 from lessonkit.lesson.methods import method_breach
 from lessonkit.lesson.model import (
     STAGES,
@@ -135,6 +136,20 @@ def _validate_grading(lesson: Lesson) -> None:
                 + breach.message(f"solution line {breach.line}" if breach.line else None),
                 where=at_line(where, method.line or grading.line),
                 fix="change the rule or the solution, so the lesson's own answer passes",
+            )
+    for task_id, jit in grading.jit:
+        if task_id not in task_ids:
+            raise LessonError(
+                f"{{grading}} block: 'jit' names no task of this lesson: {task_id!r}",
+                where=at_line(where, jit.line or grading.line),
+            )
+        gap = jit_rule_gap(jit, tasks[task_id].solution)
+        if gap is not None:
+            raise LessonError(
+                f"{{grading}} block: the solution of {task_id!r} cannot meet its own 'jit' "
+                f"rule: {gap}",
+                where=at_line(where, jit.line or grading.line),
+                fix="name a function the solution defines and calls, or change the solution",
             )
     entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
     for kind, entry in entries:
