@@ -26,10 +26,11 @@ from lessonkit.project.properties import (
 )
 from lessonkit.project.runs import other_seed
 
-from conftest import REPO
+from conftest import REPO, REPO_LESSONS
 
 GUIDE = REPO / "phases" / "03-state" / "phase.yaml"
-CONTRACT = load_study_guide(GUIDE, ("state-01", "state-02", "state-03")).project.graded
+PHASE_LESSONS = tuple(param.id for param in REPO_LESSONS)  # every lesson under phases/
+CONTRACT = load_study_guide(GUIDE, PHASE_LESSONS).project.graded
 
 
 def npz(**arrays: np.ndarray) -> bytes:
@@ -105,7 +106,7 @@ def test_the_study_guide_refuses_an_unknown_project_key(tmp_path: Path):
     path = tmp_path / "phase.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(LessonError, match="optionally graded"):
-        load_study_guide(path, ("state-01", "state-02", "state-03"))
+        load_study_guide(path, PHASE_LESSONS)
 
 
 def test_plan_runs_each_run_once_and_only_the_runs_needed():
