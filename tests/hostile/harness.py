@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -118,11 +119,6 @@ def run_confined(
     result_path = scratch / f"result-{uuid.uuid4().hex[:8]}.json"
     groups = _make_cgroups()
 
-    def join() -> None:
-        for group in (groups.pids, groups.memory):
-            if group is not None:
-                (group / "cgroup.procs").write_text(str(os.getpid()))
-
     command = [
         *_namespace_prefix(),
         "prlimit",
@@ -142,13 +138,18 @@ def run_confined(
         "lessonkit",
         *argv,
     ]
+    # The command joins the cgroups itself, before it execs: a preexec_fn would run Python
+    # between fork and exec in this process, which may have imported JAX's threads.
+    procs = [str(g / "cgroup.procs") for g in (groups.pids, groups.memory) if g is not None]
+    if procs:
+        join = f'echo $$ | tee {" ".join(map(shlex.quote, procs))} >/dev/null && exec "$@"'
+        command = ["sh", "-c", join, "sh", *command]
     readings: dict[str, str] = {}
     try:
         subprocess.run(
             command,
             cwd=cwd,
             env=env,
-            preexec_fn=join,
             timeout=timeout + SETTLE + 60,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
