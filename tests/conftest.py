@@ -319,3 +319,44 @@ def check_coverage(tasks: tuple[str, ...], wrong: list[Wrong], right: list[Right
     for task in tasks:
         assert sum(t == task for _, t, _, _ in wrong) >= 4, task
         assert sum(t == task for _, t, _ in right) >= 2, task
+
+
+def solved_notebook_output(lesson: Lesson, notebook: Path, tmp_path: Path) -> str:
+    """Run the lesson's practice notebook twice, as given and with every task cell solved.
+
+    Asserts that the solved notebook raises nothing and that the given one stops only at
+    each task's todo(...); returns the solved run's printed text.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    scaffolded = nbformat.read(notebook, as_version=4)
+    solved = nbformat.read(notebook, as_version=4)
+    for cell in solved.cells:
+        for task in lesson.tasks:
+            if f"task:{task.id}" in cell.metadata.get("tags", []):
+                cell.source = task.solution
+    for run in (scaffolded, solved):
+        NotebookClient(
+            run,
+            timeout=120,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(tmp_path)}},
+        ).execute(env={**os.environ, "JAX_PLATFORMS": "cpu"})
+
+    def errors(cell) -> list[str]:
+        return [
+            f"{o.ename}: {o.evalue}" for o in cell.get("outputs", []) if o.output_type == "error"
+        ]
+
+    code = [c for c in solved.cells if c.cell_type == "code"]
+    assert [e for c in code for e in errors(c)] == []
+    for cell in scaffolded.cells:
+        if cell.cell_type == "code":
+            found = errors(cell)
+            if "task" in cell.metadata.get("tags", []):
+                assert len(found) == 1 and found[0].startswith("NotImplementedError: TODO: ")
+            else:
+                assert found == [], (cell.source[:60], found)
+    return "".join(o.get("text", "") for c in code for o in c.outputs)

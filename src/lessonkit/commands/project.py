@@ -37,7 +37,7 @@ _MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("phase", help="the phase, as `phase-03` (or `03`)")
+    parser.add_argument("phase", help="the phase, as `phase-NN` (or `NN`)")
     parser.add_argument("file", nargs="?", help="your project script (.py)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
     add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit for each run of your script")

@@ -456,7 +456,7 @@ def _methods(data: object, block: _Block) -> tuple[tuple[str, MethodRule], ...]:
             ):
                 raise block.error(
                     f"method {task_id!r}: '{key}' must list dotted names the cell calls "
-                    f"(jax.lax.cond) or the statements {', '.join(STATEMENTS)}",
+                    f"(module.function) or the statements {', '.join(STATEMENTS)}",
                     where,
                 )
         both = set(lists["require"]) & set(lists["forbid"])
