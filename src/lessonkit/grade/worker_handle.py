@@ -36,15 +36,17 @@ from lessonkit.grade.protocol import (
     parse_event,
 )
 from lessonkit.grade.record import RunRecord, run_record
-from lessonkit.run.confined import CONFINE_SCRIPT, python_paths, remove_leftovers
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.process import child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
+    CONFINE_SCRIPT,
     Account,
     ChildCgroup,
     Sandbox,
-    child_uid,
+    fresh_identity,
     process_limit,
+    python_paths,
+    remove_leftovers,
     sandboxed_argv,
 )
 
@@ -115,11 +117,8 @@ class WorkerHandle:
         self._folder = None if sandbox else scratch_folder()
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         read_fd, write_fd = os.pipe()
-        become: tuple[int, int] | None = None  # the (uid, gid) the worker drops to
-        if sandbox is not None and sandbox.privileged:
-            fresh = child_uid()
-            become = (fresh, fresh)
-        elif sandbox is None and run_as is not None and not trusted:
+        become = fresh_identity(sandbox)  # the (uid, gid) the worker drops to
+        if sandbox is None and run_as is not None and not trusted:
             become = (run_as.uid, run_as.gid)
             os.chown(self._folder.name, run_as.uid, run_as.gid)
         uid = become[0] if become else os.getuid()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 import re
 import stat
@@ -25,37 +24,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.run.leftovers import remove_stale_scratch, scratch_folder
+from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.process import Child, child_environment, describe_end, start_child
 from lessonkit.run.sandbox import (
+    CONFINE_SCRIPT,
     WORKING,
     ChildCgroup,
     Sandbox,
-    child_uid,
+    fresh_identity,
     process_limit,
+    python_paths,
+    remove_leftovers,
     sandboxed_argv,
 )
 
-CONFINE_SCRIPT = Path(__file__).with_name("confine.py")
 DEFAULT_MEMORY = 2 * 2**30
 MAX_FOLDER_BYTES = 256 * 2**20
 MAX_FOLDER_ENTRIES = 1_000
 STDERR_TAIL = 4_000
 POLL_S = 0.1
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-@functools.cache
-def remove_leftovers() -> int:
-    """Once per process: the scratch folders and cgroups of killed parents; how many went."""
-    return remove_stale_scratch() + ChildCgroup.remove_stale()
-
-
-def python_paths() -> tuple[Path, ...]:
-    """What a sandboxed child must read to run Python with this environment's packages."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
-    paths.add(Path(os.path.realpath(sys.executable)).parent)
-    return tuple(sorted(p for p in paths if p.exists()))
 
 
 @dataclass(frozen=True)
@@ -115,10 +103,7 @@ def run_confined(
     work = Path(folder.name)
     cgroup: ChildCgroup | None = None
     try:
-        become: tuple[int, int] | None = None
-        if sandbox is not None and sandbox.privileged:
-            fresh = child_uid()
-            become = (fresh, fresh)
+        become = fresh_identity(sandbox)
         for name, data in {program_name: program, **(inputs or {})}.items():
             (work / name).write_bytes(data)
             if become is not None:

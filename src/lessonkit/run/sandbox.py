@@ -28,9 +28,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, stale_cgroups
+from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, remove_stale_scratch, stale_cgroups
 
 SCRATCH_BYTES = 64 * 2**20
+CONFINE_SCRIPT = Path(__file__).with_name("confine.py")  # the limits, run by path in a child
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
 WORKING = "/tmp/work"  # where a bound working folder appears inside the sandbox
@@ -108,6 +109,19 @@ def sandboxed_argv(
     return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
 
 
+def python_paths() -> tuple[Path, ...]:
+    """What a sandboxed child must read to run Python with this environment's packages."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    paths.add(Path(os.path.realpath(sys.executable)).parent)
+    return tuple(sorted(p for p in paths if p.exists()))
+
+
+@functools.cache
+def remove_leftovers() -> int:
+    """Once per process: the scratch folders and cgroups of killed parents; how many went."""
+    return remove_stale_scratch() + ChildCgroup.remove_stale()
+
+
 def _candidates() -> list[str]:
     found = []
     with contextlib.suppress(ImportError, RuntimeError, OSError):
@@ -178,6 +192,15 @@ class Account:
 def child_uid() -> int:
     """A user id that no account and no other child uses, for one learner child."""
     return UID_BASE + secrets.randbelow(UID_SPAN)
+
+
+def fresh_identity(sandbox: Sandbox | None) -> tuple[int, int] | None:
+    """The (uid, gid) a child drops to inside a privileged sandbox: one of its own, so no
+    two children can signal or read each other; None where the child keeps the caller's."""
+    if sandbox is None or not sandbox.privileged:
+        return None
+    fresh = child_uid()
+    return fresh, fresh
 
 
 def process_limit(uid: int) -> int:
