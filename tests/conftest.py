@@ -234,6 +234,7 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
+    from lessonkit.run.isolation import compile_cache
 
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -261,7 +262,9 @@ def grade_shared(
             path.write_text(content, encoding="utf-8")
         paths.append(path)
     try:
-        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout)
+        # As `check --batch` grades: sandboxed, the learner children reading the compile
+        # cache the trusted reference writes.
+        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout, cache=compile_cache())
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:
         (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")

@@ -138,6 +138,39 @@ def test_check_shows_its_verdict_table_in_jupyterlab(lesson: Lesson, jupyterlab)
         raise failures[0]
 
 
+def _run_all_until_visible(page, target, timeout: float) -> None:
+    """Run all cells from the menu until `target` shows, as a learner would: a dialog
+    JupyterLab opens (a kernel to choose after a slow start, a notice) takes the clicks, so
+    accept its default; and run all again when nothing ran (the kernel was still starting,
+    or a chosen kernel lost the queue)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    running = page.locator(".jp-InputPrompt", has_text="[*]")
+    accept = page.locator(".jp-Dialog .jp-mod-accept")
+    deadline = time.monotonic() + timeout
+    last_run = idle_since = -1e9
+    while not target.is_visible():
+        now = time.monotonic()
+        if now > deadline:
+            raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s")
+        if accept.count():
+            accept.first.click()
+            last_run = -1e9  # the dialog may have cost the queue: run again
+        if running.count():
+            idle_since = now
+        elif now - max(last_run, idle_since) > 20:
+            page.keyboard.press("Escape")
+            try:
+                menu = page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$"))
+                menu.click(timeout=5000)
+                item = page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$"))
+                item.click(timeout=5000)
+            except PlaywrightTimeout:
+                continue  # a dialog opened meanwhile: accept it first
+            last_run = time.monotonic()
+        page.wait_for_timeout(1000)
+
+
 def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
@@ -150,26 +183,9 @@ def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
             page = browser.new_page()
             page.goto(f"{url}/lab/tree/{name}?token={TOKEN}", timeout=120_000)
             page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
-            queued = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
-            for _ in range(3):  # "Run All Cells" does nothing while the kernel is starting
-                # A dialog JupyterLab opens meanwhile (a kernel to choose, a notice) takes the
-                # clicks: accept its default, as a learner would.
-                accept = page.locator(".jp-Dialog .jp-mod-accept")
-                if accept.count():
-                    accept.first.click()
-                try:
-                    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
-                    run_all = page.locator(
-                        ".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")
-                    )
-                    run_all.click()
-                    queued.first.wait_for(timeout=30_000)
-                    break
-                except PlaywrightTimeout:
-                    page.keyboard.press("Escape")
             row = page.locator("table.lessonkit-check tr[data-task='make-it-yours']")
             try:
-                row.wait_for(timeout=300_000)
+                _run_all_until_visible(page, row, timeout=300)
             except PlaywrightTimeout:
                 page.screenshot(path=str(folder.parent / "jupyterlab.png"), full_page=True)
                 raise

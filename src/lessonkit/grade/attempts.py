@@ -75,11 +75,13 @@ def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
 
 
 def proving_grader(timeout: float = 60.0, jobs: int = 2) -> Grader:
-    """The grader `lessonkit verify` proves a lesson with: sandboxed as `check --batch` is."""
+    """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
+    cache the reference writes, as `check --batch` is."""
     from lessonkit.grade.grader import Grader
+    from lessonkit.run.isolation import compile_cache
     from lessonkit.run.sandbox import find_sandbox
 
-    return Grader(timeout, sandbox=find_sandbox()[0], prestart=jobs)
+    return Grader(timeout, sandbox=find_sandbox()[0], prestart=jobs, cache=compile_cache())
 
 
 def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) -> list[GradedRun]:

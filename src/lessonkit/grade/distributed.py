@@ -23,6 +23,7 @@ from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
+from lessonkit.run.isolation import compile_cache
 
 CHUNKS_PER_WORKER = 2
 """Files go out in about this many chunks per worker thread: each chunk pays for one
@@ -72,7 +73,14 @@ def grade_chunk(
             path.write_bytes(file.data)
             paths.append(path)
         entries = grade_many(
-            lesson, paths, jobs=1, timeout=timeout, sandbox=sandbox, seed=seed, folder=folder
+            lesson,
+            paths,
+            jobs=1,
+            timeout=timeout,
+            sandbox=sandbox,
+            seed=seed,
+            folder=folder,
+            cache=compile_cache(),
         )
     return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]
 
