@@ -30,7 +30,7 @@ from hostile.cases import Case, build, honest_files
 
 HERE = Path(__file__).resolve().parent
 CONFINE = HERE / "confine.py"
-SETTLE = 2.5  # seconds the namespace stays alive after the command returns
+SETTLE = 2.5  # seconds the namespace stays alive after the command returns, if any outlive it
 PIDS_MAX = 512
 MEMORY_MAX = 4 * 2**30
 LITTER = ("/tmp/lessonkit-hostile-", "/dev/shm/lessonkit-hostile-")
@@ -295,13 +295,18 @@ def _check_report(obs: Observation, case: Case, report: dict, who: str) -> None:
 # --------------------------------------------------------------------------- running a case
 
 
-def _environment(root: Path, home: Path, tmpdir: Path) -> dict[str, str]:
+def _environment(
+    root: Path, home: Path, tmpdir: Path, cache_home: Path | None = None
+) -> dict[str, str]:
+    """`cache_home`: $XDG_CACHE_HOME, where JAX's compile cache lives (the trusted reference
+    writes it, sandboxed submissions only read it); by default under the case's own HOME."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "TMPDIR": str(tmpdir),
         "LESSONKIT_ROOT": str(root),
         "LC_ALL": "C.UTF-8",
+        **({"XDG_CACHE_HOME": str(cache_home)} if cache_home else {}),
         # the lessonkit under test, where PYTHONPATH names it (a worktree), not the installed one
         **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
     }
@@ -317,25 +322,34 @@ def _setup(base: Path) -> tuple[Path, Path, Path]:
     return root, home, tmpdir
 
 
-def grade_alone(lesson: Lesson, base: Path) -> dict[str, dict[str, str]]:
+def grade_alone(
+    lesson: Lesson, base: Path, cache_home: Path | None = None
+) -> dict[str, dict[str, str]]:
     """The honest submissions' task statuses when each is graded on its own."""
     root, home, tmpdir = _setup(base)
+    env = _environment(root, home, tmpdir, cache_home)
     out = {}
     for name, text in honest_files(lesson).items():
         path = base / name
         path.write_text(text, encoding="utf-8")
         argv = ["check", "state-02", str(path), "--json", "--timeout", "15"]
-        result, _ = run_confined(argv, base, _environment(root, home, tmpdir), 120, home, base)
+        result, _ = run_confined(argv, base, env, 120, home, base)
         out[name] = _statuses(json.loads(result["stdout"]))
     return out
 
 
-def run_case(case: Case, lesson: Lesson, base: Path, alone: dict | None = None) -> Observation:
+def run_case(
+    case: Case,
+    lesson: Lesson,
+    base: Path,
+    alone: dict | None = None,
+    cache_home: Path | None = None,
+) -> Observation:
     """Build the case under `base`, run it confined, and judge the outcome."""
     _clean_litter()
     root, home, tmpdir = _setup(base)
     root_hash = _tree_hash(root)
-    env = _environment(root, home, tmpdir)
+    env = _environment(root, home, tmpdir, cache_home)
     if case.mode == "single":
         folder = base / "submission"
         folder.mkdir()

@@ -10,7 +10,9 @@ submissions' verdicts, files and the outputs unchanged. Select a class with `-k 
 
 from __future__ import annotations
 
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +26,19 @@ if shutil.which("unshare") is None or shutil.which("prlimit") is None:
 
 
 @pytest.fixture(scope="module")
-def alone(lesson, tmp_path_factory) -> dict[str, dict[str, str]]:
-    return grade_alone(lesson, tmp_path_factory.mktemp("honest-alone"))
+def cache_home(tmp_path_factory) -> Path:
+    """One $XDG_CACHE_HOME for every case (and xdist worker), as a learner's machine keeps one:
+    JAX's compile cache there is written by the trusted reference and only read by the
+    sandboxed submissions, so an attack that could poison it would show in other cases."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "hostile-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def alone(lesson, tmp_path_factory, cache_home) -> dict[str, dict[str, str]]:
+    return grade_alone(lesson, tmp_path_factory.mktemp("honest-alone"), cache_home)
 
 
 def test_every_class_has_at_least_three_cases():
@@ -36,14 +49,14 @@ def test_every_class_has_at_least_three_cases():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.klass}/{c.name}/{c.mode}" for c in CASES])
-def test_hostile_case_outcome_is_safe(case: Case, lesson, request, tmp_path):
+def test_hostile_case_outcome_is_safe(case: Case, lesson, request, tmp_path, cache_home):
     missing = [need for need in case.needs if not can_confine(need)]
     if missing:
         pytest.skip(f"cannot confine this attack here: needs {missing}")
     # Only a batch case compares with the honest files graded alone (conftest.scope_of keeps
     # the batch cases on one xdist worker, so they are graded alone once).
     alone = request.getfixturevalue("alone") if case.mode == "batch" else None
-    observation = run_case(case, lesson, tmp_path, alone)
+    observation = run_case(case, lesson, tmp_path, alone, cache_home)
     assert not observation.violations, "\n".join(
         [observation.command, *observation.violations, *observation.evidence]
     )
