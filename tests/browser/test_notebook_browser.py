@@ -189,7 +189,7 @@ def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
             except PlaywrightTimeout:
                 page.screenshot(path=str(folder.parent / "jupyterlab.png"), full_page=True)
                 raise
-            assert row.get_attribute("data-status") == "passed"
+            assert row.get_attribute("data-status") == "passed", row.inner_text()
             cells = row.locator("td")
             assert cells.nth(1).inner_text() == "passed"
             assert "Right on the lesson's inputs" in cells.nth(2).inner_text()
