@@ -138,36 +138,41 @@ def test_check_shows_its_verdict_table_in_jupyterlab(lesson: Lesson, jupyterlab)
         raise failures[0]
 
 
+def _menu(page, menu: str, item: str) -> None:
+    """Choose `item` (the start of its label) from the menu bar's `menu`."""
+    page.keyboard.press("Escape")
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(f"^{menu}$")).click(timeout=5000)
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}")).click(timeout=5000)
+
+
 def _run_all_until_visible(page, target, timeout: float) -> None:
-    """Run all cells from the menu until `target` shows, as a learner would: a dialog
-    JupyterLab opens (a kernel to choose after a slow start, a notice) takes the clicks, so
-    accept its default; and run all again when nothing ran (the kernel was still starting,
-    or a chosen kernel lost the queue)."""
+    """Run all cells from the menu until `target` shows, as a learner would.
+
+    "Run All Cells" does nothing while the kernel is still starting: run all again while no
+    cell has run. A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel
+    that restarted) takes the clicks and may have cost the kernel what it ran: accept its
+    default, then restart the kernel and run all, so the kernel's history is whole again.
+    """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    running = page.locator(".jp-InputPrompt", has_text="[*]")
+    ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
     deadline = time.monotonic() + timeout
-    last_run = idle_since = -1e9
+    last_run = -1e9
     while not target.is_visible():
-        now = time.monotonic()
-        if now > deadline:
+        if time.monotonic() > deadline:
             raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s")
-        if accept.count():
-            accept.first.click()
-            last_run = -1e9  # the dialog may have cost the queue: run again
-        if running.count():
-            idle_since = now
-        elif now - max(last_run, idle_since) > 20:
-            page.keyboard.press("Escape")
-            try:
-                menu = page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$"))
-                menu.click(timeout=5000)
-                item = page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$"))
-                item.click(timeout=5000)
-            except PlaywrightTimeout:
-                continue  # a dialog opened meanwhile: accept it first
-            last_run = time.monotonic()
+        try:
+            if accept.count():
+                accept.first.click(timeout=5000)
+                _menu(page, "Kernel", "Restart Kernel and Run All Cells")
+                accept.first.click(timeout=10_000)  # "Restart Kernel?": restart
+                last_run = time.monotonic()
+            elif not ran.count() and time.monotonic() - last_run > 20:
+                _menu(page, "Run", "Run All Cells")
+                last_run = time.monotonic()
+        except PlaywrightTimeout:
+            pass  # a dialog opened meanwhile: the next round accepts it
         page.wait_for_timeout(1000)
 
 
