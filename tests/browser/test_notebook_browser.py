@@ -148,9 +148,11 @@ def _menu(page, menu: str, item: str) -> None:
 def _run_all_until_visible(page, target, timeout: float) -> None:
     """Run all cells from the menu until `target` shows, as a learner would.
 
-    "Run All Cells" does nothing while the kernel is still starting: run all again while no
-    cell has run. A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel
-    that restarted) takes the clicks and may have cost the kernel what it ran: accept its
+    "Run All Cells" does nothing while the kernel is still starting, so while no cell has
+    run it tries again every 20 s, escalating as a learner would: run all, then restart the
+    kernel and run all, then reload the page (a kernel connection lost on a loaded machine).
+    A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel that
+    restarted) takes the clicks and may have cost the kernel what it ran: accept its
     default, then restart the kernel and run all, so the kernel's history is whole again.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -158,22 +160,33 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
     deadline = time.monotonic() + timeout
-    last_run = -1e9
+    last_try, tries = -1e9, 0
     while not target.is_visible():
         if time.monotonic() > deadline:
             raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s")
         try:
             if accept.count():
                 accept.first.click(timeout=5000)
-                _menu(page, "Kernel", "Restart Kernel and Run All Cells")
-                accept.first.click(timeout=10_000)  # "Restart Kernel?": restart
-                last_run = time.monotonic()
-            elif not ran.count() and time.monotonic() - last_run > 20:
-                _menu(page, "Run", "Run All Cells")
-                last_run = time.monotonic()
+                _restart_and_run_all(page, accept)
+                last_try = time.monotonic()
+            elif not ran.count() and time.monotonic() - last_try > 20:
+                tries += 1
+                if tries % 3 == 1:
+                    _menu(page, "Run", "Run All Cells")
+                elif tries % 3 == 2:
+                    _restart_and_run_all(page, accept)
+                else:
+                    page.reload(timeout=120_000)
+                    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
+                last_try = time.monotonic()
         except PlaywrightTimeout:
             pass  # a dialog opened meanwhile: the next round accepts it
         page.wait_for_timeout(1000)
+
+
+def _restart_and_run_all(page, accept) -> None:
+    _menu(page, "Kernel", "Restart Kernel and Run All Cells")
+    accept.first.click(timeout=10_000)  # "Restart Kernel?": restart
 
 
 def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
