@@ -230,14 +230,12 @@ def grade_shared(
     writes the reports where the others wait for them, so no batch is graded twice.
     """
     import json
-    import os
     import time
 
     from lessonkit.grade import grade_many
     from lessonkit.run.isolation import compile_cache
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = shared_temp(tmp_path_factory)
     result, lock = shared / f"{key}.json", shared / f"{key}.lock"
     try:
         os.close(os.open(lock, os.O_CREAT | os.O_EXCL))
@@ -324,14 +322,9 @@ def check_coverage(tasks: tuple[str, ...], wrong: list[Wrong], right: list[Right
         assert sum(t == task for _, t, _ in right) >= 2, task
 
 
-def solved_notebook_output(lesson: Lesson, notebook: Path, tmp_path: Path) -> str:
-    """Run the lesson's practice notebook twice, as given and with every task cell solved.
-
-    Asserts that the solved notebook raises nothing and that the given one stops only at
-    each task's todo(...); returns the solved run's printed text.
-    """
+def notebook_pair(lesson: Lesson, notebook: Path):
+    """The practice notebook read twice: as given (scaffolds), and with every task solved."""
     import nbformat
-    from nbclient import NotebookClient
 
     scaffolded = nbformat.read(notebook, as_version=4)
     solved = nbformat.read(notebook, as_version=4)
@@ -339,6 +332,24 @@ def solved_notebook_output(lesson: Lesson, notebook: Path, tmp_path: Path) -> st
         for task in lesson.tasks:
             if f"task:{task.id}" in cell.metadata.get("tags", []):
                 cell.source = task.solution
+    return scaffolded, solved
+
+
+def shared_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's temporary folder that every pytest-xdist worker shares."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def solved_notebook_output(lesson: Lesson, notebook: Path, tmp_path: Path) -> str:
+    """Run the lesson's practice notebook twice, as given and with every task cell solved.
+
+    Asserts that the solved notebook raises nothing and that the given one stops only at
+    each task's todo(...); returns the solved run's printed text.
+    """
+    from nbclient import NotebookClient
+
+    scaffolded, solved = notebook_pair(lesson, notebook)
     for run in (scaffolded, solved):
         NotebookClient(
             run,

@@ -10,12 +10,12 @@ submissions' verdicts, files and the outputs unchanged. Select a class with `-k 
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from conftest import shared_temp
 from hostile.cases import CASES, Case
 from hostile.harness import can_confine, grade_alone, run_case
 
@@ -30,8 +30,7 @@ def cache_home(tmp_path_factory) -> Path:
     """One $XDG_CACHE_HOME for every case (and xdist worker), as a learner's machine keeps one:
     JAX's compile cache there is written by the trusted reference and only read by the
     sandboxed submissions, so an attack that could poison it would show in other cases."""
-    base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "hostile-cache"
+    folder = shared_temp(tmp_path_factory) / "hostile-cache"
     folder.mkdir(exist_ok=True)
     return folder
 

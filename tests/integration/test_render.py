@@ -16,7 +16,7 @@ from lessonkit.lesson.layout import TASK_MARKER
 from lessonkit.lesson.scripts import render_exercise_script, render_main
 from lessonkit.render.notebook import build_notebook, render_notebook
 
-from conftest import LESSON_DIR, REPO
+from conftest import LESSON_DIR, REPO, notebook_pair
 
 MAIN = LESSON_DIR / "code" / "main.py"
 EXERCISE_PY = LESSON_DIR / "exercises" / "state-02.py"
@@ -126,12 +126,7 @@ def _errors(cell) -> list[str]:
 def executed_pair(lesson, tmp_path_factory):
     """The notebook run twice in one kernel session each: scaffolds left, solutions filled in."""
     tmp = tmp_path_factory.mktemp("nb")
-    scaffolded = nbformat.read(EXERCISE_NB, as_version=4)
-    solved = nbformat.read(EXERCISE_NB, as_version=4)
-    for cell in solved.cells:
-        for task in lesson.tasks:
-            if f"task:{task.id}" in cell.metadata.get("tags", []):
-                cell.source = task.solution
+    scaffolded, solved = notebook_pair(lesson, EXERCISE_NB)
     return _executed(scaffolded, tmp), _executed(solved, tmp)
 
 
