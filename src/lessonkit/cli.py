@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     args = parse(argv)
+    args.argv = tuple(argv)  # as typed: a command that stops can say how to go on
     try:
         return int(_module(args.command).run(args) or 0)
     except LessonkitError as exc:

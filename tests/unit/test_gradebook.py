@@ -16,6 +16,7 @@ import pytest
 from lessonkit.course.exports import canvas_csv, moodle_csv, tasks_csv
 from lessonkit.course.gradebook import (
     SCHEMA,
+    Graded,
     Gradebook,
     attempt_counts,
     attempt_of,
@@ -44,7 +45,10 @@ def _report(lesson, passing: int, seed: int = 7) -> GradeReport:
     return GradeReport(lesson.meta.id, "x.py", tasks, (), 1.0, seed)
 
 
-def _attempt(lesson, student: str, passing: int, data: bytes = b"print(1)\n"):
+def _attempt(
+    lesson, student: str, passing: int, data: bytes | None = None, submitted: float = 0.0
+) -> Graded:
+    """`data` defaults to bytes of their own (the same bytes would be the same attempt)."""
     return attempt_of(
         _report(lesson, passing),
         Scoring.of(lesson),
@@ -53,8 +57,8 @@ def _attempt(lesson, student: str, passing: int, data: bytes = b"print(1)\n"):
         revision=lesson.meta.revision,
         toolkit="0.1.0",
         file=f"{student}.py",
-        data=data,
-        mtime=0.0,
+        data=f"# {student} passes {passing}\n".encode() if data is None else data,
+        submitted=submitted,
         graded_utc="2026-12-04T00:00:00Z",
     )
 
@@ -68,7 +72,7 @@ def test_every_attempt_is_kept_and_the_policy_picks_which_counts(lesson, tmp_pat
                 _attempt(lesson, "bob", 2),
                 _attempt(lesson, "bob", 2, b"again"),  # a tie: the latest of the best counts
             ]
-        )
+        ).ids
         attempts = book.attempts()
         assert [a.id for a in attempts] == list(ids) and len(set(ids)) == 4
         assert book.content(attempts[0].sha256) == b"first"
@@ -81,11 +85,11 @@ def test_every_attempt_is_kept_and_the_policy_picks_which_counts(lesson, tmp_pat
 
 
 def test_points_follow_the_lessons_scoring(lesson, tmp_path):
-    attempt, _ = _attempt(lesson, "alice", len(lesson.tasks))
+    attempt = _attempt(lesson, "alice", len(lesson.tasks)).attempt
     scoring = Scoring.of(lesson)
     assert attempt.max_points == scoring.maximum
     assert attempt.points == sum(points for _, points, _ in scoring.points)
-    none, _ = _attempt(lesson, "bob", 0)
+    none = _attempt(lesson, "bob", 0).attempt
     assert none.points == 0 and all(t.status == FAILED for t in none.tasks)
 
 
@@ -130,7 +134,7 @@ def test_a_first_version_gradebook_is_migrated_and_keeps_its_attempts(lesson, tm
         with pytest.raises(sqlite3.OperationalError):
             old.students()  # the roster table came with version 2
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 4
+        assert book.version == SCHEMA == 5
         (attempt,) = book.attempts()
         (task,) = attempt.tasks  # graded before checks were recorded: neither check nor path
         assert (task.status, task.message, task.check, task.path) == ("failed", "wrong", None, None)
@@ -178,15 +182,16 @@ def test_two_writers_at_once_lose_no_attempt(lesson, tmp_path):
 def _course(lesson, tmp_path):
     other = dataclasses.replace(lesson.meta, id="state-09", title="Another lesson")
     with Gradebook(tmp_path / "course.sqlite") as book:
-        book.set_students(read_roster(FIXTURES / "roster.csv"))
+        book.store_roster(read_roster(FIXTURES / "roster.csv"), "2026-12-04T00:00:00Z")
         made = [
             _attempt(lesson, "alice", 1),
             _attempt(lesson, "alice", 4),
             _attempt(lesson, "al", 2),
             _attempt(lesson, "carol", 0),
         ]
-        later, data = _attempt(lesson, "alice", 2)
-        made.append((dataclasses.replace(later, lesson=other.id, lesson_title=other.title), data))
+        later = _attempt(lesson, "alice", 2)
+        moved = dataclasses.replace(later.attempt, lesson=other.id, lesson_title=other.title)
+        made.append(Graded(moved, later.data, later.report))
         book.add_attempts(made)
         return book.attempts(), book.students()
 
@@ -219,20 +224,22 @@ def test_one_students_files_in_a_batch_are_attempts_in_modification_order(lesson
     records.append(JournalEntry("run", "link.py", "", 0.0, _report(lesson, 0), None))
     roster = Roster((Student("alice"),))
     made = intake(lesson, records, roster=roster, toolkit="0.1.0")
-    assert [a.file for a, _ in made.attempts] == ["alice.py", "alice.ipynb"]
+    assert [g.attempt.file for g in made.attempts] == ["alice.py", "alice.ipynb"]
     assert made.unmatched == ("zed.py",) and made.unreadable == ("link.py",)
     loose = intake(lesson, records, roster=None, toolkit="0.1.0")
-    assert [a.student for a, _ in loose.attempts] == ["zed", "alice", "alice"]
+    assert [g.attempt.student for g in loose.attempts] == ["zed", "alice", "alice"]
 
 
 def test_a_regrade_takes_its_originals_place_in_both_policies(lesson, tmp_path):
     with Gradebook(tmp_path / "course.sqlite") as book:
         first, second = book.add_attempts(
             [_attempt(lesson, "alice", 4, b"inflated"), _attempt(lesson, "alice", 2, b"later")]
-        )
+        ).ids
         # The rubric is fixed: the first attempt's 9 points were wrong, and it gets 0.
-        regraded, data = _attempt(lesson, "alice", 0, b"inflated")
-        book.add_attempts([(dataclasses.replace(regraded, regrade_of=first), data)])
+        regraded = _attempt(lesson, "alice", 0, b"inflated")
+        again = dataclasses.replace(regraded.attempt, regrade_of=first)
+        added = book.add_attempts([Graded(again, regraded.data, regraded.report)])
+        assert added.ids and not added.unchanged  # a regrade is kept, though its bytes are
         attempts = book.attempts()
     key = ("alice", lesson.meta.id)
     assert counting(attempts, "latest")[key].id == second  # the regrade is not newer work

@@ -20,10 +20,11 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -130,6 +131,57 @@ def write_results(
     return [out_dir / f"{stem}.csv", out_dir / f"{stem}.json", out_dir / "feedback"]
 
 
+class BatchProgress:
+    """A batch's progress: a bar on a terminal, else a line per finished file (a log)."""
+
+    def __init__(
+        self,
+        out: Console,
+        total: int,
+        done: int = 0,
+        failures: int = 0,
+        name: Callable[[Path], str] = lambda path: path.name,
+    ):
+        self.out, self.total, self.done, self.failures, self.name = (
+            out,
+            total,
+            done,
+            failures,
+            name,
+        )
+        self.bar: Progress | None = None
+        if out.is_terminal:
+            self.bar = Progress(
+                TextColumn("grading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[failures]} not passed"),
+                TimeRemainingColumn(),
+                console=out,
+                transient=True,
+            )
+            self.task = self.bar.add_task("grading", total=total, completed=done, failures=failures)
+
+    def __enter__(self) -> BatchProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def finished(self, entry: BatchEntry) -> None:
+        self.done += 1
+        self.failures += not entry.report.passed
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, failures=self.failures)
+            return
+        mark = "pass" if entry.report.passed else "not passed"
+        name = safe_name(self.name(entry.path))
+        self.out.print(Text(f"[{self.done}/{self.total}] {name}: {mark}"), soft_wrap=True)
+
+
 class BatchRun:
     """One batch: its journal, its seed, and its outputs in `out_dir`."""
 
@@ -162,6 +214,19 @@ class BatchRun:
         self.note: str | None = None  # said once the batch starts
         self.journal_problem: str | None = None  # the journal could not be written
         self.names: dict[str, str] = {}  # relative path -> feedback file name
+        self.known: dict[str, BatchEntry] = {}  # unchanged since the gradebook kept them
+        self.graded_now = 0  # files graded (and journalled) by this run
+
+    def reuse(self, entries: Sequence[BatchEntry]) -> None:
+        """Show these files as graded before (the gradebook holds their bytes), unregraded."""
+        self.known = {self._relative(e.path): e for e in entries}
+
+    def resume_command(self, argv: Sequence[str]) -> str:
+        """The command that goes on from where this run stopped (`argv` is this one's)."""
+        words = list(argv)
+        if "--resume" not in words:
+            words.append("--resume")
+        return "lessonkit " + shlex.join(words)
 
     def prepare(self, paths: list[Path]) -> None:
         """Check every output path, then read the journal (--resume) or start a new one.
@@ -319,42 +384,28 @@ class BatchRun:
         here, or on the Dask cluster at `dask` (`grade.distributed`)."""
         if self.note is not None:
             progress.print(Text(self.note, style="yellow"))
-        todo = [p for p in paths if self._relative(p) not in self.done]
+        todo = [
+            p for p in paths if (r := self._relative(p)) not in self.done and r not in self.known
+        ]
         kept = len(paths) - len(todo)
-        failures = sum(not e.report.passed for e in self.done.values())
-        started = time.monotonic()
-
-        def line(entry: BatchEntry, done: int) -> None:
-            mark = "pass" if entry.report.passed else "not passed"
-            name = safe_name(self._relative(entry.path))
-            progress.print(Text(f"[{done}/{len(paths)}] {name}: {mark}"), soft_wrap=True)
-
-        if progress.is_terminal:
-            bar = Progress(
-                TextColumn("grading"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[failures]} not passed"),
-                TimeRemainingColumn(),
-                console=progress,
-                transient=True,
+        if self.known:
+            progress.print(
+                Text(
+                    f"{len(self.known)} unchanged since their last grading (shown as graded "
+                    f"then); {len(todo)} new."
+                )
             )
-        else:
-            bar = None
-        counter = {"done": kept, "failures": failures}
+        failures = sum(not e.report.passed for e in (*self.done.values(), *self.known.values()))
+        started = time.monotonic()
+        shown_name = self._relative
 
         def on_report(entry: BatchEntry) -> None:
             self._journal(entry)
-            counter["done"] += 1
-            counter["failures"] += not entry.report.passed
-            if bar is not None:
-                bar.update(task, completed=counter["done"], failures=counter["failures"])
-            else:
-                line(entry, counter["done"])
+            self.graded_now += 1
+            bar.finished(entry)
 
-        with bar or contextlib.nullcontext():
-            if bar is not None:
-                task = bar.add_task("grading", total=len(paths), completed=kept, failures=failures)
+        bar = BatchProgress(progress, len(paths), kept, failures, shown_name)
+        with bar:
             if dask is not None:
                 from lessonkit.grade.distributed import grade_on_dask
                 from lessonkit.grade.inputs import new_seed
@@ -389,17 +440,19 @@ class BatchRun:
         for path in paths:
             relative = self._relative(path)
             entry = by_path.get(relative)
-            entries.append(entry if entry is not None else self.done[relative])
+            if entry is None:
+                entry = self.done.get(relative) or self.known[relative]
+            entries.append(entry)
         if self.journal_problem is not None:
             progress.print(Text(self.journal_problem, style="yellow"))
-        if kept:
-            progress.print(f"Kept {kept} result(s) from the interrupted batch.")
+        if self.done:
+            progress.print(f"Kept {len(self.done)} result(s) from the interrupted batch.")
         progress.print(f"Graded {len(graded)} file(s) in {time.monotonic() - started:.1f} s.")
         return tuple(entries)
 
     def summary(self, entries: tuple[BatchEntry, ...]) -> dict:
         summary = summary_json(entries, self.lesson.meta.id, self.scoring)
-        summary["seed"] = self.seed if summary["seed"] is None else summary["seed"]
+        summary["seed"] = summary["seed"] if self.seed is None else self.seed
         summary |= {
             "revision": self.lesson.meta.revision,
             "toolkit": __version__,

@@ -1,26 +1,31 @@
 """What `check --batch --gradebook` adds to a batch: the gradebook, opened before grading.
 
-The gradebook is opened (and migrated) and the roster read before any file is graded, so a
-wrong path or a broken roster costs no grading time; the attempts are kept once the
-batch's own outputs are written. Like the outputs, the gradebook never lies inside the
+The gradebook is opened (and migrated) and the roster read and kept in it before any file
+is graded, so a wrong path or a broken roster costs no grading time, and every later batch,
+merge and regrade matches files with the roster the gradebook keeps. A file whose bytes
+the gradebook already holds as its student's attempt is not graded again; the attempts are
+kept once the batch's own outputs are written. Like the outputs, the gradebook never lies inside the
 submissions folder, where a student could have planted one.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import datetime as dt
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rich.console import Console
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.course.gradebook import POLICIES, Gradebook
-from lessonkit.course.intake import intake
+from lessonkit.course.gradebook import POLICIES, Gradebook, Identity
+from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
-from lessonkit.errors import UsageError, shown
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.grade.batch import BatchEntry, read_bytes_in_folder
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -55,13 +60,33 @@ def existing_gradebook(path: str) -> Gradebook:
 
 
 @dataclass(frozen=True)
+class Kept:
+    """What a batch or a merge added to the gradebook."""
+
+    new: int
+    unchanged: int
+    unmatched: tuple[str, ...]
+    unreadable: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CourseIntake:
     gradebook: Gradebook
     roster: Roster | None
+    """The gradebook's roster (after storing the one given, if any); None without any."""
+    submitted_at: Mapping[str, float]
+    """Submission times a submission system gave, by relative path."""
 
     @classmethod
-    def open(cls, gradebook: str, roster: str | None, folder: Path | None) -> CourseIntake:
-        """Open the gradebook and read the roster; `folder` is the submissions' (if any)."""
+    def open(
+        cls,
+        gradebook: str,
+        roster: str | None,
+        folder: Path | None,
+        submitted_at: str | None = None,
+    ) -> CourseIntake:
+        """Open the gradebook, keep the roster given in it, and read the submission times;
+        `folder` is the submissions' (if any)."""
         try:
             inside = folder is not None and folder.resolve() in Path(gradebook).resolve().parents
         except (OSError, RuntimeError):
@@ -73,31 +98,74 @@ class CourseIntake:
                 fix="keep the gradebook outside the submissions folder",
             )
         students = read_roster(Path(roster)) if roster else None
+        times = read_submission_times(Path(submitted_at)) if submitted_at else {}
         book = open_gradebook(gradebook)
         if students is not None:
-            book.set_students(students)
-        return cls(book, students)
+            book.store_roster(students, utc_now())
+        return cls(book, book.roster(), times)
 
-    def keep(self, lesson: Lesson, records: Sequence[JournalEntry], out: Console) -> None:
-        """Keep every graded file as a new attempt; say which files have no student."""
-        made = intake(lesson, records, roster=self.roster, toolkit=__version__)
+    def identity(self, lesson: Lesson, relative: str, sha256: str) -> Identity | None:
+        """The identity the file's attempt would have; None when no student matches it."""
+        student = student_of(relative, self.roster)
+        if student is None:
+            return None
+        return (student, lesson.meta.id, sha256, lesson.meta.revision, __version__)
+
+    def unchanged(self, lesson: Lesson, folder: Path, paths: Sequence[Path]) -> list[BatchEntry]:
+        """The files whose bytes the gradebook already holds as their student's attempt
+        (same revision and toolkit), with the report kept then: they need no grading."""
+        found = []
+        for path in paths:
+            try:
+                data = read_bytes_in_folder(folder, path)
+            except LessonkitError:
+                continue  # graded, so that its row says why it cannot be read
+            digest = hashlib.sha256(data).hexdigest()
+            identity = self.identity(lesson, path.relative_to(folder).as_posix(), digest)
+            report = None if identity is None else self.gradebook.kept_report(identity)
+            if report is not None:
+                found.append(BatchEntry(path, report, digest, data))
+        return found
+
+    def keep(self, lesson: Lesson, records: Sequence[JournalEntry]) -> Kept:
+        """Keep every graded file that is new as an attempt."""
+        made = intake(
+            lesson,
+            records,
+            roster=self.roster,
+            toolkit=__version__,
+            submitted_at=self.submitted_at,
+        )
         with self.gradebook:
-            self.gradebook.add_attempts(made.attempts)
-        for relative in made.unmatched:
+            added = self.gradebook.add_attempts(made.attempts)
+        return Kept(len(added.ids), len(added.unchanged), made.unmatched, made.unreadable)
+
+    def say(self, kept: Kept, out: Console) -> None:
+        """What was kept, then each file that is not in the gradebook, and why."""
+        unchanged = (
+            f"; {kept.unchanged} unchanged since their last grading" if kept.unchanged else ""
+        )
+        out.print(
+            Text(
+                f"Kept {kept.new} new attempt(s) in the gradebook "
+                f"{safe_name(shown(self.gradebook.path))}{unchanged}."
+            )
+        )
+        for relative in kept.unmatched:
             out.print(
                 Text(
-                    f"{safe_name(relative)}: no roster id matches its name; it is not in the "
-                    "gradebook",
+                    f"{safe_name(relative)}: no student in the roster matches "
+                    f"`{safe_name(PurePosixPath(relative).name)}`; it is not in the gradebook "
+                    "(add its student to the roster, or rename the file to the student's id)",
                     style="yellow",
                 )
             )
-        for relative in made.unreadable:
+        for relative in kept.unreadable:
             out.print(
                 Text(f"{safe_name(relative)}: unreadable, so not in the gradebook", style="yellow")
             )
-        out.print(
-            Text(
-                f"Kept {len(made.attempts)} attempt(s) in the gradebook "
-                f"{safe_name(shown(self.gradebook.path))}."
-            )
-        )
+
+
+def utc_now() -> str:
+    """The time now as the gradebook writes it."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -91,8 +92,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--roster",
         metavar="FILE",
-        help="--gradebook: the class list (id,name,email,...); a file is its student's whose "
-        "id is the longest prefix of its name",
+        help="--gradebook: the class list (id,name,email,...), kept in the gradebook for every "
+        "later batch, merge and regrade; a file is its student's whose id is the longest "
+        "prefix of its name",
+    )
+    parser.add_argument(
+        "--submitted-at-from",
+        metavar="FILE",
+        help="--gradebook: a CSV file,submitted_at giving each file's submission time (ISO "
+        "8601); otherwise a file's modification time is its submission time. 'Latest' means "
+        "the newest submission, whatever order files are graded in",
     )
     parser.add_argument(
         "--no-sandbox",
@@ -120,17 +129,19 @@ def seed_number(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     batch_only = (
         *(args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster),
-        *(args.shard, args.shard_count, args.dask),
+        *(args.shard, args.shard_count, args.dask, args.submitted_at_from),
     )
     if any(batch_only) and not args.batch:
         raise UsageError(
-            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster, --shard and --dask "
-            "only apply to --batch",
+            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster, --submitted-at-from, "
+            "--shard and --dask only apply to --batch",
             fix="add --batch DIR",
         )
-    if args.roster and not args.gradebook:
+    if (args.roster or args.submitted_at_from) and not args.gradebook:
         raise UsageError(
-            "--roster says whose files go into a gradebook", fix="add --gradebook FILE"
+            "--roster and --submitted-at-from say whose files go into a gradebook, and when "
+            "they were submitted",
+            fix="add --gradebook FILE",
         )
     if args.batch:
         if args.file:
@@ -239,38 +250,56 @@ def _batch(args: argparse.Namespace) -> int:
         paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
     out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
     refuse_inside(out_dir, folder)
-    course = CourseIntake.open(args.gradebook, args.roster, folder) if args.gradebook else None
+    course = (
+        CourseIntake.open(args.gradebook, args.roster, folder, args.submitted_at_from)
+        if args.gradebook
+        else None
+    )
     run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard)
     run.prepare(paths)
+    if course is not None:
+        run.reuse(course.unchanged(lesson, folder, paths))
     out = console(stderr=True)
     if isolation.note and not args.dask:
         out.print(Text(isolation.note, style="yellow"))
-    entries = run.grade(
-        paths,
-        jobs=args.jobs or os.cpu_count(),
-        timeout=args.timeout,
-        sandbox=isolation.sandbox,
-        cache=compile_cache(),
-        progress=out,
-        dask=args.dask,
-        allow_unsandboxed=args.no_sandbox,
-    )
+    try:
+        entries = run.grade(
+            paths,
+            jobs=args.jobs or os.cpu_count(),
+            timeout=args.timeout,
+            sandbox=isolation.sandbox,
+            cache=compile_cache(),
+            progress=out,
+            dask=args.dask,
+            allow_unsandboxed=args.no_sandbox,
+        )
+    except KeyboardInterrupt:
+        kept = len(run.done) + run.graded_now
+        out.print(
+            Text(
+                f"Interrupted: {kept} of {len(paths)} file(s) graded and kept in the journal "
+                f"{safe_name(quoted(run.journal))}. Go on from there with:\n  "
+                f"{safe_name(run.resume_command(getattr(args, 'argv', sys.argv[1:])))}"
+            )
+        )
+        return 130
     written = run.write_outputs(entries)
-    if course is not None:
-        course.keep(lesson, [run.journal_entry(e) for e in entries], out)
+    kept = None if course is None else course.keep(lesson, [run.journal_entry(e) for e in entries])
     if args.json:
         print(json.dumps(run.summary(entries), indent=2))
-        return 0
-    from lessonkit.grade.report import batch_table
+    else:
+        from lessonkit.grade.report import batch_table
 
-    view = console()
-    view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
-    passed = sum(e.report.passed for e in entries)
-    of_shard = "" if shard is None else f", shard {shard}"
-    view.print(
-        f"{passed} of {len(entries)} files pass every task (input seed {run.seed}{of_shard})."
-    )
-    view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
+        view = console()
+        view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
+        passed = sum(e.report.passed for e in entries)
+        of_shard = "" if shard is None else f", shard {shard}"
+        view.print(
+            f"{passed} of {len(entries)} files pass every task (input seed {run.seed}{of_shard})."
+        )
+        view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
+    if course is not None and kept is not None:
+        course.say(kept, out)  # last, so that files left out of the gradebook are seen
     return 0
 
 

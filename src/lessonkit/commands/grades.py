@@ -9,6 +9,7 @@ learning-management system imports (`lessonkit.course.exports`).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -18,22 +19,26 @@ from rich.text import Text
 
 from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import console, quoted
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
-from lessonkit.course.exports import EXPORTS, export
+from lessonkit.commands._course import add_policy_argument, existing_gradebook, utc_now
+from lessonkit.course.exports import EXPORTS, export, read_canvas_assignments
 from lessonkit.course.gradebook import (
     Attempt,
     CourseTable,
     counting,
     course_table,
+    current,
 )
 from lessonkit.course.roster import read_roster
 from lessonkit.errors import UsageError, shown
+from lessonkit.lesson.text import safe_name
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
     add_policy_argument(
-        parser, "which attempt counts: the latest (default), or the best (ties: the latest)"
+        parser,
+        "which attempt counts: the latest, i.e. the newest submission by submission time "
+        "(default), or the best (ties: the newest of the best)",
     )
     parser.add_argument("--student", metavar="ID", help="print this student's attempts")
     parser.add_argument("--json", action="store_true", help="print the grades as JSON for tools")
@@ -42,10 +47,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--roster", metavar="FILE", help="a class list to keep in the gradebook first"
     )
+    parser.add_argument(
+        "--canvas-assignments",
+        metavar="FILE",
+        help="--export canvas: a CSV lesson,assignment_id naming the existing Canvas "
+        "assignment each lesson's grades go to (the column becomes 'Title (ID)')",
+    )
 
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
+
+
+def with_extra(points: float | None, extra: float) -> str:
+    """`9 (+1 extra)`: points over the maximum are always called extra credit."""
+    if points is None:
+        return "-"
+    return f"{points:g} (+{extra:g} extra)" if extra else f"{points:g}"
 
 
 def table_json(table: CourseTable) -> dict:
@@ -61,7 +79,9 @@ def table_json(table: CourseTable) -> dict:
                 "id": row.student.id,
                 "name": row.student.name,
                 "points": {c.lesson: p for c, p in zip(table.lessons, row.points, strict=True)},
+                "extra": {c.lesson: e for c, e in zip(table.lessons, row.extra, strict=True)},
                 "total": row.total,
+                "extra_total": row.extra_total,
             }
             for row in table.rows
         ],
@@ -79,50 +99,66 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
         "toolkit": attempt.toolkit,
         "revision": attempt.revision,
         "points": attempt.points,
+        "extra_points": attempt.extra_points,
         "max_points": attempt.max_points,
+        "submitted_utc": utc_time(attempt.submitted),
         "counts": counts,
         "regrade_of": attempt.regrade_of,
         "tasks": [
-            {"task": t.task, "status": t.status, "points": t.points, "max_points": t.max_points}
+            {
+                "task": t.task,
+                "optional": t.optional,
+                "status": t.status,
+                "points": t.points,
+                "max_points": t.max_points,
+            }
             for t in attempt.tasks
         ],
     }
 
 
+def utc_time(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _course_view(table: CourseTable) -> Table:
-    view = Table(title=f"Course grades ({table.policy} attempt counts)", title_justify="left")
+    policy = "newest submission" if table.policy == "latest" else "best attempt"
+    view = Table(
+        title=f"Course grades (each student's {policy} counts; optional tasks are extra)",
+        title_justify="left",
+    )
     view.add_column("student")
     for column in table.lessons:
         view.add_column(f"{column.title} (/{column.max_points:g})", justify="right")
     view.add_column(f"total (/{table.max_total:g})", justify="right")
     for row in table.rows:
         view.add_row(
-            Text(row.student.id),
-            *(Text(_number(p) or "-") for p in row.points),
-            Text(f"{row.total:g}"),
+            Text(safe_name(row.student.id)),
+            *(Text(with_extra(p, e)) for p, e in zip(row.points, row.extra, strict=True)),
+            Text(with_extra(row.total, row.extra_total)),
         )
     return view
 
 
 def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], chosen: set) -> None:
     """Each attempt on a line of its own, then its tasks: narrow enough for any terminal."""
-    out.print(Text(f"Attempts of {student}, oldest first", style="bold"))
-    for attempt in attempts:
+    out.print(Text(f"Attempts of {safe_name(student)}, oldest submission first", style="bold"))
+    for attempt in current(attempts):
         mark = " (counts)" if attempt.id in chosen else ""
+        extra = f" (+{attempt.extra_points:g} extra)" if attempt.extra_points else ""
         out.print(
             Text(
-                f"\nattempt #{attempt.id}{mark} · {attempt.lesson} · {attempt.file} · "
-                f"{attempt.graded_utc} · {attempt.points:g}/{attempt.max_points:g} points · "
-                f"seed {attempt.seed}"
+                f"\nattempt #{attempt.id}{mark} · {attempt.lesson} · {safe_name(attempt.file)} · "
+                f"submitted {utc_time(attempt.submitted)} · graded {attempt.graded_utc} · "
+                f"{attempt.points:g}/{attempt.max_points:g} points{extra} · seed {attempt.seed}"
             )
         )
         view = Table(show_header=True, box=None, padding=(0, 2))
         for name in ("task", "status", "points"):
             view.add_column(name)
         for task in attempt.tasks:
-            view.add_row(
-                Text(task.task), Text(task.status), Text(f"{task.points:g}/{task.max_points:g}")
-            )
+            points = f"{task.points:g}/{task.max_points:g}" + (" extra" if task.optional else "")
+            view.add_row(Text(task.task), Text(task.status), Text(points))
         out.print(view)
 
 
@@ -131,11 +167,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--export and --output go together", fix="give both, or neither")
     if args.export and (args.student or args.json):
         raise UsageError("--export writes the whole course; it takes no --student or --json")
+    if args.canvas_assignments and args.export != "canvas":
+        raise UsageError("--canvas-assignments names Canvas assignments", fix="add --export canvas")
+    assignments = (
+        read_canvas_assignments(Path(args.canvas_assignments)) if args.canvas_assignments else None
+    )
     path = Path(args.gradebook)
     roster = read_roster(Path(args.roster)) if args.roster else None
     with existing_gradebook(args.gradebook) as book:
         if roster is not None:
-            book.set_students(roster)
+            book.store_roster(roster, utc_now())
         attempts = book.attempts()
         students = book.students()
     chosen = {a.id for a in counting(attempts, args.policy).values()}
@@ -151,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     table = course_table(attempts, students, args.policy)
     if args.export:
         output = Path(args.output)
-        write_output(output, export(args.export, table, attempts))
+        write_output(output, export(args.export, table, attempts, assignments))
         console().print(
             Text(f"Wrote {quoted(output)} ({args.export}, {len(table.rows)} students).")
         )

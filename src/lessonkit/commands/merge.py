@@ -29,13 +29,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", metavar="OUT", help="each shard's --out folder")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the joined outputs go")
     parser.add_argument("--gradebook", metavar="FILE", help="keep every file as an attempt here")
-    parser.add_argument("--roster", metavar="FILE", help="--gradebook: the class list")
+    parser.add_argument(
+        "--roster",
+        metavar="FILE",
+        help="--gradebook: the class list to keep in it (without one, the roster the "
+        "gradebook keeps matches the files)",
+    )
+    parser.add_argument(
+        "--submitted-at-from",
+        metavar="FILE",
+        help="--gradebook: a CSV file,submitted_at giving each file's submission time",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.roster and not args.gradebook:
+    if (args.roster or args.submitted_at_from) and not args.gradebook:
         raise UsageError(
-            "--roster says whose files go into a gradebook", fix="add --gradebook FILE"
+            "--roster and --submitted-at-from say whose files go into a gradebook, and when "
+            "they were submitted",
+            fix="add --gradebook FILE",
         )
     merged = merge_shards([read_shard(Path(folder)) for folder in args.shards])
     lesson = find_lesson(merged.lesson)
@@ -49,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
     for shard in args.shards:
         if Path(shard).resolve() == out_dir.resolve():
             raise UsageError(f"--out {shown(out_dir)} is one of the shards; give another folder")
-    course = CourseIntake.open(args.gradebook, args.roster, None) if args.gradebook else None
+    course = (
+        CourseIntake.open(args.gradebook, args.roster, None, args.submitted_at_from)
+        if args.gradebook
+        else None
+    )
     entries = [BatchEntry(Path(e.path), e.report, e.sha256 or None, e.data) for e in merged.entries]
     scoring = Scoring.of(lesson)
     summary = summary_json(entries, lesson.meta.id, scoring)
@@ -70,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
             fix="give --out a folder you can write to",
         ) from None
     out = console()
-    if course is not None:
-        course.keep(lesson, merged.entries, console(stderr=True))
+    kept = None if course is None else course.keep(lesson, merged.entries)
     passed = sum(e.report.passed for e in entries)
     out.print(
         Text(
@@ -80,4 +95,6 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     out.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
+    if course is not None and kept is not None:
+        course.say(kept, console(stderr=True))
     return 0

@@ -13,6 +13,7 @@ import os
 from rich.text import Text
 
 from lessonkit import __version__
+from lessonkit.commands._batch import BatchProgress
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
@@ -21,6 +22,7 @@ from lessonkit.commands._common import (
 )
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
+from lessonkit.course.gradebook import current
 from lessonkit.course.regrade import regrade
 from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson
@@ -46,22 +48,33 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
     out = console()
+    progress = console(stderr=True)
     if isolation.note:
-        console(stderr=True).print(Text(isolation.note, style="yellow"))
+        progress.print(Text(isolation.note, style="yellow"))
     with existing_gradebook(args.gradebook) as book:
-        result = regrade(
-            book,
-            lesson,
-            student=args.student,
-            policy=args.policy,
-            toolkit=__version__,
-            graded_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            jobs=args.jobs or os.cpu_count(),
-            timeout=args.timeout,
-            sandbox=isolation.sandbox,
-            seed=args.seed,
-            cache=compile_cache(),
+        total = len(
+            [
+                a
+                for a in current(book.attempts(lesson=lesson.meta.id))
+                if args.student is None or a.student == args.student
+            ]
         )
+        bar = BatchProgress(progress, total, name=lambda path: path.name)
+        with bar:
+            result = regrade(
+                book,
+                lesson,
+                student=args.student,
+                policy=args.policy,
+                toolkit=__version__,
+                graded_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                jobs=args.jobs or os.cpu_count(),
+                timeout=args.timeout,
+                sandbox=isolation.sandbox,
+                seed=args.seed,
+                cache=compile_cache(),
+                on_report=bar.finished,
+            )
     out.print(
         Text(
             f"Regraded {result.regraded} attempt(s) of {lesson.meta.id} with revision "

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import lessonkit
 from lessonkit.errors import shown
-from lessonkit.grade.batch import SUFFIXES, read_bytes_in_folder, unreadable
+from lessonkit.grade.batch import SUFFIXES, read_bytes_in_folder
 from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
 from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import PASSED, GradeReport
+from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.sandbox import Account, find_sandbox
@@ -74,10 +74,17 @@ chmod -R go-rwx .
 
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this as root for each submission: grade it, write results/results.json.
+# To try it without Gradescope (and without root), see README.md beside this script.
 set -uo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PYTHON="${{LESSONKIT_PYTHON:-{venv}/bin/python}}"
+if [ ! -x "$PYTHON" ] && ! command -v "$PYTHON" >/dev/null 2>&1; then
+  echo "run_autograder: no Python at $PYTHON: run setup.sh first, or set LESSONKIT_PYTHON" \
+    "to a Python that has requirements.txt installed (see README.md)" >&2
+fi
 export LESSONKIT_ROOT="$ROOT/source"
+# The bundle's own toolkit, also where setup.sh has not installed it (a local try-out).
+export PYTHONPATH="$ROOT/source/src${{PYTHONPATH:+:$PYTHONPATH}}"
 status=0
 "$PYTHON" -m lessonkit autograder {lesson} --run --root "$ROOT" || status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then
@@ -85,6 +92,51 @@ if [ ! -s "$ROOT/results/results.json" ]; then
   said="The autograder itself failed (exit $status): tell your instructor."
   printf '{{"score": 0, "output": "%s"}}\\n' "$said" > "$ROOT/results/results.json"
 fi
+"""
+
+
+README = """# Gradescope autograder for {lesson}: {title}
+
+Made by `lessonkit autograder {lesson} --output autograder.zip`. Upload the zip as a
+Gradescope programming assignment's autograder (Ubuntu base image).
+
+## What Gradescope does with it
+
+- It unpacks the zip into `/autograder/source` and runs `setup.sh` once, as root. That
+  installs Debian's `bubblewrap` (the sandbox) when `apt-get` is there, Python 3.11 or newer
+  if none is, a virtual environment in `{venv}` with the pinned `requirements.txt` and this
+  toolkit (`pyproject.toml`, `src/`), creates the unprivileged account `{account}`, and leaves
+  this folder (the lesson and its reference solutions) readable by root only.
+- For each submission it runs `run_autograder`, which grades the one practice file (`.py` or
+  `.ipynb`; `{lesson}.py` wins when there are several) in `/autograder/submission` and
+  writes `/autograder/results/results.json`: one test per task, with its message and hint,
+  never a solution. Optional tasks are extra credit (`max_score` 0). A submission that cannot
+  be graded (no practice file, several) gets one message and no tests.
+- The submission's code runs in bubblewrap where the container allows it, else as `{account}`;
+  as root with neither it is not run, and `results.json` says which applied.
+
+## The layout it expects
+
+```
+$AUTOGRADER_ROOT/          (/autograder on Gradescope)
+  source/                  this zip, unpacked
+  submission/              the student's upload
+  results/results.json     written by run_autograder
+```
+
+## Trying it on your own machine (no root, no Gradescope)
+
+With a Python that has `requirements.txt` installed (for example this repository's
+`.venv/bin/python`), unpack the zip into `DIR/source`, put a practice file in
+`DIR/submission`, and run:
+
+```bash
+AUTOGRADER_ROOT=DIR LESSONKIT_PYTHON=/path/to/python bash DIR/source/run_autograder
+cat DIR/results/results.json
+```
+
+`run_autograder` then uses the bundle's own `src/`. With `lessonkit` installed,
+`lessonkit autograder {lesson} --run --root DIR` does the same in one command.
 """
 
 
@@ -108,7 +160,9 @@ def bundle_files(lesson: Lesson, repo: Path) -> dict[str, bytes]:
         "run_autograder": RUN.format(venv=VENV, lesson=lesson.meta.id).encode(),
         "requirements.txt": requirements(repo).encode(),
         "pyproject.toml": (repo / "pyproject.toml").read_bytes(),
-        "README.md": (repo / "README.md").read_bytes(),
+        "README.md": README.format(
+            lesson=lesson.meta.id, title=lesson.meta.title, venv=VENV, account=LEARNER_ACCOUNT
+        ).encode(),
     }
     for path in _files_under(package):
         files[f"src/lessonkit/{path.relative_to(package).as_posix()}"] = path.read_bytes()
@@ -194,7 +248,11 @@ def find_submission(folder: Path, lesson: Lesson) -> Path:
 
 
 def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
-    """Gradescope's results: the score, one test per task (its message, never a solution)."""
+    """Gradescope's results: the score, one test per task (its message, never a solution).
+
+    Messages are Markdown (`output_format: md`). An optional task is extra credit: its test
+    has `max_score` 0 and its score when passed; left out, it is neither passed nor failed.
+    """
     earned = scoring.earned(report)
     points = scoring.available
     tests = []
@@ -202,45 +260,65 @@ def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
         output = task.message
         if task.hint and task.status != PASSED:
             output += f"\n\nHint: {task.hint}"
-        tests.append(
-            {
-                "name": f"{task.title} (optional)" if task.optional else task.title,
-                "score": earned.get(task.id, 0.0),
-                "max_score": 0.0 if task.optional else points.get(task.id, 0.0),
-                "status": "passed" if task.status == PASSED else "failed",
-                "output": output,
-                "visibility": "visible",
-            }
-        )
+        test = {
+            "name": f"{task.title} (optional, extra credit)" if task.optional else task.title,
+            "score": earned.get(task.id, 0.0),
+            "max_score": 0.0 if task.optional else points.get(task.id, 0.0),
+            "output": output,
+            "output_format": "md",
+            "visibility": "visible",
+        }
+        if not (task.optional and task.status == NOT_ATTEMPTED):
+            test["status"] = "passed" if task.status == PASSED else "failed"
+        tests.append(test)
     seed = f" Input sets drawn with seed {report.seed}." if report.seed is not None else ""
-    passed = sum(t.status == PASSED for t in report.tasks)
+    required = [t for t in report.tasks if not t.optional]
+    passed = sum(t.status == PASSED for t in required)
+    extra = sum(t.status == PASSED for t in report.tasks if t.optional)
+    also = f" (and {extra} optional)" if extra else ""
     return {
         "score": sum(earned.values()),
-        "output": f"{passed} of {len(report.tasks)} tasks passed.{seed}\n{said}",
+        "execution_time": max(1, round(report.seconds)),
+        "output": f"{passed} of {len(required)} tasks passed{also}.{seed}\n\n{said}",
+        "output_format": "md",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
 
 
-def _graded(lesson: Lesson, folder: Path, plan: Confinement, started: float) -> GradeReport:
+def not_graded_json(message: str, seconds: float) -> dict:
+    """A submission that cannot be graded: one message, and no test to repeat it under."""
+    return {
+        "score": 0.0,
+        "execution_time": max(1, round(seconds)),
+        "output": message,
+        "output_format": "md",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }
+
+
+def _results(lesson: Lesson, folder: Path, plan: Confinement, started: float) -> dict:
+    """The results for the submission in `folder`; isolation is named only when code ran."""
     if plan.grader is None:
-        return unreadable(lesson, folder, plan.said, time.perf_counter() - started)
+        return not_graded_json(plan.said, time.perf_counter() - started)
     with plan.grader as grader:
         try:
             path = find_submission(folder, lesson)
             submission = read_submission(path, read_bytes_in_folder(folder, path))
         except SubmissionError as exc:
-            return unreadable(lesson, folder, str(exc), time.perf_counter() - started)
-        return grader.grade_submission(lesson, submission, started)
+            return not_graded_json(str(exc), time.perf_counter() - started)
+        report = grader.grade_submission(lesson, submission, started)
+    return results_json(report, Scoring.of(lesson), plan.said)
 
 
 def run_autograder(lesson: Lesson, root: Path, timeout: float = DEFAULT_TIMEOUT) -> dict:
     """Grade the submission under `root` and write `root/results/results.json`."""
     started = time.perf_counter()
     plan = confinement(timeout)
-    report = _graded(lesson, root / "submission", plan, started)
-    results = results_json(report, Scoring.of(lesson), plan.said)
+    results = _results(lesson, root / "submission", plan, started)
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

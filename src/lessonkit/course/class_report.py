@@ -1,10 +1,14 @@
 """What the class got wrong: one lesson's attempts in a gradebook, summed up per task.
 
-Pass rates count each student once, by the attempt the policy picks; the failures are
-grouped over every submission (a regrade replaces its original), because the mistakes a
-class makes on the way are the ones worth teaching. A group is (task, check, key path): the
-check that found the problem and the value it is about, so "`grads/w` wrong on other
-inputs" and "`grads/w` wrong on the lesson's inputs" are two different lessons to give.
+Pass rates count each student once, by the attempt the policy picks, and only a passed task
+as passed (an optional task left out is not passed; how many attempted it is said beside).
+The failures are grouped over every submission (a regrade replaces its original), because
+the mistakes a class makes on the way are the ones worth teaching. A group is (task, check,
+key path, cause): the check that found the problem and the value it is about, so "`grads/w`
+wrong on other inputs" and "`grads/w` wrong on the lesson's inputs" are two different
+lessons to give, and for an error what stopped the code (a syntax error, the time limit,
+memory, a crash), each with an example of its own. Totals are of the required tasks' points
+(the maximum); optional tasks' points are extra credit, counted apart.
 """
 
 from __future__ import annotations
@@ -17,19 +21,19 @@ from dataclasses import dataclass
 
 from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
 from lessonkit.errors import UsageError
-from lessonkit.grade.results import PASSED, CheckName, Status
+from lessonkit.grade.results import (
+    CHECK_WORDS,
+    ERROR,
+    NOT_ATTEMPTED,
+    PASSED,
+    CheckName,
+    ErrorCause,
+    Status,
+    error_cause,
+)
 from lessonkit.render.page import render_template
 
-CHECK_WORDS: dict[CheckName | None, str] = {
-    "cell": "the task's cell is missing",
-    "attempted": "not attempted yet",
-    "lesson inputs": "wrong on the lesson's inputs",
-    "other inputs": "wrong on other inputs",
-    "probes": "a probe showed a wrong value",
-    "run": "the file could not be graded",
-    None: "(graded before checks were recorded)",
-}
-"""How the page names each check."""
+UNRECORDED_CHECK = "(graded before checks were recorded)"
 
 ATTEMPT_BINS = ("1", "2", "3", "4 or more", "not yet")
 
@@ -41,13 +45,21 @@ class FailureGroup:
     check: CheckName | None
     path: str | None
     status: Status
+    cause: ErrorCause | None
+    """For an `error`, what stopped the code; None for any other status."""
     attempts: int
     students: int
     example: str
 
     @property
     def check_words(self) -> str:
-        return CHECK_WORDS[self.check]
+        if self.check is None:
+            return UNRECORDED_CHECK
+        words = CHECK_WORDS[self.check]
+        if self.status == NOT_ATTEMPTED and self.check == "attempted":
+            return words
+        cause = f", {self.cause}" if self.cause else ""
+        return f"{words} ({self.status}{cause})"
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,9 @@ class TaskSummary:
     title: str
     optional: bool
     passed: int
-    """Students whose counting attempt passed the task."""
+    """Students whose counting attempt passed the task (left out is not passed)."""
+    attempted: int
+    """Students whose counting attempt attempted the task."""
     graded: int
     """Students with a counting attempt."""
     failures: tuple[FailureGroup, ...]
@@ -75,7 +89,9 @@ class ClassReport:
     policy: Policy
     max_points: float
     totals: tuple[float, ...]
-    """Each student's points on the counting attempt, in student order."""
+    """Each student's required points on the counting attempt, in student order."""
+    extra: tuple[float, ...]
+    """Each student's extra points (optional tasks) on the counting attempt, in order."""
     submissions: int
     tasks: tuple[TaskSummary, ...]
     attempts_needed: tuple[tuple[str, int], ...]
@@ -87,21 +103,25 @@ class ClassReport:
 
 
 def _failure_groups(task: str, attempts: Sequence[Attempt]) -> tuple[FailureGroup, ...]:
+    """Every submission that did not pass `task`, grouped by what went wrong."""
     keyed: dict[tuple, list[tuple[str, TaskGrade]]] = defaultdict(list)
     for attempt in attempts:
         for grade in attempt.tasks:
-            if grade.task == task and not grade.counts_as_passed:
-                keyed[(grade.check, grade.path, grade.status)].append((attempt.student, grade))
+            if grade.task == task and grade.status != PASSED:
+                cause = error_cause(grade.message) if grade.status == ERROR else None
+                key = (grade.check, grade.path, grade.status, cause)
+                keyed[key].append((attempt.student, grade))
     groups = [
         FailureGroup(
             check,
             path,
             status,
+            cause,
             attempts=len(found),
             students=len({student for student, _ in found}),
             example=found[-1][1].message,
         )
-        for (check, path, status), found in keyed.items()
+        for (check, path, status, cause), found in keyed.items()
     ]
     return tuple(sorted(groups, key=lambda g: (-g.attempts, str(g.check), g.path or "")))
 
@@ -145,7 +165,11 @@ def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> Cl
             grade.title,
             grade.optional,
             passed=sum(
-                any(t.task == grade.task and t.counts_as_passed for t in a.tasks) for a in chosen
+                any(t.task == grade.task and t.status == PASSED for t in a.tasks) for a in chosen
+            ),
+            attempted=sum(
+                any(t.task == grade.task and t.status != NOT_ATTEMPTED for t in a.tasks)
+                for a in chosen
             ),
             graded=len(chosen),
             failures=_failure_groups(grade.task, mine),
@@ -158,7 +182,8 @@ def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> Cl
         title=latest.lesson_title,
         policy=policy,
         max_points=latest.max_points,
-        totals=tuple(a.points for a in chosen),
+        totals=tuple(a.points - a.extra_points for a in chosen),
+        extra=tuple(a.extra_points for a in chosen),
         submissions=len(mine),
         tasks=tasks,
         attempts_needed=_attempts_needed(by_student),
@@ -191,12 +216,17 @@ class Chart:
 
 def _pass_rate_chart(report: ClassReport) -> Chart:
     bars = tuple(
-        Bar(t.title, t.pass_rate, f"{round(100 * t.pass_rate)}% ({t.passed} of {t.graded})")
+        Bar(
+            f"{t.title} (optional)" if t.optional else t.title,
+            t.pass_rate,
+            f"{round(100 * t.pass_rate)}% ({t.passed} of {t.graded})",
+        )
         for t in report.tasks
     )
     return Chart(
         "Pass rate per task",
-        f"The share of the {report.students} students whose counting attempt passed each task.",
+        f"The share of the {report.students} students whose counting attempt passed each task "
+        "(a task left out is not passed).",
         bars,
         1.0,
     )
@@ -229,10 +259,17 @@ def _totals_chart(report: ClassReport) -> Chart:
         )
         for (low, high), count in zip(bins, counts, strict=True)
     )
+    earned_extra = sum(1 for e in report.extra if e)
+    extra = (
+        f" Optional tasks are extra credit and not in these totals: {earned_extra} "
+        f"student{'s' if earned_extra != 1 else ''} earned extra points."
+        if any(t.optional for t in report.tasks)
+        else ""
+    )
     return Chart(
         "Distribution of totals",
-        f"How many students scored each total (of {report.max_points:g} points), "
-        f"{report.policy} attempt counting.",
+        f"How many students scored each total of the required tasks (of "
+        f"{report.max_points:g} points), {report.policy} attempt counting.{extra}",
         bars,
         float(max(counts, default=0)),
     )

@@ -1,7 +1,12 @@
 """Grades in the files learning-management systems import.
 
 - `canvas`: the layout of Canvas's gradebook export, which its import reads: `Student, ID,
-  SIS User ID, SIS Login ID, Section`, then one column per lesson, named by its title.
+  SIS User ID, SIS Login ID, Section`, then one column per lesson, named by its title, or
+  `Title (ID)` for a lesson mapped to an existing Canvas assignment; the second row is
+  Canvas's "Points Possible" row, the required tasks' maximum (optional tasks' points are
+  extra credit, so a total may exceed it). `ID` is the roster's `lms_id` (Canvas's own user
+  id), `SIS User ID` and `SIS Login ID` the roster's columns of those names: a column the
+  roster leaves empty stays empty, for Canvas then matches the student by another.
 - `moodle`: `Email address` (the identifier Moodle's CSV grade import maps), then one column
   per lesson title.
 - `csv`: one row per student and task, for a spreadsheet or another tool.
@@ -14,7 +19,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 from lessonkit.course.gradebook import (
@@ -24,7 +30,7 @@ from lessonkit.course.gradebook import (
     attempt_counts,
     counting,
 )
-from lessonkit.errors import UsageError
+from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.text import csv_cell
 
 Export = Literal["canvas", "moodle", "csv"]
@@ -42,14 +48,54 @@ def _write(rows: list[list[str]]) -> str:
     return buffer.getvalue()
 
 
-def canvas_csv(table: CourseTable) -> str:
+CANVAS_POINTS_POSSIBLE = "    Points Possible"
+"""The Student cell of the second row of Canvas's export (with its four leading spaces)."""
+
+
+def canvas_csv(table: CourseTable, assignments: Mapping[str, str] | None = None) -> str:
+    """`assignments` maps a lesson id to an existing Canvas assignment's id, so that the
+    import updates that assignment instead of creating one."""
+    mapped = assignments or {}
     header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    rows = [header + [c.title for c in table.lessons]]
+    titles = [
+        f"{c.title} ({mapped[c.lesson]})" if c.lesson in mapped else c.title for c in table.lessons
+    ]
+    rows = [header + titles]
+    rows.append(
+        [CANVAS_POINTS_POSSIBLE, "", "", "", ""] + [_points(c.max_points) for c in table.lessons]
+    )
     for row in table.rows:
         s = row.student
-        who = [s.name or s.id, s.lms_id, s.sis_user_id or s.id, s.sis_login_id or s.email]
-        rows.append(who + [s.section] + [_points(p) for p in row.points])
+        who = [s.name or s.id, s.lms_id, s.sis_user_id, s.sis_login_id, s.section]
+        rows.append(who + [_points(p) for p in row.points])
     return _write(rows)
+
+
+def read_canvas_assignments(path: Path) -> dict[str, str]:
+    """`--canvas-assignments FILE`: a CSV `lesson,assignment_id` (Canvas's number for the
+    assignment, the digits in its address)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {shown(path)}: {exc}") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not {"lesson", "assignment_id"} <= set(reader.fieldnames or ()):
+        raise UsageError(
+            f"{shown(path)} lacks the columns lesson,assignment_id",
+            fix="its first line must be lesson,assignment_id; then a lesson id and a number",
+        )
+    mapped: dict[str, str] = {}
+    for line, row in enumerate(reader, start=2):
+        lesson = (row.get("lesson") or "").strip()
+        number = (row.get("assignment_id") or "").strip()
+        if not lesson or not number.isdigit():
+            raise UsageError(
+                f"{shown(path)}:{line}: an assignment id is Canvas's number for it, got {number!r}"
+            )
+        if lesson in mapped:
+            raise UsageError(f"{shown(path)}:{line}: the lesson {lesson!r} appears twice")
+        mapped[lesson] = number
+    return mapped
 
 
 def moodle_csv(table: CourseTable) -> str:
@@ -67,9 +113,10 @@ def moodle_csv(table: CourseTable) -> str:
 
 
 def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
-    """`student,lesson,task,status,points,max_points,attempts`, from each counting attempt."""
+    """`student,lesson,task,optional,status,points,max_points,attempts`, from each counting
+    attempt; an optional task's row has its own maximum (its points are extra credit)."""
     counts = attempt_counts(attempts)
-    rows = [["student", "lesson", "task", "status", "points", "max_points", "attempts"]]
+    rows = [["student", "lesson", "task", "optional", "status", "points", "max_points", "attempts"]]
     chosen = counting(attempts, policy)
     for key in sorted(chosen):
         attempt = chosen[key]
@@ -79,6 +126,7 @@ def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
                     attempt.student,
                     attempt.lesson,
                     task.task,
+                    "yes" if task.optional else "no",
                     task.status,
                     _points(task.points),
                     _points(task.max_points),
@@ -88,10 +136,15 @@ def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
     return _write(rows)
 
 
-def export(kind: Export, table: CourseTable, attempts: Sequence[Attempt]) -> str:
+def export(
+    kind: Export,
+    table: CourseTable,
+    attempts: Sequence[Attempt],
+    canvas_assignments: Mapping[str, str] | None = None,
+) -> str:
     """The text of one export; `table` is made from `attempts`."""
     if kind == "canvas":
-        return canvas_csv(table)
+        return canvas_csv(table, canvas_assignments)
     if kind == "moodle":
         return moodle_csv(table)
     return tasks_csv(attempts, table.policy)

@@ -2,17 +2,23 @@
 
 An attempt is never overwritten: a resubmission, or a regrade, is a new attempt, with the
 bytes graded (kept once per sha256), the seed, the toolkit version and the lesson revision,
-so any grade can be traced to what produced it. Which attempt counts is a policy applied
-when reading (`counting`). The schema has a version (SQLite's `user_version`) and a
-migration from each version to the next, run in a transaction when a file is opened; two
-graders writing one file at once each take the write lock in turn (WAL, `BEGIN IMMEDIATE`),
-so neither loses an attempt. Keep the file on a local disk: SQLite's locks are not reliable
-over a network file system.
+so any grade can be traced to what produced it. An attempt is stored once: the same bytes
+of the same student, graded with the same lesson revision and toolkit, are the same
+attempt, however often a batch or a merge hands them in again (`Attempt.identity`); only
+`regrade` grades kept bytes again. Which attempt counts is a policy applied when reading
+(`counting`), over the attempts in the order they were *submitted* (`Attempt.submitted`),
+never the order they were graded in. The roster is kept here too, a version per change, so
+every later batch, merge and regrade matches files to the same students. The schema has a
+version (SQLite's `user_version`) and a migration from each version to the next, run in a
+transaction when a file is opened; two graders writing one file at once each take the write
+lock in turn (WAL, `BEGIN IMMEDIATE`), so neither loses an attempt. Keep the file on a local
+disk: SQLite's locks are not reliable over a network file system.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -52,9 +58,13 @@ class TaskGrade:
         return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
 
 
+Identity = tuple[str, str, str, str, str]
+"""(student, lesson, sha256, lesson revision, toolkit version): what makes an attempt new."""
+
+
 @dataclass(frozen=True)
 class Attempt:
-    """One graded submission; `id` orders attempts (None until it is in a gradebook)."""
+    """One graded submission; `id` orders attempts as kept (None until it is kept)."""
 
     id: int | None
     student: str
@@ -64,14 +74,48 @@ class Attempt:
     sha256: str
     seed: int | None
     graded_utc: str
-    mtime: float
+    submitted: float
+    """When the file was submitted (seconds since the epoch): its modification time at
+    intake, or the time a submission system gave (`--submitted-at-from`). "Latest" is the
+    newest by this time, whatever order the files were graded in."""
     toolkit: str
     revision: str
     points: float
+    """Every point earned, optional tasks' included (`extra_points` says how many of them)."""
     max_points: float
+    """The required tasks' points: optional ones are extra credit, never in the maximum."""
     regrade_of: int | None
     """The attempt whose bytes this one graded again (`lessonkit regrade`), or None."""
     tasks: tuple[TaskGrade, ...]
+
+    @property
+    def identity(self) -> Identity:
+        return (self.student, self.lesson, self.sha256, self.revision, self.toolkit)
+
+    @property
+    def extra_points(self) -> float:
+        """The points earned on optional tasks, over and above `max_points`."""
+        return sum(t.points for t in self.tasks if t.optional)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """An attempt about to be kept: with the bytes it graded and the grader's whole report
+    (kept so that a batch handed the same bytes again can show it without grading)."""
+
+    attempt: Attempt
+    data: bytes
+    report: GradeReport
+
+
+@dataclass(frozen=True)
+class Added:
+    """What `Gradebook.add_attempts` did."""
+
+    ids: tuple[int, ...]
+    """The new attempts' ids, in the order given."""
+    unchanged: tuple[Attempt, ...]
+    """Attempts not kept, because the gradebook already holds the same (`identity`)."""
 
 
 def attempt_of(
@@ -84,10 +128,10 @@ def attempt_of(
     toolkit: str,
     file: str,
     data: bytes,
-    mtime: float,
+    submitted: float,
     graded_utc: str,
     regrade_of: int | None = None,
-) -> tuple[Attempt, bytes]:
+) -> Graded:
     """The attempt a grade report makes, with the bytes it graded."""
     points = scoring.available
     earned = scoring.earned(report)
@@ -114,7 +158,7 @@ def attempt_of(
         sha256=hashlib.sha256(data).hexdigest(),
         seed=report.seed,
         graded_utc=graded_utc,
-        mtime=mtime,
+        submitted=submitted,
         toolkit=toolkit,
         revision=revision,
         points=sum(earned.values()),
@@ -122,7 +166,7 @@ def attempt_of(
         regrade_of=regrade_of,
         tasks=tasks,
     )
-    return attempt, data
+    return Graded(attempt, data, report)
 
 
 def _run_all(db: sqlite3.Connection, script: str) -> None:
@@ -188,7 +232,26 @@ def _v4(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
+def _v5(db: sqlite3.Connection) -> None:
+    """Each attempt's whole report (an unchanged file is shown, not graded again), a
+    version of the roster per change, and the look-up of an attempt by its identity.
+
+    The column `mtime` holds `Attempt.submitted` (it has since version 1).
+    """
+    _run_all(
+        db,
+        """
+        ALTER TABLE attempts ADD COLUMN report TEXT;
+        CREATE INDEX attempts_by_identity ON attempts (student, lesson, sha256);
+        CREATE TABLE roster_versions (
+            version INTEGER PRIMARY KEY AUTOINCREMENT,
+            stored_utc TEXT NOT NULL, students TEXT NOT NULL
+        )
+        """,
+    )
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 """MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
 SCHEMA = len(MIGRATIONS)
 
@@ -264,19 +327,29 @@ class Gradebook:
                 MIGRATIONS[step](db)
                 db.execute(f"PRAGMA user_version = {step + 1}")
 
-    def add_attempts(self, attempts: Sequence[tuple[Attempt, bytes]]) -> tuple[int, ...]:
-        """Keep each attempt (in the order given) and its bytes, all in one transaction."""
-        ids = []
+    def add_attempts(self, items: Sequence[Graded]) -> Added:
+        """Keep each new attempt (in the order given) and its bytes, in one transaction.
+
+        An attempt whose identity the gradebook already holds (the same bytes of the same
+        student, graded with the same revision and toolkit) is not kept again; a regrade
+        always is, as it replaces the attempt it names.
+        """
+        ids: list[int] = []
+        unchanged: list[Attempt] = []
         with self._writing() as db:
-            for attempt, data in attempts:
+            for item in items:
+                attempt = item.attempt
+                if attempt.regrade_of is None and self._holds(db, attempt.identity):
+                    unchanged.append(attempt)
+                    continue
                 db.execute(
                     "INSERT OR IGNORE INTO files (sha256, content) VALUES (?, ?)",
-                    (attempt.sha256, data),
+                    (attempt.sha256, item.data),
                 )
                 cursor = db.execute(
                     "INSERT INTO attempts (student, lesson, lesson_title, file, sha256, seed, "
-                    "graded_utc, mtime, toolkit, revision, points, max_points, regrade_of) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "graded_utc, mtime, toolkit, revision, points, max_points, regrade_of, "
+                    "report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         attempt.student,
                         attempt.lesson,
@@ -285,12 +358,13 @@ class Gradebook:
                         attempt.sha256,
                         attempt.seed,
                         attempt.graded_utc,
-                        attempt.mtime,
+                        attempt.submitted,
                         attempt.toolkit,
                         attempt.revision,
                         attempt.points,
                         attempt.max_points,
                         attempt.regrade_of,
+                        json.dumps(item.report.to_json()),
                     ),
                 )
                 row_id = int(cursor.lastrowid or 0)
@@ -316,18 +390,59 @@ class Gradebook:
                     ],
                 )
                 ids.append(row_id)
-        return tuple(ids)
+        return Added(tuple(ids), tuple(unchanged))
 
-    def set_students(self, roster: Roster) -> None:
-        """Keep the roster's rows (a student's row is replaced by a newer roster's)."""
+    @staticmethod
+    def _holds(db: sqlite3.Connection, identity: Identity) -> bool:
+        row = db.execute(
+            "SELECT 1 FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
+            "AND revision = ? AND toolkit = ? LIMIT 1",
+            identity,
+        ).fetchone()
+        return row is not None
+
+    def kept_report(self, identity: Identity) -> GradeReport | None:
+        """The report of the attempt with this identity, if one is kept with its report."""
+        row = self.db.execute(
+            "SELECT report FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
+            "AND revision = ? AND toolkit = ? AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
+            identity,
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return GradeReport.from_json(json.loads(row[0]))
+        except (ValueError, KeyError, TypeError):
+            return None  # graded again, as a file with no kept report would be
+
+    def store_roster(self, roster: Roster, stored_utc: str) -> int | None:
+        """Make `roster` the gradebook's class list; its version number when it changed
+        anything (a new version is kept), else None."""
+        rows = [
+            (s.id, s.name, s.email, s.sis_user_id, s.sis_login_id, s.section, s.lms_id)
+            for s in sorted(roster.students, key=lambda s: s.id)
+        ]
         with self._writing() as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO students VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (s.id, s.name, s.email, s.sis_user_id, s.sis_login_id, s.section, s.lms_id)
-                    for s in roster.students
-                ],
+            held = db.execute("SELECT * FROM students ORDER BY id").fetchall()
+            if [tuple(r) for r in held] == rows:
+                return None
+            db.execute("DELETE FROM students")
+            db.executemany("INSERT INTO students VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            cursor = db.execute(
+                "INSERT INTO roster_versions (stored_utc, students) VALUES (?, ?)",
+                (stored_utc, json.dumps(rows)),
             )
+            return int(cursor.lastrowid or 0)
+
+    def roster(self) -> Roster | None:
+        """The class list the gradebook keeps, or None when it was never given one."""
+        students = self.students()
+        return Roster(tuple(students.values())) if students else None
+
+    def roster_versions(self) -> tuple[tuple[int, str], ...]:
+        """(version, stored_utc) of every roster kept, oldest first."""
+        rows = self.db.execute("SELECT version, stored_utc FROM roster_versions ORDER BY version")
+        return tuple((int(v), str(t)) for v, t in rows)
 
     def students(self) -> dict[str, Student]:
         rows = self.db.execute("SELECT * FROM students ORDER BY id").fetchall()
@@ -370,7 +485,8 @@ class Gradebook:
 
 
 def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
-    """The attempts no regrade has replaced, in order: a regrade takes its original's place."""
+    """The attempts no regrade has replaced, in the order they were submitted (then kept): a
+    regrade takes its original's place, as it keeps its original's submission time."""
     attempts = sorted(attempts, key=lambda a: a.id or 0)
     replaced = {a.regrade_of for a in attempts if a.regrade_of is not None}
     kept = [a for a in attempts if a.id not in replaced]
@@ -378,12 +494,12 @@ def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
     for attempt in attempts:  # a regrade of a regrade sits where the first original sat
         if attempt.regrade_of is not None:
             place[attempt.id] = place.get(attempt.regrade_of, attempt.regrade_of)
-    return tuple(sorted(kept, key=lambda a: (place[a.id] or 0, a.id or 0)))
+    return tuple(sorted(kept, key=lambda a: (a.submitted, place[a.id] or 0, a.id or 0)))
 
 
 def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str], Attempt]:
     """Per (student, lesson), the attempt that counts among those no regrade replaced: the
-    latest submission, or the best (ties: the latest of the best)."""
+    newest submission, or the best (ties: the newest of the best)."""
     chosen: dict[tuple[str, str], Attempt] = {}
     for attempt in current(attempts):
         key = (attempt.student, attempt.lesson)
@@ -413,11 +529,18 @@ class LessonColumn:
 class CourseRow:
     student: Student
     points: tuple[float | None, ...]
-    """Per lesson column, the counting attempt's points; None where none was graded."""
+    """Per lesson column, the counting attempt's points (extra included); None where none
+    was graded."""
+    extra: tuple[float, ...]
+    """Per lesson column, how many of those points are extra credit (optional tasks)."""
 
     @property
     def total(self) -> float:
         return sum(p for p in self.points if p is not None)
+
+    @property
+    def extra_total(self) -> float:
+        return sum(self.extra)
 
 
 @dataclass(frozen=True)
@@ -450,6 +573,10 @@ def course_table(
             students.get(sid, Student(sid)),
             tuple(
                 chosen[(sid, c.lesson)].points if (sid, c.lesson) in chosen else None
+                for c in columns
+            ),
+            tuple(
+                chosen[(sid, c.lesson)].extra_points if (sid, c.lesson) in chosen else 0.0
                 for c in columns
             ),
         )

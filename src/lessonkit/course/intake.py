@@ -1,35 +1,50 @@
-"""Graded files become gradebook attempts: whose each file is, in the order they were made.
+"""Graded files become gradebook attempts: whose each file is, and when it was submitted.
 
 The files come as journal entries (`grade.journal`), from a batch just graded or from the
 shards `lessonkit merge` joins.
 
-A file's student comes from the roster (`Roster.match`) or, without one, from its path; a
-file no roster id matches, or one that could not be read (so there are no bytes to keep),
-is listed, never guessed. One student's files in one batch (`alice.py`, `alice.ipynb`) are
-kept in the order of their modification times, so the latest attempt is the newest file.
+A file's student comes from the roster (`Roster.match`): the one given, or the one the
+gradebook keeps. Without any roster the file's path is the student. A file no roster id
+matches, or one that could not be read (so there are no bytes to keep), is listed, never
+made into a student. A file's submission time is its modification time at intake, or the
+time a submission system gave for it (`submitted_at`); attempts are kept in that order.
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
-from collections.abc import Sequence
+import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
-from lessonkit.course.gradebook import Attempt, attempt_of
+from lessonkit.course.gradebook import Graded, attempt_of
 from lessonkit.course.roster import Roster, student_without_roster
+from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 
+_MAX_TIMES_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Intake:
-    attempts: tuple[tuple[Attempt, bytes], ...]
+    attempts: tuple[Graded, ...]
+    """In the order the files were submitted."""
     unmatched: tuple[str, ...]
     """Relative paths no roster id matches."""
     unreadable: tuple[str, ...]
     """Relative paths whose bytes could not be read, so nothing was graded to keep."""
+
+
+def student_of(relative: str, roster: Roster | None) -> str | None:
+    """The student a file is from: a roster id, or without a roster its path; None when
+    the roster has no id for it."""
+    if roster is None:
+        return student_without_roster(relative)
+    return roster.match(PurePosixPath(relative).name)
 
 
 def intake(
@@ -38,28 +53,27 @@ def intake(
     *,
     roster: Roster | None,
     toolkit: str,
+    submitted_at: Mapping[str, float] | None = None,
     now: dt.datetime | None = None,
 ) -> Intake:
-    """The attempts `records` make, ordered by each file's modification time."""
+    """The attempts `records` make, ordered by each file's submission time."""
     graded_utc = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     scoring = Scoring.of(lesson)
+    times = submitted_at or {}
     made, unmatched, unreadable = [], [], []
     for record in records:
         relative = record.path
         if record.data is None:
             unreadable.append(relative)
             continue
-        if roster is None:
-            student = student_without_roster(relative)
-        else:
-            found = roster.match(PurePosixPath(relative).name)
-            if found is None:
-                unmatched.append(relative)
-                continue
-            student = found
+        student = student_of(relative, roster)
+        if student is None:
+            unmatched.append(relative)
+            continue
+        submitted = times.get(relative, record.mtime)
         made.append(
             (
-                record.mtime,
+                submitted,
                 relative,
                 attempt_of(
                     record.report,
@@ -70,10 +84,50 @@ def intake(
                     toolkit=toolkit,
                     file=relative,
                     data=record.data,
-                    mtime=record.mtime,
+                    submitted=submitted,
                     graded_utc=graded_utc,
                 ),
             )
         )
     made.sort(key=lambda item: (item[0], item[1]))
     return Intake(tuple(a for _, _, a in made), tuple(unmatched), tuple(unreadable))
+
+
+def read_submission_times(path: Path) -> dict[str, float]:
+    """`--submitted-at-from FILE`: a CSV `file,submitted_at` (the path below the batch
+    folder, and an ISO 8601 time with a zone, e.g. `2026-12-02T09:30:00Z`), as a
+    submission system exports them; each time in seconds since the epoch."""
+    try:
+        with path.open("rb") as file:
+            data = file.read(_MAX_TIMES_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {shown(path)}: {exc.strerror or exc}") from None
+    if len(data) > _MAX_TIMES_BYTES:
+        raise UsageError(f"{shown(path)} is over {_MAX_TIMES_BYTES >> 20} MiB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise UsageError(f"{shown(path)} is not UTF-8 text") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not {"file", "submitted_at"} <= set(reader.fieldnames or ()):
+        raise UsageError(
+            f"{shown(path)} lacks the columns file,submitted_at",
+            fix="its first line must be file,submitted_at (a path in the batch folder, and "
+            "an ISO 8601 time such as 2026-12-02T09:30:00Z)",
+        )
+    times: dict[str, float] = {}
+    for line, row in enumerate(reader, start=2):
+        name, when = (row.get("file") or "").strip(), (row.get("submitted_at") or "").strip()
+        try:
+            moment = dt.datetime.fromisoformat(when)
+        except ValueError:
+            moment = None
+        if not name or moment is None or moment.tzinfo is None:
+            raise UsageError(
+                f"{shown(path)}:{line}: {when!r} is not an ISO 8601 time with a zone",
+                fix="write it as 2026-12-02T09:30:00Z or 2026-12-02T10:30:00+01:00",
+            )
+        if name in times:
+            raise UsageError(f"{shown(path)}:{line}: {name!r} appears twice")
+        times[name] = moment.timestamp()
+    return times

@@ -8,13 +8,15 @@ original's place. The result lists whose counting points changed.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from lessonkit.course.gradebook import Attempt, Gradebook, Policy, attempt_of, counting, current
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import grade_many
+from lessonkit.grade.batch import BatchEntry, grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.sandbox import Sandbox
@@ -51,8 +53,13 @@ def regrade(
     sandbox: Sandbox | None,
     seed: int | None,
     cache: Path | None,
+    on_report: Callable[[BatchEntry], None] | None = None,
 ) -> Regrade:
-    """Regrade the current attempts of `lesson` (of `student`, if given) as new attempts."""
+    """Regrade the current attempts of `lesson` (of `student`, if given) as new attempts.
+
+    Kept bytes that no longer hash to their attempt's sha256 are refused before anything is
+    graded: a gradebook changed by hand cannot pass other bytes off as a student's.
+    """
     everything = book.attempts()
     todo = [
         a
@@ -68,9 +75,17 @@ def regrade(
         folder = Path(temporary)
         paths = []
         for attempt in todo:  # one folder per attempt: two students' alice.py never meet
+            data = book.content(attempt.sha256)
+            if hashlib.sha256(data).hexdigest() != attempt.sha256:
+                raise UsageError(
+                    f"{shown(book.path)}: the bytes kept for attempt #{attempt.id} "
+                    f"({attempt.student}, {attempt.file}) do not hash to its sha256, so they "
+                    "are not the bytes that student submitted",
+                    fix="restore the gradebook from a backup; nothing was regraded",
+                )
             path = folder / str(attempt.id) / PurePosixPath(attempt.file).name
             path.parent.mkdir()
-            path.write_bytes(book.content(attempt.sha256))
+            path.write_bytes(data)
             paths.append(path)
         entries = grade_many(
             lesson,
@@ -81,6 +96,7 @@ def regrade(
             seed=seed,
             cache=cache,
             folder=folder,
+            on_report=on_report,
         )
     made = [
         attempt_of(
@@ -92,7 +108,7 @@ def regrade(
             toolkit=toolkit,
             file=attempt.file,
             data=entry.data if entry.data is not None else book.content(attempt.sha256),
-            mtime=attempt.mtime,
+            submitted=attempt.submitted,
             graded_utc=graded_utc,
             regrade_of=attempt.id,
         )

@@ -83,6 +83,7 @@ def read_roster(path: Path) -> Roster:
         )
     students: list[Student] = []
     seen: set[str] = set()
+    emails: dict[str, str] = {}
     for line, row in enumerate(reader, start=2):
         values = {k: (row.get(k) or "").strip() for k in (*REQUIRED, *OPTIONAL)}
         if not values["id"]:
@@ -90,5 +91,13 @@ def read_roster(path: Path) -> Roster:
         if values["id"] in seen:
             raise UsageError(f"{shown(path)}:{line}: the id {values['id']!r} appears twice")
         seen.add(values["id"])
+        email = values["email"].casefold()
+        if email and email in emails:
+            raise UsageError(
+                f"{shown(path)}:{line}: the email {values['email']!r} is also "
+                f"{emails[email]!r}'s; a learning-management system matches students by it",
+                fix="give each student their own email address",
+            )
+        emails[email] = values["id"]
         students.append(Student(**values))
     return Roster(tuple(students))

@@ -4,7 +4,7 @@ A shard is chosen by `--shard K/N`, or by the engine running it: a Slurm job arr
 (`SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1` of `SLURM_ARRAY_TASK_COUNT`) or a
 Kubernetes Indexed Job (`JOB_COMPLETION_INDEX + 1`, with `--shard-count N`). Each shard
 keeps its journal (`grade.journal`) as its result; `merge_shards` joins them, and refuses
-shards that were not graded alike (seed, lesson, revision, toolkit), that overlap, or that
+shards that were not graded alike (folder, seed, lesson, revision, toolkit), that overlap, or that
 leave a shard out, naming which.
 """
 
@@ -130,6 +130,7 @@ class Merged:
 
 
 _ALIKE = (
+    ("folder", "submission folders"),
     ("seed", "input seeds"),
     ("lesson", "lessons"),
     ("revision", "lesson revisions"),

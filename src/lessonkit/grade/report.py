@@ -159,7 +159,13 @@ class Scoring:
 
     @property
     def maximum(self) -> float:
+        """The required tasks' points; optional ones are extra credit over it."""
         return sum(points for _, points, optional in self.points if not optional)
+
+    def extra(self, report: GradeReport) -> float:
+        """The points `report` earned on optional tasks (part of `earned`, over `maximum`)."""
+        earned = self.earned(report)
+        return sum(earned[task_id] for task_id, _, optional in self.points if optional)
 
     def earned(self, report: GradeReport) -> dict[str, float]:
         passed = {t.id for t in report.tasks if t.status == PASSED}
@@ -175,6 +181,9 @@ def _number(value: float) -> str:
 def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
     """One row per file: points, each task's status, points and message, for a spreadsheet.
 
+    `points` is every point earned; `extra points` says how many of them are extra credit
+    (optional tasks), the only way `points` can exceed `max points`.
+
     Every cell goes through `csv_cell`, so a message or file name that starts with `=` is
     text to a spreadsheet, never a formula.
     """
@@ -186,6 +195,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
         "passed",
         "points",
         "max points",
+        "extra points",
         *task_ids,
         *(f"{t} points" for t in task_ids),
         *(f"{t} message" for t in task_ids),
@@ -201,6 +211,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
             "yes" if entry.report.passed else "no",
             _number(sum(earned.values())),
             _number(scoring.maximum),
+            _number(scoring.extra(entry.report)),
             *(by_id[t].status if t in by_id else ERROR for t in task_ids),
             *(_number(earned[t]) for t in task_ids),
             *(by_id[t].message if t in by_id else "" for t in task_ids),
@@ -227,5 +238,6 @@ def summary_json(entries: Sequence[BatchEntry], lesson_id: str, scoring: Scoring
         "max points": scoring.maximum,
         "counts": counts,
         "points": {e.report.file: sum(scoring.earned(e.report).values()) for e in entries},
+        "extra points": {e.report.file: scoring.extra(e.report) for e in entries},
         "reports": [e.report.to_json() for e in entries],
     }

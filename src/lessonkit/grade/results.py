@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
 from lessonkit.lesson.text import safe_name, safe_text
@@ -19,16 +20,46 @@ CheckName = Literal[
     "cell", "attempted", "method", "jit", "lesson inputs", "other inputs", "probes", "run"
 ]
 """Which check found a task's problem; "run" when the file could not be graded at all."""
-CHECKS: tuple[CheckName, ...] = (
-    "cell",
-    "attempted",
-    "method",
-    "jit",
-    "lesson inputs",
-    "other inputs",
-    "probes",
-    "run",
+CHECKS: tuple[CheckName, ...] = get_args(CheckName)
+
+CHECK_WORDS: dict[CheckName, str] = {
+    "cell": "the task's cell is missing",
+    "attempted": "not attempted yet",
+    "method": "the method the task asks for is not used",
+    "jit": "fails under jax.jit",
+    "lesson inputs": "wrong on the lesson's inputs",
+    "other inputs": "wrong on other inputs",
+    "probes": "a probe showed a wrong value",
+    "run": "the file could not be graded",
+}
+"""How a person reads each check (the class report); a test keeps its keys `CHECKS`."""
+
+ErrorCause = Literal[
+    "syntax error", "time limit", "memory", "crash", "interference", "unreadable", "exception"
+]
+"""Why a task's code stopped with an error, for grouping errors by what to teach."""
+
+_CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
+    ("syntax error", re.compile(r"^(?:SyntaxError|IndentationError|TabError)\b")),
+    ("time limit", re.compile(r"time limit|did not finish in time")),
+    ("memory", re.compile(r"MemoryError|out of memory|memory limit")),
+    ("crash", re.compile(r"crashed|was killed|exited with status|used up its CPU time")),
+    ("interference", re.compile(r"^The submission interfered with the grader")),
+    (
+        "unreadable",
+        re.compile(r"is a binary file|cannot be (?:read|opened)|is not valid|is over [\d,]+ bytes"),
+    ),
 )
+
+
+def error_cause(message: str) -> ErrorCause:
+    """The cause an `error` verdict's message names (the grader's own wording: explain.py,
+    record.py, run/process.py, sources.py); "exception" for an error the code raised."""
+    for cause, pattern in _CAUSES:
+        if pattern.search(message):
+            return cause
+    return "exception"
+
 
 SCHEMA = 2  # 2: each task's `check` and `path`
 
