@@ -4,6 +4,8 @@ who counts towards a pass rate, and how many submissions each student needed."""
 from __future__ import annotations
 
 import dataclasses
+from html import unescape
+from typing import get_args
 
 import pytest
 
@@ -15,7 +17,18 @@ from lessonkit.course.class_report import (
 )
 from lessonkit.course.gradebook import Attempt, TaskGrade
 from lessonkit.errors import UsageError
-from lessonkit.grade.results import FAILED, NOT_ATTEMPTED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.results import (
+    CHECK_WORDS,
+    CHECKS,
+    ERROR,
+    FAILED,
+    NOT_ATTEMPTED,
+    PASSED,
+    CheckName,
+    GradeReport,
+    TaskResult,
+    error_cause,
+)
 
 _ids = iter(range(1, 10_000))
 
@@ -136,3 +149,72 @@ def test_a_verdicts_check_and_key_path_survive_the_json_of_a_report():
     old["tasks"][0]["check"] = "forged"
     with pytest.raises(TypeError):
         GradeReport.from_json(old)
+
+
+def test_an_optional_task_left_out_is_not_passed_and_its_takers_are_counted():
+    """4 of 30 attempted the optional task in the issue; here 1 of 3: 1 passed, not 3."""
+    left_out = _grade("b", NOT_ATTEMPTED, "attempted", optional=True)
+    attempts = [
+        _attempt("ann", _ok(), _grade("b", PASSED, optional=True)),
+        _attempt("bo", _ok(), left_out),
+        _attempt("cy", _ok(), left_out),
+    ]
+    report = class_report(attempts, "demo-01", "latest")
+    optional = report.tasks[1]
+    assert (optional.passed, optional.attempted, optional.graded) == (1, 1, 3)
+    assert optional.pass_rate == pytest.approx(1 / 3)
+    (group,) = optional.failures  # not "No submission failed this task"
+    assert (group.status, group.attempts, group.check_words) == (
+        NOT_ATTEMPTED,
+        2,
+        "not attempted yet",
+    )
+    html = render_class_report(report)
+    assert "33% (1 of 3)" in html and "1 of 3" in html
+    assert html.count("Every submission passed this task") == 1  # task a's, not b's
+
+
+def test_errors_are_grouped_by_their_cause_each_with_its_own_example():
+    syntax = "SyntaxError at line 4: invalid syntax\n  line 4: x = = 1"
+    loop = "The cell did not finish within the time limit of 60 s (it was running line 3)."
+    crash = "This task's cell was not reached: the process was killed (it probably ran out "
+    attempts = [
+        _attempt("ann", _grade("a", ERROR, "lesson inputs", message=syntax), _ok("b")),
+        _attempt("bo", _grade("a", ERROR, "lesson inputs", message=loop), _ok("b")),
+        _attempt(
+            "cy", _grade("a", ERROR, "lesson inputs", message=crash + "of memory)."), _ok("b")
+        ),
+    ]
+    groups = {g.cause: g for g in class_report(attempts, "demo-01", "latest").tasks[0].failures}
+    assert set(groups) == {"syntax error", "time limit", "memory"}
+    assert groups["syntax error"].example == syntax and groups["time limit"].example == loop
+    assert groups["syntax error"].check_words == (
+        "wrong on the lesson's inputs (error, syntax error)"
+    )
+    assert [error_cause(m) for m in ("ValueError: no", "MemoryError: x")] == [
+        "exception",
+        "memory",
+    ]
+
+
+def test_every_check_has_words_and_a_report_of_each_renders():
+    """state-04's `method` and `jit` failures raised KeyError: the words lacked them."""
+    assert set(CHECK_WORDS) == set(CHECKS) == set(get_args(CheckName))
+    attempts = [
+        _attempt(f"s{i}", _grade("a", FAILED, check, "p", f"found by {check}"), _ok("b"))
+        for i, check in enumerate(CHECKS)
+    ]
+    html = render_class_report(class_report(attempts, "demo-01", "latest"))
+    for check in CHECKS:
+        assert CHECK_WORDS[check] in unescape(html)
+
+
+def test_totals_are_of_the_required_points_and_extra_is_counted_apart():
+    extra = TaskGrade("b", "B", PASSED, 1.0, 1.0, True, "", None, None)
+    left_out = dataclasses.replace(extra, status=NOT_ATTEMPTED, points=0.0)
+    attempts = [_attempt("ann", _ok(), extra), _attempt("bo", _ok(), left_out)]
+    attempts = [dataclasses.replace(a, max_points=1.0) for a in attempts]
+    report = class_report(attempts, "demo-01", "latest")
+    assert report.totals == (1.0, 1.0) and report.extra == (1.0, 0.0)
+    html = render_class_report(report)
+    assert "1 student earned extra points" in html

@@ -13,18 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from lessonkit.course import autograder
 from lessonkit.course.exports import canvas_csv, moodle_csv, tasks_csv
 from lessonkit.course.gradebook import (
     SCHEMA,
-    Graded,
     Gradebook,
+    Graded,
     attempt_counts,
     attempt_of,
     counting,
     course_table,
     current,
 )
-from lessonkit.course.intake import intake
+from lessonkit.course.intake import intake, read_submission_times
 from lessonkit.course.roster import Roster, Student, read_roster, student_without_roster
 from lessonkit.errors import UsageError
 from lessonkit.grade.journal import JournalEntry
@@ -246,3 +247,115 @@ def test_a_regrade_takes_its_originals_place_in_both_policies(lesson, tmp_path):
     assert counting(attempts, "best")[key].id == second  # 5 beats the regraded 0
     assert attempt_counts(attempts)[key] == 2
     assert [a.id for a in current(attempts)] == [first + 2, second]
+
+
+def test_the_same_bytes_of_a_student_are_one_attempt_however_often_handed_in(lesson, tmp_path):
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        first = book.add_attempts([_attempt(lesson, "frank", 2, b"v1"), _attempt(lesson, "zoe", 4)])
+        again = book.add_attempts(
+            [_attempt(lesson, "frank", 2, b"v1"), _attempt(lesson, "frank", 3, b"v2")]
+        )
+        assert len(first.ids) == 2 and len(again.ids) == 1
+        assert [a.file for a in again.unchanged] == ["frank.py"]
+        assert len(book.attempts()) == 3
+        kept = book.kept_report(_attempt(lesson, "frank", 2, b"v1").attempt.identity)
+        assert kept == _report(lesson, 2)  # shown again without grading
+        other_toolkit = dataclasses.replace(
+            _attempt(lesson, "frank", 2, b"v1").attempt, toolkit="9"
+        )
+        assert book.kept_report(other_toolkit.identity) is None
+
+
+def test_latest_is_the_newest_submission_not_the_last_graded(lesson, tmp_path):
+    """Frank's old file graded again in a later batch displaced his newer one: 8 -> 5."""
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        newer, older = book.add_attempts(
+            [
+                _attempt(lesson, "frank", 4, b"frank_v2", submitted=2_000.0),
+                _attempt(lesson, "frank", 1, b"frank", submitted=1_000.0),  # graded later
+            ]
+        ).ids
+        attempts = book.attempts()
+    key = ("frank", lesson.meta.id)
+    assert counting(attempts, "latest")[key].id == newer
+    assert [a.id for a in current(attempts)] == [older, newer]  # in submission order
+
+
+def test_the_roster_is_kept_with_a_version_per_change(tmp_path):
+    roster = read_roster(FIXTURES / "roster.csv")
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        assert book.roster() is None
+        assert book.store_roster(roster, "2026-12-01T00:00:00Z") == 1
+        assert book.store_roster(roster, "2026-12-02T00:00:00Z") is None  # unchanged
+        grown = Roster((*roster.students, Student("zoe", "Zoe", "zoe@example.edu")))
+        assert book.store_roster(grown, "2026-12-03T00:00:00Z") == 2
+        assert book.roster_versions() == ((1, "2026-12-01T00:00:00Z"), (2, "2026-12-03T00:00:00Z"))
+        kept = book.roster()
+    assert kept is not None and kept.match("zoe_v2.py") == "zoe"
+    assert kept.by_id()["alice"].lms_id == "101"
+
+
+def test_without_a_roster_in_the_gradebook_no_file_makes_a_student_up(lesson):
+    """`merge` without --roster made students `frank_v2` and `notes_from_ta` up."""
+    roster = Roster((Student("frank"), Student("zoe")))
+    records = [
+        JournalEntry("run", name, "", 0.0, _report(lesson, 1), name.encode())
+        for name in ("frank_v2.py", "notes_from_ta.py", "zoe.py")
+    ]
+    made = intake(lesson, records, roster=roster, toolkit="0.1.0")
+    assert [g.attempt.student for g in made.attempts] == ["frank", "zoe"]
+    assert made.unmatched == ("notes_from_ta.py",)
+    times = {"zoe.py": 5_000.0}
+    later = intake(lesson, records, roster=roster, toolkit="0.1.0", submitted_at=times)
+    assert [g.attempt.submitted for g in later.attempts] == [0.0, 5_000.0]
+
+
+def test_submission_times_are_read_from_a_csv_and_refused_when_vague(tmp_path):
+    times = tmp_path / "times.csv"
+    times.write_text("file,submitted_at\na.py,2026-12-02T09:30:00Z\n", encoding="utf-8")
+    # 2026-01-01 is 1_767_225_600; December 2 is 335 days on; 09:30 is 34_200 s.
+    assert read_submission_times(times) == {"a.py": 1_767_225_600.0 + 335 * 86_400 + 34_200}
+    times.write_text("file,submitted_at\na.py,2026-12-02 09:30\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="with a zone"):
+        read_submission_times(times)
+
+
+def test_two_students_sharing_one_email_is_a_roster_error(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name,email\na,A,same@e\nb,B,SAME@e\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="also 'a''s"):
+        read_roster(roster)
+
+
+def test_optional_points_are_extra_and_canvas_gets_points_possible(lesson, tmp_path):
+    attempts, students = _course(lesson, tmp_path)
+    table = course_table(attempts, students, "latest")
+    alice = {row.student.id: row for row in table.rows}["alice"]
+    # Hand count: make-it-yours 2 + nested-model 3 + repair 3 + adam-by-hand 1 (optional).
+    assert (alice.points[0], alice.extra[0], table.lessons[0].max_points) == (9, 1, 8)
+    mapped = canvas_csv(table, {"state-02": "4711"}).splitlines()
+    assert mapped[0].endswith(",Pytrees and structured parameters (4711),Another lesson")
+    assert mapped[1] == "    Points Possible,,,,,8,8"
+
+
+def test_gradescope_gives_optional_tasks_extra_credit_and_never_fails_one_left_out(lesson):
+    scoring = Scoring.of(lesson)
+    solved = autograder.results_json(_report(lesson, len(lesson.tasks)), scoring, "ran")
+    optional = [t for t in solved["tests"] if "optional" in t["name"]]
+    assert [(t["score"], t["max_score"], t["status"]) for t in optional] == [(1.0, 0.0, "passed")]
+    assert solved["score"] == 9 and solved["output_format"] == "md"
+    assert all(t["output_format"] == "md" for t in solved["tests"])
+    left = _report(lesson, len(lesson.tasks) - 1)
+    left = dataclasses.replace(
+        left,
+        tasks=(
+            *left.tasks[:-1],
+            dataclasses.replace(left.tasks[-1], status="not attempted"),
+        ),
+    )
+    (skipped,) = [
+        t for t in autograder.results_json(left, scoring, "ran")["tests"] if "optional" in t["name"]
+    ]
+    assert "status" not in skipped and skipped["score"] == 0
+    empty = autograder.not_graded_json("the submission has no .py or .ipynb file", 0.2)
+    assert empty["tests"] == [] and "Isolation" not in empty["output"]

@@ -26,7 +26,6 @@ from lessonkit.course.gradebook import (
     CourseTable,
     counting,
     course_table,
-    current,
 )
 from lessonkit.course.roster import read_roster
 from lessonkit.errors import UsageError, shown
@@ -143,7 +142,7 @@ def _course_view(table: CourseTable) -> Table:
 def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], chosen: set) -> None:
     """Each attempt on a line of its own, then its tasks: narrow enough for any terminal."""
     out.print(Text(f"Attempts of {safe_name(student)}, oldest submission first", style="bold"))
-    for attempt in current(attempts):
+    for attempt in attempts:
         mark = " (counts)" if attempt.id in chosen else ""
         extra = f" (+{attempt.extra_points:g} extra)" if attempt.extra_points else ""
         out.print(
@@ -181,7 +180,12 @@ def run(args: argparse.Namespace) -> int:
         students = book.students()
     chosen = {a.id for a in counting(attempts, args.policy).values()}
     if args.student:
-        mine = tuple(a for a in attempts if a.student == args.student)
+        mine = tuple(
+            sorted(
+                (a for a in attempts if a.student == args.student),
+                key=lambda a: (a.submitted, a.id or 0),
+            )
+        )
         if not mine:
             raise UsageError(f"{shown(path)} has no attempt by {args.student!r}")
         if args.json:
