@@ -76,6 +76,7 @@ def test_the_bundle_holds_the_toolkit_the_lesson_and_two_working_scripts(bundle,
         modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
         requirements = archive.read("requirements.txt").decode()
         scripts = {n: archive.read(n).decode() for n in ("setup.sh", "run_autograder")}
+        readme = archive.read("README.md").decode()
     lesson_md = lesson.path.relative_to(lesson.directory.parents[2]).as_posix()
     assert {"pyproject.toml", "src/lessonkit/course/autograder.py", lesson_md} <= names
     assert not any("__pycache__" in n for n in names)
@@ -85,6 +86,13 @@ def test_the_bundle_holds_the_toolkit_the_lesson_and_two_working_scripts(bundle,
         check = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
         assert check.returncode == 0, (name, check.stderr)
     assert "useradd" in scripts["setup.sh"] and "chmod -R go-rwx ." in scripts["setup.sh"]
+    # The bundle's own README, with the local try-out `_run` below follows word for word.
+    assert readme.startswith("# Gradescope autograder for state-02")
+    assert (
+        "AUTOGRADER_ROOT=DIR LESSONKIT_PYTHON=/path/to/python bash DIR/source/run_autograder"
+        in (readme)
+    )
+    assert "lessonkit autograder state-02 --run --root DIR" in readme
     assert autograder.bundle_zip(lesson, lesson.directory.parents[2]) == bundle  # reproducible
 
 

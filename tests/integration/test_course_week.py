@@ -30,12 +30,17 @@ import csv
 import io
 import json
 import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
 from html import unescape
 from pathlib import Path
 
 import pytest
 
-from conftest import invoke, make_attempt
+from conftest import REPO, invoke, make_attempt
 
 PLAIN = ("ana", "ben", "cai", "dev", "eli", "fay", "gus", "hal", "ivy", "jon")
 EXTRA = ("kim", "lou")
@@ -163,7 +168,7 @@ def test_the_exports_say_extra_credit_and_the_maximum(week, tmp_path):
     rows = list(csv.reader(io.StringIO(canvas.read_text(encoding="utf-8"))))
     assert rows[1] == ["    Points Possible", "", "", "", "", "8"]
     by_name = {r[0]: r for r in rows[2:]}
-    assert by_name["Zoe"] == ["Zoe", "114", "S-zoe", "", "A", "9"]
+    assert by_name["Zoe"] == ["Zoe", "113", "S-zoe", "", "A", "9"]  # 14th on the roster: 100 + 13
     assert by_name["Mia"][-1] == "" and len(rows) == 2 + len(ROSTER)
     task_rows = list(csv.DictReader(io.StringIO(tasks.read_text(encoding="utf-8"))))
     (zoe_optional,) = [r for r in task_rows if r["student"] == "zoe" and r["optional"] == "yes"]
@@ -212,3 +217,34 @@ def test_regrade_shows_progress_when_not_on_a_terminal(week, tmp_path):
     assert code == 0, err
     assert "[1/2]" in err and "[2/2]" in err
     assert "Regraded 2 attempt(s)" in out and "No student's points changed" in out
+
+
+def test_ctrl_c_on_a_batch_names_what_was_kept_and_the_command_that_goes_on(lesson, tmp_path):
+    folder = tmp_path / "week1"
+    solved = make_attempt(lesson, unsolved=OPTIONAL)
+    for number in range(6):
+        _write(folder, f"s{number}.py", solved + f"# {number}\n", MONDAY)
+    argv = ["check", "state-02", "--batch", str(folder), "--jobs", "1", "--out", "out"]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "lessonkit", *argv],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "LESSONKIT_ROOT": str(REPO)},
+    )
+    assert child.stderr is not None
+    for line in child.stderr:
+        if line.startswith("[1/6]"):
+            break
+    child.send_signal(signal.SIGINT)  # our own child, as a person's Ctrl-C
+    said = child.stderr.read()
+    assert child.wait(timeout=120) == 130
+    match = re.search(r"Interrupted: (\d) of 6 file\(s\) graded and kept", said)
+    assert match and 1 <= int(match[1]) < 6, said
+    command = said.strip().splitlines()[-1].strip()
+    assert command == "lessonkit " + shlex.join([*argv, "--resume"])
+    code, _, err = invoke(shlex.split(command)[1:], cwd=tmp_path)
+    assert code == 0, err
+    assert f"Kept {match[1]} result(s) from the interrupted batch." in err
+    assert len(list(csv.DictReader((tmp_path / "out" / "check-state-02.csv").open()))) == 6

@@ -7,6 +7,7 @@ every policy, match and export is checked on inputs chosen to tell right from wr
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -359,3 +360,23 @@ def test_gradescope_gives_optional_tasks_extra_credit_and_never_fails_one_left_o
     assert "status" not in skipped and skipped["score"] == 0
     empty = autograder.not_graded_json("the submission has no .py or .ipynb file", 0.2)
     assert empty["tests"] == [] and "Isolation" not in empty["output"]
+
+
+def test_gradescopes_results_match_their_fixture(lesson):
+    """Hand-written from Gradescope's specification: 2 + 3 of 8 points, the optional task
+    left out (no status), Markdown output, the run's 2.6 s rounded up to 3."""
+    said = {
+        "make-it-yours": (PASSED, "Right on the lesson's inputs.", None),
+        "nested-model": (
+            FAILED,
+            "`g` at `layer/w` is 1; expected 2.",
+            "differentiate the nested tree.",
+        ),
+        "repair": (PASSED, "Right on the lesson's inputs.", None),
+        "adam-by-hand": ("not attempted", "Not attempted: its todo(...) is still there.", None),
+    }
+    tasks = tuple(TaskResult(t.id, t.title, *said[t.id], t.optional) for t in lesson.tasks)
+    report = GradeReport(lesson.meta.id, "state-02.py", tasks, (), 2.6, 7)
+    results = autograder.results_json(report, Scoring.of(lesson), "Isolation: bubblewrap.")
+    expected = json.loads((FIXTURES / "gradescope-results.json").read_text(encoding="utf-8"))
+    assert results == expected
