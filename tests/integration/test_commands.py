@@ -47,7 +47,13 @@ def test_start_copies_and_never_overwrites(repo_copy, tmp_path, capsys):
     script.write_text("my own work\n")
     assert main(["start", "state-02", str(target)]) == 0
     assert script.read_text() == "my own work\n"
-    assert "never overwritten" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "never overwritten" in out and "now grades" not in out  # the same folder again
+    other = tmp_path / "other"
+    assert main(["start", "state-02", str(other)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"`lessonkit check state-02` now grades your copy in {other}, no longer" in said
+    assert f"the one in {target.resolve()}" in said
 
 
 def test_started_copies_do_not_carry_the_generated_header(repo_copy, tmp_path, lesson):

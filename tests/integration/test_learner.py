@@ -224,6 +224,8 @@ def test_a_script_run_as_a_whole_grades_itself(lesson: Lesson, tmp_path: Path) -
     for task in lesson.tasks:
         assert f"{task.id} · " in done.stdout
         assert re.search(rf"^{task.id} · .*: passed$", done.stdout, re.M), done.stdout
+    assert "Graded this script as a whole" in done.stdout  # no kernel here
+    assert "kernel" not in done.stdout
 
 
 @pytest.mark.slow

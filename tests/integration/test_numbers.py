@@ -59,6 +59,19 @@ def test_a_declared_number_names_the_lines_that_state_it(lesson):
     assert learning_rate.stated and all("0.05" in source[i - 1] for i in learning_rate.stated)
 
 
+def test_a_value_two_numbers_share_is_blamed_on_the_line_that_says_each(lesson):
+    """The weight [1.4, -0.8] and the residual -0.8: the residual's line is the one that
+    says "the residual", not the weight's (it was blamed on both)."""
+    by_name = {n.name: n for n in lesson.numbers}
+    source = lesson.source
+    weights = _line_of(source, "the weights become $[1.4,-0.8]$")
+    residual = _line_of(source, "the residual $-0.8$")
+    assert weights != residual
+    assert residual in by_name["new_residual"].stated
+    assert weights not in by_name["new_residual"].stated
+    assert weights in by_name["updated_weight"].stated
+
+
 def _line_of(text: str, words: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), 1) if words in line)
 

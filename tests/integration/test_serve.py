@@ -45,7 +45,8 @@ def test_a_saved_lesson_is_rebuilt_and_open_pages_are_told(tmp_path, monkeypatch
     server = make_server(site_dir(tmp_path), 0, quiet=True, state=state)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     stop = threading.Event()
-    threading.Thread(target=watch, args=(state, stop, 0.1), daemon=True).start()
+    said: list[str] = []
+    threading.Thread(target=watch, args=(state, stop, 0.1, said.append), daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     page = f"{base}{page_path(lesson)}"
     try:
@@ -67,6 +68,16 @@ def test_a_saved_lesson_is_rebuilt_and_open_pages_are_told(tmp_path, monkeypatch
         _wait_for(lambda: _state(base)["error"] != "")
         assert "unknown block role {nonsense}" in _state(base)["error"]
         assert _state(base)["version"] == 2  # the last good site stays up
+        # The terminal hears of it once, however often the pages poll or the file is saved
+        # with the same error: then once that it is fixed.
+        source.write_text(edited + "\n```{nonsense}\n```\n\n", encoding="utf-8")
+        time.sleep(1.0)
+        source.write_text(edited, encoding="utf-8")
+        _wait_for(lambda: _state(base)["version"] == 3)
+        assert len(said) == 2, said
+        assert said[0].startswith("lessonkit build failed:")
+        assert "unknown block role {nonsense}" in said[0]
+        assert said[1].startswith("lessonkit build: fixed")
     finally:
         stop.set()
         server.shutdown()

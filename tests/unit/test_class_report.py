@@ -218,3 +218,10 @@ def test_totals_are_of_the_required_points_and_extra_is_counted_apart():
     assert report.totals == (1.0, 1.0) and report.extra == (1.0, 0.0)
     html = render_class_report(report)
     assert "1 student earned extra points" in html
+
+
+def test_the_task_checks_are_the_recorded_checks_but_run():
+    """One list of names: a check the grader runs always has its words on the report."""
+    from lessonkit.grade.checks import TASK_CHECKS
+
+    assert [name for name, _ in TASK_CHECKS] == [c for c in CHECKS if c != "run"]

@@ -17,9 +17,12 @@ import functools
 import json
 import sys
 import threading
+from collections.abc import Callable
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
+
+from rich.text import Text
 
 from lessonkit.commands._common import console, quoted
 from lessonkit.errors import LessonkitError, UsageError
@@ -119,6 +122,11 @@ class SiteHandler(SimpleHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def log_message(self, format: str, *args) -> None:
+        """A line per request, except the pages' own polling, once a second per page."""
+        if not self.path.startswith(RELOAD_PATH):
+            super().log_message(format, *args)
+
     def do_GET(self) -> None:
         state = self.state
         path = self.path.split("?", 1)[0]
@@ -210,24 +218,35 @@ def _stamps() -> dict[Path, tuple[int, int]]:
     return stamps
 
 
-def rebuild(state: BuildState) -> None:
-    """Run `lessonkit build` quietly; a failure is kept for the pages' banner."""
+def rebuild(state: BuildState, say: Callable[[str], None] | None = None) -> None:
+    """Run `lessonkit build` quietly; a failure is kept for the pages' banner and, through
+    `say`, told to the terminal once (not again while the same error stands)."""
     try:
         build()
     except LessonkitError as exc:
-        state.failed(str(exc))
+        message = str(exc)
+        if say is not None and message != state.error:
+            say(f"lessonkit build failed: {message}")
+        state.failed(message)
     else:
+        if say is not None and state.error:
+            say("lessonkit build: fixed; the site is rebuilt and open pages reload.")
         state.built()
 
 
-def watch(state: BuildState, stop: threading.Event, poll: float = 0.5) -> None:
+def watch(
+    state: BuildState,
+    stop: threading.Event,
+    poll: float = 0.5,
+    say: Callable[[str], None] | None = None,
+) -> None:
     """Rebuild whenever a lesson.md changes, until `stop` is set."""
     seen = _stamps()
     while not stop.wait(poll):
         now = _stamps()
         if now != seen:
             seen = now
-            rebuild(state)
+            rebuild(state, say)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,7 +259,11 @@ def run(args: argparse.Namespace) -> int:
     server = make_server(target, args.port, state=state)
     stop = threading.Event()
     if state is not None:
-        threading.Thread(target=watch, args=(state, stop), daemon=True).start()
+
+        def say(message: str) -> None:
+            console(stderr=True).print(Text(message, style="red" if "failed" in message else ""))
+
+        threading.Thread(target=watch, args=(state, stop, 0.5, say), daemon=True).start()
     url = f"http://{HOST}:{server.server_address[1]}/"
     out.print(f"Serving {quoted(target)} at {url}")
     for lesson in all_lessons():

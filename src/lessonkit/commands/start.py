@@ -12,7 +12,13 @@ from pathlib import Path
 
 from lessonkit.commands._common import add_lesson_argument, console, quoted
 from lessonkit.errors import UsageError
-from lessonkit.learner.practice import STATE_FILE, copy_times, learner_copy, remember_folder
+from lessonkit.learner.practice import (
+    STATE_FILE,
+    copy_times,
+    learner_copy,
+    remember_folder,
+    remembered_folder,
+)
 from lessonkit.lesson.catalog import find_lesson, repo_root
 
 
@@ -49,8 +55,15 @@ def run(args: argparse.Namespace) -> int:
         os.utime(destination, (stamp, stamp))
         copied += 1
         out.print(f"copied {quoted(destination)}")
+    before = remembered_folder(lesson, root)
     if not remember_folder(lesson, target, root):
         out.print(f"(could not write {quoted(root / STATE_FILE)}; give FILE to check)")
+    elif before is not None and before != target.resolve():
+        out.print(
+            f"`lessonkit check {lesson.meta.id}` now grades your copy in {quoted(target)}, no "
+            f"longer the one in {quoted(before)} (`lessonkit start {lesson.meta.id} "
+            f"{quoted(before)}` points it back; your files there are kept)."
+        )
     script = target / Path(lesson.exercise_paths[0]).name
     out.print(
         f"\n{copied} file(s) copied. Next: fill in the todo(...) cells in {quoted(script)} "

@@ -42,9 +42,9 @@ class Checker:
             return None
         history = client.kernel_history()
         if history is not None:
-            request = CheckRequest(self.lesson, task, cells=history)
+            request, source = CheckRequest(self.lesson, task, cells=history), "kernel"
         elif (script := client.running_script()) is not None:
-            request = CheckRequest(self.lesson, task, file=script)
+            request, source = CheckRequest(self.lesson, task, file=script), "script"
         else:
             return CheckResult(
                 None,
@@ -53,7 +53,7 @@ class Checker:
                 f"`lessonkit check {self.lesson} FILE`.",
             )
         reply = client.ask(request)
-        return CheckResult(reply.report, task, reply.error, reply.note)
+        return CheckResult(reply.report, task, reply.error, reply.note, source)
 
     def __call__(self, task: str | None = None) -> None:
         """Grade and show the verdict under the cell (HTML in notebooks, text elsewhere)."""

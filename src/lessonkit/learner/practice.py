@@ -74,6 +74,12 @@ def remember_folder(lesson: Lesson, folder: Path, root: Path) -> bool:
     return True
 
 
+def remembered_folder(lesson: Lesson, root: Path) -> Path | None:
+    """The practice folder `start` last remembered for `lesson`, if any."""
+    folder = _read_state(root).get(lesson.meta.id)
+    return Path(folder) if folder else None
+
+
 def _read_state(root: Path) -> dict[str, str]:
     """The remembered folders by lesson id; an unreadable or foreign file counts as none."""
     try:

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import Literal
 
 from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+
+Source = Literal["kernel", "script"]
+"""What `check()` graded: the cells run in a kernel, or the practice script run whole."""
 
 _COLOURS = {PASSED: "#1a7f37", FAILED: "#cf222e", ERROR: "#cf222e"}
 _CELL = "text-align:left;vertical-align:top;padding:2px 8px"
@@ -23,6 +27,7 @@ class CheckResult:
     task: str | None = None
     error: str | None = None
     note: str | None = None
+    source: Source = "kernel"
 
     @property
     def tasks(self) -> tuple[TaskResult, ...]:
@@ -41,9 +46,12 @@ class CheckResult:
             failing = [p for p in report.prerequisites if p.status != PASSED]
             lines += [f"{p.name}: {p.status}. {p.message}".strip() for p in failing]
             seed = f", inputs drawn with seed {report.seed}" if report.seed is not None else ""
-            lines.append(
-                f"Graded outside this kernel, in a fresh process, in {report.seconds:.2f} s{seed}."
+            what = (
+                "Graded outside this kernel, in a fresh process"
+                if self.source == "kernel"
+                else "Graded this script as a whole, in a separate process"
             )
+            lines.append(f"{what}, in {report.seconds:.2f} s{seed}.")
         if self.note:
             lines.append(self.note)
         return lines

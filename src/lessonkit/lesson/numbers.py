@@ -156,9 +156,10 @@ def tie_numbers(lesson: Lesson) -> Lesson:
             if isinstance(item, Step | Experiment | Task)
             for said in prose_numbers(item.solution if isinstance(item, Task) else item.code, 1)
         )
+        written = tuple(sorted(prose + in_code, key=lambda said: said.line))
+        stated = _stated_lines(block.items, written)
         items = tuple(
-            replace(n, stated=tuple(sorted({p.line for p in prose + in_code if _states(p, n)})))
-            for n in block.items
+            replace(n, stated=lines) for n, lines in zip(block.items, stated, strict=True)
         )
         return replace(block, items=items, sections=sections, prose=prose, in_code=in_code)
 
@@ -180,5 +181,28 @@ def tie_numbers(lesson: Lesson) -> Lesson:
     return replace(lesson, parts=parts)
 
 
-def _states(said: ProseNumber, number: Number) -> bool:
-    return any(same(said.value, v) for v in number.values)
+def _stated_lines(
+    numbers: tuple[Number, ...], written: tuple[ProseNumber, ...]
+) -> tuple[tuple[int, ...], ...]:
+    """The lines that state each declared number, for messages that blame a line.
+
+    Two numbers may share a value (a weight of -0.8 and a residual of -0.8): each written
+    occurrence goes to one number, the declared numbers taking the occurrences of their
+    values in the order both are written, so the residual is blamed on the line that says
+    the residual, not on the weight's. A value with no occurrence left keeps every line that
+    writes it.
+    """
+    claimed: set[int] = set()
+    lines = []
+    for number in numbers:
+        mine: set[int] = set()
+        for value in number.values:
+            matching = [i for i, said in enumerate(written) if same(said.value, value)]
+            free = [i for i in matching if i not in claimed]
+            if free:
+                claimed.add(free[0])
+                mine.add(written[free[0]].line)
+            else:
+                mine.update(written[i].line for i in matching)
+        lines.append(tuple(sorted(mine)))
+    return tuple(lines)

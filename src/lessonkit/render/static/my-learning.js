@@ -135,20 +135,34 @@
 
   /* Browsers keep storage for file:// pages differently: Chromium shares it between files,
      Firefox and Safari may keep it per file, and then this page cannot see the lessons' work. */
+  /* Text with `command` spans shown as code elements (never as literal backticks). */
+  function withCode(element, text) {
+    element.replaceChildren();
+    text.split("`").forEach((part, index) => {
+      if (index % 2 === 1) {
+        const code = document.createElement("code");
+        code.textContent = part;
+        element.append(code);
+      } else if (part) {
+        element.append(part);
+      }
+    });
+  }
+
   function fileNote(total) {
     if (location.protocol !== "file:") return;
     const note = $("#file-note");
     note.hidden = false;
     if (total === 0) {
       note.setAttribute("role", "alert");
-      note.textContent =
+      withCode(note,
         "This page was opened from a file, and it sees no saved work. If you did work on a lesson page, " +
         "this browser keeps storage per file: run `lessonkit serve` and open the address it prints " +
-        "(every page then shares one storage), or export on each lesson page and import the files here.";
+        "(every page then shares one storage), or export on each lesson page and import the files here.");
     } else {
-      note.textContent =
+      withCode(note,
         "Opened from a file: this browser shares saved work between the site's files. Some browsers keep it " +
-        "per file instead; `lessonkit serve` works the same everywhere.";
+        "per file instead; `lessonkit serve` works the same everywhere.");
     }
   }
 
