@@ -248,6 +248,27 @@ def test_the_address_names_the_stage_and_survives_a_reload(context, urls, watch,
     assert _selected_stage(linked) == 4 and linked.url.endswith("#repair")
 
 
+def test_the_outline_shows_the_open_stages_entries_whole(browser, urls, watch):
+    """At 1280 x 800 on stage 5 the outline's last entries sat below the window's edge."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = _watched(context, watch)
+        page.goto(urls["http"])
+        for number in (5, 1, 3):
+            _stage(page, number)
+            entries = page.locator(f'#outline a[href="#stage-{number}"] + ul a').all()
+            assert entries
+            for link in (page.locator(f'#outline a[href="#stage-{number}"]'), *entries):
+                box = link.bounding_box()
+                assert box and box["y"] >= 0 and box["y"] + box["height"] <= 800, (
+                    number,
+                    link.inner_text(),
+                    box,
+                )
+    finally:
+        context.close()
+
+
 def test_outline_links_open_the_stage_that_holds_them(page):
     page.click('#outline a[href="#repair"]')
     assert _selected_stage(page) == 4

@@ -115,6 +115,15 @@ def test_predictions_and_reasoning_are_left_to_the_learner(written, lesson):
         assert written.report.count(part) == len(lesson.evidence)
 
 
+def test_no_code_block_is_left_empty(written, lesson):
+    """Items that are not task cells said "Modified code" over an empty block."""
+    report = written.report
+    assert not re.search(r"```python\n\s*```", report)
+    without_task = [i for i in lesson.evidence if not i.task]
+    assert without_task
+    assert report.count("this item is not a task cell") == len(without_task)
+
+
 def test_an_unattempted_task_says_so(written):
     assert "Task *Repair a mismatched update tree*: not attempted: todo(...)" in written.report
     assert "2 not attempted" in written.report  # repair, and the optional adam-by-hand

@@ -85,6 +85,14 @@ def _observed(evidence: Evidence, observed: ItemObserved) -> str:
     return "\n\n".join(parts)
 
 
+_NO_CODE = (
+    "this item is not a task cell, so your run has no code of yours to show for it. If you "
+    f"changed the lesson's code to try it, paste the changed lines here; if not, write "
+    f'"none".\n\n> {WRITE_HERE}'
+)
+"""In words, never an empty code block, which reads as code that failed to be captured."""
+
+
 def _task_code(evidence: Evidence, task_id: str) -> str | None:
     cells = evidence.task_cells(task_id)
     if not cells:
@@ -149,7 +157,7 @@ def render_report(
         found = observed.get(item.key)
         text = _observed(evidence, found) if found else None
         code = _task_code(evidence, item.task) if item.task else None
-        blocks.append(item_block(lesson, number, item, text, code))
+        blocks.append(item_block(lesson, number, item, text, code or _NO_CODE))
     blocks.append(f"## Grader's verdicts\n\n{verdicts_section(evidence.verdicts)}")
     return "\n\n".join(blocks) + "\n"
 

@@ -226,6 +226,16 @@
   const stageNumber = $("[data-stage-number]");
   const stageName = $("[data-stage-name]");
 
+  /* On a wide screen the outline is a box of its own beside the page, shorter than the list
+     of every stage's sections: it scrolls so the open stage's entries are the ones in view. */
+  function showOutlineStage(number) {
+    const outline = $(".outline");
+    const link = $$(".outline-stage").find((l) => l.getAttribute("href") === `#stage-${number}`);
+    if (!outline || !link || outline.scrollHeight <= outline.clientHeight) return;
+    const offset = link.getBoundingClientRect().top - outline.getBoundingClientRect().top;
+    outline.scrollTop += offset - 8;
+  }
+
   function showStage(number, { save = true } = {}) {
     const tab = stageTabs.find((candidate) => Number(candidate.dataset.stage) === number);
     if (!tab) return false;
@@ -236,6 +246,7 @@
       if (link.getAttribute("href") === `#stage-${number}`) link.setAttribute("aria-current", "true");
       else link.removeAttribute("aria-current");
     }
+    showOutlineStage(number);
     if (!save) return true; // opening the page: its address is left as it was loaded
     if (value("progress:stage") !== number) setValue("progress:stage", number);
     showInAddress(number);
