@@ -908,6 +908,24 @@ def test_axe_finds_nothing_on_the_course_pages(page, server_url, path):
     assert _axe_findings(page) == []
 
 
+@pytest.mark.parametrize("width", [375, 1280])
+@pytest.mark.parametrize("path", ["cpu-setup/index.html", "accelerators/index.html"])
+def test_the_setup_pages_pass_axe_and_fit_the_window(browser, server_url, watch, path, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = _watched(context, watch)
+        page.goto(server_url + path)
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at {width}px"
+        assert _axe_findings(page) == []
+        page.goto(server_url + "state-02/index.html")
+        page.click("#setup > summary")  # the setup help ends with the setup pages
+        page.click('#setup a[href="../cpu-setup/index.html"]')
+        assert page.url.endswith("/cpu-setup/index.html")
+    finally:
+        context.close()
+
+
 def _class_report_page(lesson, folder: Path) -> Path:
     """A class report over hand-made attempts at the lesson: one student passing, one with a
     long message about a deep key path, one not yet attempting."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from html import unescape
 
 import pytest
 
@@ -102,7 +103,30 @@ def test_the_setup_page_comes_from_phases_and_every_lesson_links_it(built_site):
     assert 'href="accelerators/index.html"' in index
     for lesson in ("state-01", "state-02"):
         page = (built_site / lesson / "index.html").read_text(encoding="utf-8")
-        assert 'Accelerators</dt><dd><a href="../accelerators/index.html">' in page
+        assert '<a href="../accelerators/index.html">Run a lesson on a GPU' in page
+
+
+def test_the_guided_cpu_setup_page_is_published_and_linked_where_setup_is_read(built_site):
+    """The setup help said "revisit the guided CPU setup" and linked no such page."""
+    html = (built_site / "cpu-setup" / "index.html").read_text(encoding="utf-8")
+    assert "<h1>Guided CPU setup</h1>" in html
+    for needed in (
+        "python3 -m venv .venv",  # macOS / Linux
+        r".\.venv\Scripts\python.exe -m pip install -r requirements-cpu.txt",  # PowerShell
+        "requirements-cpu.txt",
+        "jupyter lab",
+        "--xla_force_host_platform_device_count=4",
+    ):
+        assert needed in unescape(html), needed
+    link = '<a href="../cpu-setup/index.html">Guided CPU setup</a>'
+    both = (link, '<a href="../accelerators/index.html">Run a lesson on a GPU')
+    assert 'href="cpu-setup/index.html"' in (built_site / "index.html").read_text("utf-8")
+    for lesson in ("state-01", "state-02", "state-03", "state-04"):
+        page = (built_site / lesson / "index.html").read_text(encoding="utf-8")
+        help_end = page[: page.index("</details>", page.index('class="preamble-section"'))]
+        assert all(a in help_end for a in both), lesson  # at the end of the setup help
+    guide = (built_site / "phase-03" / "index.html").read_text(encoding="utf-8")
+    assert all(a in guide for a in both)
 
 
 def test_without_the_setup_page_source_no_lesson_links_it(tmp_path):
@@ -110,8 +134,8 @@ def test_without_the_setup_page_source_no_lesson_links_it(tmp_path):
     code, _, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
     assert code == 0, err
     site = tmp_path / "build" / "site"
-    assert not (site / "accelerators").exists()
-    assert "Accelerators</dt>" not in (site / "state-02" / "index.html").read_text("utf-8")
+    assert not (site / "accelerators").exists() and not (site / "cpu-setup").exists()
+    assert "Setup pages</dt>" not in (site / "state-02" / "index.html").read_text("utf-8")
 
 
 def test_accelerator_requirements_pin_the_cpu_set_and_the_same_jax():

@@ -9,6 +9,7 @@ static assets. What each section shows comes from `blocks`, the text's HTML from
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ def render_lesson_page(
     records: Mapping[Script, Receipt],
     site_lessons: Sequence[Lesson] = (),
     accelerators: Sequence[AcceleratorRecord] = (),
-    setup_href: str | None = None,
+    course_pages: Sequence[CoursePage] = (),
 ) -> str:
     """The lesson page: header, setup, the five stages, the portfolio and the outline.
 
@@ -139,7 +140,7 @@ def render_lesson_page(
         "phase": phase_lessons(lesson, site_lessons or (lesson,)),
         "guide_href": guide_page_path(lesson.meta.phase.number),
         "accelerators": [(a, record_view(a.receipt)) for a in accelerators],
-        "setup_href": setup_href,
+        "course_pages": course_pages,
         "data": _page_data(lesson, blocks),
         "evidence_fields": EVIDENCE_FIELDS,
         **_renderer(lesson),
@@ -147,7 +148,7 @@ def render_lesson_page(
     return env.get_template("lesson.html").render(context)
 
 
-def render_index(site_lessons: Sequence[Lesson], setup_href: str | None = None) -> str:
+def render_index(site_lessons: Sequence[Lesson], course_pages: Sequence[CoursePage] = ()) -> str:
     """The course overview: each phase with its lessons, linked where this site has them."""
     env = _environment()
     phases: dict[str, Lesson] = {}
@@ -160,12 +161,15 @@ def render_index(site_lessons: Sequence[Lesson], setup_href: str | None = None) 
         phases=overview,
         tracks=tracks,
         guide_href=guide_page_path,
-        setup_href=setup_href,
+        course_pages=course_pages,
     )
 
 
 def render_study_guide(
-    lesson: Lesson, site_lessons: Sequence[Lesson], guide: StudyGuide | None
+    lesson: Lesson,
+    site_lessons: Sequence[Lesson],
+    guide: StudyGuide | None,
+    course_pages: Sequence[CoursePage] = (),
 ) -> str:
     """The study guide of `lesson`'s phase: preparation, milestones per lesson, the project."""
     return (
@@ -176,19 +180,37 @@ def render_study_guide(
             phase=lesson.meta.phase,
             rows=phase_lessons(lesson, site_lessons),
             guide=guide,
+            course_pages=course_pages,
         )
     )
 
 
-SETUP_PAGE = "accelerators/index.html"
-SETUP_SOURCE = "accelerators.md"  # under phases/: the course's page on GPUs and Cloud TPU VMs
+@dataclass(frozen=True)
+class CoursePage:
+    """A page about the course as a whole (setting up a CPU, an accelerator), written in
+    Markdown as `phases/NAME.md` and published as `NAME/index.html`; every lesson's setup
+    help, the index and each study guide link it by its title (its first heading)."""
+
+    href: str
+    title: str
+    markdown: str
+    source: str
+    """Where the Markdown came from, for error messages."""
+
+    @classmethod
+    def of(cls, source: Path) -> CoursePage:
+        markdown = source.read_text(encoding="utf-8")
+        title = next((ln[2:].strip() for ln in markdown.splitlines() if ln.startswith("# ")), "")
+        return cls(f"{source.stem}/index.html", title or source.stem, markdown, str(source))
 
 
-def render_markdown_page(markdown: str, where: str) -> str:
-    """A course page written in Markdown (its first heading is the title), e.g. the setup page."""
-    title = next((line[2:].strip() for line in markdown.splitlines() if line.startswith("# ")), "")
+def render_course_page(page: CoursePage) -> str:
+    """A course page: its Markdown as HTML, under its title."""
     return render_template(
-        "course-page.html", root="../", title=title, body=markdown_html(markdown, where)
+        "course-page.html",
+        root="../",
+        title=page.title,
+        body=markdown_html(page.markdown, page.source),
     )
 
 

@@ -23,12 +23,11 @@ from lessonkit.receipts import load_accelerator_records, load_records
 from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, PhaseProject, render_my_learning
 from lessonkit.render.page import (
-    SETUP_PAGE,
-    SETUP_SOURCE,
+    CoursePage,
     render_assets,
+    render_course_page,
     render_index,
     render_lesson_page,
-    render_markdown_page,
     render_study_guide,
 )
 from lessonkit.site.artifacts import LessonBuild, build_lessons
@@ -45,12 +44,13 @@ def site_dir(root: Path) -> Path:
     return root / SITE
 
 
-def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
+def _lesson_files(
+    lesson: Lesson, site_lessons: Sequence[Lesson], pages: Sequence[CoursePage]
+) -> SiteFiles:
     records = load_records(lesson)  # raises StaleRecordError: a stale record fails the build
     folder = Path(page_path(lesson)).parent
     accelerators = load_accelerator_records(lesson)
-    setup = SETUP_PAGE if _setup_source(lesson).is_file() else None
-    page = render_lesson_page(lesson, records, site_lessons, accelerators, setup)
+    page = render_lesson_page(lesson, records, site_lessons, accelerators, pages)
     files = {page_path(lesson): page.encode("utf-8")}
     for download in lesson_downloads(lesson):
         source = lesson.directory / download.source
@@ -64,9 +64,11 @@ def _lesson_files(lesson: Lesson, site_lessons: Sequence[Lesson]) -> SiteFiles:
     return files
 
 
-def _setup_source(lesson: Lesson) -> Path:
-    """The course's accelerator setup page, in phases/ next to the phase folders."""
-    return lesson.directory.parent.parent / SETUP_SOURCE
+def course_pages(lesson: Lesson) -> tuple[CoursePage, ...]:
+    """The course's own pages: every `*.md` in phases/, next to the phase folders (a guided
+    CPU setup, an accelerator setup), by title."""
+    phases = lesson.directory.parent.parent
+    return tuple(sorted((CoursePage.of(p) for p in phases.glob("*.md")), key=lambda p: p.title))
 
 
 def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
@@ -76,12 +78,12 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
             "there are no lessons to build a site from", fix="add a lesson under phases/"
         )
     files: SiteFiles = dict(render_assets())
-    setup = SETUP_PAGE if _setup_source(lessons[0]).is_file() else None
-    files[INDEX] = render_index(lessons, setup).encode("utf-8")
+    pages = course_pages(lessons[0])
+    files[INDEX] = render_index(lessons, pages).encode("utf-8")
     for lesson in lessons:
-        files.update(_lesson_files(lesson, lessons))
+        files.update(_lesson_files(lesson, lessons, pages))
     guides = _phase_guides(lessons)
-    files.update(_guide_files(guides, lessons))
+    files.update(_guide_files(guides, lessons, pages))
     projects = [
         PhaseProject(lesson.meta.phase.number, guide.project)
         for lesson, guide in guides
@@ -89,10 +91,8 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
     ]
     files[LEARNING_PAGE] = render_my_learning(lessons, projects).encode("utf-8")
     files[ZIP_NAME] = repository_zip(repo_root(lessons[0].path))
-    source = _setup_source(lessons[0])
-    if source.is_file():
-        markdown = source.read_text(encoding="utf-8")
-        files[SETUP_PAGE] = render_markdown_page(markdown, str(source)).encode("utf-8")
+    for page in pages:
+        files[page.href] = render_course_page(page).encode("utf-8")
     return files
 
 
@@ -109,11 +109,13 @@ def _phase_guides(lessons: Sequence[Lesson]) -> list[tuple[Lesson, StudyGuide | 
     return list(found.values())
 
 
-def _guide_files(guides: Sequence[tuple[Lesson, StudyGuide | None]], lessons) -> SiteFiles:
+def _guide_files(
+    guides: Sequence[tuple[Lesson, StudyGuide | None]], lessons, pages: Sequence[CoursePage]
+) -> SiteFiles:
     """One study guide page per phase, from the phase's phase.yaml when it has one."""
     return {
         guide_page_path(lesson.meta.phase.number): render_study_guide(
-            lesson, lessons, guide
+            lesson, lessons, guide, pages
         ).encode("utf-8")
         for lesson, guide in guides
     }
