@@ -316,7 +316,12 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
         "solved.ipynb": (_notebook(lesson), {"*": ("passed", "")}),
         "unsolved.ipynb": (
             _notebook(lesson, solved=False),
-            {"*": ("not attempted", r"^todo\(\.\.\.\) is still at cell \d+, line \d+ \(")},
+            {
+                "*": (
+                    "not attempted",
+                    r"^todo\(\.\.\.\) is still at cell \[\d+\] \(\"[^\"]+\"\), line \d+ \(",
+                )
+            },
         ),
     }
 

@@ -77,7 +77,7 @@ def test_a_saved_lesson_is_rebuilt_and_open_pages_are_told(tmp_path, monkeypatch
         assert len(said) == 2, said
         assert said[0].startswith("lessonkit build failed:")
         assert "unknown block role {nonsense}" in said[0]
-        assert said[1].startswith("lessonkit build: fixed")
+        assert said[1].startswith("lessonkit build: the error is gone")
     finally:
         stop.set()
         server.shutdown()

@@ -631,8 +631,8 @@ def test_a_todo_in_a_notebook_is_cited_by_cell_and_line():
     assert_verdict(
         world.task("make-it-yours"),
         NOT_ATTEMPTED,
-        f'todo(...) is still at cell {cell.line}, line 3 ("norm_squared: add up the squares '
-        'of every gradient leaf") and 1 more.',
+        f'todo(...) is still at cell [{cell.line}] ("Make it yours"), line 3 ("norm_squared: '
+        'add up the squares of every gradient leaf") and 1 more.',
     )
 
 
@@ -1333,6 +1333,9 @@ def test_a_crash_in_a_step_leaves_every_task_not_reached():
         )
 
 
+NESTED = ' ("Extend to a nested model")'  # every tool names a task's cell with its title
+
+
 def test_a_crash_in_a_task_cell_is_that_cell_not_finishing():
     world = World.make().crash("nested-model")
     nested_line = world.plan.task_cell("nested-model").line
@@ -1341,14 +1344,15 @@ def test_a_crash_in_a_task_cell_is_that_cell_not_finishing():
         assert_verdict(
             world.task(task_id),
             ERROR,
-            f"This task's cell was not reached: {KILLED}, in the cell at line {nested_line}.",
+            f"This task's cell was not reached: {KILLED}, in the cell at line {nested_line}"
+            f"{NESTED}.",
         )
     # the task before it ran on the lesson's inputs, but not on the others
     assert_verdict(
         world.task("make-it-yours"),
         ERROR,
         f"This task's cell {ON_DRAWN_1} was not reached: {KILLED}, in the cell at line "
-        f"{nested_line}.",
+        f"{nested_line}{NESTED}.",
     )
     assert {p.status for p in world.prerequisites().values()} == {PASSED}
 
@@ -1377,7 +1381,7 @@ def test_a_crash_under_a_probe_names_the_probe():
         world.task("repair"),
         ERROR,
         f"This task's cell, run with params with an extra leaf, was not reached: {KILLED}, in "
-        f"the cell at line {nested_line} (on other inputs).",
+        f"the cell at line {nested_line}{NESTED} (on other inputs).",
     )
     assert_passed(world.task("make-it-yours"))  # every scenario of its own ran before
 
@@ -1388,7 +1392,7 @@ def test_a_crash_in_a_notebook_is_cited_by_cell_number():
     assert_verdict(
         world.task("repair"),
         ERROR,
-        f"This task's cell was not reached: {KILLED}, in cell {cell}.{STEPS_DO_NOT_HOLD}",
+        f"This task's cell was not reached: {KILLED}, in cell [{cell}].{STEPS_DO_NOT_HOLD}",
     )
 
 
@@ -1424,7 +1428,7 @@ def test_a_cell_past_the_time_limit_is_an_error_and_stops_the_run():
         world.task("repair"),
         ERROR,
         "This task's cell was not reached: the time limit of 2.5 s ran out, in the cell at line "
-        f"{nested_line}.",
+        f"{nested_line}{NESTED}.",
     )
 
 
@@ -1444,7 +1448,7 @@ def test_a_cell_past_the_time_limit_on_other_inputs_is_an_error_there():
         world.task("repair"),
         ERROR,
         f"This task's cell {ON_DRAWN_1} was not reached: the time limit of 2.5 s ran out, in "
-        f"the cell at line {nested_line} (on other inputs).",
+        f"the cell at line {nested_line}{NESTED} (on other inputs).",
     )
 
 
@@ -1463,8 +1467,8 @@ def test_a_run_past_the_whole_time_limit_is_an_error():
         world.task("repair"),
         ERROR,
         "This task's cell, run with params with an extra leaf, was not reached: the run did "
-        f"not finish within the time limit of 2.5 s, in the cell at line {line} (on other "
-        "inputs).",
+        f"not finish within the time limit of 2.5 s, in the cell at line {line} (\"Adam's first "
+        'step by hand") (on other inputs).',
     )
 
 
@@ -1632,7 +1636,7 @@ def test_another_failing_cell_is_listed_by_its_line_and_a_passing_one_is_not():
         message="name 'undefined_name' is not defined",
     )
     prerequisites = world.prerequisites()
-    name = f"Cell (line {bad.line})"
+    name = f"Cell (the cell at line {bad.line})"
     assert list(prerequisites) == [STEP_1, STEP_2, STEP_3, VERIFY, ROUND_TRIP, name]
     assert (prerequisites[name].status, prerequisites[name].message) == (
         ERROR,
@@ -1648,11 +1652,11 @@ def test_a_failing_helper_is_listed_by_its_title_and_a_cell_not_reached_is_not()
     world.fail("todo-helper", at, type="RuntimeError", message="broken helper")
     helper = world.plan.labelled("todo-helper")
     prerequisites = world.prerequisites()
-    assert prerequisites[f"Helper (line {helper.line})"].status == ERROR
+    assert prerequisites[f"Helper (the cell at line {helper.line})"].status == ERROR
     world = World.make(plan_of(notebook=True))
     world.fail("todo-helper", at, type="RuntimeError", message="broken helper")
     helper = world.plan.labelled("todo-helper")
-    assert world.prerequisites()[f"Helper (cell {helper.line})"].status == ERROR
+    assert world.prerequisites()[f"Helper (cell [{helper.line}])"].status == ERROR
     # cells the grader skips (the figure) have no report, and are not listed as failing
     assert world.plan.labelled("figure-plot").role == "skip"
     assert not any(name.startswith("Figure") for name in world.prerequisites())

@@ -29,9 +29,11 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.rubric import rubric_for
-from lessonkit.grade.sources import CodeCell, Submission
+from lessonkit.grade.sources import CodeCell, Submission, read_submission
 from lessonkit.grade.values import describe, differences, explain_layout
 from lessonkit.grade.worker_handle import describe_end
+from lessonkit.learner.history import history_submission
+from lessonkit.learner.protocol import RunCell
 from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
 
 from conftest import REPORT_KEYS
@@ -163,9 +165,31 @@ def test_placeholders_are_found_with_file_lines():
 def test_notebook_lines_are_cited_by_cell(lesson):
     plan = plan_submission(_submission(lesson, notebook=True), lesson)
     task = plan.task_cell("make-it-yours")
-    assert plan.where(task.index, 3) == f"cell {task.line}, line 3"
+    assert plan.where(task.index, 3) == f'cell [{task.line}] ("Make it yours"), line 3'
     script = plan_submission(_submission(lesson), lesson)
     assert script.where(0, 14) == "line 14"
+
+
+def test_a_notebooks_cells_are_numbered_as_jupyter_counts_them(lesson):
+    """Batch feedback said "cell 51" (every cell counted, Markdown too) where the notebook's
+    check() said "cell 11" (its execution count): both now count code cells, as Run All
+    numbers them, [1] the first."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("more words"),
+        nbformat.v4.new_code_cell("# TASK make-it-yours\ny = 2"),
+    ]
+    path = Path("state-02.ipynb")
+    submission = read_submission(path, nbformat.writes(notebook).encode())
+    assert [c.line for c in submission.cells] == [1, 2]
+    plan = plan_submission(submission, lesson)
+    assert plan.place(1) == 'cell [2] ("Make it yours")'
+    kernel = history_submission((RunCell("x = 1", 1), RunCell("# TASK make-it-yours\ny = 2", 2)))
+    assert plan_submission(kernel, lesson).place(1) == plan.place(1)
 
 
 def test_reference_plan_is_steps_then_solutions(lesson):

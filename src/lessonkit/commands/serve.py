@@ -230,7 +230,7 @@ def rebuild(state: BuildState, say: Callable[[str], None] | None = None) -> None
         state.failed(message)
     else:
         if say is not None and state.error:
-            say("lessonkit build: fixed; the site is rebuilt and open pages reload.")
+            say("lessonkit build: the error is gone; the site is rebuilt and open pages reload.")
         state.built()
 
 

@@ -40,7 +40,7 @@ class NotData(Exception):
 
 @dataclass(frozen=True)
 class CellOutcome:
-    where: str  # "line 12" in a script, "cell 4" in a notebook
+    where: str  # `Plan.place`: "the cell at line 12" in a script, "cell [4]" in a notebook
     task: str | None
     source: str
     status: CellStatus
@@ -314,7 +314,7 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
             status = NOT_ATTEMPTED
         else:
             status = "error"
-        where = f"cell {cell.line}" if run.plan.notebook else f"line {cell.line}"
+        where = run.plan.place(cell.index)
         out.append(CellOutcome(where, cell.task, cell.source, status, report.output, error))
     return tuple(out)
 

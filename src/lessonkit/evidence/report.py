@@ -123,7 +123,7 @@ def _your_run(evidence: Evidence, shown_file: str) -> str:
             f"{counts['error']} stopped with an error."
         )
         lines += [
-            f"- {c.where}{f' (task {c.task})' if c.task else ''}: {_cell(c.error or '')}"
+            f"- {c.where[:1].upper()}{c.where[1:]}: {_cell(c.error or '')}"
             for c in evidence.cells
             if c.status == "error"
         ]

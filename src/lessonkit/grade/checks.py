@@ -151,8 +151,7 @@ def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None
         if index == own:
             return f"{what} did not finish: {reason}."
         if 0 <= index < len(plan.cells):
-            cell = plan.cell(index)
-            place = f"cell {cell.line}" if plan.notebook else f"the cell at line {cell.line}"
+            place = plan.place(index)
             inputs = "" if scenario == LESSON else " (on other inputs)"
             return f"{what} was not reached: {reason}, in {place}{inputs}."
     return f"{what} was not reached: {reason}."
@@ -535,8 +534,9 @@ def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult,
         if cell.task is not None or cell.label in checked:
             continue
         what = known[cell.label].title if cell.label in known else "Cell"
-        place = f"cell {cell.line}" if runs.learner.notebook else f"line {cell.line}"
-        outcome = _cell_outcome(f"{what} ({place})", cell, runs, "This cell")
+        outcome = _cell_outcome(
+            f"{what} ({runs.learner.place(cell.index)})", cell, runs, "This cell"
+        )
         if outcome.status != PASSED and runs.record.get(LESSON, cell.index) is not None:
             results.append(outcome)
     return tuple(results)

@@ -57,12 +57,13 @@ class LessonCell:
 class PlannedCell:
     index: int
     source: str
-    line: int  # first line in the file (.py) or the cell number (.ipynb)
+    line: int  # first line in the file (.py), or the cell's number (.ipynb): see `Plan.place`
     offset: int  # added to a line of `source` to give the line shown to the learner
     role: CellRole
     task: str | None
     label: str | None  # the lesson cell it matches, if any
     placeholders: tuple[Placeholder, ...]
+    task_title: str | None = None  # the task's title, for a task cell
 
 
 @dataclass(frozen=True)
@@ -83,10 +84,24 @@ class Plan:
     def cell(self, index: int) -> PlannedCell:
         return self.cells[index]
 
-    def where(self, index: int, line: int) -> str:
-        """`line 231` in a script, `cell 14, line 3` in a notebook."""
+    def place(self, index: int) -> str:
+        """The one way every message names a learner's cell, in every tool.
+
+        In a notebook, `cell [14]`: the number Jupyter shows beside it (its execution count
+        in a kernel; in a file, its place among the code cells, which is that count after
+        running all from the top), then the task it holds: `cell [14] ("A task title")`. In a
+        script, `the cell at line 231`, with the task likewise.
+        """
         cell = self.cells[index]
-        return f"cell {cell.line}, line {line}" if self.notebook else f"line {line}"
+        task = f' ("{cell.task_title}")' if cell.task_title else ""
+        return (
+            f"cell [{cell.line}]{task}" if self.notebook else f"the cell at line {cell.line}{task}"
+        )
+
+    def where(self, index: int, line: int) -> str:
+        """`cell [14] ("A task title"), line 3` in a notebook (the line within the cell),
+        `line 231` in a script (the file's own line, which every editor shows)."""
+        return f"{self.place(index)}, line {line}" if self.notebook else f"line {line}"
 
     def source_line(self, index: int, line: int) -> str:
         cell = self.cells[index]
@@ -249,6 +264,7 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
     matches = match_cells([c.source for c in others], [c.source for c in known])
     label_of = {id(cell): known[matches[i]] for i, cell in enumerate(others) if i in matches}
     cells, seen_tasks = [], set()
+    titles = {task.id: task.title for task in lesson.tasks}
     for index, cell in enumerate(submission.cells):
         offset = 0 if notebook else cell.line - 1
         lesson_cell = label_of.get(id(cell))
@@ -268,6 +284,7 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
                 task=cell.task,
                 label=label,
                 placeholders=_graded_placeholders(cell, offset, seen_tasks),
+                task_title=titles.get(cell.task) if cell.task else None,
             )
         )
     return Plan(str(submission.path), notebook, tuple(cells), _checkpoint(cells, lesson))

@@ -31,7 +31,8 @@ class SubmissionError(LessonkitError):
 @dataclass(frozen=True)
 class CodeCell:
     source: str
-    line: int  # first line of the cell's code in the file (1-based; cell index + 1 for .ipynb)
+    line: int  # first line of the cell's code in the file (.py), or the code cell's number
+    # (.ipynb: 1 for the first code cell, as Jupyter counts running all from the top)
     task: str | None  # the task id for task cells
 
 
@@ -166,15 +167,17 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
     if len(raw) > MAX_CELLS:
         raise SubmissionError(f"{name} has {len(raw):,} cells; a practice notebook is far smaller")
     cells = []
-    for index, cell in enumerate(raw, start=1):
+    index = 0  # the code cell's number: Jupyter's count for it after running all from the top
+    for cell in raw:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        index += 1
         source = cell.get("source", "")
         if isinstance(source, list) and all(isinstance(part, str) for part in source):
             source = "".join(source)
         elif not isinstance(source, str):
             raise SubmissionError(
-                f"{name}: cell {index}'s source is not text",
+                f"{name}: code cell [{index}]'s source is not text",
                 fix="open and save the notebook in Jupyter, or run `lessonkit start`",
             )
         source = "\n".join(python_lines(source))
