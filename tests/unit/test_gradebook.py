@@ -26,12 +26,12 @@ from lessonkit.course.gradebook import (
     course_table,
     current,
 )
-from lessonkit.course.intake import intake, read_submission_times
+from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, Student, read_roster, student_without_roster
 from lessonkit.errors import UsageError
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "course"
 
@@ -380,3 +380,82 @@ def test_gradescopes_results_match_their_fixture(lesson):
     results = autograder.results_json(report, Scoring.of(lesson), "Isolation: bubblewrap.")
     expected = json.loads((FIXTURES / "gradescope-results.json").read_text(encoding="utf-8"))
     assert results == expected
+
+
+def _report_stopped(lesson, message: str) -> GradeReport:
+    tasks = tuple(
+        TaskResult(t.id, t.title, ERROR, message, None, t.optional, "lesson inputs")
+        for t in lesson.tasks
+    )
+    return GradeReport(lesson.meta.id, "x.py", tasks, (), 1.0, 7)
+
+
+def test_going_back_to_earlier_bytes_is_a_new_submission(lesson, tmp_path):
+    """Red team: X on Monday, Y on Tuesday, X again on Wednesday counted Tuesday's Y."""
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=100.0)])
+        book.add_attempts([_attempt(lesson, "alice", 1, b"Y", submitted=200.0)])
+        again = book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=300.0)])
+        assert len(again.ids) == 1 and not again.unchanged
+        # the same folder handed in again, Wednesday's X with it: nothing new
+        same = book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=300.0)])
+        assert not same.ids and len(same.unchanged) == 1
+        attempts = book.attempts()
+    key = ("alice", lesson.meta.id)
+    assert counting(attempts, "latest")[key].submitted == 300.0
+    assert attempt_counts(attempts)[key] == 3
+
+
+def test_a_new_toolkit_grades_a_kept_submission_in_its_place_not_as_another(lesson, tmp_path):
+    """Red team: re-batching after an upgrade stored every file again (bob: 2 submissions)."""
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        (first,) = book.add_attempts([_attempt(lesson, "bob", 1, b"Z", submitted=100.0)]).ids
+        upgraded = _attempt(lesson, "bob", 4, b"Z", submitted=150.0)
+        moved = dataclasses.replace(upgraded.attempt, toolkit="0.2.0")
+        added = book.add_attempts([Graded(moved, upgraded.data, upgraded.report)])
+        assert [a.regrade_of for a in added.regraded] == [first]
+        attempts = book.attempts()
+    key = ("bob", lesson.meta.id)
+    assert attempt_counts(attempts)[key] == 1
+    counted = counting(attempts, "latest")[key]
+    assert (counted.toolkit, counted.points, counted.submitted) == ("0.2.0", 9, 100.0)
+
+
+def test_a_grading_stopped_at_a_limit_is_graded_again_in_its_place(lesson, tmp_path):
+    """A time limit a loaded machine ran out is not the student's last word."""
+    with Gradebook(tmp_path / "course.sqlite") as book:
+        stopped = attempt_of(
+            _report_stopped(lesson, "The cell did not finish within the time limit of 60 s."),
+            Scoring.of(lesson),
+            student="tim",
+            lesson_title=lesson.meta.title,
+            revision=lesson.meta.revision,
+            toolkit="0.1.0",
+            file="tim.py",
+            data=b"T",
+            submitted=100.0,
+            graded_utc="2026-12-04T00:00:00Z",
+        )
+        (first,) = book.add_attempts([stopped]).ids
+        again = _attempt(lesson, "tim", 4, b"T", submitted=100.0)
+        assert book.add_attempts([again]).unchanged  # handed in again (a merge): the same
+        added = book.add_attempts([again], replace_limited=True)  # graded again on purpose
+        assert [a.regrade_of for a in added.regraded] == [first]
+        assert counting(book.attempts(), "latest")[("tim", lesson.meta.id)].points == 9
+
+
+def test_a_file_below_a_folder_is_the_folders_students_never_its_names():
+    """Red team: `bob/alice.py` became alice's attempt."""
+    roster = Roster((Student("alice"), Student("bob")))
+    assert student_of("bob/alice.py", roster) == "bob"
+    assert student_of("alice_v2.py", roster) == "alice"
+    assert student_of("Bob Smith_123_assignsubmission_file_/alice.py", roster) is None
+
+
+def test_with_a_roster_only_its_students_have_rows_and_the_rest_are_named(lesson, tmp_path):
+    attempts, students = _course(lesson, tmp_path)
+    stray = dataclasses.replace(attempts[0], id=99, student="alice_v2")
+    table = course_table((*attempts, stray), students, "latest")
+    assert "alice_v2" not in {row.student.id for row in table.rows}
+    assert table.unrostered == ("alice_v2",)
+    assert "alice_v2" not in canvas_csv(table) and "alice_v2" not in moodle_csv(table)

@@ -301,6 +301,7 @@ class BatchRun:
             if (
                 header.lesson != self.lesson.meta.id
                 or header.revision != self.lesson.meta.revision
+                or header.toolkit != __version__
                 or header.folder != str(self.folder.resolve())
                 or header.shard != self.shard
             ):

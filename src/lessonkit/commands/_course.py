@@ -27,6 +27,7 @@ from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry, read_bytes_in_folder
 from lessonkit.grade.journal import JournalEntry
+from lessonkit.grade.results import stopped_at_a_limit
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 
@@ -65,8 +66,14 @@ class Kept:
 
     new: int
     unchanged: int
+    regraded: int
+    """Submissions the gradebook held, kept again in their originals' place: graded with
+    another revision or toolkit, or graded again after stopping at a limit."""
     unmatched: tuple[str, ...]
     unreadable: tuple[str, ...]
+    untimed: tuple[str, ...] = ()
+    """Files `--submitted-at-from` names that the batch does not hold (a typo, another
+    folder): their times were used for nothing."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,9 @@ class CourseIntake:
 
     def unchanged(self, lesson: Lesson, folder: Path, paths: Sequence[Path]) -> list[BatchEntry]:
         """The files whose bytes the gradebook already holds as their student's attempt
-        (same revision and toolkit), with the report kept then: they need no grading."""
+        (same revision and toolkit), with the report kept then: they need no grading. A
+        report that stopped at a time, memory or crash limit is not reused: the machine may
+        have caused it, so the file is graded again."""
         found = []
         for path in paths:
             try:
@@ -123,32 +132,57 @@ class CourseIntake:
             digest = hashlib.sha256(data).hexdigest()
             identity = self.identity(lesson, path.relative_to(folder).as_posix(), digest)
             report = None if identity is None else self.gradebook.kept_report(identity)
-            if report is not None:
+            if report is not None and not stopped_at_a_limit(report):
                 found.append(BatchEntry(path, report, digest, data))
         return found
 
-    def keep(self, lesson: Lesson, records: Sequence[JournalEntry]) -> Kept:
-        """Keep every graded file that is new as an attempt."""
+    def keep(
+        self,
+        lesson: Lesson,
+        records: Sequence[JournalEntry],
+        toolkit: str = __version__,
+        *,
+        graded_here: bool = True,
+    ) -> Kept:
+        """Keep every graded file that is new as an attempt; `toolkit` is the version that
+        graded them (a merge's shards may have been graded by another). `graded_here`: the
+        records are this batch's own gradings, so a file `unchanged` left to be graded
+        again (its kept grading stopped at a limit) replaces that grading."""
         made = intake(
             lesson,
             records,
             roster=self.roster,
-            toolkit=__version__,
+            toolkit=toolkit,
             submitted_at=self.submitted_at,
         )
         with self.gradebook:
-            added = self.gradebook.add_attempts(made.attempts)
-        return Kept(len(added.ids), len(added.unchanged), made.unmatched, made.unreadable)
+            added = self.gradebook.add_attempts(made.attempts, replace_limited=graded_here)
+        new = len(added.ids) - len(added.regraded)
+        untimed = tuple(sorted(set(self.submitted_at) - {r.path for r in records}))
+        return Kept(
+            new,
+            len(added.unchanged),
+            len(added.regraded),
+            made.unmatched,
+            made.unreadable,
+            untimed,
+        )
 
     def say(self, kept: Kept, out: Console) -> None:
         """What was kept, then each file that is not in the gradebook, and why."""
         unchanged = (
             f"; {kept.unchanged} unchanged since their last grading" if kept.unchanged else ""
         )
+        again = (
+            f"; {kept.regraded} graded again in their earlier grading's place (another "
+            "lesson revision or toolkit, or a run stopped at a time, memory or crash limit)"
+            if kept.regraded
+            else ""
+        )
         out.print(
             Text(
                 f"Kept {kept.new} new attempt(s) in the gradebook "
-                f"{safe_name(shown(self.gradebook.path))}{unchanged}."
+                f"{safe_name(shown(self.gradebook.path))}{unchanged}{again}."
             )
         )
         for relative in kept.unmatched:
@@ -163,6 +197,14 @@ class CourseIntake:
         for relative in kept.unreadable:
             out.print(
                 Text(f"{safe_name(relative)}: unreadable, so not in the gradebook", style="yellow")
+            )
+        for relative in kept.untimed:
+            out.print(
+                Text(
+                    f"{safe_name(relative)}: named by --submitted-at-from, but no such file was "
+                    "graded (its path must be as below the batch folder)",
+                    style="yellow",
+                )
             )
 
 

@@ -283,8 +283,10 @@ def _batch(args: argparse.Namespace) -> int:
             )
         )
         return 130
-    written = run.write_outputs(entries)
+    # The gradebook first: until the outputs are written the journal is kept, so a gradebook
+    # that cannot be written loses nothing (`--resume` goes on from the journal).
     kept = None if course is None else course.keep(lesson, [run.journal_entry(e) for e in entries])
+    written = run.write_outputs(entries)
     if args.json:
         print(json.dumps(run.summary(entries), indent=2))
     else:
@@ -294,9 +296,15 @@ def _batch(args: argparse.Namespace) -> int:
         view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
         passed = sum(e.report.passed for e in entries)
         of_shard = "" if shard is None else f", shard {shard}"
-        view.print(
-            f"{passed} of {len(entries)} files pass every task (input seed {run.seed}{of_shard})."
-        )
+        reused = len(run.known)
+        if run.seed is None:
+            seed = "none graded now: each shows its earlier grading"
+        elif reused:
+            seed = f"input seed {run.seed} for the files graded now; the {reused} unchanged keep "
+            seed += "their earlier seeds"
+        else:
+            seed = f"input seed {run.seed}"
+        view.print(f"{passed} of {len(entries)} files pass every task ({seed}{of_shard}).")
         view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     if course is not None and kept is not None:
         course.say(kept, out)  # last, so that files left out of the gradebook are seen

@@ -73,6 +73,7 @@ def table_json(table: CourseTable) -> dict:
             for c in table.lessons
         ],
         "max_total": table.max_total,
+        "not_on_roster": list(table.unrostered),
         "students": [
             {
                 "id": row.student.id,
@@ -194,6 +195,23 @@ def run(args: argparse.Namespace) -> int:
             _show_student(console(), args.student, mine, chosen)
         return 0
     table = course_table(attempts, students, args.policy)
+    if assignments:
+        unknown = sorted(set(assignments) - {c.lesson for c in table.lessons})
+        if unknown:
+            raise UsageError(
+                f"--canvas-assignments names lesson(s) the gradebook has no grades of: "
+                f"{', '.join(safe_name(u) for u in unknown)}",
+                fix="use the lesson ids `lessonkit grades` shows (a typo would make Canvas "
+                "create a new assignment)",
+            )
+    for sid in table.unrostered:
+        console(stderr=True).print(
+            Text(
+                f"{safe_name(sid)}: has attempts but is not on the roster the gradebook keeps; "
+                "left out of the table and the exports",
+                style="yellow",
+            )
+        )
     if args.export:
         output = Path(args.output)
         write_output(output, export(args.export, table, attempts, assignments))

@@ -86,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
             fix="give --out a folder you can write to",
         ) from None
     out = console()
-    kept = None if course is None else course.keep(lesson, merged.entries)
+    kept = (
+        None
+        if course is None
+        else course.keep(lesson, merged.entries, merged.toolkit, graded_here=False)
+    )
     passed = sum(e.report.passed for e in entries)
     out.print(
         Text(

@@ -26,6 +26,7 @@ from lessonkit.course.gradebook import current
 from lessonkit.course.regrade import regrade
 from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.text import safe_name
 from lessonkit.run.isolation import choose_isolation, compile_cache
 
 
@@ -86,5 +87,5 @@ def run(args: argparse.Namespace) -> int:
     for change in result.changes:
         before = "-" if change.before is None else f"{change.before:g}"
         after = "-" if change.after is None else f"{change.after:g}"
-        out.print(Text(f"  {change.student}: {before} -> {after}"))
+        out.print(Text(f"  {safe_name(change.student)}: {before} -> {after}"))
     return 0

@@ -88,7 +88,7 @@ def read_canvas_assignments(path: Path) -> dict[str, str]:
     for line, row in enumerate(reader, start=2):
         lesson = (row.get("lesson") or "").strip()
         number = (row.get("assignment_id") or "").strip()
-        if not lesson or not number.isdigit():
+        if not lesson or not (number.isascii() and number.isdigit()):
             raise UsageError(
                 f"{shown(path)}:{line}: an assignment id is Canvas's number for it, got {number!r}"
             )

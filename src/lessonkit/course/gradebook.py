@@ -22,14 +22,23 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, CheckName, GradeReport, Status
+from lessonkit.grade.results import (
+    ERROR,
+    LIMIT_CAUSES,
+    NOT_ATTEMPTED,
+    PASSED,
+    CheckName,
+    GradeReport,
+    Status,
+    error_cause,
+)
 
 Policy = Literal["latest", "best"]
 POLICIES: tuple[Policy, ...] = ("latest", "best")
@@ -115,7 +124,11 @@ class Added:
     ids: tuple[int, ...]
     """The new attempts' ids, in the order given."""
     unchanged: tuple[Attempt, ...]
-    """Attempts not kept, because the gradebook already holds the same (`identity`)."""
+    """Attempts not kept, because the gradebook already holds the same submission, graded
+    with the same revision and toolkit."""
+    regraded: tuple[Attempt, ...] = ()
+    """Kept as regrades: a submission the gradebook holds, graded with another revision or
+    toolkit, which takes its original's place."""
 
 
 def attempt_of(
@@ -327,21 +340,39 @@ class Gradebook:
                 MIGRATIONS[step](db)
                 db.execute(f"PRAGMA user_version = {step + 1}")
 
-    def add_attempts(self, items: Sequence[Graded]) -> Added:
+    def add_attempts(self, items: Sequence[Graded], *, replace_limited: bool = False) -> Added:
         """Keep each new attempt (in the order given) and its bytes, in one transaction.
 
-        An attempt whose identity the gradebook already holds (the same bytes of the same
-        student, graded with the same revision and toolkit) is not kept again; a regrade
-        always is, as it replaces the attempt it names.
+        A file handed in again is the submission the gradebook already holds when the same
+        student's same bytes are kept and the student submitted nothing else between that
+        submission and this one (`_same_submission`). Graded with the same revision and
+        toolkit, it is not kept again ("unchanged"); graded with another, it is kept as a
+        regrade of it, taking its place (a submission is counted once, graded as the lesson
+        is now). Bytes a student goes back to after submitting others are a new submission.
+        An item that names the attempt it regrades (`lessonkit regrade`) is always kept.
+        With `replace_limited` (a batch that graded such files afresh on purpose), a new
+        grading of a submission whose kept grading stopped at a time, memory or crash limit
+        is kept in its place too.
         """
         ids: list[int] = []
         unchanged: list[Attempt] = []
+        regraded: list[Attempt] = []
         with self._writing() as db:
             for item in items:
                 attempt = item.attempt
-                if attempt.regrade_of is None and self._holds(db, attempt.identity):
-                    unchanged.append(attempt)
-                    continue
+                if attempt.regrade_of is None:
+                    same = self._same_submission(db, attempt)
+                    if (
+                        same is not None
+                        and same[1:] == (attempt.revision, attempt.toolkit)
+                        and not (replace_limited and self._stopped_at_a_limit(db, same[0]))
+                    ):
+                        unchanged.append(attempt)
+                        continue
+                    if same is not None:
+                        place = self._original_time(db, same[0])
+                        attempt = replace(attempt, regrade_of=same[0], submitted=place)
+                        regraded.append(attempt)
                 db.execute(
                     "INSERT OR IGNORE INTO files (sha256, content) VALUES (?, ?)",
                     (attempt.sha256, item.data),
@@ -390,16 +421,57 @@ class Gradebook:
                     ],
                 )
                 ids.append(row_id)
-        return Added(tuple(ids), tuple(unchanged))
+        return Added(tuple(ids), tuple(unchanged), tuple(regraded))
 
     @staticmethod
-    def _holds(db: sqlite3.Connection, identity: Identity) -> bool:
-        row = db.execute(
-            "SELECT 1 FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
-            "AND revision = ? AND toolkit = ? LIMIT 1",
-            identity,
+    def _same_submission(db: sqlite3.Connection, attempt: Attempt) -> tuple[int, str, str] | None:
+        """The kept attempt these bytes already are, as (id, revision, toolkit) of its
+        current grading (the newest regrade of it); None when they are a new submission."""
+        who = (attempt.student, attempt.lesson)
+        kept = db.execute(
+            "SELECT id, mtime FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
+            "AND regrade_of IS NULL ORDER BY (mtime <= ?) DESC, "
+            "CASE WHEN mtime <= ? THEN -mtime ELSE mtime END, id DESC LIMIT 1",
+            (*who, attempt.sha256, attempt.submitted, attempt.submitted),
         ).fetchone()
-        return row is not None
+        if kept is None:
+            return None
+        original, when = int(kept[0]), float(kept[1])
+        other = db.execute(  # other bytes submitted since: these are submitted anew
+            "SELECT 1 FROM attempts WHERE student = ? AND lesson = ? AND sha256 != ? "
+            "AND regrade_of IS NULL AND mtime > ? AND mtime <= ? LIMIT 1",
+            (*who, attempt.sha256, when, attempt.submitted),
+        ).fetchone()
+        if other is not None:
+            return None
+        latest = original
+        while True:  # a regrade of a regrade: its newest grading is the current one
+            newer = db.execute(
+                "SELECT MAX(id) FROM attempts WHERE regrade_of = ?", (latest,)
+            ).fetchone()[0]
+            if newer is None:
+                break
+            latest = int(newer)
+        revision, toolkit = db.execute(
+            "SELECT revision, toolkit FROM attempts WHERE id = ?", (latest,)
+        ).fetchone()
+        return latest, str(revision), str(toolkit)
+
+    @staticmethod
+    def _stopped_at_a_limit(db: sqlite3.Connection, attempt_id: int) -> bool:
+        """Whether the attempt's grading stopped at a limit the machine may have caused (its
+        new grading is then kept in its place, never dropped as unchanged)."""
+        messages = db.execute(
+            "SELECT message FROM task_grades WHERE attempt = ? AND status = ?",
+            (attempt_id, ERROR),
+        ).fetchall()
+        return any(error_cause(str(m)) in LIMIT_CAUSES for (m,) in messages)
+
+    @staticmethod
+    def _original_time(db: sqlite3.Connection, attempt_id: int) -> float:
+        """The submission time of the attempt `attempt_id` regrades (or is)."""
+        row = db.execute("SELECT mtime FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+        return float(row[0])
 
     def kept_report(self, identity: Identity) -> GradeReport | None:
         """The report of the attempt with this identity, if one is kept with its report."""
@@ -550,6 +622,8 @@ class CourseTable:
     policy: Policy
     lessons: tuple[LessonColumn, ...]
     rows: tuple[CourseRow, ...]
+    unrostered: tuple[str, ...] = ()
+    """Students with attempts whom the gradebook's roster does not list: not in `rows`."""
 
     @property
     def max_total(self) -> float:
@@ -559,7 +633,12 @@ class CourseTable:
 def course_table(
     attempts: Sequence[Attempt], students: dict[str, Student], policy: Policy
 ) -> CourseTable:
-    """One row per student (every roster student, and anyone else with an attempt)."""
+    """One row per roster student; without a roster, one per student with an attempt.
+
+    With a roster, attempts kept under another name (graded before the roster was given, or
+    of a student since removed from it) are named in `unrostered`, never given a row: an
+    export row no learning-management system can match would be a grade posted nowhere.
+    """
     lessons: dict[str, LessonColumn] = {}
     for attempt in sorted(attempts, key=lambda a: a.id or 0):  # the latest title and maximum
         lessons[attempt.lesson] = LessonColumn(
@@ -567,7 +646,8 @@ def course_table(
         )
     columns = tuple(lessons[k] for k in sorted(lessons))
     chosen = counting(attempts, policy)
-    ids = sorted(set(students) | {a.student for a in attempts})
+    graded = {a.student for a in attempts}
+    ids = sorted(students) if students else sorted(graded)
     rows = tuple(
         CourseRow(
             students.get(sid, Student(sid)),
@@ -582,4 +662,5 @@ def course_table(
         )
         for sid in ids
     )
-    return CourseTable(policy, columns, rows)
+    unrostered = tuple(sorted(graded - set(students))) if students else ()
+    return CourseTable(policy, columns, rows, unrostered)

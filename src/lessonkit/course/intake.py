@@ -41,10 +41,15 @@ class Intake:
 
 def student_of(relative: str, roster: Roster | None) -> str | None:
     """The student a file is from: a roster id, or without a roster its path; None when
-    the roster has no id for it."""
+    the roster has no id for it.
+
+    A file in the batch folder itself is matched by its name (`alice_v2.py`); a file in a
+    subfolder by the subfolder it lies in at the top (`alice/state-02.py`, a folder per
+    student), never by its own name, so `bob/alice.py` is never alice's.
+    """
     if roster is None:
         return student_without_roster(relative)
-    return roster.match(PurePosixPath(relative).name)
+    return roster.match(PurePosixPath(relative).parts[0])
 
 
 def intake(

@@ -3,7 +3,8 @@
 A roster is a CSV with the header `id,name,email` and, optionally, `sis_user_id`,
 `sis_login_id`, `section` and `lms_id` (the columns a learning-management system needs to
 match its own students). A file belongs to the roster id that is the longest prefix of its
-name followed by `-`, `_`, `.` or the end; a file no id matches is reported, never guessed.
+name (or, below a subfolder, of that folder's name) followed by `-`, `_`, `.` or the end; a
+file no id matches is reported, never guessed.
 Without a roster, a student is the submission's relative path without its suffix.
 """
 

@@ -52,6 +52,16 @@ _CAUSES: tuple[tuple[ErrorCause, re.Pattern[str]], ...] = (
 )
 
 
+LIMIT_CAUSES: tuple[ErrorCause, ...] = ("time limit", "memory", "crash")
+"""Causes that may lie with the machine rather than the code (a loaded machine runs out
+of time): a verdict stopped by one is graded again, never reused as it stands."""
+
+
+def stopped_at_a_limit(report: GradeReport) -> bool:
+    """Whether any task of `report` errored for one of the `LIMIT_CAUSES`."""
+    return any(t.status == ERROR and error_cause(t.message) in LIMIT_CAUSES for t in report.tasks)
+
+
 def error_cause(message: str) -> ErrorCause:
     """The cause an `error` verdict's message names (the grader's own wording: explain.py,
     record.py, run/process.py, sources.py); "exception" for an error the code raised."""
