@@ -106,7 +106,10 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
         ),
         "sys-exit-at-top.py": (
             make_attempt(lesson, prefix="import sys\nsys.exit(0)\n"),
-            {"*": ("passed", ""), "Cell (line 1)": ("error", r"calls sys\.exit\(0\) at line 2")},
+            {
+                "*": ("passed", ""),
+                "Cell (the cell at line 1)": ("error", r"calls sys\.exit\(0\) at line 2"),
+            },
         ),
         "os-exit-at-top.py": (
             make_attempt(lesson, prefix="import os\nos._exit(0)\n"),

@@ -402,6 +402,7 @@ def test_build_replaces_the_site_whole(tmp_path):
         "phase-03",
         "lessonkit-course.zip",
         "accelerators",
+        "cpu-setup",
         *ids,
     }
     assert report.pages == tuple(f"{i}/index.html" for i in ids)

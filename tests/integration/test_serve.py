@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import urllib.request
@@ -36,6 +37,13 @@ def _wait_for(condition, seconds: float = 120.0) -> None:
         time.sleep(0.2)
 
 
+def save(path, text: str) -> None:
+    """Save as an editor does, whole: the watcher never reads a half-written file."""
+    temporary = path.with_name(path.name + ".saving")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
 def test_a_saved_lesson_is_rebuilt_and_open_pages_are_told(tmp_path, monkeypatch, lesson):
     monkeypatch.setenv("LESSONKIT_ROOT", str(tmp_path))
     folder = copy_lesson_repo(tmp_path)
@@ -60,19 +68,19 @@ def test_a_saved_lesson_is_rebuilt_and_open_pages_are_told(tmp_path, monkeypatch
         marker = "containers give every leaf a name"
         edited = text.replace("Keep these five items:", f"Keep these five items ({marker}):", 1)
         assert edited != text
-        source.write_text(edited, encoding="utf-8")
+        save(source, edited)
         _wait_for(lambda: _state(base)["version"] == 2)
         assert marker in _get(page)
 
-        source.write_text(edited + "\n```{nonsense}\n```\n", encoding="utf-8")
+        save(source, edited + "\n```{nonsense}\n```\n")
         _wait_for(lambda: _state(base)["error"] != "")
         assert "unknown block role {nonsense}" in _state(base)["error"]
         assert _state(base)["version"] == 2  # the last good site stays up
         # The terminal hears of it once, however often the pages poll or the file is saved
         # with the same error: then once that it is fixed.
-        source.write_text(edited + "\n```{nonsense}\n```\n\n", encoding="utf-8")
+        save(source, edited + "\n```{nonsense}\n```\n\n")
         time.sleep(1.0)
-        source.write_text(edited, encoding="utf-8")
+        save(source, edited)
         _wait_for(lambda: _state(base)["version"] == 3)
         assert len(said) == 2, said
         assert said[0].startswith("lessonkit build failed:")
