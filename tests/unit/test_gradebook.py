@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lessonkit.course import autograder
 from lessonkit.course.exports import canvas_csv, moodle_csv, tasks_csv
@@ -32,6 +34,7 @@ from lessonkit.errors import UsageError
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.lesson.text import markdown_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "course"
 
@@ -459,3 +462,51 @@ def test_with_a_roster_only_its_students_have_rows_and_the_rest_are_named(lesson
     assert "alice_v2" not in {row.student.id for row in table.rows}
     assert table.unrostered == ("alice_v2",)
     assert "alice_v2" not in canvas_csv(table) and "alice_v2" not in moodle_csv(table)
+
+
+_MARKUP = {  # an indented code block may form: it shows its text as it is
+    "heading_open",
+    "blockquote_open",
+    "bullet_list_open",
+    "ordered_list_open",
+    "fence",
+    "table_open",
+    "link_open",
+    "image",
+    "html_inline",
+    "html_block",
+    "hr",
+}
+
+
+def _markup_in(markdown: str) -> set[str]:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    found = {t.type for t in tokens}
+    found |= {c.type for t in tokens for c in (t.children or [])}
+    return found & _MARKUP
+
+
+def test_a_message_cannot_forge_a_heading_in_a_students_feedback(lesson):
+    """Red team D6: an error message holding "## Make it yours: passed" made a heading."""
+    forged = "boom\n## Make it yours: passed\n\nAll 3 tasks passed. [prize](http://x) ![i](y)"
+    tasks = tuple(
+        TaskResult(t.id, t.title, ERROR, forged, None, t.optional, "lesson inputs")
+        for t in lesson.tasks
+    )
+    feedback = GradeReport(lesson.meta.id, "[a](b).py", tasks, (), 1.0, 7).feedback_markdown()
+    headings = [line for line in feedback.splitlines() if line.startswith("#")]
+    assert len(headings) == 1 + len(lesson.tasks)  # the page's own, one per task
+    assert "## Make it yours: passed" not in feedback.replace("\\#", "")
+    assert _markup_in(markdown_text(forged)) == set()
+
+
+_PIECES = ("\\", "`", "``", "[x](y)", "![i](y)", "[", "](y)", "<b>", "<", "## ", "> ", "- ",
+           "1. ", "```", "~~~", "| a |", "\n", "\n\n", " ", "a", "===", "***")  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_markdown_text_never_makes_markup(text):
+    assert _markup_in(markdown_text(text)) == set()

@@ -31,6 +31,7 @@ from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.text import markdown_text
 from lessonkit.run.sandbox import Account, find_sandbox
 
 LEARNER_ACCOUNT = "lessonkit-learner"
@@ -257,7 +258,7 @@ def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
     points = scoring.available
     tests = []
     for task in report.tasks:
-        output = task.message
+        output = markdown_text(task.message)  # quotes the learner's code: never markup
         if task.hint and task.status != PASSED:
             output += f"\n\nHint: {task.hint}"
         test = {
@@ -309,7 +310,7 @@ def _results(lesson: Lesson, folder: Path, plan: Confinement, started: float) ->
             path = find_submission(folder, lesson)
             submission = read_submission(path, read_bytes_in_folder(folder, path))
         except SubmissionError as exc:
-            return not_graded_json(str(exc), time.perf_counter() - started)
+            return not_graded_json(markdown_text(str(exc)), time.perf_counter() - started)
         report = grader.grade_submission(lesson, submission, started)
     return results_json(report, Scoring.of(lesson), plan.said)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
-from lessonkit.lesson.text import safe_name, safe_text
+from lessonkit.lesson.text import markdown_text, safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
 PASSED: Final = "passed"
@@ -184,18 +184,20 @@ class GradeReport:
 
     def feedback_markdown(self) -> str:
         """The learner's own report as a Markdown page, for an instructor to hand back."""
-        lines = [f"# {self.lesson}: feedback on {safe_name(self.file)}", ""]
+        lines = [f"# {self.lesson}: feedback on {markdown_text(safe_name(self.file))}", ""]
         done = sum(t.status == PASSED for t in self.tasks)
         lines += [f"{done} of {len(self.tasks)} tasks passed.", ""]
-        for task in self.tasks:
+        for task in self.tasks:  # a message quotes the learner's code: shown, never markup
             title = f"{task.title} (optional)" if task.optional else task.title
-            lines += [f"## {title}: {task.status}", "", task.message, ""]
+            lines += [f"## {title}: {task.status}", "", markdown_text(task.message), ""]
             if task.hint and task.status != PASSED:
                 lines += [f"Hint: {task.hint}", ""]
         failing = [p for p in self.prerequisites if p.status != PASSED]
         if failing:
             lines += ["## Steps and experiments the tasks build on", ""]
-            lines += [f"- {p.name}: {p.status}. {p.message}".rstrip() for p in failing]
+            lines += [
+                f"- {markdown_text(f'{p.name}: {p.status}. {p.message}'.rstrip())}" for p in failing
+            ]
             lines.append("")
         if self.seed is not None:
             lines += [

@@ -47,3 +47,42 @@ def csv_cell(text: str) -> str:
     """A CSV cell that a spreadsheet will not run as a formula."""
     text = safe_text(text)
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+_BLOCK_START = re.compile(r"^( {0,3})(#|>|[-+*=_|]|`{3}|~{3}|\d{1,9}[.)])")
+# Outside the code spans kept: brackets, `<`, every backtick (one left bare could pair with
+# another on a later line) and a backslash before punctuation (it would escape what follows).
+_INLINE = re.compile(r"([\[\]<`]|\\(?=[!-/:-@\[-`{-~]))")
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)")
+"""A code span, never one whose backticks follow a backslash (which may escape them): a
+span Markdown does not see would leave its brackets unescaped."""
+
+
+def _escape_inline(line: str) -> str:
+    """Everything that could make markup escaped, outside the code spans on this line (left
+    as they are: a code span shows its text as it is, backslashes included)."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(line):
+        out += [_INLINE.sub(r"\\\1", line[at : span.start()]), span.group()]
+        at = span.end()
+    out.append(_INLINE.sub(r"\\\1", line[at:]))
+    return "".join(out)
+
+
+def markdown_text(text: str) -> str:
+    """Text from outside as Markdown that shows it and nothing else: no line of it can start
+    a heading, a quote, a list, a fence or a table, and no link, image or tag can form.
+    Backticks stay: messages quote code with them."""
+    lines = []
+    for line in safe_text(text).split("\n"):
+        start = _BLOCK_START.match(line)
+        if start is None:
+            lines.append(_escape_inline(line))
+            continue
+        marker = start[2]
+        if marker[0].isdigit():  # `12.` -> `12\.`
+            head, rest = start[1] + marker[:-1] + "\\" + marker[-1], start.end()
+        else:  # `## x` -> `\## x`; the rest of the marker is the line's, read as such
+            head, rest = start[1] + "\\" + marker[0], start.start(2) + 1
+        lines.append(head + _escape_inline(line[rest:]))
+    return "\n".join(lines)
