@@ -98,14 +98,18 @@ def test_points_follow_the_lessons_scoring(lesson, tmp_path):
     assert none.points == 0 and all(t.status == FAILED for t in none.tasks)
 
 
-def test_a_roster_id_matches_as_the_longest_prefix_at_a_separator():
-    roster = Roster((Student("al"), Student("alice"), Student("bo")))
+def test_a_roster_id_matches_itself_or_itself_and_version_tags():
+    roster = Roster((Student("al"), Student("alice"), Student("bo"), Student("ana")))
     assert roster.match("alice.py") == "alice"
     assert roster.match("alice_week2.ipynb") == "alice"
     assert roster.match("al-late.py") == "al"
     assert roster.match("al") == "al"
+    assert roster.match("alice_v2.py") == roster.match("alice.resubmit.ipynb") == "alice"
+    assert roster.match("alice-2-final.py") == "alice"
     assert roster.match("alicia.py") is None  # no separator after "al"
     assert roster.match("bob.py") is None  # "bo" is followed by "b"
+    # Red team D3: ana-maria's blank file became ana's counting attempt, 0/8.
+    assert roster.match("ana-maria.py") is None and roster.near("ana-maria.py") == "ana"
     assert student_without_roster("week1/bob.ipynb") == "week1/bob"
 
 

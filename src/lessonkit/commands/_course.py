@@ -186,11 +186,19 @@ class CourseIntake:
             )
         )
         for relative in kept.unmatched:
+            name = PurePosixPath(relative).parts[0]
+            near = None if self.roster is None else self.roster.near(name)
+            why = (
+                f" (it begins with the id `{safe_name(near)}`, but what follows is not a "
+                "version tag such as _v2, -2 or -late)"
+                if near
+                else ""
+            )
             out.print(
                 Text(
                     f"{safe_name(relative)}: no student in the roster matches "
-                    f"`{safe_name(PurePosixPath(relative).name)}`; it is not in the gradebook "
-                    "(add its student to the roster, or rename the file to the student's id)",
+                    f"`{safe_name(name)}`{why}; it is not in the gradebook (add its student "
+                    "to the roster, or rename the file to the student's id)",
                     style="yellow",
                 )
             )

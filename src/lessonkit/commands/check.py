@@ -93,8 +93,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--roster",
         metavar="FILE",
         help="--gradebook: the class list (id,name,email,...), kept in the gradebook for every "
-        "later batch, merge and regrade; a file is its student's whose id is the longest "
-        "prefix of its name",
+        "later batch, merge and regrade; a file is its student's whose id is its name, or "
+        "that id and version tags (alice_v2.py, alice-late.py)",
     )
     parser.add_argument(
         "--submitted-at-from",

@@ -2,9 +2,11 @@
 
 A roster is a CSV with the header `id,name,email` and, optionally, `sis_user_id`,
 `sis_login_id`, `section` and `lms_id` (the columns a learning-management system needs to
-match its own students). A file belongs to the roster id that is the longest prefix of its
-name (or, below a subfolder, of that folder's name) followed by `-`, `_`, `.` or the end; a
-file no id matches is reported, never guessed.
+match its own students). A file belongs to the student whose id is its name without the
+suffix (or, below a subfolder, that folder's name), or that id followed by version tags,
+each after a `-`, `_` or `.`: `alice_v2.py`, `alice-2.py`, `alice-late.py`,
+`alice.resubmit.ipynb` are alice's (`VERSION_TAG` lists the tags). Any other name is
+reported, never guessed: `ana-maria.py` is not `ana`'s, though it begins with her id.
 Without a roster, a student is the submission's relative path without its suffix.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -20,6 +23,11 @@ from lessonkit.errors import UsageError, shown
 REQUIRED = ("id", "name", "email")
 OPTIONAL = ("sis_user_id", "sis_login_id", "section", "lms_id")
 _SEPARATORS = ("-", "_", ".")
+VERSION_TAG = re.compile(
+    r"v?\d{1,4}|late|resubmit(?:ted)?|final|old|draft|again|new|week\d{1,2}", re.IGNORECASE
+)
+"""A part of a file name after the student's id that says which version it is."""
+_SUFFIXES = (".py", ".ipynb")
 _MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -44,15 +52,38 @@ class Roster:
         return {s.id: s for s in self.students}
 
     def match(self, file_name: str) -> str | None:
-        """The id that is the longest prefix of `file_name` at a separator, or None."""
-        best: str | None = None
-        for student in self.students:
-            sid = student.id
-            if file_name.startswith(sid):
-                rest = file_name[len(sid) :]
-                if (not rest or rest[0] in _SEPARATORS) and (best is None or len(sid) > len(best)):
-                    best = sid
-        return best
+        """The id `file_name` is, with version tags after it at most; None for any other."""
+        stem = _stem(file_name)
+        found = [s.id for s in self.students if _is_version_of(stem, s.id)]
+        return max(found, key=len) if found else None
+
+    def near(self, file_name: str) -> str | None:
+        """The longest id `file_name` begins with at a separator, though not as a version of
+        it (`ana-maria` of `ana`): to say why the file was not counted."""
+        stem = _stem(file_name)
+        found = [
+            s.id
+            for s in self.students
+            if stem.startswith(s.id) and stem[len(s.id) : len(s.id) + 1] in _SEPARATORS
+        ]
+        return max(found, key=len) if found else None
+
+
+def _stem(file_name: str) -> str:
+    for suffix in _SUFFIXES:
+        if file_name.endswith(suffix):
+            return file_name[: -len(suffix)]
+    return file_name
+
+
+def _is_version_of(stem: str, sid: str) -> bool:
+    if stem == sid:
+        return True
+    rest = stem[len(sid) :]
+    if not stem.startswith(sid) or rest[:1] not in _SEPARATORS:
+        return False
+    parts = re.split(r"[-_.]", rest[1:])
+    return all(VERSION_TAG.fullmatch(part) for part in parts)
 
 
 def student_without_roster(relative: str) -> str:
