@@ -32,7 +32,7 @@ from lessonkit.grade.rubric import rubric_for
 from lessonkit.grade.sources import CodeCell, Submission
 from lessonkit.grade.values import describe, differences, explain_layout
 from lessonkit.grade.worker_handle import describe_end
-from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
+from lessonkit.lesson.model import Bernoulli, Grading, Integers, Probe, Uniform
 
 from conftest import REPORT_KEYS
 
@@ -620,6 +620,11 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     from lessonkit.grade.probes import probe_runs
 
     grading = grading_of(lesson)
+    extra = Probe(
+        "params with an extra leaf", "repair", "input", "params", "add_leaf", "extra",
+        [1.0, 2.0, 3.0], (), 1,
+    )  # fmt: skip
+    grading = dataclasses.replace(grading, probes=(*grading.probes, extra))
     runs = {run.probe.name: run for run in probe_runs(grading, seed=7)}
     layer = runs["params with an extra leaf"]
     assert layer.sources == () and layer.inputs["params"]["extra"] == [1.0, 2.0, 3.0]
