@@ -308,10 +308,10 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
         if report is None:
             continue  # not run in the learner's own scenario (an optional experiment)
         error = _error_text(run, cell.index)
-        if report.error is None:
+        if cell.placeholders or (report.error and report.error.type == "NotImplementedError"):
+            status = NOT_ATTEMPTED  # an optional task's cell ends quietly at its todo(...)
+        elif report.error is None:
             status = "ran"
-        elif report.error.type == "NotImplementedError":
-            status = NOT_ATTEMPTED
         else:
             status = "error"
         where = f"cell {cell.line}" if run.plan.notebook else f"line {cell.line}"

@@ -352,6 +352,8 @@ def _watch_jit(body: list, names: frozenset[str]) -> list:
     """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
     out = []
     for statement in body:
+        if isinstance(statement, ast.With):  # an optional task's cell: `with optional_task():`
+            statement.body = _watch_jit(statement.body, names)
         out.append(statement)
         for name in _bound_at_top(statement):
             if name in names:
