@@ -1008,10 +1008,10 @@ def test_accept_admits_exactly_the_declared_float_dtypes(dtype):
     world = World.make().set("repair", fixed=fixed)
     if dtype == "float64":
         assert_passed(world.task("repair"))
-    elif dtype in ("bfloat16", "bool"):  # a 0-d array of these is not read as a number
+    elif dtype in ("bfloat16", "bool", "int32", "uint8"):  # not a 0-d float (issue 32)
         message = f"`fixed` at `bias` is {dtype}[]; expected float32[] (1 more layout difference)."
         assert_verdict(world.task("repair"), FAILED, message)
-    else:  # a 0-d number compares by value; the weight leaf's dtype is not accepted
+    else:  # a 0-d float compares by value; the weight leaf's dtype is not accepted
         message = f"`fixed` at `weight` is {dtype}[2]; expected float32[2]."
         assert_verdict(world.task("repair"), FAILED, message)
 
@@ -1840,3 +1840,27 @@ def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
     rubrics = tuple(dataclasses.replace(r, jit=None) for r in world.grading.rubrics)
     world.grading = dataclasses.replace(world.grading, rubrics=rubrics)
     assert_passed(world.task("make-it-yours"))
+
+
+# --------------------------------------------------------------------------- values without meaning
+
+
+def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
+    """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
+    answer of its type, so the lesson is refused, with a hint to grade what it returns."""
+    from lessonkit.grade.grader import _check_reference
+    from lessonkit.grade.worker_handle import GradingError
+
+    world = World.make()
+    _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    function = r.Opaque("other", "function")
+    sgd = r.Sequence("GradientTransformationExtraArgs", (function, function))
+    world.set("make-it-yours", reference=True, norm_squared=sgd)
+    with pytest.raises(GradingError) as caught:
+        _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    assert caught.value.message == (
+        "task 'make-it-yours' grades `norm_squared`, a GradientTransformationExtraArgs holding "
+        "a function: it has no value to compare, so any answer of that type would pass"
+    )
+    assert "grade what `norm_squared` returns or holds instead" in caught.value.fix
+    assert caught.value.where == f"{LESSON_MD}:{lesson().task('make-it-yours').line}"

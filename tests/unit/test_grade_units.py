@@ -77,9 +77,10 @@ def test_scalars_compare_by_value_whatever_their_container():
     assert differences(num(True, "bool"), arr([True], shape=[], dtype="bool")) == ()
 
 
-def test_nan_never_matches():
+def test_nan_matches_only_nan():
     assert [d.kind for d in differences(num(96.0), num(math.nan))] == ["value"]
-    assert [d.kind for d in differences(num(math.nan), num(math.nan))] == ["value"]
+    assert [d.kind for d in differences(num(math.nan), num(96.0))] == ["value"]
+    assert differences(num(math.nan), num(math.nan)) == ()  # issue 32: the same result
 
 
 def test_shape_dtype_and_type_differences():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from lessonkit.grade.checks import LESSON
 from lessonkit.grade.plan import bound_names
 from lessonkit.grade.reported import Value
 from lessonkit.grade.sources import read_submission
+from lessonkit.grade.values import opaque_type
 from lessonkit.lesson.model import EvidenceItem, Lesson, Show
 from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_steps
@@ -177,19 +179,55 @@ def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]
     """Put the learner's values for `names` over the lesson's.
 
     A name the learner's run did not report is removed; one it reported as a function, module
-    or other object that is not data keeps the lesson's binding (functions are the lesson's).
+    or other object that is not data (or a node of them, such as a `GradientTransformation`)
+    keeps the lesson's binding (functions are the lesson's). A node of a type the parent
+    cannot make (an optax state, a registered dataclass) is rebuilt in the structure of the
+    lesson's own value, when their key paths agree.
     """
     for name in names | set(reported):
         value = reported.get(name)
         if value is None:
             namespace.pop(name, None)
-        elif not isinstance(value, r.Module) and not (
-            isinstance(value, r.Opaque) and value.kind == "other"
-        ):
+        elif not isinstance(value, r.Module) and opaque_type(value) is None:
             try:
                 namespace[name] = live(value)
             except NotData:
-                namespace.pop(name, None)
+                try:
+                    namespace[name] = _rebuilt(value, namespace[name])
+                except (NotData, KeyError):
+                    namespace.pop(name, None)
+
+
+def _rebuilt(value: Value, like: Any) -> Any:
+    """The reported tree as a value of `like`'s structure: its leaves at `like`'s key paths."""
+    import jax
+
+    pairs, definition = jax.tree_util.tree_flatten_with_path(like)
+    paths = [tuple(_key_name(key) for key in path) for path, _ in pairs]
+    leaves = dict(_reported_leaves(value, ()))
+    if len(set(paths)) != len(paths) or set(paths) != set(leaves):
+        raise NotData(f"a {getattr(value, 'type', 'value')} of another structure")
+    return jax.tree.unflatten(definition, [live(leaves[path]) for path in paths])
+
+
+def _key_name(key: Any) -> Any:
+    """A key-path entry's name, as the child reports a node's children: `mu`, `weight`, 0."""
+    for field in ("key", "idx", "name"):
+        if hasattr(key, field):
+            return getattr(key, field)
+    return str(key)
+
+
+def _reported_leaves(value: Value, path: tuple) -> Iterator[tuple[tuple, Value]]:
+    """Every leaf of a reported tree with its path of child names (None is an empty node)."""
+    if isinstance(value, r.Mapping):
+        for key, child in value.items:
+            yield from _reported_leaves(child, (*path, key))
+    elif isinstance(value, r.Sequence):
+        for key, child in zip(value.names(), value.items, strict=True):
+            yield from _reported_leaves(child, (*path, key))
+    elif not isinstance(value, r.NoneValue):
+        yield path, value
 
 
 def _plain(value: Any) -> Any:
