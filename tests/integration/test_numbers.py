@@ -104,6 +104,30 @@ def test_a_code_change_is_named_at_the_declaration_by_build_and_verify(tmp_path)
     assert code == 2 and "out of date with lesson.md" in err and "lessonkit build" in err
 
 
+def test_a_wrong_diagram_stops_build_and_verify(tmp_path):
+    """Issue 32: a wrong `{diagram}` (`bias: float32[7]`, "99 numerical parameter values")
+    passed build, verify and the describe tests."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    right = "└── bias: float32[]\n2 leaves, 3 numerical parameter values\n"
+    assert text.count(right) == 1
+    lesson_md.write_text(
+        text.replace(right, "└── bias: float32[7]\n2 leaves, 99 numerical parameter values\n"),
+        "utf-8",
+    )
+    line = text.splitlines().index("```{diagram}") + 1
+    message = (
+        f"lesson.md:{line}: the {{diagram}} of `params` is not what the code gives; "
+        "lessonkit.trees.describe(params) draws:\nparams\n├── weight: float32[2]\n"
+        "└── bias: float32[]\n2 leaves, 3 numerical parameter values"
+    )
+    code, _, err = invoke(["build", "state-02"], root=tmp_path)
+    assert code == 2 and message in err, err
+    code, out, _ = invoke(["verify", "state-02"], root=tmp_path)
+    assert code == 1 and message in out, out
+
+
 def test_prose_numbers_skip_code_links_and_identifiers():
     text = (
         "Weights $w=[1,-1]$, so $(1-3)^2$ is `x = 42` and float32[2] at "
