@@ -128,6 +128,25 @@ def test_a_wrong_diagram_stops_build_and_verify(tmp_path):
     assert code == 1 and message in out, out
 
 
+def test_every_stale_record_is_named_in_one_message_with_one_command(tmp_path):
+    """Issue 32: after an optional experiment's code changed, build named only
+    `--script going-further`, and verify then failed again on the notebook's outputs."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    line = "optimizer = optax.adam(0.1)\n"
+    assert text.count(line) == 1
+    lesson_md.write_text(text.replace(line, "optimizer = optax.adam(learning_rate=0.1)\n"), "utf-8")
+    code, _, err = invoke(["build", "state-02"], root=tmp_path)
+    assert code == 2, err
+    assert "2 records are not current" in err and "going-further.json" in err, err
+    assert "notebook-outputs.json: no current output for cell" in err, err
+    assert "run `lessonkit run state-02 --script all --record` (it records them all)" in err
+    code, out, _ = invoke(["verify", "state-02"], root=tmp_path)
+    advice = [line for line in out.splitlines() if "--record" in line]
+    assert code == 1 and len(advice) == 1 and "--script all --record" in advice[0], out
+
+
 def test_prose_numbers_skip_code_links_and_identifiers():
     text = (
         "Weights $w=[1,-1]$, so $(1-3)^2$ is `x = 42` and float32[2] at "
