@@ -147,6 +147,32 @@ def test_every_stale_record_is_named_in_one_message_with_one_command(tmp_path):
     assert code == 1 and len(advice) == 1 and "--script all --record" in advice[0], out
 
 
+def test_a_run_that_contradicts_the_declared_output_is_never_recorded(tmp_path):
+    """Issue 32: with `optax.adam(0.2)` in the optional experiment, `run --record` accepted a
+    run that printed `[1.2, -0.8] 0.2` and `False` where the page says `[1.1, -0.9] 0.1`."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md, record = folder / "lesson.md", folder / "outputs" / "going-further.json"
+    text = lesson_md.read_text(encoding="utf-8")
+    assert text.count("optimizer = optax.adam(0.1)\n") == 1
+    lesson_md.write_text(
+        text.replace("optimizer = optax.adam(0.1)\n", "optimizer = optax.adam(0.2)\n"), "utf-8"
+    )
+    before = record.read_bytes()
+    invoke(["build", "state-02"], root=tmp_path)  # stops on the stale records, files written
+    code, out, _ = invoke(["run", "state-02", "--script", "going-further", "--record"], tmp_path)
+    declared = text.splitlines().index(":output: After one Adam step: [1.1, -0.9] 0.1")
+    experiment = max(
+        n for n, line in enumerate(text.splitlines()[:declared], 1) if line.startswith("```{")
+    )
+    assert code == 1, out
+    assert (
+        f"lesson.md:{experiment}: code/going_further.py does not print the declared output "
+        "`After one Adam step: [1.1, -0.9] 0.1`" in out
+    ), out
+    assert "`Matches the hand update: True`" in out
+    assert record.read_bytes() == before, "a contradicted run is never the reference"
+
+
 def test_prose_numbers_skip_code_links_and_identifiers():
     text = (
         "Weights $w=[1,-1]$, so $(1-3)^2$ is `x = 42` and float32[2] at "

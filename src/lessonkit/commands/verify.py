@@ -27,6 +27,7 @@ from lessonkit.receipts import (
     record_path,
     script_path,
 )
+from lessonkit.receipts.lesson_runs import output_contradictions
 from lessonkit.receipts.numbers import number_problems
 from lessonkit.site.artifacts import Drift, find_drift
 
@@ -49,7 +50,7 @@ def _record_problems(lesson: Lesson, numbers_broken: bool, drift: list[Drift]) -
     that do not (the notebook's cell outputs with them) are one problem with one command."""
     drifted = {d.path for d in drift}
     try:
-        load_records(lesson)
+        records = load_records(lesson)
     except RecordError as exc:
         fix = exc.fix or ""
         if numbers_broken:
@@ -60,7 +61,11 @@ def _record_problems(lesson: Lesson, numbers_broken: bool, drift: list[Drift]) -
         elif any(script_path(lesson, s) in drifted for s in lesson_scripts(lesson)):
             fix = f"run `lessonkit build {lesson.meta.id}`, then {fix.removeprefix('run ')}"
         return [f"{exc.where}: {exc.message}: {fix}"]
-    return []
+    return [  # the recorded runs print what the experiments declare
+        f"{p.where}: {p.message} (its record prints otherwise): {p.fix}"
+        for script, receipt in records.items()
+        for p in output_contradictions(lesson, script, receipt.stdout)
+    ]
 
 
 def _accelerator_problems(lesson: Lesson) -> list[str]:
