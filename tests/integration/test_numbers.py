@@ -147,6 +147,22 @@ def test_every_stale_record_is_named_in_one_message_with_one_command(tmp_path):
     assert code == 1 and len(advice) == 1 and "--script all --record" in advice[0], out
 
 
+def test_build_record_brings_a_lesson_up_to_date_in_one_command(tmp_path):
+    from lessonkit.receipts import load_records
+    from lessonkit.receipts.cells import stale_cells
+
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    line = "optimizer = optax.adam(0.1)\n"
+    lesson_md.write_text(text.replace(line, "optimizer = optax.adam(learning_rate=0.1)\n"), "utf-8")
+    code, out, err = invoke(["build", "state-02", "--record"], root=tmp_path)
+    assert code == 0, out + err
+    assert "lessonkit run state-02 --script all --record" in out
+    lesson = parse_lesson(lesson_md.read_text(encoding="utf-8"), lesson_md)
+    assert load_records(lesson) and stale_cells(lesson) == []
+
+
 def test_a_run_that_contradicts_the_declared_output_is_never_recorded(tmp_path):
     """Issue 32: with `optax.adam(0.2)` in the optional experiment, `run --record` accepted a
     run that printed `[1.2, -0.8] 0.2` and `False` where the page says `[1.1, -0.9] 0.1`."""
