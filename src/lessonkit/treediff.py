@@ -130,12 +130,15 @@ def summary(entry: Entry | None) -> str:
 
 
 def close(expected: Sequence[float], got: Sequence[float]) -> bool:
-    """Element-wise closeness like ``jnp.allclose``, with NaN never close to anything."""
+    """Element-wise closeness like ``jnp.allclose(..., equal_nan=True)``: NaN at the same
+    place is the same result (a loss that diverged in both), NaN against a number is not."""
     if len(expected) != len(got):
         return False
     for e, g in zip(expected, got, strict=True):
         e, g = float(e), float(g)
         if math.isnan(e) or math.isnan(g):
+            if math.isnan(e) and math.isnan(g):
+                continue
             return False
         if math.isinf(e) or math.isinf(g):
             if e != g:
@@ -217,7 +220,9 @@ def _same_values(a: Entry, b: Entry) -> bool:
         return False
     if a.approx and b.approx:
         return close(a.data, b.data)
-    return a.data == b.data and not any(_is_nan(v) for v in a.data)
+    return len(a.data) == len(b.data) and all(
+        x == y or (_is_nan(x) and _is_nan(y)) for x, y in zip(a.data, b.data, strict=True)
+    )
 
 
 def _is_nan(value: Any) -> bool:

@@ -30,6 +30,9 @@ from conftest import FIXTURE_MD, REPO, invoke
 # --------------------------------------------------------------------------- literals
 
 
+KEY_ENTRIES = ("DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey")
+
+
 class _NotJax:
     """Stands in for JAX's array and key types: NumPy-only values never have them."""
 
@@ -37,6 +40,10 @@ class _NotJax:
 _FAKE_JAX = SimpleNamespace(
     numpy=SimpleNamespace(zeros=lambda shape: _NotJax()),
     random=SimpleNamespace(key=lambda seed: _NotJax(), key_data=None),
+    tree_util=SimpleNamespace(  # every other value a leaf; key-path entries never met
+        tree_flatten_with_path=lambda value, is_leaf=None: ([((), value)], None),
+        **{name: type(name, (), {}) for name in KEY_ENTRIES},
+    ),
 )
 _ENCODER = Encoder(np, _FAKE_JAX)
 _NAMES = {"jnp": np, "np": np, "collections": collections, "importlib": importlib}
@@ -76,6 +83,12 @@ _LEAVES = st.one_of(
 )
 
 
+def _sequence(kind: str, items: list) -> r.Sequence:
+    """A list or tuple, or a NamedTuple with the field names an honest child reports."""
+    fields = () if kind in ("list", "tuple") else tuple(f"f{i}" for i in range(len(items)))
+    return r.Sequence(kind, tuple(items), fields)
+
+
 def _containers(children):
     keys = st.one_of(_TEXT, st.integers(-5, 5))
     return st.one_of(
@@ -83,7 +96,7 @@ def _containers(children):
         st.tuples(
             st.sampled_from(["list", "tuple", "ScaleByAdamState"]),
             st.lists(children, max_size=3),
-        ).map(lambda pair: r.Sequence(pair[0], tuple(pair[1]))),
+        ).map(lambda pair: _sequence(*pair)),
     )
 
 
@@ -181,9 +194,9 @@ def test_the_fixture_lesson_rejects_every_cheat_of_the_set(fixture_verdicts):
     assert {v.status for v in verdicts} == {"failed"}
     typed_in = got[("twice", "typed-in")].message
     assert "right on the lesson's inputs but not on other inputs" in typed_in
-    assert got[("twice", "zeros")].message.startswith("`twice` at `0` is 0.0; expected 5.0.")
+    assert got[("twice", "zeros")].message.startswith("`twice` at `0` is 0; expected 5.")
     unchanged = got[("twice", "inputs unchanged")].message
-    assert unchanged.startswith("`twice` at `0` is 3.0; expected 5.0.")
+    assert unchanged.startswith("`twice` at `0` is 3; expected 5.")
     assert got[("report-line", "zeros")].message.startswith("`line` is the string ''")
 
 

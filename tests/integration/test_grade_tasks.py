@@ -320,6 +320,22 @@ RIGHT: list[Right] = [
         "assert loss(fixed) < loss(params)\n",
     ),
     (
+        # Issue 32: the published page's own answer names the key it keeps; the task's text
+        # ("remove bias") allows it, so no probe may reject it.
+        "rp-page-names-the-kept-key",
+        "repair",
+        'partial = {"weight":grads["weight"]}\n'
+        "try:\n"
+        "    jax.tree.map(lambda p,g:p-0.05*g,params,partial)\n"
+        "except ValueError as error:\n"
+        "    mismatch = str(error)\n"
+        '    print("Expected tree mismatch")\n'
+        "else:\n"
+        '    raise AssertionError("Expected a missing-key failure")\n'
+        "fixed=jax.tree.map(lambda p,g:p-0.05*g,params,grads)\n"
+        "assert jnp.allclose(loss(fixed),0.64,atol=1e-6)\n",
+    ),
+    (
         "rp-optax-apply",
         "repair",
         "import optax\n"

@@ -117,6 +117,91 @@ def test_a_code_change_is_named_at_the_declaration_by_build_and_verify(tmp_path)
     assert code == 2 and "out of date with lesson.md" in err and "lessonkit build" in err
 
 
+def test_a_wrong_diagram_stops_build_and_verify(tmp_path):
+    """Issue 32: a wrong `{diagram}` (`bias: float32[7]`, "99 numerical parameter values")
+    passed build, verify and the describe tests."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    right = "└── bias: float32[]\n2 leaves, 3 numerical parameter values\n"
+    assert text.count(right) == 1
+    lesson_md.write_text(
+        text.replace(right, "└── bias: float32[7]\n2 leaves, 99 numerical parameter values\n"),
+        "utf-8",
+    )
+    line = text.splitlines().index("```{diagram}") + 1
+    message = (
+        f"lesson.md:{line}: the {{diagram}} of `params` is not what the code gives; "
+        "lessonkit.trees.describe(params) draws:\nparams\n├── weight: float32[2]\n"
+        "└── bias: float32[]\n2 leaves, 3 numerical parameter values"
+    )
+    code, _, err = invoke(["build", "state-02"], root=tmp_path)
+    assert code == 2 and message in err, err
+    code, out, _ = invoke(["verify", "state-02"], root=tmp_path)
+    assert code == 1 and message in out, out
+
+
+def test_every_stale_record_is_named_in_one_message_with_one_command(tmp_path):
+    """Issue 32: after an optional experiment's code changed, build named only
+    `--script going-further`, and verify then failed again on the notebook's outputs."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    line = "optimizer = optax.adam(0.1)\n"
+    assert text.count(line) == 1
+    lesson_md.write_text(text.replace(line, "optimizer = optax.adam(learning_rate=0.1)\n"), "utf-8")
+    code, _, err = invoke(["build", "state-02"], root=tmp_path)
+    assert code == 2, err
+    assert "2 records are not current" in err and "going-further.json" in err, err
+    assert "notebook-outputs.json: no current output for cell" in err, err
+    assert "run `lessonkit run state-02 --script all --record` (it records them all)" in err
+    code, out, _ = invoke(["verify", "state-02"], root=tmp_path)
+    advice = [line for line in out.splitlines() if "--record" in line]
+    assert code == 1 and len(advice) == 1 and "--script all --record" in advice[0], out
+
+
+def test_build_record_brings_a_lesson_up_to_date_in_one_command(tmp_path):
+    from lessonkit.receipts import load_records
+    from lessonkit.receipts.cells import stale_cells
+
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md = folder / "lesson.md"
+    text = lesson_md.read_text(encoding="utf-8")
+    line = "optimizer = optax.adam(0.1)\n"
+    lesson_md.write_text(text.replace(line, "optimizer = optax.adam(learning_rate=0.1)\n"), "utf-8")
+    code, out, err = invoke(["build", "state-02", "--record"], root=tmp_path)
+    assert code == 0, out + err
+    assert "lessonkit run state-02 --script all --record" in out
+    lesson = parse_lesson(lesson_md.read_text(encoding="utf-8"), lesson_md)
+    assert load_records(lesson) and stale_cells(lesson) == []
+
+
+def test_a_run_that_contradicts_the_declared_output_is_never_recorded(tmp_path):
+    """Issue 32: with `optax.adam(0.2)` in the optional experiment, `run --record` accepted a
+    run that printed `[1.2, -0.8] 0.2` and `False` where the page says `[1.1, -0.9] 0.1`."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md, record = folder / "lesson.md", folder / "outputs" / "going-further.json"
+    text = lesson_md.read_text(encoding="utf-8")
+    assert text.count("optimizer = optax.adam(0.1)\n") == 1
+    lesson_md.write_text(
+        text.replace("optimizer = optax.adam(0.1)\n", "optimizer = optax.adam(0.2)\n"), "utf-8"
+    )
+    before = record.read_bytes()
+    invoke(["build", "state-02"], root=tmp_path)  # stops on the stale records, files written
+    code, out, _ = invoke(["run", "state-02", "--script", "going-further", "--record"], tmp_path)
+    declared = text.splitlines().index(":output: After one Adam step: [1.1, -0.9] 0.1")
+    experiment = max(
+        n for n, line in enumerate(text.splitlines()[:declared], 1) if line.startswith("```{")
+    )
+    assert code == 1, out
+    assert (
+        f"lesson.md:{experiment}: code/going_further.py does not print the declared output "
+        "`After one Adam step: [1.1, -0.9] 0.1`" in out
+    ), out
+    assert "`Matches the hand update: True`" in out
+    assert record.read_bytes() == before, "a contradicted run is never the reference"
+
+
 def test_prose_numbers_skip_code_links_and_identifiers():
     text = (
         "Weights $w=[1,-1]$, so $(1-3)^2$ is `x = 42` and float32[2] at "

@@ -161,25 +161,30 @@ def test_a_code_edit_makes_verify_fail_and_names_build_then_record(repo):
     _edit(folder / "lesson.md", *MAIN_CODE)
     code, out, err = invoke(["verify", "state-02"], root=root)
     assert code == 1
-    stale = [line for line in out.splitlines() if "execution.json" in line]
-    assert len(stale) == 1, out
-    assert "stale: the code of code/main.py in lesson.md changed" in stale[0]
-    assert "run `lessonkit build state-02`, then `lessonkit run state-02 --record`" in stale[0]
-    assert not any("going-further.json" in line for line in out.splitlines())
+    stale = [line for line in out.splitlines() if line.startswith("✗") and "json" in line]
+    assert len(stale) == 1 and "execution.json" in stale[0], out
+    assert "stale: the code of code/main.py in lesson.md changed" in out
+    # one command records main, going further and the notebook's outputs (issue 32)
+    assert (
+        "run `lessonkit build state-02`, then `lessonkit run state-02 --script all --record`" in out
+    )
     assert "Traceback" not in out + err
 
 
-def test_a_stale_going_further_record_makes_verify_fail_with_its_own_command(repo):
+def test_a_stale_going_further_record_is_named_with_the_notebook_and_one_command(repo):
+    """Issue 32: the fix named `--script going-further`, then verify failed again on the
+    notebook's outputs; every stale record is one problem, fixed by one command."""
     root, folder = repo
     _edit(folder / "lesson.md", *GOING_FURTHER_CODE)
     invoke(["build", "state-02"], root=root)
     code, out, _ = invoke(["verify", "state-02"], root=root)
     assert code == 1
     problems = [line for line in out.splitlines() if line.startswith("✗")]
-    records = [line for line in problems if "notebook-outputs.json" not in line]
-    assert len(records) == 1, out
-    assert "going-further.json: stale: the code of code/going_further.py" in records[0]
-    assert records[0].endswith("run `lessonkit run state-02 --script going-further --record`")
+    assert len(problems) == 1 and "2 records are not current" in problems[0], out
+    assert "going-further.json: stale: the code of code/going_further.py" in out
+    assert "notebook-outputs.json: no current output for cell" in out
+    assert out.count("--record") == 1
+    assert "run `lessonkit run state-02 --script all --record` (it records them all)" in out
 
 
 def test_a_missing_going_further_record_names_its_command(repo):

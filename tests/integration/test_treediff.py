@@ -81,10 +81,12 @@ def test_static_data_of_keyed_nodes_differs_only_when_the_keys_are_the_same():
     assert kinds(differences(node(static=1), node(static=2))) == [("node", "")]
 
 
-def test_values_not_read_never_match_and_nan_never_matches():
+def test_values_not_read_never_match_and_nan_matches_only_nan():
     assert kinds(differences(arr(), arr(), values=True)) == [("value", "")]
     nan = arr(data=(math.nan, 1.0))
-    assert kinds(differences(nan, nan, values=True)) == [("value", "")]
+    assert differences(nan, nan, values=True) == ()  # issue 32: NaN in the same place
+    assert kinds(differences(nan, arr(data=(1.0, math.nan)), values=True)) == [("value", "")]
+    assert kinds(differences(nan, arr(data=(0.0, 1.0)), values=True)) == [("value", "")]
     exact = Made(Entry("leaf", "key", "key[]", data=(7, 8)))
     near = Made(Entry("leaf", "key", "key[]", data=(7, 9)))
     assert kinds(differences(exact, near, values=True)) == [("value", "")]

@@ -34,6 +34,7 @@ from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_p
 from lessonkit.grade.grader import LessonGrading, interfered_report, lesson_grading, wire_names
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
+from lessonkit.grade.probes import probe_run
 from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
 from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
@@ -41,7 +42,7 @@ from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule
+from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule, Probe
 from lessonkit.run.process import describe_end
 
 from conftest import LESSON_MD, make_attempt
@@ -355,9 +356,15 @@ class World:
         *,
         inputs: LessonInputs | None = None,
         rubrics: tuple[TaskRubric, ...] | None = None,
+        probes: tuple[Probe, ...] = (),
         timeout: float = 60.0,
     ) -> World:
         g = grading()
+        if probes:  # more probes after the lesson's own, numbered on
+            block = lesson().grading
+            first = len(g.probes) + 1
+            more = tuple(probe_run(p, block, SEED, n) for n, p in enumerate(probes, first))
+            g = dataclasses.replace(g, probes=g.probes + more)
         if inputs is not None:
             g = dataclasses.replace(g, inputs=inputs)
         if rubrics is not None:
@@ -1001,10 +1008,10 @@ def test_accept_admits_exactly_the_declared_float_dtypes(dtype):
     world = World.make().set("repair", fixed=fixed)
     if dtype == "float64":
         assert_passed(world.task("repair"))
-    elif dtype in ("bfloat16", "bool"):  # a 0-d array of these is not read as a number
+    elif dtype in ("bfloat16", "bool", "int32", "uint8"):  # not a 0-d float (issue 32)
         message = f"`fixed` at `bias` is {dtype}[]; expected float32[] (1 more layout difference)."
         assert_verdict(world.task("repair"), FAILED, message)
-    else:  # a 0-d number compares by value; the weight leaf's dtype is not accepted
+    else:  # a 0-d float compares by value; the weight leaf's dtype is not accepted
         message = f"`fixed` at `weight` is {dtype}[2]; expected float32[2]."
         assert_verdict(world.task("repair"), FAILED, message)
 
@@ -1273,8 +1280,8 @@ def test_a_name_missing_under_a_probe_says_what_stopped_the_cell():
 def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
     probe = next(p for p in grading().probes if p.probe.source == "step")
-    assert (probe.name, list(probe.inputs)) == ("probe-6", ["updated"])
-    world.steps("probe-6", updated=expected_value("repair", "fixed", LESSON))
+    assert (probe.name, list(probe.inputs)) == ("probe-5", ["updated"])
+    world.steps("probe-5", updated=expected_value("repair", "fixed", LESSON))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1285,11 +1292,19 @@ def test_a_step_probe_needs_the_step_names_replaced():
     assert_others_pass(world, "repair")
 
 
+# An input probe (state-02 has none since issue 32: a key added to params would fail the
+# repair written as the page writes it), added to the lesson's own.
+EXTRA_PARAMS = Probe(
+    "params with an extra leaf", "repair", "input", "params", "add_leaf", "extra",
+    [1.0, 2.0, 3.0], (), 1,
+)  # fmt: skip
+
+
 def test_an_input_probe_needs_the_inputs_replaced():
-    world = World.make()
-    probe = next(p for p in grading().probes if p.probe.source == "input")
-    assert probe.name == "probe-5" and "extra" in probe.inputs["params"]
-    world.steps("probe-5", params=as_value(LESSON_PARAMS))
+    world = World.make(probes=(EXTRA_PARAMS,))
+    probe = next(p for p in world.grading.probes if p.probe.source == "input")
+    assert probe.name == "probe-8" and "extra" in probe.inputs["params"]
+    world.steps("probe-8", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1303,7 +1318,7 @@ def test_an_input_probe_needs_the_inputs_replaced():
 def test_accept_holds_under_probes_too():
     world = World.make()
     fixed = expected_value("repair", "fixed", LESSON)
-    world.set("repair", "probe-7", fixed=with_kind(with_dtype(fixed, "float64"), "OrderedDict"))
+    world.set("repair", "probe-6", fixed=with_kind(with_dtype(fixed, "float64"), "OrderedDict"))
     assert_passed(world.task("repair"))
 
 
@@ -1380,7 +1395,7 @@ def test_a_crash_under_a_probe_names_the_probe():
     assert_verdict(
         world.task("repair"),
         ERROR,
-        f"This task's cell, run with params with an extra leaf, was not reached: {KILLED}, in "
+        f"This task's cell, run with another result in updated, was not reached: {KILLED}, in "
         f"the cell at line {nested_line}{NESTED} (on other inputs).",
     )
     assert_passed(world.task("make-it-yours"))  # every scenario of its own ran before
@@ -1466,7 +1481,7 @@ def test_a_run_past_the_whole_time_limit_is_an_error():
     assert_verdict(  # its probes never ran
         world.task("repair"),
         ERROR,
-        "This task's cell, run with params with an extra leaf, was not reached: the run did "
+        "This task's cell, run with another result in updated, was not reached: the run did "
         f"not finish within the time limit of 2.5 s, in the cell at line {line} (\"Adam's first "
         'step by hand") (on other inputs).',
     )
@@ -1829,3 +1844,27 @@ def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
     rubrics = tuple(dataclasses.replace(r, jit=None) for r in world.grading.rubrics)
     world.grading = dataclasses.replace(world.grading, rubrics=rubrics)
     assert_passed(world.task("make-it-yours"))
+
+
+# --------------------------------------------------------------------------- values without meaning
+
+
+def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
+    """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
+    answer of its type, so the lesson is refused, with a hint to grade what it returns."""
+    from lessonkit.grade.grader import _check_reference
+    from lessonkit.grade.worker_handle import GradingError
+
+    world = World.make()
+    _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    function = r.Opaque("other", "function")
+    sgd = r.Sequence("GradientTransformationExtraArgs", (function, function))
+    world.set("make-it-yours", reference=True, norm_squared=sgd)
+    with pytest.raises(GradingError) as caught:
+        _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    assert caught.value.message == (
+        "task 'make-it-yours' grades `norm_squared`, a GradientTransformationExtraArgs holding "
+        "a function: it has no value to compare, so any answer of that type would pass"
+    )
+    assert "grade what `norm_squared` returns or holds instead" in caught.value.fix
+    assert caught.value.where == f"{LESSON_MD}:{lesson().task('make-it-yours').line}"

@@ -34,7 +34,7 @@ from lessonkit.grade.values import describe, differences, explain_layout
 from lessonkit.grade.worker_handle import describe_end
 from lessonkit.learner.history import history_submission
 from lessonkit.learner.protocol import RunCell
-from lessonkit.lesson.model import Bernoulli, Grading, Integers, Uniform
+from lessonkit.lesson.model import Bernoulli, Grading, Integers, Probe, Uniform
 
 from conftest import REPORT_KEYS
 
@@ -79,9 +79,10 @@ def test_scalars_compare_by_value_whatever_their_container():
     assert differences(num(True, "bool"), arr([True], shape=[], dtype="bool")) == ()
 
 
-def test_nan_never_matches():
+def test_nan_matches_only_nan():
     assert [d.kind for d in differences(num(96.0), num(math.nan))] == ["value"]
-    assert [d.kind for d in differences(num(math.nan), num(math.nan))] == ["value"]
+    assert [d.kind for d in differences(num(math.nan), num(96.0))] == ["value"]
+    assert differences(num(math.nan), num(math.nan)) == ()  # issue 32: the same result
 
 
 def test_shape_dtype_and_type_differences():
@@ -644,6 +645,11 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     from lessonkit.grade.probes import probe_runs
 
     grading = grading_of(lesson)
+    extra = Probe(
+        "params with an extra leaf", "repair", "input", "params", "add_leaf", "extra",
+        [1.0, 2.0, 3.0], (), 1,
+    )  # fmt: skip
+    grading = dataclasses.replace(grading, probes=(*grading.probes, extra))
     runs = {run.probe.name: run for run in probe_runs(grading, seed=7)}
     layer = runs["params with an extra leaf"]
     assert layer.sources == () and layer.inputs["params"]["extra"] == [1.0, 2.0, 3.0]

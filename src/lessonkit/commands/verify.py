@@ -22,11 +22,12 @@ from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import (
     RecordError,
     load_accelerator_records,
-    load_record,
+    load_records,
     record_command,
     record_path,
     script_path,
 )
+from lessonkit.receipts.lesson_runs import output_contradictions
 from lessonkit.receipts.numbers import number_problems
 from lessonkit.site.artifacts import Drift, find_drift
 
@@ -45,28 +46,34 @@ def _drift_problems(lesson: Lesson, drift: list[Drift]) -> list[str]:
 
 
 def _record_problems(lesson: Lesson, numbers_broken: bool, drift: list[Drift]) -> list[str]:
-    """Every script's record must exist, be valid, and match the code lesson.md renders."""
+    """Every script's record must exist, be valid, and match the code lesson.md renders; all
+    that do not (the notebook's cell outputs with them) are one problem with one command."""
     drifted = {d.path for d in drift}
-    problems = []
-    for script in lesson_scripts(lesson):
-        try:
-            load_record(lesson, script)
-        except RecordError as exc:
-            fix = exc.fix
-            if numbers_broken:
-                fix = (
-                    "fix the lesson.md numbers above first (a run of the current code cannot "
-                    f"be a reference); then run `{record_command(lesson, script)}`"
-                )
-            elif script_path(lesson, script) in drifted:
-                record = record_command(lesson, script)
-                fix = f"run `lessonkit build {lesson.meta.id}`, then `{record}`"
-            problems.append(f"{exc.where}: {exc.message}: {fix}")
+    try:
+        records = load_records(lesson)
+    except RecordError as exc:
+        fix = exc.fix or ""
+        if numbers_broken:
+            fix = (
+                "fix the lesson.md numbers above first (a run of the current code cannot "
+                f"be a reference); then {fix}"
+            )
+        elif any(script_path(lesson, s) in drifted for s in lesson_scripts(lesson)):
+            fix = f"run `lessonkit build {lesson.meta.id}`, then {fix.removeprefix('run ')}"
+        return [f"{exc.where}: {exc.message}: {fix}"]
+    return [  # the recorded runs print what the experiments declare
+        f"{p.where}: {p.message} (its record prints otherwise): {p.fix}"
+        for script, receipt in records.items()
+        for p in output_contradictions(lesson, script, receipt.stdout)
+    ]
+
+
+def _accelerator_problems(lesson: Lesson) -> list[str]:
     try:
         load_accelerator_records(lesson)  # a broken file is a problem; an old one is a note
     except RecordError as exc:
-        problems.append(f"{exc.where}: {exc.message}: {exc.fix}")
-    return problems
+        return [f"{exc.where}: {exc.message}: {exc.fix}"]
+    return []
 
 
 def lesson_problems(lesson: Lesson) -> list[str]:
@@ -77,8 +84,10 @@ def lesson_problems(lesson: Lesson) -> list[str]:
     except LessonError as exc:  # the figure's blocks fail: already named above, or named here
         return numbers or [_line(exc)]
     problems = numbers + _drift_problems(lesson, drift)
-    problems += _record_problems(lesson, bool(numbers), drift)
-    problems += _cell_output_problems(lesson, bool(numbers))
+    records = _record_problems(lesson, bool(numbers), drift)
+    problems += records + _accelerator_problems(lesson)
+    if not records:  # else the record problem named the stale cells already
+        problems += _cell_output_problems(lesson, bool(numbers))
     if not problems:  # the attempts and the cheat set are graded on the lesson as it is built
         problems += prove_lesson(lesson)
     return problems

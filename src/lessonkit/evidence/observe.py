@@ -11,21 +11,25 @@ functions are the lesson's; a name the learner's run did not report is simply un
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lessonkit.errors import LessonError
 from lessonkit.grade import GradedRun, Grader, GradeReport
 from lessonkit.grade import reported as r
 from lessonkit.grade.checks import LESSON
 from lessonkit.grade.plan import bound_names
 from lessonkit.grade.reported import Value
 from lessonkit.grade.sources import read_submission
-from lessonkit.lesson.model import EvidenceItem, Lesson, Show
+from lessonkit.grade.values import opaque_type
+from lessonkit.lesson.model import EvidenceItem, Lesson, Show, Task
 from lessonkit.run.environment import Environment, read_environment
-from lessonkit.run.inprocess import quiet_cpu, run_steps
+from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
 from lessonkit.run.isolation import choose_isolation, compile_cache
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -153,8 +157,22 @@ def live(value: Value) -> Any:
             return [live(child) for child in value.items]
         case r.Sequence(type="tuple"):
             return tuple(live(child) for child in value.items)
+        case r.Sequence(type=kind, fields=(field,), items=(child,)) if (
+            _KEY_ENTRIES.get(kind) == field
+        ):
+            import jax
+
+            return getattr(jax.tree_util, kind)(live(child))
     raise NotData(f"a {getattr(value, 'type', type(value).__name__.lower())}")
 
+
+_KEY_ENTRIES = {
+    "DictKey": "key",
+    "SequenceKey": "idx",
+    "GetAttrKey": "name",
+    "FlattenedIndexKey": "key",
+}
+"""JAX's path entries, each by the one field the child reports it with."""
 
 _KEY_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg")
 """JAX's public PRNG implementations; a key's dtype names only the short tag (`key<fry>`)."""
@@ -173,23 +191,66 @@ def _key_array(value: r.KeyArray) -> Any:
     raise NotData(f"a {tag} key array")
 
 
-def _bind(namespace: dict[str, Any], reported: dict[str, Value], names: set[str]) -> None:
+def _bind(
+    namespace: dict[str, Any],
+    reported: dict[str, Value],
+    names: set[str],
+    lesson_values: Callable[[], dict[str, Any]] | None = None,
+) -> None:
     """Put the learner's values for `names` over the lesson's.
 
     A name the learner's run did not report is removed; one it reported as a function, module
-    or other object that is not data keeps the lesson's binding (functions are the lesson's).
+    or other object that is not data (or a node of them, such as a `GradientTransformation`)
+    keeps the lesson's binding (functions are the lesson's). A node of a type the parent
+    cannot make (an optax state, a registered dataclass) is rebuilt in the structure of the
+    lesson's own value (`lesson_values()`, by default `namespace`), when their key paths
+    agree.
     """
     for name in names | set(reported):
         value = reported.get(name)
         if value is None:
             namespace.pop(name, None)
-        elif not isinstance(value, r.Module) and not (
-            isinstance(value, r.Opaque) and value.kind == "other"
-        ):
+        elif not isinstance(value, r.Module) and opaque_type(value) is None:
             try:
                 namespace[name] = live(value)
             except NotData:
-                namespace.pop(name, None)
+                try:
+                    like = (lesson_values() if lesson_values else namespace)[name]
+                    namespace[name] = _rebuilt(value, like)
+                except (NotData, KeyError):
+                    namespace.pop(name, None)
+
+
+def _rebuilt(value: Value, like: Any) -> Any:
+    """The reported tree as a value of `like`'s structure: its leaves at `like`'s key paths."""
+    import jax
+
+    pairs, definition = jax.tree_util.tree_flatten_with_path(like)
+    paths = [tuple(_key_name(key) for key in path) for path, _ in pairs]
+    leaves = dict(_reported_leaves(value, ()))
+    if len(set(paths)) != len(paths) or set(paths) != set(leaves):
+        raise NotData(f"a {getattr(value, 'type', 'value')} of another structure")
+    return jax.tree.unflatten(definition, [live(leaves[path]) for path in paths])
+
+
+def _key_name(key: Any) -> Any:
+    """A key-path entry's name, as the child reports a node's children: `mu`, `weight`, 0."""
+    for field in ("key", "idx", "name"):
+        if hasattr(key, field):
+            return getattr(key, field)
+    return str(key)
+
+
+def _reported_leaves(value: Value, path: tuple) -> Iterator[tuple[tuple, Value]]:
+    """Every leaf of a reported tree with its path of child names (None is an empty node)."""
+    if isinstance(value, r.Mapping):
+        for key, child in value.items:
+            yield from _reported_leaves(child, (*path, key))
+    elif isinstance(value, r.Sequence):
+        for key, child in zip(value.names(), value.items, strict=True):
+            yield from _reported_leaves(child, (*path, key))
+    elif not isinstance(value, r.NoneValue):
+        yield path, value
 
 
 def _plain(value: Any) -> Any:
@@ -262,14 +323,27 @@ def _namespaces(lesson: Lesson, run: GradedRun) -> tuple[dict[str, Any], dict[st
     plan, record = run.plan, run.record
     step_names = {n for s in lesson.steps for n in bound_names(s.code)}
     reported = record.get(LESSON, plan.checkpoint) if plan.checkpoint is not None else None
+    lesson_base = dict(base)
     _bind(base, (reported.checkpoint or {}) if reported else {}, step_names)
     after: dict[str, dict[str, Any]] = {}
     for cell in plan.cells:
         if cell.task and (report := record.get(LESSON, cell.index)):
             namespace = dict(base)
-            _bind(namespace, report.values, set())
+            solved = functools.partial(_solved, lesson, lesson.task(cell.task), lesson_base)
+            _bind(namespace, report.values, set(), functools.cache(solved))
             after[cell.task] = namespace
     return base, after
+
+
+def _solved(lesson: Lesson, task: Task, lesson_base: dict[str, Any]) -> dict[str, Any]:
+    """The lesson's own values after its solution of `task`: the shapes of what it grades."""
+    namespace = dict(lesson_base)
+    try:
+        with quiet_cpu():
+            run_block(task.solution, namespace, lesson, "solution", task.line)
+    except LessonError:
+        pass  # a solution that fails here leaves what it had bound; the rest is not shown
+    return namespace
 
 
 def _observe(lesson: Lesson, run: GradedRun) -> tuple[ItemObserved, ...]:
@@ -308,10 +382,10 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
         if report is None:
             continue  # not run in the learner's own scenario (an optional experiment)
         error = _error_text(run, cell.index)
-        if report.error is None:
+        if cell.placeholders or (report.error and report.error.type == "NotImplementedError"):
+            status = NOT_ATTEMPTED  # an optional task's cell ends quietly at its todo(...)
+        elif report.error is None:
             status = "ran"
-        elif report.error.type == "NotImplementedError":
-            status = NOT_ATTEMPTED
         else:
             status = "error"
         where = run.plan.place(cell.index)

@@ -32,6 +32,7 @@ from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
+from lessonkit.grade.values import layout, opaque_type
 from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, WorkerHandle
 from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.run.sandbox import Account, Sandbox
@@ -142,6 +143,7 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
             + (" on every input its {grading} generators draw" if seed else ""),
         )
     _check_reference_jit(record, grading, (LESSON, *drawn))
+    _check_graded_values(record, grading)
     for run in grading.probes:
         _check_probe(record, grading, run)
 
@@ -166,6 +168,28 @@ def _check_reference_jit(
                 where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
                 fix="make the solution's function trace under jax.jit, or change the rule",
             )
+
+
+def _check_graded_values(record: RunRecord, grading: LessonGrading) -> None:
+    """A graded name whose value has no comparable meaning (a function, an optimizer's
+    `GradientTransformation`, a jitted function, an object) would pass any answer of its
+    type: the lesson must grade what it returns instead."""
+    for rubric in grading.rubrics:
+        cell = grading.reference.task_cell(rubric.task.id)
+        report = record.get(LESSON, cell.index) if cell is not None else None
+        values = report.values if report is not None else {}
+        for name in rubric.names:
+            value = values.get(name)
+            opaque = opaque_type(value) if value is not None else None
+            if value is not None and opaque is not None:
+                what = opaque if opaque == layout(value) else f"{layout(value)} holding a {opaque}"
+                raise GradingError(
+                    f"task {rubric.task.id!r} grades `{name}`, a {what}: it has no value to "
+                    "compare, so any answer of that type would pass",
+                    where=f"{grading.lesson.path}:{rubric.task.line}",
+                    fix=f"grade what `{name}` returns or holds instead (an optimizer's state or "
+                    "updates, a function's result): have the scaffold leave that as todo(...)",
+                )
 
 
 def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:

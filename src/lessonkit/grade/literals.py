@@ -67,7 +67,7 @@ def literal(value: Value) -> str:
             items = ", ".join(f"{_key_literal(k)}: {literal(v)}" for k, v in value.items)
             return "{" + items + "}"
         case r.Sequence():
-            return _sequence(value.type, [literal(item) for item in value.items])
+            return _sequence(value, [literal(item) for item in value.items])
     raise LiteralError(f"a {value.type} that the grader only names")
 
 
@@ -91,7 +91,7 @@ def zeros(value: Value) -> str:
             items = ", ".join(f"{_key_literal(k)}: {zeros(v)}" for k, v in value.items)
             return "{" + items + "}"
         case r.Sequence():
-            return _sequence(value.type, [zeros(item) for item in value.items])
+            return _sequence(value, [zeros(item) for item in value.items])
         case r.NoneValue() | r.Module():
             return literal(value)  # nothing to zero: the value itself
     raise LiteralError(f"a {value.type} that the grader only names")
@@ -140,13 +140,18 @@ def _key(value: r.KeyArray, data: tuple[Scalar, ...] | None) -> str:
     return f"jax.random.wrap_key_data({words}, impl={impl!r})"
 
 
-def _sequence(type_name: str, items: list[str]) -> str:
+def _sequence(value: r.Sequence, items: list[str]) -> str:
+    type_name = value.type
     if type_name == "list":
         return "[" + ", ".join(items) + "]"
     if type_name == "tuple":
         return "(" + "".join(f"{item}, " for item in items).rstrip(" ") + ")"
     if not type_name.isidentifier():
         raise LiteralError(f"a {type_name!r} that is not a list, tuple or NamedTuple")
-    # A NamedTuple is reported by its class name and items, so a class of that name holds it.
-    fields = " ".join(f"f{i}" for i in range(len(items)))
+    # A NamedTuple (an optax state, a key-path entry, a registered dataclass) is reported by
+    # its class name, its fields and items, so a NamedTuple of that name and fields holds it.
+    names = value.fields or tuple(f"f{i}" for i in range(len(items)))
+    if not all(isinstance(n, str) and n.isidentifier() and n[0] != "_" for n in names):
+        raise LiteralError(f"a {type_name!r} whose children are not named by fields")
+    fields = " ".join(names)  # type: ignore[arg-type]
     return f"collections.namedtuple({type_name!r}, {fields!r})({', '.join(items)})"

@@ -98,10 +98,15 @@ class Mapping:
 
 @dataclass(frozen=True)
 class Sequence:
-    """A list, tuple or NamedTuple (``type`` is its class name)."""
+    """A list, tuple, NamedTuple or other node JAX flattens (``type`` is its class name);
+    ``fields`` name the children as JAX's key paths do (empty: by position)."""
 
     type: str
     items: tuple[Value, ...]
+    fields: tuple[str | int, ...] = ()
+
+    def names(self) -> tuple[str | int, ...]:
+        return self.fields or tuple(range(len(self.items)))
 
 
 @dataclass(frozen=True)
@@ -198,11 +203,21 @@ def parse_value(data: object, budget: Budget | None = None, depth: int = 0) -> V
         if type(data["items"]) is not list:
             raise Interference("a reported sequence is malformed")
         items = tuple(parse_value(item, budget, depth + 1) for item in data["items"])
-        return Sequence(text(data["type"]), items)
+        return Sequence(text(data["type"]), items, _fields(data.get("fields", []), len(items)))
     if tag == "big":
         return Opaque("big", text(data["type"]), text(data["why"]))
     note = data.get("note")  # "other"
     return Opaque("other", text(data["type"]), None if note is None else text(note))
+
+
+def _fields(raw: object, count: int) -> tuple[str | int, ...]:
+    """A node's child names: none, or one distinct str or int per child."""
+    if type(raw) is not list or (raw and len(raw) != count):
+        raise Interference("a reported sequence's fields are malformed")
+    names = tuple(text(n) if type(n) is str else integer(n, -(2**31)) for n in raw)
+    if len(set(names)) != len(names):
+        raise Interference("a reported sequence repeats a field")
+    return names
 
 
 def _number(data: dict) -> Number:

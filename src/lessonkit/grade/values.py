@@ -4,7 +4,11 @@ A reported value (`lessonkit.grade.reported`) is described for `lessonkit.treedi
 engine `lessonkit.trees.compare` uses too, so the grader decides and words a difference by
 the same rules a learner meets in the lesson: structure and key paths first, then leaf
 kinds, shapes and dtypes, and values last. A Python number and a 0-d array of numbers
-compare by value alone, whatever holds them.
+compare by value, whatever holds them, within one kind: integers with integers, floats with
+floats (a float32 0.0 is not the int32 0 a count should be). NaN at the same place equals
+NaN. A value the child could not look into (a function, a jitted function, an object) is
+known by its type's name alone, so it differs only when that name does: it has no value
+that could fail a comparison.
 
 A task's `accept` rule (`lessonkit.lesson.model.Accept`, declared in the lesson's `{grading}` block)
 widens what counts as the same answer for that task's graded names, and nothing else: any
@@ -30,6 +34,7 @@ __all__ = [
     "differences",
     "explain_layout",
     "layout",
+    "opaque_type",
     "reported",
 ]
 
@@ -51,7 +56,8 @@ class Reported:
         if isinstance(value, r.Mapping):
             return [(key, Reported(child, accept)) for key, child in value.items]
         if isinstance(value, r.Sequence):
-            return [(i, Reported(child, accept)) for i, child in enumerate(value.items)]
+            named = zip(value.names(), value.items, strict=True)
+            return [(name, Reported(child, accept)) for name, child in named]
         return []
 
     def same_layout(self, other: object) -> bool:
@@ -94,12 +100,15 @@ def _entry(value: Value) -> treediff.Entry:
             return treediff.Entry(leaf, "bool", label, data=(value.value,), origin=value)
         case r.Number():
             number = (float(value.value),)
-            return treediff.Entry(leaf, "number", label, data=number, approx=True, origin=value)
+            return treediff.Entry(
+                leaf, _NUMBER_KINDS[value.type], label, data=number, approx=True, origin=value
+            )
         case r.Array(shape=()) if value.dtype == "bool":
             return treediff.Entry(leaf, "bool", label, data=_floats(value.data), origin=value)
         case r.Array(shape=()) if value.dtype[:1] in ("f", "i", "u"):
             data = _floats(value.data)
-            return treediff.Entry(leaf, "number", label, data=data, approx=True, origin=value)
+            kind = "float number" if value.dtype[:1] == "f" else "integer"
+            return treediff.Entry(leaf, kind, label, data=data, approx=True, origin=value)
         case r.Array():
             return treediff.Entry(
                 leaf,
@@ -128,8 +137,23 @@ def _entry(value: Value) -> treediff.Entry:
             return treediff.Entry(leaf, "module", label, data=(value.name,), origin=value)
         case r.NoneValue():
             return treediff.Entry(leaf, "none", label, data=(), origin=value)
-    # an Opaque value: nothing was read, so nothing can be confirmed
+    if value.kind == "other":  # known by its type's name alone: nothing else to compare
+        return treediff.Entry(leaf, f"other:{value.type}", label, data=(), origin=value)
+    # too large to read: nothing was read, so nothing can be confirmed
     return treediff.Entry(leaf, f"other:{value.type}", label, origin=value)
+
+
+_NUMBER_KINDS = {"int": "integer", "float": "float number", "bool": "bool"}
+
+
+def opaque_type(value: Value) -> str | None:
+    """The type of the first part of `value` known by its type's name alone, or None."""
+    if isinstance(value, r.Opaque):
+        return value.type if value.kind == "other" else None
+    if isinstance(value, r.Mapping | r.Sequence):
+        children = (c for _, c in value.items) if isinstance(value, r.Mapping) else value.items
+        return next((t for t in map(opaque_type, children) if t is not None), None)
+    return None
 
 
 def _leaf_count(value: Value) -> int:
@@ -155,6 +179,15 @@ def _format_number(x: float) -> str:
     if x == int(x) and abs(x) < 1e15:
         return f"{x:.1f}"
     return f"{x:.6g}"
+
+
+def _format_element(x: r.Scalar, dtype: str) -> str:
+    """An array element as its dtype writes it: `4` for an int32, `4.0` for a float32."""
+    if dtype == "bool":
+        return str(bool(x))
+    if dtype[:1] in ("i", "u") and not (isinstance(x, float) and not x.is_integer()):
+        return str(int(x))
+    return _format_number(float(x))
 
 
 def layout(value: Value) -> str:
@@ -211,16 +244,16 @@ def describe(value: Value | None, limit: int = 6) -> str:
             return "nothing"
         case r.Number(type="bool"):
             return str(bool(value.value))
+        case r.Number(type="int"):
+            return str(int(value.value))
         case r.Number():
             return _format_number(float(value.value))
         case r.Array(data=None):
             return f"a {layout(value)} array"
         case r.Array(shape=()):
-            return (
-                str(bool(value.data[0])) if value.dtype == "bool" else _format_number(value.data[0])
-            )
+            return _format_element(value.data[0], value.dtype)
         case r.Array():
-            shown = ", ".join(_format_number(float(v)) for v in value.data[:limit])
+            shown = ", ".join(_format_element(v, value.dtype) for v in value.data[:limit])
             more = ", ..." if len(value.data) > limit else ""
             text = f"[{shown}{more}]"
             return text if len(value.shape) == 1 else f"{layout(value)} {text}"

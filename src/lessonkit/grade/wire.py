@@ -63,7 +63,9 @@ VALUES = {
     "str": (frozenset({"value", "length"}), frozenset()),
     "module": (frozenset({"name"}), frozenset()),
     "dict": (frozenset({"type", "items"}), frozenset()),
-    "seq": (frozenset({"type", "items"}), frozenset()),
+    # "fields": the children's key-path names (a NamedTuple's fields, a registered node's
+    # keys), one per item; without it, children are named by position.
+    "seq": (frozenset({"type", "items"}), frozenset({"fields"})),
     "array": (frozenset({"dtype", "shape"}), frozenset({"data"})),
     "key": (frozenset({"dtype", "impl", "shape"}), frozenset({"data"})),
     "big": (frozenset({"type", "why"}), frozenset()),  # sent as a size only

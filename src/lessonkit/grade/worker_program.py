@@ -199,8 +199,13 @@ class Encoder:
     `collections.OrderedDict` and `defaultdict` (C types: their items are read by their own
     C methods, taken from the classes here), `list`, `tuple` and NamedTuples, exact
     `numpy.ndarray`, NumPy scalar types, JAX's own array type and its typed PRNG key arrays
-    (through `jax.random.key_data`). A subclass can lie about its shape, dtype or data, so
-    anything else is reported as what it is and never matches.
+    (through `jax.random.key_data`), and JAX's key-path entries (`DictKey`, `SequenceKey`,
+    `GetAttrKey`, `FlattenedIndexKey`) by their one field. Any other value is read as JAX
+    reads it: a node JAX flattens (a registered dataclass, an optax state, a
+    `GradientTransformation`) by its children and their key-path names, through
+    `jax.tree_util` (a registered class's own flatten runs here, in the process whose code
+    registered it); a leaf JAX cannot look into (a function, a jitted function, an object) by
+    its type's name alone, which is all there is to compare.
     """
 
     def __init__(self, np_module, jax_module):
@@ -220,6 +225,14 @@ class Encoder:
         self._default_dict = collections.defaultdict
         self._len = len
         self._type = type
+        tree_util = jax_module.tree_util
+        self._flatten = tree_util.tree_flatten_with_path
+        self._key_fields = {
+            tree_util.DictKey: "key",
+            tree_util.SequenceKey: "idx",
+            tree_util.GetAttrKey: "name",
+            tree_util.FlattenedIndexKey: "key",
+        }
 
     def encode(self, value) -> dict:
         try:
@@ -267,6 +280,10 @@ class Encoder:
                     key = key[:200]
                 items.append([key, self._value(child, leaves, depth + 1)])
             return wire.value("dict", type=name, items=items)
+        field = self._key_fields.get(kind)
+        if field is not None:  # a key-path entry is a value too: its one field
+            child = self._value(getattr(value, field), leaves, depth + 1)
+            return wire.value("seq", type=kind.__name__, fields=[field], items=[child])
         if kind is list or kind is tuple or _is_namedtuple(kind):
             items = []
             for child in (list.__iter__ if kind is list else tuple.__iter__)(value):
@@ -274,8 +291,40 @@ class Encoder:
                 if leaves[0] > MAX_LEAVES:
                     return wire.value("big", type=self._type_name(value), why="too many entries")
                 items.append(self._value(child, leaves, depth + 1))
-            return wire.value("seq", type=self._type_name(value), items=items)
-        return wire.value("other", type=self._type_name(value))
+            out = wire.value("seq", type=self._type_name(value), items=items)
+            if kind is not list and kind is not tuple:
+                out["fields"] = [str.__str__(f)[:MAX_NAME] for f in tuple.__iter__(kind._fields)]
+            return out
+        return self._node(value, leaves, depth)
+
+    def _node(self, value, leaves: list[int], depth: int) -> dict:
+        """Any other value as JAX flattens it one level: a node's children by key path, or
+        a leaf JAX cannot look into (a function, an object) by its type's name."""
+        pairs, _ = self._flatten(value, is_leaf=lambda x: x is not value)
+        name = self._type_name(value)
+        if self._len(pairs) == 1 and pairs[0][0] == ():
+            return wire.value("other", type=name)
+        fields, items = [], []
+        for path, child in pairs:
+            leaves[0] += 1
+            if leaves[0] > MAX_LEAVES:
+                return wire.value("big", type=name, why="too many entries")
+            fields.append(self._key_name(path))
+            items.append(self._value(child, leaves, depth + 1))
+        out = wire.value("seq", type=name, items=items)
+        if None not in fields and self._len(set(fields)) == self._len(fields):
+            out["fields"] = fields
+        return out
+
+    def _key_name(self, path) -> str | int | None:
+        """A one-entry key path's name (`mu`, `weight`, 0); None for anything else."""
+        if self._type(path) is not tuple or self._len(path) != 1:
+            return None
+        field = self._key_fields.get(self._type(path[0]))
+        key = None if field is None else getattr(path[0], field)
+        if self._type(key) is int and -(2**31) <= key <= 2**31:
+            return key
+        return str.__str__(key)[:MAX_NAME] if self._type(key) is str else None
 
     def _key(self, value) -> dict:
         """A typed PRNG key array: its implementation, shape and raw key data."""
@@ -352,6 +401,8 @@ def _watch_jit(body: list, names: frozenset[str]) -> list:
     """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
     out = []
     for statement in body:
+        if isinstance(statement, ast.With):  # an optional task's cell: `with optional_task():`
+            statement.body = _watch_jit(statement.body, names)
         out.append(statement)
         for name in _bound_at_top(statement):
             if name in names:
@@ -384,7 +435,7 @@ def compile_cell(cell: dict, strip: frozenset[str]):
         tree.body = _watch_jit(tree.body, watched)
         ast.fix_missing_locations(tree)
     ast.increment_lineno(tree, cell["offset"])
-    return compile(tree, filename, "exec")
+    return compile(tree, filename, "exec", dont_inherit=True)  # not this file's __future__
 
 
 def error_report(exc: BaseException, cells_by_file: dict[str, int]) -> dict:

@@ -6,6 +6,7 @@ the reference solutions (collapsed, in Markdown, so "Run all" never runs them).
 
 from __future__ import annotations
 
+import textwrap
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,9 +54,28 @@ except ImportError:
         )"""
 
 
-def helper_source(lesson_id: str) -> str:
-    """The helper cell: `todo` for the scaffolds and `check` for feedback in the editor."""
-    return TODO_HELPER + "\n\n\n" + CHECK_HELPER.format(lesson_id=lesson_id)
+OPTIONAL_HELPER = '''\
+@contextlib.contextmanager
+def optional_task():
+    """An optional task's cell: left unfinished, it ends quietly, so the cells after it run."""
+    try:
+        yield
+    except NotImplementedError as error:
+        if not str(error).startswith("TODO: "):
+            raise
+        print(f"Left for later ({error}); an optional task never fails the check.")'''
+
+OPTIONAL_LINE = "with optional_task():  # indent your code under this line"
+"""Opens every optional task cell: its `todo(...)` must not stop the script or Run All."""
+
+
+def helper_source(lesson: Lesson) -> str:
+    """The helper cell: `todo` for the scaffolds, `optional_task` where a task is optional,
+    and `check` for feedback in the editor."""
+    todo = TODO_HELPER
+    if lesson.optional_tasks:
+        todo = "import contextlib\n\n\n" + todo + "\n\n\n" + OPTIONAL_HELPER
+    return todo + "\n\n\n" + CHECK_HELPER.format(lesson_id=lesson.meta.id)
 
 
 TASK_MARKER = "# TASK {id}"
@@ -102,9 +122,13 @@ def _details(summary: str, body: str) -> str:
 
 
 def task_cell_source(task: Task, code: str) -> str:
+    """A task cell: its marker line, then the code; an optional task's code sits under
+    `with optional_task():`, so leaving it unfinished never stops a run."""
     header = (
         TASK_MARKER.format(id=task.id) + f" · {task.title}: replace every todo(...) with your code."
     )
+    if task.optional:
+        return f"{header}\n{OPTIONAL_LINE}\n{textwrap.indent(code, '    ')}"
     return f"{header}\n{code}"
 
 
@@ -210,11 +234,16 @@ def _layout(lesson: Lesson) -> list[Cell]:
             f"{meta.lesson_count} · revision {meta.revision} · about {meta.minutes} minutes · "
             f"{meta.practice}\n\n{meta.goal}\n\n"
             "Restart the kernel and run the cells from the top: later cells use names defined "
-            "earlier. Each task cell stops at a `todo(...)` until you fill it in. "
-            f"`lessonkit check {meta.id}` grades your practice copy from "
+            "earlier. Each task cell stops at a `todo(...)` until you fill it in"
+            + (
+                "; an optional task's cell, left unfinished, ends quietly instead. "
+                if lesson.optional_tasks
+                else ". "
+            )
+            + f"`lessonkit check {meta.id}` grades your practice copy from "
             f"`lessonkit start {meta.id}`; `lessonkit check {meta.id} FILE` grades any file.",
         ),
-        Cell("todo-helper", "code", helper_source(meta.id), ("helper",)),
+        Cell("todo-helper", "code", helper_source(lesson), ("helper",)),
     ]
     last_step = max(s.line for s in lesson.sections if _is_step_section(s))
     figure_cells: list[Cell] = []

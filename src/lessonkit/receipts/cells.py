@@ -153,7 +153,8 @@ def main(argv: list[str]) -> int:
     for cell in cells:
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            exec(compile(cell["source"], f"<cell {cell['id']}>", "exec"), namespace)
+            code = compile(cell["source"], f"<cell {cell['id']}>", "exec", dont_inherit=True)
+            exec(code, namespace)
         outputs[cell["id"]] = captured.getvalue()
     write_report(outputs)
     return 0

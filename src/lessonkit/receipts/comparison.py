@@ -101,3 +101,13 @@ def compare_output(expected: str, got: str, rel_tol: float = REL_TOL) -> OutputC
                 LineDifference(index + 1, None, have[index], "an extra line in this run")
             )
     return OutputComparison(len(want), rel_tol, tuple(differences))
+
+
+def missing_lines(
+    declared: list[str] | tuple[str, ...], got: str, rel_tol: float = REL_TOL
+) -> tuple[str, ...]:
+    """The `declared` lines that no line of `got` prints (numbers within `rel_tol`)."""
+    have = got.splitlines()
+    return tuple(
+        line for line in declared if not any(_compare_line(line, h, rel_tol) is None for h in have)
+    )

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonError, UsageError, shown
-from lessonkit.lesson.files import DEFAULT, MAIN, Script, select_scripts
+from lessonkit.lesson.files import DEFAULT, GOING_FURTHER, MAIN, Script, select_scripts
 from lessonkit.lesson.model import Lesson
-from lessonkit.receipts.comparison import OutputComparison, compare_output
+from lessonkit.receipts.comparison import OutputComparison, compare_output, missing_lines
 from lessonkit.receipts.numbers import check_numbers, number_problems
 from lessonkit.receipts.running import DEFAULT_TIMEOUT_S, check_options, run_script
 from lessonkit.receipts.schema import Receipt, RecordError, StaleRecordError
@@ -114,6 +114,26 @@ def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | No
         return None, str(exc)
 
 
+def output_contradictions(lesson: Lesson, script: Script, stdout: str) -> tuple[LessonError, ...]:
+    """The experiments' declared `:output:` lines (of the experiments `script` runs) that
+    `stdout` does not print: what the page says the code prints, contradicted by a run."""
+    experiments = (
+        lesson.optional_experiments if script == GOING_FURTHER else lesson.core_experiments
+    )
+    declared = [(e.line, line) for e in experiments for line in e.output]
+    missing = set(missing_lines([line for _, line in declared], stdout))
+    return tuple(
+        LessonError(
+            f"{script.path} does not print the declared output `{line}`",
+            where=f"{lesson.path}:{number}",
+            fix="if the code is right, change the :output: line and the prose that states it; "
+            "otherwise fix the code",
+        )
+        for number, line in declared
+        if line in missing
+    )
+
+
 def _failure(receipt: Receipt, timeout_s: float) -> str | None:
     if receipt.timed_out:
         return f"{receipt.script} did not finish within {timeout_s:g} s and was stopped"
@@ -140,7 +160,10 @@ def run_and_keep(lesson: Lesson, script: Script, root: Path, options: RunOptions
     reference, warning = _reference(lesson, script)
     comparison = None if reference is None else compare_output(reference.stdout, receipt.stdout)
     failure = _failure(receipt, options.timeout)
-    recorded = options.record and receipt.succeeded
+    contradictions = () if failure else output_contradictions(lesson, script, receipt.stdout)
+    if contradictions:  # never a reference: the page would say one thing and the record another
+        failure = f"{receipt.script} ran, but not as lesson.md declares it prints"
+    recorded = options.record and receipt.succeeded and not contradictions
     kept = save_record(receipt, lesson, options.platform) if recorded else save_run(receipt, root)
     return ScriptRun(
         script=script,
@@ -151,7 +174,7 @@ def run_and_keep(lesson: Lesson, script: Script, root: Path, options: RunOptions
         warning=warning,
         comparison=comparison,
         failure=failure,
-        contradictions=number_problems(lesson) if failure else (),
+        contradictions=contradictions or (number_problems(lesson) if failure else ()),
         recording=options.record,
         kept=kept,
         recorded=recorded,

@@ -1,4 +1,5 @@
-"""The third numbers rule: each declared value is what its expression gives after the steps run.
+"""The third numbers rule: each declared value is what its expression gives after the steps run,
+and each `{diagram}` is what `lessonkit.trees.describe` draws of its tree after them.
 
 It runs the lesson's build steps in this process (`run.inprocess`), so it imports JAX. A
 passing verdict is kept in `outputs/numbers-check.json`, keyed, as receipts are, by a hash of
@@ -16,7 +17,7 @@ from typing import Any
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.files import NUMBERS_CHECK, NUMBERS_SCHEMA
-from lessonkit.lesson.model import Lesson, Number
+from lessonkit.lesson.model import Diagram, Lesson, Number
 from lessonkit.lesson.numbers import lesson_line, prose_problems
 from lessonkit.run.environment import package_version
 
@@ -62,7 +63,7 @@ def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
             run_steps(lesson, namespace)
     except LessonError as exc:
         return (exc,)
-    problems = []
+    problems = list(_diagram_problems(lesson, namespace))
     for number in lesson.numbers:
         try:
             with quiet_cpu():
@@ -88,6 +89,36 @@ def value_problems(lesson: Lesson) -> tuple[LessonError, ...]:
     return tuple(problems)
 
 
+def _diagram_problems(lesson: Lesson, namespace: dict[str, Any]) -> list[LessonError]:
+    """Each `{diagram}` must be `describe(NAME)` of the value its `:tree:` names, exactly."""
+    from lessonkit.trees import describe
+
+    problems = []
+    for diagram in lesson.items(Diagram):
+        where = lesson_line(lesson, diagram.line)
+        if diagram.tree not in namespace:
+            problems.append(
+                LessonError(
+                    f"{{diagram}} of `{diagram.tree}`: the steps define no such name",
+                    where=where,
+                    fix="name a value the steps assign in its :tree: option",
+                )
+            )
+            continue
+        drawn = describe(namespace[diagram.tree], name=diagram.tree)
+        if drawn.strip() != diagram.text.strip():
+            problems.append(
+                LessonError(
+                    f"the {{diagram}} of `{diagram.tree}` is not what the code gives; "
+                    f"lessonkit.trees.describe({diagram.tree}) draws:\n{drawn}",
+                    where=where,
+                    fix="if the code is right, put that drawing in the block and fix the prose "
+                    "around it; otherwise fix the code",
+                )
+            )
+    return problems
+
+
 def number_problems(lesson: Lesson) -> tuple[LessonError, ...]:
     """Every broken rule: prose first (no code runs for it), then the values the code gives."""
     return prose_problems(lesson) + value_problems(lesson)
@@ -104,10 +135,12 @@ class NumbersError(LessonError):
 
 
 def numbers_key(lesson: Lesson) -> str:
-    """The hash of everything the value rule depends on: steps, expressions, values, JAX."""
+    """The hash of everything the value rule depends on: steps, expressions, values,
+    diagrams, JAX."""
     parts = {
         "steps": [step.code for step in lesson.steps],
         "numbers": [[n.name, n.expr, list(n.values)] for n in lesson.numbers],
+        "diagrams": [[d.tree, d.text] for d in lesson.items(Diagram)],
         "jax": package_version("jax"),
         "jaxlib": package_version("jaxlib"),
     }
@@ -122,8 +155,9 @@ def _render_record(lesson: Lesson, key: str) -> bytes:
     body = {
         "schema": NUMBERS_SCHEMA,
         "lesson": lesson.meta.id,
-        "about": "The declared numbers were computed by this code and agreed; `lessonkit build` "
-        "runs the steps again only when the key (steps, expressions, values, JAX) changes.",
+        "about": "The declared numbers and diagrams were computed by this code and agreed; "
+        "`lessonkit build` runs the steps again only when the key (steps, expressions, values, "
+        "diagrams, JAX) changes.",
         "key": key,
         "numbers": [n.name for n in lesson.numbers],
     }

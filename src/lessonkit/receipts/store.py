@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.lesson.files import DEFAULT, MAIN, Script, lesson_scripts, script_at
+from lessonkit.lesson.files import ALL, DEFAULT, MAIN, Script, lesson_scripts, script_at
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.schema import (
     SCHEMA,
@@ -146,8 +146,43 @@ def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
 
 
 def load_records(lesson: Lesson) -> dict[Script, Receipt]:
-    """The current record of every script of the lesson, in order; raises as `load_record`."""
-    return {script: load_record(lesson, script) for script in lesson_scripts(lesson)}
+    """The current record of every script of the lesson, in order; raises as `load_record`.
+
+    When more than one record is not current (a script's, the notebook's cell outputs), one
+    error names them all, with the one command that records them all: recording one script
+    at a time would leave the next build or verify failing on the others.
+    """
+    from lessonkit.receipts.cells import RECORD, stale_cells  # cells reads receipts too
+
+    records, problems = {}, []
+    for script in lesson_scripts(lesson):
+        try:
+            records[script] = load_record(lesson, script)
+        except RecordError as exc:
+            problems.append(exc)
+    if not problems:
+        return records
+    cells = stale_cells(lesson)
+    if len(problems) == 1 and not cells:
+        raise problems[0]
+    named = [f"{p.where}: {p.message}" for p in problems]
+    if cells:
+        s = "s" if len(cells) > 1 else ""
+        named.append(
+            f"{shown(lesson.directory / RECORD)}: no current output for cell{s} {', '.join(cells)}"
+        )
+    every = f" --script {ALL}" if len(lesson_scripts(lesson)) > 1 else ""
+    kind = (
+        StaleRecordError
+        if all(isinstance(p, StaleRecordError) for p in problems)
+        else (type(problems[0]))
+    )
+    raise kind(
+        f"{len(named)} records are not current:\n" + "\n".join(f"  {n}" for n in named),
+        where=problems[0].where,
+        fix=f"run `lessonkit run {lesson.meta.id}{every} --record` (it records them all), "
+        f"then `lessonkit build {lesson.meta.id}`",
+    )
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,10 @@ def quiet_cpu() -> Iterator[None]:
 def run_block(code: str, namespace: dict[str, Any], lesson: Lesson, role: str, line: int) -> None:
     """Execute one block's code in `namespace`; raise LessonError at lesson.md:line if it fails."""
     try:
-        exec(compile(code, f"{lesson.path}:{line} ({{{role}}} block)", "exec"), namespace)
+        # dont_inherit: this module's `from __future__ import annotations` is not the lesson's
+        # (under it, a dataclass in a step cannot resolve its string annotations)
+        where = f"{lesson.path}:{line} ({{{role}}} block)"
+        exec(compile(code, where, "exec", dont_inherit=True), namespace)
     except Exception as exc:
         raise LessonError(
             f"{{{role}}} block raised {type(exc).__name__}: {exc}",
