@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from lessonkit.course.csv_input import read_csv
 from lessonkit.course.gradebook import (
     Attempt,
     CourseTable,
@@ -74,18 +75,14 @@ def canvas_csv(table: CourseTable, assignments: Mapping[str, str] | None = None)
 def read_canvas_assignments(path: Path) -> dict[str, str]:
     """`--canvas-assignments FILE`: a CSV `lesson,assignment_id` (Canvas's number for the
     assignment, the digits in its address)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {shown(path)}: {exc}") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not {"lesson", "assignment_id"} <= set(reader.fieldnames or ()):
-        raise UsageError(
-            f"{shown(path)} lacks the columns lesson,assignment_id",
-            fix="its first line must be lesson,assignment_id; then a lesson id and a number",
-        )
+    rows = read_csv(
+        path,
+        "the Canvas assignments",
+        ("lesson", "assignment_id"),
+        fix="its first line must be lesson,assignment_id; then a lesson id and a number",
+    )
     mapped: dict[str, str] = {}
-    for line, row in enumerate(reader, start=2):
+    for line, row in rows:
         lesson = (row.get("lesson") or "").strip()
         number = (row.get("assignment_id") or "").strip()
         if not lesson or not (number.isascii() and number.isdigit()):

@@ -12,21 +12,18 @@ time a submission system gave for it (`submitted_at`); attempts are kept in that
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from lessonkit.course.csv_input import read_csv
 from lessonkit.course.gradebook import Graded, attempt_of
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
-
-_MAX_TIMES_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -102,26 +99,15 @@ def read_submission_times(path: Path) -> dict[str, float]:
     """`--submitted-at-from FILE`: a CSV `file,submitted_at` (the path below the batch
     folder, and an ISO 8601 time with a zone, e.g. `2026-12-02T09:30:00Z`), as a
     submission system exports them; each time in seconds since the epoch."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(_MAX_TIMES_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {shown(path)}: {exc.strerror or exc}") from None
-    if len(data) > _MAX_TIMES_BYTES:
-        raise UsageError(f"{shown(path)} is over {_MAX_TIMES_BYTES >> 20} MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"{shown(path)} is not UTF-8 text") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not {"file", "submitted_at"} <= set(reader.fieldnames or ()):
-        raise UsageError(
-            f"{shown(path)} lacks the columns file,submitted_at",
-            fix="its first line must be file,submitted_at (a path in the batch folder, and "
-            "an ISO 8601 time such as 2026-12-02T09:30:00Z)",
-        )
+    rows = read_csv(
+        path,
+        "the submission times",
+        ("file", "submitted_at"),
+        fix="its first line must be file,submitted_at (a path in the batch folder, and an ISO "
+        "8601 time such as 2026-12-02T09:30:00Z)",
+    )
     times: dict[str, float] = {}
-    for line, row in enumerate(reader, start=2):
+    for line, row in rows:
         name, when = (row.get("file") or "").strip(), (row.get("submitted_at") or "").strip()
         try:
             moment = dt.datetime.fromisoformat(when)

@@ -12,12 +12,11 @@ Without a roster, a student is the submission's relative path without its suffix
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from lessonkit.course.csv_input import read_csv
 from lessonkit.errors import UsageError, shown
 
 REQUIRED = ("id", "name", "email")
@@ -28,7 +27,6 @@ VERSION_TAG = re.compile(
 )
 """A part of a file name after the student's id that says which version it is."""
 _SUFFIXES = (".py", ".ipynb")
-_MAX_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -94,29 +92,16 @@ def student_without_roster(relative: str) -> str:
 
 def read_roster(path: Path) -> Roster:
     """The roster in `path`; a missing column, a blank or repeated id is one clear error."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(_MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read the roster {shown(path)}: {exc.strerror or exc}") from None
-    if len(data) > _MAX_BYTES:
-        raise UsageError(f"the roster {shown(path)} is over {_MAX_BYTES >> 20} MiB")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"the roster {shown(path)} is not UTF-8 text") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = tuple(reader.fieldnames or ())
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        raise UsageError(
-            f"the roster {shown(path)} lacks the column(s) {', '.join(missing)}",
-            fix=f"its first line must be id,name,email (then any of {','.join(OPTIONAL)})",
-        )
+    rows = read_csv(
+        path,
+        "the roster",
+        REQUIRED,
+        fix=f"its first line must be id,name,email (then any of {','.join(OPTIONAL)})",
+    )
     students: list[Student] = []
     seen: set[str] = set()
     emails: dict[str, str] = {}
-    for line, row in enumerate(reader, start=2):
+    for line, row in rows:
         values = {k: (row.get(k) or "").strip() for k in (*REQUIRED, *OPTIONAL)}
         if not values["id"]:
             raise UsageError(f"{shown(path)}:{line}: a roster row has no id")
