@@ -50,10 +50,8 @@ def test_started_copies_are_graded_and_found_by_default(tmp_path, lesson):
     code, _, err = invoke(["start", "state-02", str(tmp_path / "my work")], root=root, cwd=root)
     assert code == 0, err
     script = tmp_path / "my work" / "state-02.py"
-    solved = script.read_text(encoding="utf-8")
-    for task in lesson.tasks:
-        solved = solved.replace(task.scaffold, task.solution)
-    script.write_text(solved, encoding="utf-8")
+    assert "todo(" in script.read_text(encoding="utf-8")
+    script.write_text(make_attempt(lesson), encoding="utf-8")  # every task solved in the copy
     code, out, err = invoke(["check", "state-02", "--json"], root=root, cwd=root)
     assert code == 0, err
     data = json.loads(out)

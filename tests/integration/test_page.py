@@ -373,7 +373,8 @@ def test_lessonkit_build_writes_the_site_and_stops_on_a_stale_record(tmp_path):
     code, out, err = invoke(["build"], root=tmp_path, cwd=tmp_path)
     assert code == 2
     assert "execution.json: stale: the code of code/main.py in lesson.md changed" in err
-    assert "fix: run `lessonkit run state-02 --record`" in err
+    assert "2 records are not current" in err  # main.py's and the notebook's outputs
+    assert "fix: run `lessonkit run state-02 --script all --record`" in err
     assert page.is_file(), "the previous site stays in place"
 
 
@@ -385,7 +386,7 @@ def test_a_stale_going_further_record_fails_the_build_too(tmp_path):
     with pytest.raises(StaleRecordError, match=stale) as caught:
         build_site([load_lesson(folder / "lesson.md")], target)
     assert "going-further.json" in str(caught.value)
-    assert "lessonkit run state-02 --script going-further --record" in str(caught.value)
+    assert "lessonkit run state-02 --script all --record" in str(caught.value)
     assert not target.exists()
 
 

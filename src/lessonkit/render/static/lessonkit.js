@@ -226,15 +226,17 @@
   const stageNumber = $("[data-stage-number]");
   const stageName = $("[data-stage-name]");
 
-  /* On a wide screen the outline is a box of its own beside the page, shorter than the list
-     of every stage's sections: it scrolls so the open stage's entries are the ones in view. */
-  function showOutlineStage(number) {
+  /* On a wide screen the outline stays beside the page as it scrolls, but only while all of
+     it fits in the window: a taller one would be cut off at the window's edge, or hide its
+     last entries in a box of their own, so it stays at the top of the page, whole. */
+  function fitOutline() {
     const outline = $(".outline");
-    const link = $$(".outline-stage").find((l) => l.getAttribute("href") === `#stage-${number}`);
-    if (!outline || !link || outline.scrollHeight <= outline.clientHeight) return;
-    const offset = link.getBoundingClientRect().top - outline.getBoundingClientRect().top;
-    outline.scrollTop += offset - 8;
+    if (!outline) return;
+    outline.classList.remove("fits");
+    outline.classList.toggle("fits", outline.offsetHeight <= window.innerHeight);
   }
+  fitOutline();
+  window.addEventListener("resize", fitOutline);
 
   function showStage(number, { save = true } = {}) {
     const tab = stageTabs.find((candidate) => Number(candidate.dataset.stage) === number);
@@ -246,7 +248,6 @@
       if (link.getAttribute("href") === `#stage-${number}`) link.setAttribute("aria-current", "true");
       else link.removeAttribute("aria-current");
     }
-    showOutlineStage(number);
     if (!save) return true; // opening the page: its address is left as it was loaded
     if (value("progress:stage") !== number) setValue("progress:stage", number);
     showInAddress(number);
