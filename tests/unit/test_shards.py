@@ -92,6 +92,8 @@ def test_the_shards_of_one_batch_merge_into_every_file_once():
     ("results", "message"),
     [
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, seed=8)], "different input seeds"),
+        # Red team D1: shard 2/2 of mon/ and 1/2 of wed/, one seed, merged as one batch.
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, folder="/wed")], "submission folders"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, lesson="state-01")], "different lessons"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, revision="r2")], "lesson revisions"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, toolkit="0.2.0")], "lessonkit versions"),
