@@ -142,13 +142,8 @@ class BatchProgress:
         failures: int = 0,
         name: Callable[[Path], str] = lambda path: path.name,
     ):
-        self.out, self.total, self.done, self.failures, self.name = (
-            out,
-            total,
-            done,
-            failures,
-            name,
-        )
+        self.out, self.total, self.name = out, total, name
+        self.done, self.failures = done, failures
         self.bar: Progress | None = None
         if out.is_terminal:
             self.bar = Progress(

@@ -11,7 +11,6 @@ submissions folder, where a student could have planted one.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.course.gradebook import POLICIES, Gradebook, Identity
+from lessonkit.course.gradebook import POLICIES, Gradebook, Identity, utc_stamp
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
@@ -108,7 +107,7 @@ class CourseIntake:
         times = read_submission_times(Path(submitted_at)) if submitted_at else {}
         book = open_gradebook(gradebook)
         if students is not None:
-            book.store_roster(students, utc_now())
+            book.store_roster(students, utc_stamp())
         return cls(book, book.roster(), times)
 
     def identity(self, lesson: Lesson, relative: str, sha256: str) -> Identity | None:
@@ -214,8 +213,3 @@ class CourseIntake:
                     style="yellow",
                 )
             )
-
-
-def utc_now() -> str:
-    """The time now as the gradebook writes it."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

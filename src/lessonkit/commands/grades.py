@@ -9,7 +9,6 @@ learning-management system imports (`lessonkit.course.exports`).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 from pathlib import Path
 
@@ -19,13 +18,14 @@ from rich.text import Text
 
 from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import console, quoted
-from lessonkit.commands._course import add_policy_argument, existing_gradebook, utc_now
+from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.exports import EXPORTS, export, read_canvas_assignments
 from lessonkit.course.gradebook import (
     Attempt,
     CourseTable,
     counting,
     course_table,
+    utc_stamp,
 )
 from lessonkit.course.roster import read_roster
 from lessonkit.errors import UsageError, shown
@@ -101,7 +101,7 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
         "points": attempt.points,
         "extra_points": attempt.extra_points,
         "max_points": attempt.max_points,
-        "submitted_utc": utc_time(attempt.submitted),
+        "submitted_utc": utc_stamp(attempt.submitted),
         "counts": counts,
         "regrade_of": attempt.regrade_of,
         "tasks": [
@@ -115,10 +115,6 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
             for t in attempt.tasks
         ],
     }
-
-
-def utc_time(seconds: float) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _course_view(table: CourseTable) -> Table:
@@ -149,7 +145,7 @@ def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], cho
         out.print(
             Text(
                 f"\nattempt #{attempt.id}{mark} · {attempt.lesson} · {safe_name(attempt.file)} · "
-                f"submitted {utc_time(attempt.submitted)} · graded {attempt.graded_utc} · "
+                f"submitted {utc_stamp(attempt.submitted)} · graded {attempt.graded_utc} · "
                 f"{attempt.points:g}/{attempt.max_points:g} points{extra} · seed {attempt.seed}"
             )
         )
@@ -176,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     roster = read_roster(Path(args.roster)) if args.roster else None
     with existing_gradebook(args.gradebook) as book:
         if roster is not None:
-            book.store_roster(roster, utc_now())
+            book.store_roster(roster, utc_stamp())
         attempts = book.attempts()
         students = book.students()
     chosen = {a.id for a in counting(attempts, args.policy).values()}

@@ -7,7 +7,6 @@ the command prints whose counting points changed.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 
 from rich.text import Text
@@ -22,8 +21,8 @@ from lessonkit.commands._common import (
 )
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
-from lessonkit.course.gradebook import current
-from lessonkit.course.regrade import regrade
+from lessonkit.course.gradebook import utc_stamp
+from lessonkit.course.regrade import regrade, regrade_targets
 from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
@@ -53,22 +52,16 @@ def run(args: argparse.Namespace) -> int:
     if isolation.note:
         progress.print(Text(isolation.note, style="yellow"))
     with existing_gradebook(args.gradebook) as book:
-        total = len(
-            [
-                a
-                for a in current(book.attempts(lesson=lesson.meta.id))
-                if args.student is None or a.student == args.student
-            ]
-        )
-        bar = BatchProgress(progress, total, name=lambda path: path.name)
+        todo = regrade_targets(book, lesson, args.student)
+        bar = BatchProgress(progress, len(todo), name=lambda path: path.name)
         with bar:
             result = regrade(
                 book,
                 lesson,
-                student=args.student,
+                todo,
                 policy=args.policy,
                 toolkit=__version__,
-                graded_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                graded_utc=utc_stamp(),
                 jobs=args.jobs or os.cpu_count(),
                 timeout=args.timeout,
                 sandbox=isolation.sandbox,

@@ -17,6 +17,7 @@ disk: SQLite's locks are not reliable over a network file system.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import sqlite3
@@ -65,6 +66,16 @@ class TaskGrade:
     def counts_as_passed(self) -> bool:
         """Passed, or an optional task left out (as `TaskResult.counts_as_passed`)."""
         return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
+
+
+def utc_stamp(moment: dt.datetime | float | None = None) -> str:
+    """A time as the gradebook writes it (`2026-12-05T09:30:00Z`): now, a datetime, or
+    seconds since the epoch."""
+    if moment is None:
+        moment = dt.datetime.now(dt.UTC)
+    elif isinstance(moment, float | int):
+        moment = dt.datetime.fromtimestamp(moment, dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 Identity = tuple[str, str, str, str, str]

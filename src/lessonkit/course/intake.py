@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from lessonkit.course.csv_input import read_csv
-from lessonkit.course.gradebook import Graded, attempt_of
+from lessonkit.course.gradebook import Graded, attempt_of, utc_stamp
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
@@ -59,7 +59,7 @@ def intake(
     now: dt.datetime | None = None,
 ) -> Intake:
     """The attempts `records` make, ordered by each file's submission time."""
-    graded_utc = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)
     times = submitted_at or {}
     made, unmatched, unreadable = [], [], []

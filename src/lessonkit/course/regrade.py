@@ -40,11 +40,24 @@ def _points(attempts: tuple[Attempt, ...], lesson: str, policy: Policy) -> dict[
     return {s: a.points for (s, lid), a in counting(attempts, policy).items() if lid == lesson}
 
 
+def regrade_targets(book: Gradebook, lesson: Lesson, student: str | None) -> tuple[Attempt, ...]:
+    """The current attempts of `lesson` (of `student`, if given): what a regrade grades."""
+    todo = tuple(
+        a
+        for a in current(book.attempts(lesson=lesson.meta.id))
+        if student is None or a.student == student
+    )
+    if not todo:
+        who = f" by {student!r}" if student else ""
+        raise UsageError(f"{shown(book.path)} has no attempt of {lesson.meta.id}{who}")
+    return todo
+
+
 def regrade(
     book: Gradebook,
     lesson: Lesson,
+    todo: tuple[Attempt, ...],
     *,
-    student: str | None,
     policy: Policy,
     toolkit: str,
     graded_utc: str,
@@ -55,21 +68,12 @@ def regrade(
     cache: Path | None,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> Regrade:
-    """Regrade the current attempts of `lesson` (of `student`, if given) as new attempts.
+    """Regrade `todo` (`regrade_targets`) as new attempts that take their originals' place.
 
     Kept bytes that no longer hash to their attempt's sha256 are refused before anything is
     graded: a gradebook changed by hand cannot pass other bytes off as a student's.
     """
-    everything = book.attempts()
-    todo = [
-        a
-        for a in current(everything)
-        if a.lesson == lesson.meta.id and (student is None or a.student == student)
-    ]
-    if not todo:
-        who = f" by {student!r}" if student else ""
-        raise UsageError(f"{shown(book.path)} has no attempt of {lesson.meta.id}{who}")
-    before = _points(everything, lesson.meta.id, policy)
+    before = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
     scoring = Scoring.of(lesson)
     with tempfile.TemporaryDirectory(prefix="lessonkit-regrade-") as temporary:
         folder = Path(temporary)
@@ -115,7 +119,7 @@ def regrade(
         for attempt, entry in zip(todo, entries, strict=True)
     ]
     book.add_attempts(made)
-    after = _points(book.attempts(), lesson.meta.id, policy)
+    after = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
     changes = tuple(
         Change(s, before.get(s), after.get(s))
         for s in sorted(set(before) | set(after))
