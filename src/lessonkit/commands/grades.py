@@ -54,10 +54,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
-
-
 def with_extra(points: float | None, extra: float) -> str:
     """`9 (+1 extra)`: points over the maximum are always called extra credit."""
     if points is None:
