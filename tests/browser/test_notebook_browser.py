@@ -154,11 +154,14 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel that
     restarted) takes the clicks and may have cost the kernel what it ran: accept its
     default, then restart the kernel and run all, so the kernel's history is whole again.
+    A `NameError` under a cell (a restart that landed while cells were queued, so a later
+    cell ran in a fresh kernel) is met the same way: the notebook itself raises none.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
+    lost = page.locator(".jp-OutputArea-output", has_text="NameError")
     deadline = time.monotonic() + timeout
     last_try, tries = -1e9, 0
     while not target.is_visible():
@@ -167,6 +170,9 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
         try:
             if accept.count():
                 accept.first.click(timeout=5000)
+                _restart_and_run_all(page, accept)
+                last_try = time.monotonic()
+            elif lost.count() and time.monotonic() - last_try > 20:
                 _restart_and_run_all(page, accept)
                 last_try = time.monotonic()
             elif not ran.count() and time.monotonic() - last_try > 20:
