@@ -202,6 +202,59 @@ def test_a_run_that_contradicts_the_declared_output_is_never_recorded(tmp_path):
     assert record.read_bytes() == before, "a contradicted run is never the reference"
 
 
+def _adam_at(rate: str, text: str) -> str:
+    """state-02 with the optional Adam experiment's code and `:output:` at another rate."""
+    after = {"0.2": "[1.2, -0.8] 0.2"}[rate]
+    text = text.replace("optimizer = optax.adam(0.1)\n", f"optimizer = optax.adam({rate})\n")
+    by_hand = "by_hand = jax.tree.map(lambda p, g: p - 0.1 * g"  # the experiment's, not the task's
+    text = text.replace(by_hand, by_hand.replace("0.1", rate), 1)
+    return text.replace(": After one Adam step: [1.1, -0.9] 0.1", f": After one Adam step: {after}")
+
+
+def test_prose_and_expected_numbers_the_run_does_not_print_are_named():
+    """Issue 32: the prose said "(1,-1,0) becomes (1.1,-0.9,0.1)" beside a run printing
+    `[1.2, -0.8] 0.2`; an `:expected:` line may no more state a number nothing bears out."""
+    from lessonkit.lesson.files import GOING_FURTHER
+    from lessonkit.receipts.lesson_runs import output_contradictions
+    from lessonkit.receipts.store import load_record
+
+    from conftest import LESSON_MD
+
+    text = LESSON_MD.read_text(encoding="utf-8")
+    recorded = load_record(parse_lesson(text, LESSON_MD), GOING_FURTHER).stdout
+    assert output_contradictions(parse_lesson(text, LESSON_MD), GOING_FURTHER, recorded) == ()
+    stdout = recorded.replace("[1.1, -0.9] 0.1", "[1.2, -0.8] 0.2")
+    expected = "one step moves each parameter by 0.1 against"
+    edited = _adam_at("0.2", text).replace(expected, expected.replace("0.1", "0.3"))
+    lines = edited.splitlines()
+    prose = 1 + next(n for n, line in enumerate(lines) if "becomes $(1.1,-0.9,0.1)$" in line)
+    expected_at = 1 + next(n for n, line in enumerate(lines) if "by 0.3 against" in line)
+    problems = output_contradictions(parse_lesson(edited, LESSON_MD), GOING_FURTHER, stdout)
+    named = sorted((int(p.where.rsplit(":", 1)[1]), p.message.split(",")[0]) for p in problems)
+    assert named == [
+        (expected_at, "the text states 0.3"),
+        (prose, "the text states -0.9"),
+        (prose, "the text states 1.1"),
+    ], problems
+
+
+def test_a_run_that_contradicts_the_prose_is_never_recorded(tmp_path):
+    """The documented cycle with the code and `:output:` moved to 0.2 but not the prose:
+    `run --record` refuses, naming the sentence, and keeps the old record."""
+    folder = copy_lesson_repo(tmp_path)
+    lesson_md, record = folder / "lesson.md", folder / "outputs" / "going-further.json"
+    text = _adam_at("0.2", lesson_md.read_text(encoding="utf-8"))
+    lesson_md.write_text(text, "utf-8")
+    before = record.read_bytes()
+    invoke(["build", "state-02"], root=tmp_path)
+    code, out, _ = invoke(["run", "state-02", "--script", "going-further", "--record"], tmp_path)
+    prose = 1 + next(n for n, line in enumerate(text.splitlines()) if "becomes $(1.1" in line)
+    assert code == 1, out
+    assert f"lesson.md:{prose}: the text states 1.1, which the run of" in out, out
+    assert "does not print the declared output" not in out, out
+    assert record.read_bytes() == before
+
+
 def test_prose_numbers_skip_code_links_and_identifiers():
     text = (
         "Weights $w=[1,-1]$, so $(1-3)^2$ is `x = 42` and float32[2] at "

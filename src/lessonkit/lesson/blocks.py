@@ -234,6 +234,7 @@ def _experiment(b: RawBlock) -> Experiment:
         b.line,
         optional == "yes",
         b.many("output"),
+        b.option_lines.get("expected", (b.line,))[0],
     )
 
 

@@ -216,6 +216,7 @@ class Experiment:
     line: int
     optional: bool = False
     output: tuple[str, ...] = ()  # the lines the code prints, checked against execution
+    expected_line: int = 0  # where `:expected:` is written, for problems with its numbers
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,58 @@ def prose_problems(lesson: Lesson) -> tuple[LessonError, ...]:
     return tuple(problems)
 
 
+def unprinted_numbers(
+    lesson: Lesson, runs: tuple[Experiment | Task, ...], printed: tuple[float, ...], script: str
+) -> tuple[LessonError, ...]:
+    """Numbers written about a script's experiments that its run does not bear out.
+
+    The prose of each section holding one of `runs` (unless a `{numbers}` block covers it,
+    which governs it more strictly) and each experiment's `:expected:` line may state only
+    numbers the run printed (`printed`), numbers the section's code writes (a learning rate,
+    an epsilon) and numbers the lesson declares. So an experiment whose code changes from
+    `adam(0.1)` to `adam(0.2)` cannot keep saying "(1,-1,0) becomes (1.1,-0.9,0.1)".
+    """
+    covered = {section for block in lesson.items(Numbers) for section in block.sections}
+    declared = [v for block in lesson.items(Numbers) for n in block.items for v in n.values]
+    problems = []
+    for section in lesson.sections:
+        mine = [item for item in section.items if any(item is run for run in runs)]
+        if not mine or section.id in covered:
+            continue
+        code = [
+            said
+            for item in section.items
+            if isinstance(item, Step | Experiment | Task)
+            for text in ((item.solution, item.scaffold) if isinstance(item, Task) else (item.code,))
+            for said in prose_numbers(text, 1)
+        ]
+        written = [
+            said
+            for item in section.items
+            if isinstance(item, Prose)
+            for said in prose_numbers(item.markdown, item.line)
+        ] + [
+            said
+            for item in mine
+            if isinstance(item, Experiment)
+            for said in prose_numbers(item.expected, item.expected_line)
+        ]
+        known = [*printed, *declared, *(said.value for said in code)]
+        problems += [
+            LessonError(
+                f"the text states {said.text}, which the run of {script} does not "
+                "print, its code does not write and no declared number gives",
+                where=lesson_line(lesson, said.line),
+                fix="if the code is right, correct the number; if the number is right, fix the "
+                "code (or print the number, or declare it in a {numbers} block covering this "
+                "section)",
+            )
+            for said in written
+            if not any(same(said.value, value) for value in known)
+        ]
+    return tuple(problems)
+
+
 def tie_numbers(lesson: Lesson) -> Lesson:
     """Give each {numbers} block the numbers its sections' prose writes, and tie each declared
     number to the lines that state it; `lessonkit.lesson.numbers` judges them."""

@@ -57,6 +57,11 @@ class OutputComparison:
         return "\n".join(out)
 
 
+def printed_numbers(stdout: str) -> tuple[float, ...]:
+    """Every number a run printed, in order, for the prose that states what it prints."""
+    return tuple(float(text) for text in _NUMBER.findall(stdout))
+
+
 def _compare_line(expected: str, got: str, rel_tol: float) -> str | None:
     want, have = _NUMBER.split(expected), _NUMBER.split(got)
     if len(want) != len(have):

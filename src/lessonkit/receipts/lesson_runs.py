@@ -17,7 +17,13 @@ from pathlib import Path
 from lessonkit.errors import LessonError, UsageError, shown
 from lessonkit.lesson.files import DEFAULT, GOING_FURTHER, MAIN, Script, select_scripts
 from lessonkit.lesson.model import Lesson
-from lessonkit.receipts.comparison import OutputComparison, compare_output, missing_lines
+from lessonkit.lesson.numbers import unprinted_numbers
+from lessonkit.receipts.comparison import (
+    OutputComparison,
+    compare_output,
+    missing_lines,
+    printed_numbers,
+)
 from lessonkit.receipts.numbers import check_numbers, number_problems
 from lessonkit.receipts.running import DEFAULT_TIMEOUT_S, check_options, run_script
 from lessonkit.receipts.schema import Receipt, RecordError, StaleRecordError
@@ -115,22 +121,31 @@ def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | No
 
 
 def output_contradictions(lesson: Lesson, script: Script, stdout: str) -> tuple[LessonError, ...]:
-    """The experiments' declared `:output:` lines (of the experiments `script` runs) that
-    `stdout` does not print: what the page says the code prints, contradicted by a run."""
-    experiments = (
-        lesson.optional_experiments if script == GOING_FURTHER else lesson.core_experiments
-    )
+    """What the page says `script`'s experiments print, contradicted by a run's `stdout`:
+    declared `:output:` lines it does not print, and numbers their sections' text and
+    `:expected:` lines state that it does not bear out (`unprinted_numbers`)."""
+    further = script == GOING_FURTHER
+    experiments = lesson.optional_experiments if further else lesson.core_experiments
     declared = [(e.line, line) for e in experiments for line in e.output]
     missing = set(missing_lines([line for _, line in declared], stdout))
-    return tuple(
-        LessonError(
-            f"{script.path} does not print the declared output `{line}`",
-            where=f"{lesson.path}:{number}",
-            fix="if the code is right, change the :output: line and the prose that states it; "
-            "otherwise fix the code",
+    unprinted = unprinted_numbers(
+        lesson,
+        experiments + (lesson.optional_tasks if further else ()),
+        printed_numbers(stdout),
+        script.path,
+    )
+    return (
+        tuple(
+            LessonError(
+                f"{script.path} does not print the declared output `{line}`",
+                where=f"{lesson.path}:{number}",
+                fix="if the code is right, change the :output: line and the prose that states "
+                "it; otherwise fix the code",
+            )
+            for number, line in declared
+            if line in missing
         )
-        for number, line in declared
-        if line in missing
+        + unprinted
     )
 
 
