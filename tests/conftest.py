@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,25 @@ def copy_lesson_repo(root: Path) -> Path:
     shutil.copytree(LESSON_DIR, target)
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
     return target
+
+
+def imported_by(argv: list[str], root: Path, cwd: Path | None = None) -> tuple[int, set[str]]:
+    """`lessonkit ARGV` in a fresh interpreter with `root` as $LESSONKIT_ROOT: its exit code
+    and every module it imported (`python -X importtime` lists them on stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lessonkit", *argv],
+        cwd=cwd or root,
+        env={**os.environ, "LESSONKIT_ROOT": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return done.returncode, modules
 
 
 def invoke(argv: list[str], root: Path | None = None, cwd: Path | None = None):

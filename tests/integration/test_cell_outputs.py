@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import nbformat
+
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
@@ -29,7 +31,8 @@ def test_the_committed_record_is_current_and_covers_only_non_task_code_cells(
 
 def test_the_notebook_shows_recorded_outputs_folded_after_a_prediction(lesson: Lesson) -> None:
     outputs = {"step-3": BEFORE_AFTER, "going-further-key-paths": "layer/bias: ...\n"}
-    cells = {c.id: c for c in build_notebook(lesson, None, outputs).cells}
+    notebook = nbformat.from_dict(build_notebook(lesson, None, outputs))
+    cells = {c.id: c for c in notebook.cells}
     assert [o.text for o in cells["step-3"].outputs] == [BEFORE_AFTER]
     assert "jupyter" not in cells["step-3"].metadata
     experiment = cells["going-further-key-paths"]

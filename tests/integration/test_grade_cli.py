@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, REPORT_KEYS, copy_lesson_repo, invoke, make_attempt
+from conftest import REPO, REPORT_KEYS, copy_lesson_repo, imported_by, invoke, make_attempt
 
 MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 
@@ -41,6 +41,28 @@ def test_json_report_for_tools(files, lesson):
     assert [t["status"] for t in data["tasks"][1:]] == ["passed", "passed", "passed"]
     assert all(p["status"] == "passed" for p in data["prerequisites"])
     assert isinstance(data["seconds"], float)
+
+
+BUILD_STACK = {
+    "jax",
+    "numpy",
+    "matplotlib",
+    "nbformat",
+    "jsonschema",
+    "jinja2",
+    "pygments",
+    "lessonkit.render",
+    "lessonkit.site",
+    "lessonkit.receipts",
+}
+"""What `check` must not import: JAX runs in the grading child, and nothing renders."""
+
+
+def test_check_imports_only_what_grading_needs(files, tmp_path):
+    code, modules = imported_by(["check", "state-02", str(files / "wrong.py")], REPO, tmp_path)
+    assert code == 1  # graded: one task fails
+    assert "lessonkit.grade.grader" in modules
+    assert BUILD_STACK & modules == set()
 
 
 def test_started_copies_are_graded_and_found_by_default(tmp_path, lesson):

@@ -211,7 +211,7 @@ def _prose_of_generated_files(lesson) -> dict[str, str]:
         lines = [line.strip() for line in script.splitlines()]
         return "\n".join(line.lstrip("#").strip() for line in lines if line.startswith("#"))
 
-    notebook = build_notebook(lesson)
+    notebook = nbformat.from_dict(build_notebook(lesson))
     markdown = "\n\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     practice = "\n\n".join(
         c.source

@@ -1,80 +1,117 @@
-"""The exercise notebook (nbformat 4): the practice cells plus collapsed reference solutions.
+"""The exercise notebook (nbformat 4.5): the practice cells plus collapsed reference solutions.
 
 Code cells carry the reference run's outputs (task cells none): the figure, and what each
 cell printed when recorded by `lessonkit run --record` (`lessonkit.receipts.cells`); the output
 of an experiment, which follows a "Predict first" prompt, is folded.
+
+The notebook is built as plain JSON data, field for field what nbformat's `v4.new_*` helpers
+make, and serialized with `json`: a build with nothing to do renders it only to compare, and
+importing nbformat costs a second of CPU (jsonschema compiles a URI grammar at import). The
+schema check, `validate_notebook`, runs where a notebook is written (`site.artifacts`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import warnings
 from collections.abc import Mapping
-
-import nbformat
-from nbformat import v4
+from typing import Any
 
 from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
 from lessonkit.lesson.model import Lesson
 
+NBFORMAT = (4, 5)
+"""The format version written: nbformat's `v4.nbformat` and `v4.nbformat_minor`."""
 
-def _notebook_cell(
-    cell: Cell, figure_png: bytes | None, stdout: str | None, title: str
-) -> nbformat.NotebookNode:
-    metadata: dict = {}
+Json = dict[str, Any]
+
+
+def _outputs(cell: Cell, figure_png: bytes | None, stdout: str | None, title: str) -> list[Json]:
+    outputs: list[Json] = []
+    if stdout:
+        outputs.append({"output_type": "stream", "name": "stdout", "text": stdout})
+    if cell.figure and figure_png is not None:
+        data = {
+            "image/png": base64.b64encode(figure_png).decode("ascii"),
+            "text/plain": f"<Figure: {title}>",
+        }
+        outputs.append({"output_type": "display_data", "data": data, "metadata": {}})
+    return outputs
+
+
+def _notebook_cell(cell: Cell, figure_png: bytes | None, stdout: str | None, title: str) -> Json:
+    metadata: Json = {}
     if cell.tags:
         metadata["tags"] = list(cell.tags)
     if cell.kind == "markdown":
         if cell.solution:
             metadata["jupyter"] = {"source_hidden": True}
-        node = v4.new_markdown_cell(cell.source, metadata=metadata)
-    else:
-        if stdout and "experiment" in cell.tags:
-            # It follows a "Predict first" prompt: the output stays folded until asked for.
-            metadata["jupyter"] = {"outputs_hidden": True}
-        node = v4.new_code_cell(cell.source, metadata=metadata)
-        if stdout:
-            node.outputs.append(v4.new_output("stream", name="stdout", text=stdout))
-        if cell.figure and figure_png is not None:
-            node.outputs.append(
-                v4.new_output(
-                    "display_data",
-                    data={
-                        "image/png": base64.b64encode(figure_png).decode("ascii"),
-                        "text/plain": f"<Figure: {title}>",
-                    },
-                )
-            )
-    node.id = cell.id
-    return node
+        return {"id": cell.id, "cell_type": "markdown", "metadata": metadata, "source": cell.source}
+    if stdout and "experiment" in cell.tags:
+        # It follows a "Predict first" prompt: the output stays folded until asked for.
+        metadata["jupyter"] = {"outputs_hidden": True}
+    return {
+        "id": cell.id,
+        "cell_type": "code",
+        "metadata": metadata,
+        "execution_count": None,
+        "source": cell.source,
+        "outputs": _outputs(cell, figure_png, stdout, title),
+    }
 
 
 def build_notebook(
     lesson: Lesson, figure_png: bytes | None = None, outputs: Mapping[str, str] | None = None
-) -> nbformat.NotebookNode:
-    """The notebook node; `figure_png` becomes the plot cell's recorded output, and
-    `outputs` (cell id -> stdout, from `cell_outputs`) the other code cells'."""
+) -> Json:
+    """The notebook as JSON data; `figure_png` becomes the plot cell's recorded output, and
+    `outputs` (cell id -> stdout, from `cell_outputs`) the other code cells'.
+
+    `nbformat.from_dict` gives it attribute access where a caller wants a NotebookNode.
+    """
     outputs = outputs or {}
-    notebook = v4.new_notebook()
-    notebook.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-        "lessonkit": {
-            "lesson": lesson.meta.id,
-            "generated": generated_note(lesson, "this notebook"),
-        },
-    }
     title = lesson.figure.title
-    notebook.cells = [
-        _notebook_cell(c, figure_png, outputs.get(c.id), title) for c in lesson_cells(lesson)
-    ]
-    return notebook
+    return {
+        "nbformat": NBFORMAT[0],
+        "nbformat_minor": NBFORMAT[1],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+            "lessonkit": {
+                "lesson": lesson.meta.id,
+                "generated": generated_note(lesson, "this notebook"),
+            },
+        },
+        "cells": [
+            _notebook_cell(c, figure_png, outputs.get(c.id), title) for c in lesson_cells(lesson)
+        ],
+    }
 
 
 def render_notebook(
     lesson: Lesson, figure_png: bytes | None = None, outputs: Mapping[str, str] | None = None
 ) -> str:
-    """Serialized notebook text, stable byte for byte for the same lesson, figure and outputs."""
+    """Serialized notebook text, stable byte for byte for the same lesson, figure and outputs.
+
+    Not validated here: `validate_notebook` does that where the text is written.
+    """
     notebook = build_notebook(lesson, figure_png, outputs)
-    nbformat.validate(notebook)
     return json.dumps(notebook, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def validate_notebook(content: bytes) -> None:
+    """Check notebook bytes against nbformat's schema before they are written.
+
+    Raises:
+        nbformat.ValidationError: the notebook breaks the schema, or is one nbformat would
+            repair (`validate` mends some faults in place, duplicate cell ids among them).
+    """
+    import nbformat  # imports jsonschema: only when a notebook is written
+
+    notebook = json.loads(content)
+    with warnings.catch_warnings(record=True) as repairs:  # nbformat warns what it mends
+        warnings.simplefilter("always")
+        nbformat.validate(notebook)
+    if notebook != json.loads(content):
+        said = "; ".join(str(w.message) for w in repairs) or "no reason given"
+        raise nbformat.ValidationError(f"nbformat had to repair the notebook: {said}")

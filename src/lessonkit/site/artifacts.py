@@ -33,7 +33,7 @@ from lessonkit.lesson.files import (
 )
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.scripts import render_exercise_script
-from lessonkit.render.notebook import render_notebook
+from lessonkit.render.notebook import render_notebook, validate_notebook
 
 Rendered = dict[str, bytes]
 
@@ -164,6 +164,13 @@ _NORMALIZERS: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
+_VALIDATORS: dict[str, Callable[[bytes], None]] = {
+    ".ipynb": validate_notebook,
+}
+"""Checks a file must pass before it is written, by suffix. Only writing pays for them: a
+build with nothing to do imports no validator (nbformat's pulls in jsonschema)."""
+
+
 def digest(relative: str, content: bytes) -> str:
     """The digest of a generated file's normalized content."""
     normalize = _NORMALIZERS.get(Path(relative).suffix, _unix_newlines)
@@ -234,9 +241,13 @@ def write_all(
 ) -> list[Path]:
     """Write every generated file whose content changed; return the paths written.
 
+    A file is checked by its suffix's validator (`_VALIDATORS`) before any is written.
+
     Raises:
         EditedFilesError: a file to replace was edited since the last build (unless `force`);
             then nothing is written.
+        nbformat.ValidationError: a notebook to write breaks nbformat's schema; then nothing
+            is written.
     """
     rendered = render_all(lesson) if rendered is None else rendered
     edited = [] if force else edited_files(lesson, rendered)
@@ -250,11 +261,16 @@ def write_all(
             f"code/main.py) there yourself. Then `lessonkit build {lesson.meta.id} --force` "
             "replaces the edited files.",
         )
-    written = []
+    changed = []
     for relative, content in rendered.items():
         path = lesson.directory / relative
-        if path.is_file() and path.read_bytes() == content:
-            continue
+        if not path.is_file() or path.read_bytes() != content:
+            changed.append((path, content))
+    for path, content in changed:
+        if validate := _VALIDATORS.get(path.suffix):
+            validate(content)  # every one before the first write: a bad file stops them all
+    written = []
+    for path, content in changed:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
         written.append(path)
