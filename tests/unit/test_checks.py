@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -254,16 +255,18 @@ def scenario_values(g: LessonGrading, scenario: str) -> dict:
     drawn = {s.name: s.values for s in g.inputs.others}
     if scenario in drawn:
         return solved(drawn[scenario]["params"], drawn[scenario]["x"])
-    values = solved(LESSON_PARAMS, LESSON_X)
     probe = next((p for p in g.probes if p.name == scenario), None)
     if probe is None:
-        return values
-    if probe.inputs is not None and "params" in probe.inputs:  # an input probe: a fresh draw
-        return solved(probe.inputs["params"], probe.inputs["x"])
-    if probe.inputs is not None:  # a step probe: the name gets the probe's value
-        values["steps"].update({k: as_value(v) for k, v in probe.inputs.items()})
-    if probe.probe.name == "an extra gradient leaf":  # 96 + 1 + 4 + 4 under the sum
-        values["make-it-yours"]["norm_squared"] = scalar(105.0)
+        return solved(LESSON_PARAMS, LESSON_X)
+    # every probe runs on an input set drawn for it alone (an input probe's already changed)
+    inputs = probe.inputs or {"params": LESSON_PARAMS, "x": LESSON_X}
+    values = solved(inputs["params"], inputs["x"])
+    if probe.probe.source == "step":  # the name gets the probe's value
+        target = probe.probe.target
+        values["steps"][target] = as_value(inputs[target])
+    if probe.probe.name == "an extra gradient leaf":  # [1, 2, 2] adds 1 + 4 + 4 under the sum
+        norm = values["make-it-yours"]["manual"].data[0]
+        values["make-it-yours"]["norm_squared"] = scalar(_round(norm + 9.0))
         values["errors"]["make-it-yours"] = ("assert jnp.allclose(norm_squared, manual)", None)
     if probe.probe.name == "gradients without a scale leaf":  # g lacks scale: the check fails
         nested = values["nested-model"]
@@ -1176,29 +1179,40 @@ def test_step_cells_that_keep_the_lesson_inputs_cannot_be_given_others():
 # --------------------------------------------------------------------------- probes
 
 
+def said_expected(message: str) -> float:
+    """The number a probe's message gives as expected: the reference's, on the probe's own
+    inputs (drawn for it alone), so a test compares it with its own computation."""
+    found = re.search(r"expected (-?\d+(?:\.\d+)?)\.\)$", message)
+    assert found is not None, message
+    return float(found[1])
+
+
 def test_a_value_that_ignores_a_probe_gets_the_probes_message():
     world = World.make().set("make-it-yours", "probe-1", norm_squared=scalar(96.0))
     world.succeed("make-it-yours", "probe-1")  # naming the keys, its own check now holds
-    assert_verdict(
-        world.task("make-it-yours"),
-        FAILED,
+    result = world.task("make-it-yours")
+    want = expected_value("make-it-yours", "manual", "probe-1").data[0] + 1 + 4 + 4
+    assert result.message.startswith(
         "`norm_squared` does not count a leaf added to the gradient tree: add up every leaf of "
         "the tree instead of naming its keys. (With an extra gradient leaf: got 96.0, expected "
-        "105.0.)",
     )
+    assert said_expected(result.message) == pytest.approx(want, rel=1e-4)
+    assert (result.status, result.hint) == (FAILED, hint("make-it-yours"))
     assert_others_pass(world, "make-it-yours")
 
 
 def test_a_value_that_follows_a_probe_it_should_ignore_gets_the_probes_message():
     world = World.make().set("make-it-yours", "probe-1", manual=scalar(105.0))
     world.succeed("make-it-yours", "probe-1")
-    assert_verdict(
-        world.task("make-it-yours"),
-        FAILED,
+    result = world.task("make-it-yours")
+    assert result.message.startswith(
         '`manual` changes when a leaf is added to the gradient tree: write it from grads["weight"] '
         'and grads["bias"] by name, so that it checks norm_squared independently. (With an extra '
-        "gradient leaf: got 105.0, expected 96.0.)",
+        "gradient leaf: got 105.0, expected "
     )
+    want = expected_value("make-it-yours", "manual", "probe-1").data[0]
+    assert said_expected(result.message) == pytest.approx(want, rel=1e-4)
+    assert (result.status, result.hint) == (FAILED, hint("make-it-yours"))
 
 
 def test_a_check_that_cannot_fail_is_caught_by_its_probe():
@@ -1216,7 +1230,7 @@ def test_a_check_that_cannot_fail_is_caught_by_its_probe():
 
 def test_a_probe_without_a_message_for_a_name_says_it_is_wrong():
     world = World.make()
-    nested = expected_value("nested-model", "nested", LESSON)
+    nested = expected_value("nested-model", "nested", "probe-2")
     wrong = tree(layer=nested.items[0][1], scale=scalar(2.0))
     world.set("nested-model", "probe-2", nested=wrong)
     assert_verdict(
@@ -1280,7 +1294,9 @@ def test_a_name_missing_under_a_probe_says_what_stopped_the_cell():
 def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
     probe = next(p for p in grading().probes if p.probe.source == "step")
-    assert (probe.name, list(probe.inputs)) == ("probe-5", ["updated"])
+    # the step's name gets the probe's value, on params and x drawn for this probe alone
+    assert (probe.name, sorted(probe.inputs)) == ("probe-5", ["params", "updated", "x"])
+    assert probe.inputs["params"] != LESSON_PARAMS
     world.steps("probe-5", updated=expected_value("repair", "fixed", LESSON))
     assert_verdict(
         world.task("repair"),
@@ -1317,7 +1333,7 @@ def test_an_input_probe_needs_the_inputs_replaced():
 
 def test_accept_holds_under_probes_too():
     world = World.make()
-    fixed = expected_value("repair", "fixed", LESSON)
+    fixed = expected_value("repair", "fixed", "probe-6")
     world.set("repair", "probe-6", fixed=with_kind(with_dtype(fixed, "float64"), "OrderedDict"))
     assert_passed(world.task("repair"))
 

@@ -588,7 +588,8 @@ def _sources(call: str, transform: str, key: str, value):
     import jax.numpy as jnp
 
     installer = worker_program.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
-    return installer.install([{"call": call, "transform": transform, "key": key, "value": value}])
+    source = {"call": call, "transform": transform, "key": key, "value": value}
+    return installer.install(installer.prepare([source]))
 
 
 def test_a_gradient_probe_changes_every_derivative_where_it_is_made():
@@ -655,9 +656,16 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     assert layer.sources == () and layer.inputs["params"]["extra"] == [1.0, 2.0, 3.0]
     assert set(layer.inputs) == set(grading.input_names)
     replaced = runs["another result in updated"]
-    assert replaced.inputs == {"updated": {"weight": [0.0, 0.0], "bias": 0.0}}
+    assert replaced.inputs["updated"] == {"weight": [0.0, 0.0], "bias": 0.0}
     moved = runs["optax's step moved"]
-    assert moved.inputs is None and moved.sources[0].call == "optax.apply_updates"
+    assert moved.sources[0].call == "optax.apply_updates"
+    # every probe runs on inputs drawn for it alone: no two scenarios share an input set
+    # (issue 34, F1-F2: comparing scenarios inside one process tells nothing)
+    assert all(set(grading.input_names) <= set(run.inputs) for run in runs.values())
+    own = [{k: run.inputs[k] for k in grading.input_names} for run in runs.values()]
+    drawn = [s.values for s in draw_inputs(grading, 7).others]
+    for number, inputs in enumerate(own):
+        assert inputs not in own[:number] and inputs not in drawn
     assert probe_runs(grading, seed=7) == probe_runs(grading, seed=7)
 
 

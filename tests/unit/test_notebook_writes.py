@@ -25,7 +25,7 @@ def test_the_rendered_notebook_is_one_nbformat_accepts_unchanged(any_lesson):
 def test_a_notebook_nbformat_would_repair_is_refused(lesson):
     notebook = build_notebook(lesson)
     notebook["cells"][1]["id"] = notebook["cells"][0]["id"]
-    with pytest.raises(nbformat.ValidationError, match="repair"):
+    with pytest.raises(nbformat.ValidationError, match="had to mend"):
         validate_notebook(json.dumps(notebook).encode("utf-8"))
 
 

@@ -402,10 +402,12 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     if got is None:
         what = f"This task's cell, run with {probe.name},"
         return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
-    if run.inputs is not None:
-        kept = _inputs_kept(facts, run.name, run.inputs)
+    replaced = tuple(run.inputs or ())  # the probe's own drawn inputs, and a step's name
+    step = (probe.target,) if probe.source == "step" else ()
+    for names in (tuple(n for n in replaced if n not in step), step):
+        kept = _inputs_kept(facts, run.name, names)
         if kept:
-            return _not_replaced(kept, run.inputs)
+            return _not_replaced(kept, names)
     messages = dict(probe.messages)
     for name in facts.rubric.names:
         if name not in expected.values:

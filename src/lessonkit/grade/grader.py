@@ -11,6 +11,7 @@ with `prestart`, the next one is started (never used before) while the current f
 from __future__ import annotations
 
 import itertools
+import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +28,7 @@ from lessonkit.grade.plan import (
     reference_plan,
 )
 from lessonkit.grade.probes import ProbeRun, probe_runs
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec, Source
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.rubric import TaskRubric, rubric_for
@@ -39,6 +40,7 @@ from lessonkit.run.sandbox import Account, Sandbox
 
 DEFAULT_TIMEOUT = 60.0
 REFERENCE_LIMIT = 300.0  # seconds to start the child and run the lesson's own code
+_ORDER = random.SystemRandom()  # each learner request's scenario order: no seed can foretell it
 
 
 @dataclass(frozen=True)
@@ -81,16 +83,48 @@ def scenarios(grading: LessonGrading) -> tuple[ScenarioSpec, ...]:
     return tuple(out)
 
 
-def wire_names(grading: LessonGrading) -> dict[str, str]:
-    """Names the child sees for each scenario (`run-1`, `run-2`...) -> the parent's own."""
+def wire_names(grading: LessonGrading, order: random.Random | None = None) -> dict[str, str]:
+    """Names the child sees for each scenario (`run-1`, `run-2`...) -> the parent's own.
+
+    The child runs its scenarios in the order of these names. With `order` (a grader draws
+    one per request) the names go to the scenarios in a shuffled order, so neither a
+    scenario's name nor its place in the run says which it is (issue 34, F1).
+    """
     names = [s.name for s in scenarios(grading)[1:]]
+    if order is not None:
+        order.shuffle(names)
     return {LESSON: LESSON, **{f"run-{n}": name for n, name in enumerate(names, 1)}}
 
 
+def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
+    """Every scenario changes the same library calls, by nothing where it varies none of them.
+
+    So the calls a probe wraps are wrapped alike in every scenario, and whether `jax.grad` is
+    wrapped says nothing about which scenario is running (issue 34, F3)."""
+    calls = sorted({source.call for spec in specs for source in spec.sources})
+    return [
+        replace(
+            spec,
+            sources=tuple(
+                next((s for s in spec.sources if s.call == call), Source(call, "none", "", None))
+                for call in calls
+            ),
+        )
+        for spec in specs
+    ]
+
+
 def build_request(
-    request_id: str, plan: Plan, grading: LessonGrading, budget: float | None
+    request_id: str,
+    plan: Plan,
+    grading: LessonGrading,
+    budget: float | None,
+    names: dict[str, str] | None = None,
 ) -> Request:
-    names = {r.task.id: r.names for r in grading.rubrics}
+    """The request for one child; `names` (from `wire_names`) gives the scenarios' names and
+    order in the child, declaration order by default."""
+    names = wire_names(grading) if names is None else names
+    rubric_names = {r.task.id: r.names for r in grading.rubrics}
     jitted = {r.task.id: r.jit.functions for r in grading.rubrics if r.jit is not None}
     cells = tuple(
         CellSpec(
@@ -98,12 +132,13 @@ def build_request(
             source=c.source,
             offset=c.offset,
             role=c.role,
-            report=names.get(c.task, ()) if c.task else (),
+            report=rubric_names.get(c.task, ()) if c.task else (),
             jit=jitted.get(c.task, ()) if c.task else (),
         )
         for c in plan.cells
     )
-    wire = {name: sent for sent, name in wire_names(grading).items()}
+    by_name = {spec.name: spec for spec in scenarios(grading)}
+    sent = [replace(by_name[name], name=wire) for wire, name in names.items()]
     return Request(
         id=request_id,
         preload=grading.preload,
@@ -111,7 +146,7 @@ def build_request(
         cells=cells,
         checkpoint=plan.checkpoint,
         checkpoint_names=grading.step_names,
-        scenarios=tuple(replace(s, name=wire[s.name]) for s in scenarios(grading)),
+        scenarios=tuple(_same_calls(sent)),
     )
 
 
@@ -395,15 +430,18 @@ class Grader:
         plan = plan_submission(submission, lesson)
         self.prepare(lesson)
         worker = self._take_child()
+        names = wire_names(grading, _ORDER)
         try:
-            request = build_request(f"learner-{next(self._ids)}", plan, grading, self.timeout)
+            request = build_request(
+                f"learner-{next(self._ids)}", plan, grading, self.timeout, names
+            )
             worker.send(request)
             expected = self.reference(lesson)
             record = worker.collect(
                 request,
                 time.monotonic() + self.timeout + GRACE,
                 timeout=self.timeout,
-                names=wire_names(grading),
+                names=names,
             )
         finally:
             worker.close()  # one child per file: never reused

@@ -6,8 +6,12 @@ parent builds it from the lesson alone, so nothing in the child decides whether 
 applies: the reference runs the same scenario, and every graded name of the probe's task
 must then have the reference's value.
 
-- `input`: a fresh input set drawn from the generators, with the transform applied here,
-  to the data, before it is sent (`params` with a leaf added or dropped);
+Every probe runs on an input set drawn for it alone, never on the lesson's inputs or
+another scenario's, so a cell that remembers what an earlier scenario computed cannot tell
+a probe by comparing (issue 34, F1-F2):
+
+- `input`: the probe's drawn set, with the transform applied here, to the data, before it
+  is sent (`params` with a leaf added or dropped);
 - `step`: a name a step assigns gets the probe's value instead (`updated`), exactly as a
   drawn input replaces `params`;
 - `gradients` and `call`: the child wraps JAX's differentiation functions, or the named
@@ -71,14 +75,14 @@ def _shifted(tree: Tree, by: object) -> Tree:
 def probe_run(probe: Probe, grading: Grading, seed: int, number: int) -> ProbeRun:
     """The scenario for one probe; `number` keeps each probe's draw apart from the others."""
     name = f"probe-{number}"
+    drawn = draw_set(grading, random.Random(f"{seed}/probe/{number}"))
     if probe.source == "input":
-        drawn = draw_set(grading, random.Random(f"{seed}/probe/{number}"))
         drawn[probe.target] = _changed(drawn[probe.target], probe)
         return ProbeRun(name, probe, drawn, ())
     if probe.source == "step":
-        return ProbeRun(name, probe, {probe.target: probe.value}, ())  # type: ignore[dict-item]
+        return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, ())  # type: ignore[dict-item]
     source = Source(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
-    return ProbeRun(name, probe, None, (source,))
+    return ProbeRun(name, probe, drawn or None, (source,))
 
 
 def probe_runs(grading: Grading, seed: int) -> tuple[ProbeRun, ...]:

@@ -508,7 +508,17 @@ def _shift_key(tree, key, value, make_array):
     return {**tree, key: _shift(tree[key], make_array(value))}
 
 
-TRANSFORMS = {"add_leaf": _add_leaf, "drop_key": _drop_key, "shift_key": _shift_key}
+def _unchanged(tree, _key, _value, _make_array):
+    """The change of a call a scenario does not vary: every scenario wraps the same calls."""
+    return tree
+
+
+TRANSFORMS = {
+    "add_leaf": _add_leaf,
+    "drop_key": _drop_key,
+    "shift_key": _shift_key,
+    "none": _unchanged,
+}
 
 
 class Sources:
@@ -523,18 +533,26 @@ class Sources:
         self._jax = jax_module
         self._make_array = make_array
 
-    def install(self, sources: list):
-        """Wrap each source's functions; return the function that puts the originals back."""
+    def prepare(self, sources: list) -> list:
+        """(call, change) for each source: what `install` wraps, with no description left.
+
+        A scenario keeps only these closures, so no plain data in the child (a dict in a
+        frame a cell can walk to) says what a scenario varies."""
+        return [(source["call"], self._change(source)) for source in sources]
+
+    def install(self, changes: list):
+        """Wrap each call with its change; return the function that puts the originals back.
+
+        The wrappers carry no `__wrapped__` (functools.wraps would hand a cell the original)."""
         saved: list[tuple[object, str, object]] = []
-        for source in sources:
-            change = self._change(source)
-            if source["call"] == "gradients":
+        for call, change in changes:
+            if call == "gradients":
                 for name, wrap in _DERIVATIVES.items():
                     original = getattr(self._jax, name)
                     saved.append((self._jax, name, original))
                     setattr(self._jax, name, wrap(original, change))
             else:
-                module_name, _, name = source["call"].rpartition(".")
+                module_name, _, name = call.rpartition(".")
                 module = importlib.import_module(module_name)
                 original = getattr(module, name)
                 saved.append((module, name, original))
@@ -577,14 +595,13 @@ def _wrap_grad(original, change):
         inner = original(fun, *args, has_aux=has_aux, **kwargs)
         each = _each(change)
 
-        @functools.wraps(inner)
         def derivative(*a, **k):
             out = inner(*a, **k)
             return (each(out[0]), out[1]) if has_aux else each(out)
 
-        return derivative
+        return _named(derivative, inner)
 
-    return functools.wraps(original)(grad)
+    return _named(grad, original)
 
 
 def _wrap_value_and_grad(original, change):
@@ -592,14 +609,13 @@ def _wrap_value_and_grad(original, change):
         inner = original(fun, *args, **kwargs)
         each = _each(change)
 
-        @functools.wraps(inner)
         def both(*a, **k):
             value, derivative = inner(*a, **k)
             return value, each(derivative)
 
-        return both
+        return _named(both, inner)
 
-    return functools.wraps(original)(value_and_grad)
+    return _named(value_and_grad, original)
 
 
 def _wrap_vjp(original, change):
@@ -607,13 +623,12 @@ def _wrap_vjp(original, change):
         out = original(fun, *primals, has_aux=has_aux, **kwargs)
         pullback, each = out[1], _each(change)
 
-        @functools.wraps(pullback)
         def changed(*a, **k):
             return each(pullback(*a, **k))
 
-        return (out[0], changed, *out[2:])
+        return (out[0], _named(changed, pullback), *out[2:])
 
-    return functools.wraps(original)(vjp)
+    return _named(vjp, original)
 
 
 _DERIVATIVES = {
@@ -626,11 +641,19 @@ _DERIVATIVES = {
 
 
 def _returns_changed(original, change):
-    @functools.wraps(original)
     def call(*args, **kwargs):
         return change(original(*args, **kwargs))
 
-    return call
+    return _named(call, original)
+
+
+def _named(wrapper, original):
+    """`wrapper` under the original's name and docstring, with no path back to it (what
+    functools.wraps leaves on `__wrapped__`)."""
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(wrapper, attribute, getattr(original, attribute))
+    return wrapper
 
 
 # --------------------------------------------------------------------------- jit watch
@@ -708,6 +731,16 @@ class JitWatch:
 # --------------------------------------------------------------------------- running
 
 
+class _Scenario:
+    """One scenario made ready to run: its name in this request (`run-3`, drawn per request),
+    its input arrays, and the changes to install; nothing here names what kind it is."""
+
+    __slots__ = ("changes", "inputs", "lesson_only", "name")
+
+    def __init__(self, name: str, inputs: dict | None, changes: list, lesson_only: bool):
+        self.name, self.inputs, self.changes, self.lesson_only = name, inputs, changes, lesson_only
+
+
 class WorkerProgram:
     """Runs one request: every scenario of one plan, reporting cell by cell."""
 
@@ -782,8 +815,11 @@ class WorkerProgram:
         cells = request["cells"]
         files = {f"<cell {c['index']}>": c["index"] for c in cells}
         timed_out = False
+        # Every scenario is made ready before any cell runs and the request forgets their
+        # descriptions: a cell that walks up to these frames finds names, arrays and closures.
+        prepared = [self._prepare(spec) for spec in request.pop("scenarios")]
         try:
-            for scenario in request["scenarios"]:
+            for scenario in prepared:
                 if not self._scenario(request, scenario, cells, files):
                     timed_out = True
                     break
@@ -800,15 +836,23 @@ class WorkerProgram:
             )
         )
 
-    def _scenario(self, request: dict, scenario: dict, cells: list, files: dict) -> bool:
+    def _prepare(self, spec: dict) -> _Scenario:
+        inputs = spec.get("inputs")
+        return _Scenario(
+            spec["name"],
+            None if inputs is None else {k: self.make_inputs(v) for k, v in inputs.items()},
+            self.sources.prepare(spec.get("sources") or []),
+            bool(spec.get("lesson_only_cells", False)),
+        )
+
+    def _scenario(self, request: dict, scenario: _Scenario, cells: list, files: dict) -> bool:
         """Run one scenario; False when the time budget ran out."""
         namespace = {"__name__": "__main__", "__builtins__": builtins}
-        inputs = scenario.get("inputs")
         strip: frozenset[str] = frozenset()
-        if inputs is not None:
-            namespace.update({k: self.make_inputs(v) for k, v in inputs.items()})
-            strip = frozenset(inputs)
-        undo = self.sources.install(scenario.get("sources") or [])
+        if scenario.inputs is not None:
+            namespace.update(scenario.inputs)
+            strip = frozenset(scenario.inputs)
+        undo = self.sources.install(scenario.changes)
         self.guard.refresh()  # the changed calls are this scenario's baseline
         try:
             return self._cells(request, scenario, cells, files, namespace, strip)
@@ -819,11 +863,9 @@ class WorkerProgram:
     def _cells(self, request, scenario, cells, files, namespace, strip) -> bool:
         for cell in cells:
             index = cell["index"]
-            if cell["role"] == "skip" or (
-                cell["role"] == "lesson" and not scenario.get("lesson_only_cells", False)
-            ):
+            if cell["role"] == "skip" or (cell["role"] == "lesson" and not scenario.lesson_only):
                 continue
-            where = {"request": request["id"], "scenario": scenario["name"], "cell": index}
+            where = {"request": request["id"], "scenario": scenario.name, "cell": index}
             self.channel.send(wire.event("start", **where))
             inputs_here = strip if cell["role"] == "setup" else frozenset()
             result = self._cell(cell, namespace, inputs_here, files)

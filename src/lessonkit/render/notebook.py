@@ -109,9 +109,9 @@ def validate_notebook(content: bytes) -> None:
     import nbformat  # imports jsonschema: only when a notebook is written
 
     notebook = json.loads(content)
-    with warnings.catch_warnings(record=True) as repairs:  # nbformat warns what it mends
+    with warnings.catch_warnings(record=True) as repairs:  # nbformat warns of what it mends
         warnings.simplefilter("always")
         nbformat.validate(notebook)
     if notebook != json.loads(content):
         said = "; ".join(str(w.message) for w in repairs) or "no reason given"
-        raise nbformat.ValidationError(f"nbformat had to repair the notebook: {said}")
+        raise nbformat.ValidationError(f"nbformat had to mend the notebook: {said}")
