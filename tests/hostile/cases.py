@@ -58,6 +58,7 @@ class Case:
     jobs: int = 1  # --jobs in batch mode
     needs: tuple[Need, ...] = ()  # confinement the case cannot be run without
     extra: tuple[str, ...] = field(default=())  # more CLI options
+    env: tuple[tuple[str, str], ...] = ()  # more environment for the grader (never the child)
 
     @property
     def id(self) -> str:
@@ -264,7 +265,17 @@ CASES: tuple[Case, ...] = (
             "b4-second-name-in-one-statement": ("nested-model",),
             "b5-adam-copied-through-a-list": ("adam-by-hand",),
             "b6-print-instead-of-mismatch": ("repair",),
+            "f2-undo-probe-from-frame": MIY,
+            "f3-unwrapped-original": ("adam-by-hand",),
         },
+    ),
+    # F1 counts scenarios: under an order that moves every probe it aims at (seed 1 of
+    # LESSONKIT_SCENARIO_ORDER) a count can land on none; any other order is as likely.
+    *_files(
+        "value-forgery",
+        "single",
+        {"f1-count-scenarios-apply-probe": ("make-it-yours", "nested-model", "adam-by-hand")},
+        env=(("LESSONKIT_SCENARIO_ORDER", "1"),),
     ),
     *_files(
         "channel-forgery",

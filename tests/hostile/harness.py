@@ -349,7 +349,7 @@ def run_case(
     _clean_litter()
     root, home, tmpdir = _setup(base)
     root_hash = _tree_hash(root)
-    env = _environment(root, home, tmpdir, cache_home)
+    env = {**_environment(root, home, tmpdir, cache_home), **dict(case.env)}
     if case.mode == "single":
         folder = base / "submission"
         folder.mkdir()
