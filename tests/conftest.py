@@ -114,7 +114,9 @@ SPEC_OUTLINE = [
 
 
 # The keys of `lessonkit check --json`, in order: tools and `lessonkit evidence` rely on them.
-REPORT_KEYS = ["schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds", "seed"]
+REPORT_KEYS = [
+    "schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds", "seed", "review"
+]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

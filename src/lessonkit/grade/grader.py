@@ -31,6 +31,7 @@ from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec, Source
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import GradeReport, run_failed
+from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
@@ -446,16 +447,17 @@ class Grader:
         finally:
             worker.close()  # one child per file: never reused
         seconds = time.perf_counter() - started
+        review = review_marks(plan)
         if record.interfered:
             path = str(submission.path)
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
-            return GradedRun(report, plan, record)
+            return GradedRun(replace(report, review=review), plan, record)
         runs = Runs(plan, record, grading.reference, expected, self.timeout)
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
         seconds = time.perf_counter() - started
         report = GradeReport(
-            lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed
+            lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed, review
         )
         return GradedRun(report, plan, record)

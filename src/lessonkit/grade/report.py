@@ -94,8 +94,20 @@ def summary_line(report: GradeReport) -> Text:
     return Text(f"{passed} of {len(required)} tasks passed{also} ({seconds}).", style="bold")
 
 
+def review_view(report: GradeReport) -> Text:
+    """Where the file reaches into the grader: the instructor reads it, whatever the verdict."""
+    if not report.review:
+        return Text("")
+    lines = "\n".join(f"  - {mark}" for mark in report.review)
+    return Text(
+        f"Marked for review: this file reaches into the grader's process\n{lines}",
+        style="bold yellow",
+    )
+
+
 def report_view(report: GradeReport) -> Group:
-    return Group(task_table(report), prerequisites_view(report), summary_line(report))
+    parts = [task_table(report), prerequisites_view(report), summary_line(report)]
+    return Group(*parts, *([review_view(report)] if report.review else []))
 
 
 # --------------------------------------------------------------------------- batch
@@ -182,7 +194,8 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
     """One row per file: points, each task's status, points and message, for a spreadsheet.
 
     `points` is every point earned; `extra points` says how many of them are extra credit
-    (optional tasks), the only way `points` can exceed `max points`.
+    (optional tasks), the only way `points` can exceed `max points`. `review` names where a
+    file reaches into the grader (empty for nearly every file).
 
     Every cell goes through `csv_cell`, so a message or file name that starts with `=` is
     text to a spreadsheet, never a formula.
@@ -201,6 +214,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
         *(f"{t} message" for t in task_ids),
         "seconds",
         "seed",
+        "review",
     ]
     writer.writerow(header)
     for entry in entries:
@@ -217,6 +231,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
             *(by_id[t].message if t in by_id else "" for t in task_ids),
             f"{entry.report.seconds:.3f}",
             "" if entry.report.seed is None else str(entry.report.seed),
+            "; ".join(entry.report.review),
         ]
         writer.writerow([csv_cell(cell) for cell in row])
     return buffer.getvalue()

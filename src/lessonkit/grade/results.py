@@ -133,6 +133,8 @@ class GradeReport:
     prerequisites: tuple[PrerequisiteResult, ...]
     seconds: float
     seed: int | None = None  # the seed of the input sets drawn for this run
+    review: tuple[str, ...] = ()
+    """Where the file reaches into the grader (`grade.review`): for the instructor to read."""
 
     @property
     def passed(self) -> bool:
@@ -150,6 +152,7 @@ class GradeReport:
             "prerequisites": [p.to_json() for p in self.prerequisites],
             "seconds": round(self.seconds, 3),
             "seed": self.seed,
+            "review": list(self.review),
         }
 
     @classmethod
@@ -180,6 +183,7 @@ class GradeReport:
             prerequisites,
             float(data["seconds"]),
             None if seed is None else int(seed),
+            tuple(str(mark) for mark in data.get("review", ())),
         )
 
     def feedback_markdown(self) -> str:

@@ -1,0 +1,96 @@
+"""Marks for review (issue 34, item 1): code that reaches into the grader, read from syntax."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lessonkit.grade.plan import plan_submission
+from lessonkit.grade.report import summary_csv
+from lessonkit.grade.results import GradeReport
+from lessonkit.grade.review import cell_marks, review_marks
+from lessonkit.grade.sources import Submission, _percent_cells
+
+from conftest import make_attempt
+
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile"
+
+
+def marks_of(lesson, bodies: dict[str, str]) -> tuple[str, ...]:
+    script = make_attempt(lesson, bodies)
+    submission = Submission(Path("attempt.py"), _percent_cells(script))
+    return review_marks(plan_submission(submission, lesson))
+
+
+def test_a_solved_file_of_every_lesson_has_no_mark(any_lesson):
+    assert marks_of(any_lesson, {}) == ()
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import sys\nframe = sys._getframe()", "reads `_getframe`"),
+        ("frame = f.f_back.f_locals", "reads `f_back`"),
+        ("import inspect", "imports `inspect`"),
+        ("from gc import get_objects", "imports `gc`"),
+        ("m = __import__('ctypes')", "imports `ctypes`"),
+        ("g = getattr(jax.grad, '__wrapped__', jax.grad)", 'names "__wrapped__"'),
+        ("cells = jax.grad.__closure__", "reads `__closure__`"),
+        ("consts = f.__code__.co_consts", "reads `__code__`"),
+        ("import sys\nsys.count = 1", "keeps state in a module (`sys.count = ...`)"),
+        ("import builtins as b\nb.seen += 1", "keeps state in a module (`b.seen = ...`)"),
+    ],
+)
+def test_each_reach_into_the_grader_is_marked(code, said):
+    assert said in [what for _, what in cell_marks(code)]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import jax\nimport jax.numpy as jnp\ng = jax.grad(f)(params)",
+        "params = dict(params)\nparams.weight = 1",  # an attribute of a value, not a module
+        "import optax\nopt = optax.adam(0.1)",
+        "import sys\nprint(sys.version)",
+        "def f(x):\n    return x.T",
+        "this is not python",
+    ],
+)
+def test_ordinary_code_is_not_marked(code):
+    assert cell_marks(code) == []
+
+
+@pytest.mark.parametrize(
+    ("attack", "said", "fragment"),
+    [
+        (
+            "f1-count-scenarios-apply-probe",
+            "keeps state in a module (`sys.f1_count = ...`)",
+            "sys.f1_count =",
+        ),
+        ("f2-undo-probe-from-frame", "reads `_getframe`", "sys._getframe()"),
+        ("f3-unwrapped-original", 'names "__wrapped__"', '"__wrapped__"'),
+        ("b3-set-probe-state-from-frame", "reads `f_back`", ".f_back"),
+    ],
+)
+def test_the_hostile_evaders_are_marked_at_their_line(lesson, attack, said, fragment):
+    from hostile.cases import patched_script
+
+    found = next(HOSTILE.glob(f"*/{attack}.py"))
+    script = patched_script(lesson, found.read_text(encoding="utf-8"))
+    plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
+    line = next(n for n, text in enumerate(script.splitlines(), 1) if fragment in text)
+    assert f"{said} at line {line}" in review_marks(plan)
+
+
+def test_marks_reach_the_json_and_the_csv(lesson):
+    from lessonkit.grade.batch import BatchEntry
+    from lessonkit.grade.report import Scoring
+
+    report = GradeReport("state-02", "a.py", (), (), 1.0, 5, ("reads `f_back` at line 3",))
+    assert report.to_json()["review"] == ["reads `f_back` at line 3"]
+    assert GradeReport.from_json(report.to_json()) == report
+    csv_text = summary_csv([BatchEntry(Path("a.py"), report)], Scoring.of(lesson))
+    header, row = csv_text.splitlines()
+    assert header.endswith(",review") and row.endswith(",reads `f_back` at line 3")
