@@ -46,7 +46,7 @@ class Saves(Generic[ItemT]):
     """What the page keeps of one item in the learner's portfolio (browser storage)."""
 
     prefix: str  # the key's first part: "quiz" in "quiz:pytree-leaves"
-    name: Callable[[ItemT, Section], str]  # its second part, unique once the page numbers repeats
+    name: Callable[[ItemT, Section], str]  # its second part; the page adds -2, -3 to repeats
     fields: Callable[[ItemT, Section], tuple[tuple[str, str], ...]]
     """(suffix after the key, label "My learning" shows) for each field kept."""
 
