@@ -37,7 +37,7 @@ from pathlib import Path
 from lessonkit.grade.plan import SKIP, plan_submission
 from lessonkit.grade.sources import read_submission
 from lessonkit.lesson.catalog import find_lesson
-from lessonkit.lesson.layout import task_cell_source
+from lessonkit.lesson.cell import task_cell_source
 
 LESSON = "state-02"
 

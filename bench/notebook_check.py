@@ -25,7 +25,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from lessonkit.lesson.catalog import find_lesson
-from lessonkit.lesson.layout import task_cell_source
+from lessonkit.lesson.cell import task_cell_source
 
 LESSON = "state-02"
 TARGET = 1.0

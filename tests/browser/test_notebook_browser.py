@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson.layout import task_cell_source
+from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import Lesson
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -76,7 +76,7 @@ def practice_script(lesson: Lesson) -> str:
 
 def patched_script(lesson: Lesson, patch: str) -> str:
     """The practice file with every task solved, then the attack's sections applied."""
-    from lessonkit.lesson.layout import task_cell_source
+    from lessonkit.lesson.cell import task_cell_source
 
     sections: dict[str, list[str]] = {}
     current: str | None = None
@@ -110,7 +110,7 @@ def build(case: Case, folder: Path, lesson: Lesson, name: str) -> Path:
 
 def honest_files(lesson: Lesson) -> dict[str, str]:
     """Honest submissions graded beside every batch attack: one right, one wrong."""
-    from lessonkit.lesson.layout import task_cell_source
+    from lessonkit.lesson.cell import task_cell_source
 
     solved = patched_script(lesson, "")
     task = lesson.task("make-it-yours")

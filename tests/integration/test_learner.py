@@ -25,7 +25,8 @@ from lessonkit.learner.protocol import (
     encode_request,
 )
 from lessonkit.learner.view import CheckResult
-from lessonkit.lesson.layout import lesson_cells, task_cell_source
+from lessonkit.lesson.cell import task_cell_source
+from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Lesson
 
 from conftest import make_attempt

@@ -520,15 +520,18 @@ def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
 
 
 def test_edges_and_accept_are_read_into_the_model():
+    from lessonkit.grade.rubric import rubric_for
     from lessonkit.lesson.model import Accept
 
     source = SOURCE.replace(
         WEIGHT, "weight: {uniform: [-2, 2], shape: [2], edges: [[-9, 0.5], [3.0, 4.0]]}\n", 1
     )
-    grading = parse_lesson(source, Path("lesson.md")).grading
+    lesson = parse_lesson(source, Path("lesson.md"))
+    grading = lesson.grading
     weight = dict(grading.inputs)["params"]["weight"]
     assert weight.edges == ((-9.0, 0.5), (3.0, 4.0))
     assert all(type(v) is float for edge in weight.edges for v in edge)
-    assert grading.accept_for("repair") == Accept("any", ("float32", "float64"))
-    assert grading.accept_for("adam-by-hand") == Accept("exact", ("float32", "float64"))
-    assert grading.accept_for("make-it-yours") == Accept()
+    accept = {r.task.id: r.accept for r in rubric_for(lesson, grading)}
+    assert accept["repair"] == Accept("any", ("float32", "float64"))
+    assert accept["adam-by-hand"] == Accept("exact", ("float32", "float64"))
+    assert accept["make-it-yours"] == Accept()

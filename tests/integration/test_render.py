@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from lessonkit.grade.sources import read_submission
-from lessonkit.lesson.layout import TASK_MARKER
+from lessonkit.lesson.cell import TASK_MARKER
 from lessonkit.lesson.scripts import render_exercise_script, render_main
 from lessonkit.render.notebook import build_notebook, render_notebook
 

@@ -63,9 +63,9 @@ def test_the_lesson_has_the_parts_of_a_course_lesson(state04):
 def test_the_tasks_declare_method_and_jit_rules(state04):
     grading = state04.grading
     assert grading is not None
-    assert grading.method_for("clip-update").forbid == ("if",)
-    assert grading.jit_for("clip-update").functions == ("clip_update",)
-    assert grading.jit_for("newton").functions == ("newton_sqrt",)
+    assert grading.rules_for("clip-update")["method"].forbid == ("if",)
+    assert grading.rules_for("clip-update")["jit"].functions == ("clip_update",)
+    assert grading.rules_for("newton")["jit"].functions == ("newton_sqrt",)
     for task in state04.tasks:
         wrong = [a for a in grading.attempts if a.task == task.id and a.expect != "passed"]
         assert len(wrong) >= 4 and all(a.message for a in wrong), task.id

@@ -49,8 +49,8 @@ def test_a_jit_rule_is_read_per_task():
     lesson = _lesson_with("jit:\n  make-it-yours: [squared_norm]\n", WITH_FUNCTION)
     grading = lesson.grading
     assert grading is not None
-    assert grading.jit_for("make-it-yours") == JitRule(("squared_norm",))
-    assert grading.jit_for("repair") is None
+    assert grading.rules_for("make-it-yours")["jit"] == JitRule(("squared_norm",))
+    assert grading.rules_for("repair").get("jit") is None
 
 
 @pytest.mark.parametrize(

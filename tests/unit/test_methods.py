@@ -101,9 +101,9 @@ def test_a_method_rule_is_read_per_task():
     lesson = _lesson_with("method:\n  make-it-yours: {require: [jax.tree.leaves], forbid: [for]}\n")
     grading = lesson.grading
     assert grading is not None
-    rule = grading.method_for("make-it-yours")
+    rule = grading.rules_for("make-it-yours")["method"]
     assert rule == MethodRule(("jax.tree.leaves",), ("for",))
-    assert grading.method_for("repair") is None
+    assert grading.rules_for("repair").get("method") is None
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,9 @@ def lesson_names(lesson: Lesson) -> set[str]:
         # knows how to vary, not a lesson's names; an input or a step's name is the lesson's.
         names |= {p.target for p in lesson.grading.probes if p.source in ("input", "step")}
         # the functions a task's `jit:` rule names are the lesson's own (`clip_update`)
-        names |= {f for _, rule in lesson.grading.jit for f in rule.functions}
+        names |= {
+            f for name, _, rule in lesson.grading.rules if name == "jit" for f in rule.functions
+        }
     for item in lesson.evidence:
         names |= {n for s in item.show for n in _defined_names(s.expr)}
     return {n for n in names if len(n) >= 4} - WORDS

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lessonkit.lesson.layout import task_cell_source
+from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import Attempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 

@@ -450,6 +450,15 @@ TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...]
 )
 """Each check, named as a verdict records which one found the problem."""
 
+RULE_CHECKS: dict[str, tuple[CheckName, ...]] = {
+    "accept": ("lesson inputs", "other inputs", "probes"),  # how they compare its values
+    "method": ("method",),
+    "jit": ("jit",),
+}
+"""The checks of `TASK_CHECKS` that apply each per-task rule, keyed by the rule's name in
+`lesson.task_rules.TASK_RULES`; a rule with a check of its own gives it its name. A unit test
+keeps the keys those of `TASK_RULES`, so a new rule cannot go unchecked."""
+
 
 def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     """Run the task checks in order; the first problem is the verdict."""

@@ -27,7 +27,11 @@ from lessonkit.lesson.syntax import parse_python
 
 @dataclass(frozen=True)
 class TaskRubric:
-    """What one task is graded on: the names its cell must compute, and its probes."""
+    """What one task is graded on: the names its cell must compute, its probes, and its rules.
+
+    The rules are fields named as in `lesson.task_rules.TASK_RULES` (a unit test keeps them
+    equal), filled from the task's own rules; a rule the task is not given keeps its default.
+    """
 
     task: Task
     names: tuple[str, ...]  # what the scaffold leaves as todo(...), in the solution's order
@@ -98,7 +102,5 @@ def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
         answers = set(todo_names(task.scaffold))
         names = tuple(n for n in assigned_names(task.solution) if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
-        accept, method = grading.accept_for(task.id), grading.method_for(task.id)
-        jit = grading.jit_for(task.id)
-        rubrics.append(TaskRubric(task, names, probes, accept, method, jit))
+        rubrics.append(TaskRubric(task, names, probes, **grading.rules_for(task.id)))
     return tuple(rubrics)

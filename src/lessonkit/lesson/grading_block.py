@@ -57,8 +57,6 @@ from collections.abc import Callable
 from typing import get_args
 
 from lessonkit.lesson.model import (
-    STATEMENTS,
-    Accept,
     Attempt,
     AttemptStatus,
     Bernoulli,
@@ -67,24 +65,17 @@ from lessonkit.lesson.model import (
     Grading,
     InputTree,
     Integers,
-    JitRule,
-    MethodRule,
     Probe,
     ProbeSource,
+    TaskRule,
     Transform,
     Uniform,
 )
+from lessonkit.lesson.task_rules import TASK_RULES, Fail
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
-_KEYS = frozenset(
-    {"inputs", "input_sets", "points", "probes", "attempts", "accept", "method", "jit"}
-)
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_METHOD_KEYS = frozenset({"require", "forbid"})
-_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-_ACCEPT_KEYS = frozenset({"mappings", "floats"})
-FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *TASK_RULES})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 MAX_INPUT_SETS = 8
@@ -392,106 +383,27 @@ def _edge_count(tree: InputTree) -> int:
     return len(tree.edges)
 
 
-def _accept(data: object, block: _Block) -> tuple[tuple[str, Accept], ...]:
-    """`accept:` maps task ids to what else counts as the same answer for their names."""
-    if data is None:
-        return ()
-    at = block.line_of(r"^\s*accept:")
-    if not isinstance(data, dict):
-        raise block.error("'accept' must map task ids to {mappings: ..., floats: [...]}", at)
+def _task_rules(data: dict, block: _Block) -> tuple[tuple[str, str, TaskRule], ...]:
+    """Every per-task rule the block gives (`TASK_RULES`), read one task at a time."""
     out = []
-    for task_id, rule in data.items():
-        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
-        where = at if where == block.line else where
-        if not isinstance(rule, dict) or not rule:
-            raise block.error(
-                f"accept {task_id!r}: must be a mapping with mappings and/or floats", where
-            )
-        unknown = set(rule) - _ACCEPT_KEYS
-        if unknown:
-            raise block.error(
-                f"accept {task_id!r}: unknown key {sorted(unknown)[0]!r}; "
-                f"allowed: {', '.join(sorted(_ACCEPT_KEYS))}",
-                where,
-            )
-        mappings = rule.get("mappings", "exact")
-        if mappings not in ("exact", "any"):
-            raise block.error(
-                f"accept {task_id!r}: 'mappings' must be any or exact, got {mappings!r}", where
-            )
-        floats = rule.get("floats", [])
-        if (
-            not isinstance(floats, list)
-            or any(f not in FLOAT_DTYPES for f in floats)
-            or len(set(floats)) != len(floats)
-            or len(floats) == 1
-        ):
-            raise block.error(
-                f"accept {task_id!r}: 'floats' must list two or more of {', '.join(FLOAT_DTYPES)}",
-                where,
-            )
-        out.append((str(task_id), Accept(mappings, tuple(floats), line=where)))
+    for name, kind in TASK_RULES.items():
+        rules = data.get(name)
+        if rules is None:
+            continue
+        at = block.line_of(rf"^\s*{name}:")
+        if not isinstance(rules, dict):
+            raise block.error(f"'{name}' must map task ids to {kind.shape}", at)
+        for task_id, value in rules.items():
+            where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
+            where = at if where == block.line else where
+            fail = _failing(block, f"{name} {task_id!r}", where)
+            out.append((name, str(task_id), kind.read(value, where, fail)))
     return tuple(out)
 
 
-def _methods(data: object, block: _Block) -> tuple[tuple[str, MethodRule], ...]:
-    """`method:` maps task ids to {require: [...], forbid: [...]}: dotted calls or statements."""
-    if data is None:
-        return ()
-    at = block.line_of(r"^\s*method:")
-    if not isinstance(data, dict):
-        raise block.error("'method' must map task ids to {require: [...], forbid: [...]}", at)
-    out = []
-    for task_id, rule in data.items():
-        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
-        where = at if where == block.line else where
-        if not isinstance(rule, dict) or not rule or set(rule) - _METHOD_KEYS:
-            raise block.error(
-                f"method {task_id!r}: must be a mapping with require and/or forbid", where
-            )
-        lists = {key: rule.get(key) or [] for key in sorted(_METHOD_KEYS)}
-        for key, entries in lists.items():
-            if not isinstance(entries, list) or not all(
-                isinstance(e, str) and (e in STATEMENTS or _DOTTED.fullmatch(e)) for e in entries
-            ):
-                raise block.error(
-                    f"method {task_id!r}: '{key}' must list dotted names the cell calls "
-                    f"(module.function) or the statements {', '.join(STATEMENTS)}",
-                    where,
-                )
-        both = set(lists["require"]) & set(lists["forbid"])
-        if both:
-            raise block.error(
-                f"method {task_id!r}: {sorted(both)[0]!r} is both required and forbidden", where
-            )
-        rule_of = MethodRule(tuple(lists["require"]), tuple(lists["forbid"]), line=where)
-        out.append((str(task_id), rule_of))
-    return tuple(out)
-
-
-def _jit(data: object, block: _Block) -> tuple[tuple[str, JitRule], ...]:
-    """`jit:` maps task ids to the names of functions their cells define."""
-    if data is None:
-        return ()
-    at = block.line_of(r"^\s*jit:")
-    if not isinstance(data, dict):
-        raise block.error("'jit' must map task ids to lists of function names", at)
-    out = []
-    for task_id, names in data.items():
-        where = block.line_of(rf"^\s*['\"]?{re.escape(str(task_id))}['\"]?:", after=at)
-        where = at if where == block.line else where
-        if (
-            not isinstance(names, list)
-            or not names
-            or not all(isinstance(n, str) and _IDENTIFIER.fullmatch(n) for n in names)
-        ):
-            raise block.error(
-                f"jit {task_id!r}: must list the names of functions the task's cell defines "
-                "(task-id: [function_name])",
-                where,
-            )
-        out.append((str(task_id), JitRule(tuple(dict.fromkeys(names)), line=where)))
-    return tuple(out)
+def _failing(block: _Block, what: str, where: int) -> Fail:
+    """The errors of one task's rule: `jit 'my-task': ...`, at its line."""
+    return lambda message: block.error(f"{what}: {message}", where)
 
 
 def parse_grading(data: object, body: str, line: int, where: str, error) -> Grading:
@@ -536,7 +448,5 @@ def parse_grading(data: object, body: str, line: int, where: str, error) -> Grad
         points=tuple((str(k), float(v)) for k, v in points.items()),
         line=line,
         attempts=tuple(_attempt(a, i, block) for i, a in enumerate(attempts)),
-        accept=_accept(data.get("accept"), block),
-        methods=_methods(data.get("method"), block),
-        jit=_jit(data.get("jit"), block),
+        rules=_task_rules(data, block),
     )

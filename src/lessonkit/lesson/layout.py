@@ -1,38 +1,19 @@
 """The lesson as a sequence of notebook-style cells, shared by the exercise script and notebook.
 
 Both practice files show the same prose and the same code cells; only the notebook carries
-the reference solutions (collapsed, in Markdown, so "Run all" never runs them).
+the reference solutions (collapsed, in Markdown, so "Run all" never runs them). What each
+item becomes is its entry in `lesson.item_kinds.ITEM_KINDS`; here the entries are put in
+order, with the title, the helper cell, the stage headings and the figure after the steps.
 """
 
 from __future__ import annotations
 
-import textwrap
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Literal
 
-from lessonkit.lesson.model import (
-    Check,
-    Diagram,
-    EvidenceBlock,
-    Experiment,
-    Figure,
-    Grading,
-    Illustration,
-    Lesson,
-    Math,
-    Numbers,
-    Pause,
-    Plot,
-    Prose,
-    Quiz,
-    RunCommand,
-    Section,
-    SetupCommand,
-    Step,
-    Task,
-)
+from lessonkit.lesson.cell import Cell
+from lessonkit.lesson.item_kinds import item_kind
+from lessonkit.lesson.model import Lesson, Section, Step
 
 TODO_HELPER = '''\
 def todo(what):
@@ -65,9 +46,6 @@ def optional_task():
             raise
         print(f"Left for later ({error}); an optional task never fails the check.")'''
 
-OPTIONAL_LINE = "with optional_task():  # indent your code under this line"
-"""Opens every optional task cell: its `todo(...)` must not stop the script or Run All."""
-
 
 def helper_source(lesson: Lesson) -> str:
     """The helper cell: `todo` for the scaffolds, `optional_task` where a task is optional,
@@ -76,20 +54,6 @@ def helper_source(lesson: Lesson) -> str:
     if lesson.optional_tasks:
         todo = "import contextlib\n\n\n" + todo + "\n\n\n" + OPTIONAL_HELPER
     return todo + "\n\n\n" + CHECK_HELPER.format(lesson_id=lesson.meta.id)
-
-
-TASK_MARKER = "# TASK {id}"
-"""First line of every task cell; the grader finds task cells by it in .py and .ipynb files."""
-
-
-@dataclass(frozen=True)
-class Cell:
-    id: str
-    kind: Literal["markdown", "code"]
-    source: str
-    tags: tuple[str, ...] = ()
-    solution: bool = False  # only the notebook shows reference solutions
-    figure: bool = False  # the plotting cell; the notebook attaches the recorded figure
 
 
 def generated_note(lesson: Lesson, what: str) -> str:
@@ -107,106 +71,6 @@ def practice_note(lesson: Lesson) -> str:
         f"Your practice copy of {lesson_id}, made by `lessonkit start`: edit it freely, "
         f"`lessonkit build` never touches it. `lessonkit check {lesson_id}` grades it."
     )
-
-
-def _fence(code: str, language: str = "python") -> str:
-    return f"```{language}\n{code}\n```"
-
-
-def _notes(uses) -> str:
-    return "\n".join(f"- `{n.signature}`: {n.meaning}" for n in uses)
-
-
-def _details(summary: str, body: str) -> str:
-    return f"<details>\n<summary>{summary}</summary>\n\n{body}\n\n</details>"
-
-
-def task_cell_source(task: Task, code: str) -> str:
-    """A task cell: its marker line, then the code; an optional task's code sits under
-    `with optional_task():`, so leaving it unfinished never stops a run."""
-    header = (
-        TASK_MARKER.format(id=task.id) + f" · {task.title}: replace every todo(...) with your code."
-    )
-    if task.optional:
-        return f"{header}\n{OPTIONAL_LINE}\n{textwrap.indent(code, '    ')}"
-    return f"{header}\n{code}"
-
-
-def _markdown_for(item, section: Section) -> str | None:
-    if isinstance(item, Prose):
-        return item.markdown
-    if isinstance(item, SetupCommand):
-        language = "powershell" if item.shell == "powershell" else "bash"
-        return f"**{item.label}**\n\n{_fence(item.commands, language)}"
-    if isinstance(item, Check):
-        return f"**Check:** {item.expected}"
-    if isinstance(item, Illustration):
-        rows = "\n".join(f"| **{b.title}** | `{b.formula}` | {b.caption} |" for b in item.boxes)
-        return f"**{item.title}**\n\n| | | |\n|---|---|---|\n{rows}\n\n{item.caption}"
-    if isinstance(item, Pause):
-        return f"**Pause and reason:** {item.question}\n\n" + _details("Answer", item.answer)
-    if isinstance(item, Diagram):
-        return _fence(item.text, "text")
-    if isinstance(item, Math):
-        return f"$$\n{item.latex}\n$$"
-    if isinstance(item, RunCommand):
-        # The section's heading already names the command; a label here would repeat it.
-        command = _fence(item.command, "bash")
-        return f"{command}\n\n{item.about}\n\n**Expected result:** {item.expected}"
-    if isinstance(item, Quiz):
-        options = "\n".join(f"{i + 1}. {o}" for i, o in enumerate(item.options))
-        answer = f"Option {item.answer + 1}: {item.options[item.answer]}\n\n{item.explanation}"
-        return f"**Check your understanding:** {item.question}\n\n{options}\n\n" + _details(
-            "Answer", answer
-        )
-    return None
-
-
-def _code_cells(item, section: Section) -> Iterator[Cell]:
-    if isinstance(item, Step):
-        intro = f"### Step {item.number} · {item.title}\n\n{item.intro}"
-        if item.uses:
-            intro += f"\n\nCode building blocks in this step:\n\n{_notes(item.uses)}"
-        yield Cell(f"step-{item.number}-intro", "markdown", intro)
-        # The summary heads the step in main.py and on the page; here the prose after the
-        # step says the same, so it is left out rather than said twice.
-        yield Cell(f"step-{item.number}", "code", item.code, ("step",))
-    elif isinstance(item, Figure):
-        yield Cell("figure-prompt", "markdown", f"**{item.prompt}**")
-        yield Cell("figure-data", "code", item.code, ("figure",))
-    elif isinstance(item, Plot):
-        yield Cell("figure-plot", "code", item.code, ("figure",), figure=True)
-    elif isinstance(item, Experiment):
-        slug = section.id
-        label = "Optional experiment. Predict first:" if item.optional else "Predict first:"
-        yield Cell(f"{slug}-prompt", "markdown", f"**{label}** {item.prompt}")
-        yield Cell(slug, "code", item.code, ("experiment",))
-        expected = f"**Expected:** {item.expected}"
-        if item.output:
-            expected += "\n\n" + _fence("\n".join(item.output), "text")
-        yield Cell(f"{slug}-expected", "markdown", expected)
-    elif isinstance(item, Task):
-        guide = [f"**{item.kind.capitalize()}.** {item.prompt}", f"*Where:* {item.where}"]
-        if item.uses:
-            guide.append(f"Key functions:\n\n{_notes(item.uses)}")
-        if item.plan:
-            guide.append("Plan:\n\n" + "\n".join(f"{i}. {p}" for i, p in enumerate(item.plan, 1)))
-        guide.append(_details("Show a hint", item.hint))
-        yield Cell(f"{item.id}-guide", "markdown", "\n\n".join(guide))
-        yield Cell(
-            f"task-{item.id}",
-            "code",
-            task_cell_source(item, item.scaffold),
-            ("task", f"task:{item.id}"),
-        )
-        solution = _fence(item.solution) + (f"\n\n{item.reasoning}" if item.reasoning else "")
-        yield Cell(
-            f"{item.id}-solution",
-            "markdown",
-            _details("Reference solution: attempt the task and run the check first", solution),
-            ("solution",),
-            solution=True,
-        )
 
 
 _LAYOUTS: dict[int, tuple[Cell, ...]] = {}  # by id(lesson), dropped when the lesson is
@@ -265,10 +129,6 @@ def _layout(lesson: Lesson) -> list[Cell]:
     return cells
 
 
-DATA_BLOCKS = (Numbers, Grading, EvidenceBlock)
-"""Blocks that hold data for the toolkit (tests, grader, evidence), not text for the learner."""
-
-
 def _section_cells(section: Section) -> Iterator[Cell]:
     pending: list[str] = [f"### {section.title}"] if not _is_step_section(section) else []
     counter = 0
@@ -281,14 +141,12 @@ def _section_cells(section: Section) -> Iterator[Cell]:
             pending = []
 
     for item in section.items:
-        if isinstance(item, DATA_BLOCKS):
-            continue
-        text = _markdown_for(item, section)
-        if text is not None:
-            pending.append(text)
-            continue
-        yield from flush()
-        yield from _code_cells(item, section)
+        kind = item_kind(item)
+        if kind.markdown is not None:
+            pending.append(kind.markdown(item))
+        elif kind.cells is not None:
+            yield from flush()
+            yield from kind.cells(item, section)
     yield from flush()
 
 

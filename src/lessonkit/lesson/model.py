@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -362,6 +362,14 @@ class Attempt:
     line: int
 
 
+class TaskRule(Protocol):
+    """What every per-task rule of {grading} is (`Accept`, `MethodRule`, `JitRule`): a frozen
+    value that keeps the lesson.md line it is declared at."""
+
+    @property
+    def line(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Grading:
     """How `lessonkit check` grades the lesson: the inputs it draws afresh, probes, points."""
@@ -372,9 +380,9 @@ class Grading:
     points: tuple[tuple[str, float], ...]  # (task id, points)
     line: int
     attempts: tuple[Attempt, ...] = ()
-    accept: tuple[tuple[str, Accept], ...] = ()  # (task id, what counts as the same answer)
-    methods: tuple[tuple[str, MethodRule], ...] = ()  # (task id, what its cell must use)
-    jit: tuple[tuple[str, JitRule], ...] = ()  # (task id, functions also called under jit)
+    rules: tuple[tuple[str, str, TaskRule], ...] = ()
+    """(rule name, task id, rule) for every per-task rule (`accept:`, `method:`, `jit:`), in
+    the order `lesson.task_rules.TASK_RULES` reads them."""
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -383,14 +391,9 @@ class Grading:
     def points_for(self, task_id: str) -> float:
         return dict(self.points).get(task_id, 1.0)
 
-    def accept_for(self, task_id: str) -> Accept:
-        return dict(self.accept).get(task_id, EXACT)
-
-    def method_for(self, task_id: str) -> MethodRule | None:
-        return dict(self.methods).get(task_id)
-
-    def jit_for(self, task_id: str) -> JitRule | None:
-        return dict(self.jit).get(task_id)
+    def rules_for(self, task_id: str) -> dict[str, TaskRule]:
+        """One task's rules by name (`{"jit": JitRule(...)}`); a rule it is not given is absent."""
+        return {name: rule for name, task, rule in self.rules if task == task_id}
 
 
 Statement = Literal["for", "while", "if"]

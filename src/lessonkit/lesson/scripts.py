@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
+from lessonkit.lesson.cell import Cell
+from lessonkit.lesson.layout import generated_note, lesson_cells
 from lessonkit.lesson.model import Lesson, Task
 
 

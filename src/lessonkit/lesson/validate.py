@@ -7,8 +7,6 @@ from typing import TypeVar
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
-from lessonkit.lesson.jit_rule import jit_rule_gap
-from lessonkit.lesson.methods import method_breach
 from lessonkit.lesson.model import (
     STAGES,
     EvidenceBlock,
@@ -21,6 +19,7 @@ from lessonkit.lesson.model import (
     Quiz,
     Task,
 )
+from lessonkit.lesson.task_rules import TASK_RULES
 
 T = TypeVar("T")
 
@@ -115,41 +114,21 @@ def _validate_grading(lesson: Lesson) -> None:
                 f"{{grading}} block: 'points' names no task of this lesson: {task_id!r}",
                 where=at_line(where, grading.line),
             )
-    for task_id, rule in grading.accept:
-        if task_id not in task_ids:
-            raise LessonError(
-                f"{{grading}} block: 'accept' names no task of this lesson: {task_id!r}",
-                where=at_line(where, rule.line or grading.line),
-            )
-    steps = [step.code for step in lesson.steps]
     tasks = {t.id: t for t in lesson.tasks}
-    for task_id, method in grading.methods:
+    for name, task_id, rule in grading.rules:
+        at = at_line(where, rule.line or grading.line)
         if task_id not in task_ids:
             raise LessonError(
-                f"{{grading}} block: 'method' names no task of this lesson: {task_id!r}",
-                where=at_line(where, method.line or grading.line),
+                f"{{grading}} block: '{name}' names no task of this lesson: {task_id!r}", where=at
             )
-        breach = method_breach(method, tasks[task_id].solution, steps)
-        if breach is not None:
-            raise LessonError(
-                f"{{grading}} block: the solution of {task_id!r} breaks its own 'method' rule: "
-                + breach.message(f"solution line {breach.line}" if breach.line else None),
-                where=at_line(where, method.line or grading.line),
-                fix="change the rule or the solution, so the lesson's own answer passes",
-            )
-    for task_id, jit in grading.jit:
-        if task_id not in task_ids:
-            raise LessonError(
-                f"{{grading}} block: 'jit' names no task of this lesson: {task_id!r}",
-                where=at_line(where, jit.line or grading.line),
-            )
-        gap = jit_rule_gap(jit, tasks[task_id].solution)
+        rule_kind = TASK_RULES[name]
+        check = rule_kind.gap
+        gap = check(rule, tasks[task_id], lesson) if check is not None else None
         if gap is not None:
             raise LessonError(
-                f"{{grading}} block: the solution of {task_id!r} cannot meet its own 'jit' "
-                f"rule: {gap}",
-                where=at_line(where, jit.line or grading.line),
-                fix="name a function the solution defines and calls, or change the solution",
+                f"{{grading}} block: the solution of {task_id!r} {gap}",
+                where=at,
+                fix=rule_kind.fix,
             )
     entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
     for kind, entry in entries:

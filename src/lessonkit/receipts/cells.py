@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.lesson.cell import Cell, task_cell_source
 from lessonkit.lesson.files import CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
-from lessonkit.lesson.layout import Cell, lesson_cells, task_cell_source
+from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
 from lessonkit.run.child import run_child, write_report

@@ -1,9 +1,9 @@
 """What a lesson page shows, section by section, and what the learner's portfolio keeps.
 
-Every item kind the page shows has one template (`ITEM_TEMPLATES`); those that keep something
-the learner writes or chooses get a portfolio key, unique within the page and stable across
-builds, under which the browser saves it (`storage_key`). The "My learning" page reads the same
-keys and labels (`portfolio_fields`).
+Each item kind's entry in `lesson.item_kinds.ITEM_KINDS` names the template that shows it (or
+none) and what it keeps of what the learner writes or chooses; a kept item gets a portfolio
+key, unique within the page and stable across builds, under which the browser saves it
+(`storage_key`). The "My learning" page reads the same keys and labels (`portfolio_fields`).
 """
 
 from __future__ import annotations
@@ -13,23 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lessonkit.lesson.files import GOING_FURTHER, Script, lesson_scripts
-from lessonkit.lesson.model import (
-    Check,
-    Diagram,
-    Experiment,
-    Figure,
-    Illustration,
-    Lesson,
-    Math,
-    Pause,
-    Prose,
-    Quiz,
-    RunCommand,
-    Section,
-    SetupCommand,
-    Step,
-    Task,
-)
+from lessonkit.lesson.item_kinds import ItemKind, item_kind
+from lessonkit.lesson.model import Experiment, Lesson, RunCommand, SetupCommand, Step
 from lessonkit.lesson.phases import phase_titles
 from lessonkit.receipts import Receipt
 from lessonkit.render.downloads import page_path
@@ -46,7 +31,7 @@ def storage_key(lesson: Lesson) -> str:
     return f"lessonkit:{lesson.meta.id}"
 
 
-# Blocks: one template per item kind ----------------------------------------------------------
+# Blocks: one template per item kind, as ITEM_KINDS says ---------------------------------------
 
 
 @dataclass(frozen=True)
@@ -66,31 +51,9 @@ class Block:
     key: str = ""
 
 
-ITEM_TEMPLATES: dict[type, str] = {
-    Prose: "prose.html",
-    CommandGroup: "setup.html",
-    Check: "check.html",
-    Illustration: "illustration.html",
-    Pause: "pause.html",
-    Diagram: "diagram.html",
-    Math: "math.html",
-    Step: "step.html",
-    RunCommand: "run.html",
-    Figure: "figure.html",
-    Experiment: "experiment.html",
-    Task: "task.html",
-    Quiz: "quiz.html",
-}
-"""Item kinds the page shows; Numbers (checked by tests) and Plot (inside the figure) are not."""
-
-SAVED_KINDS: dict[type, str] = {
-    Pause: "pause",
-    Figure: "prediction",
-    Experiment: "prediction",
-    Task: "task",
-    Quiz: "quiz",
-}
-"""Item kinds that keep something the learner writes or chooses, with their key prefix."""
+def _kind(item: Any) -> ItemKind[Any]:
+    """The item's entry in ITEM_KINDS; a group of setup commands shows as setup commands do."""
+    return item_kind(item.commands[0] if isinstance(item, CommandGroup) else item)
 
 
 class _Keys:
@@ -158,21 +121,15 @@ def section_blocks(lesson: Lesson) -> dict[str, tuple[Block, ...]]:
     for section in lesson.sections:
         shown = []
         for item in _grouped(section.items):
-            template = ITEM_TEMPLATES.get(type(item))
-            if template is None:
-                continue
-            prefix = SAVED_KINDS.get(type(item))
-            key = keys.claim(f"{prefix}:{_item_name(item, section)}") if prefix else ""
-            shown.append(Block(template, item, key))
+            kind = _kind(item)
+            if kind.template is None:
+                continue  # declared not shown: data, or shown inside another item's template
+            saves = kind.saves
+            key = keys.claim(f"{saves.prefix}:{saves.name(item, section)}") if saves else ""
+            shown.append(Block(kind.template, item, key))
         shown += [Block(name) for name in extras.get(section.id, ())]
         blocks[section.id] = tuple(shown)
     return blocks
-
-
-def _item_name(item: Any, section: Section) -> str:
-    if isinstance(item, Task | Quiz):
-        return item.id
-    return section.id
 
 
 def step_source(step: Step) -> str:
@@ -247,17 +204,11 @@ def portfolio_fields(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> di
     labels: dict[str, str] = {}
     for section in lesson.sections:
         for block in blocks[section.id]:
-            if not block.key:
+            saves = _kind(block.item).saves if block.key else None
+            if saves is None:
                 continue
-            if isinstance(block.item, Task):
-                labels[f"{block.key}:done"] = f"{section.title}: exercise complete"
-                labels[f"{block.key}:notes"] = f"{section.title}: your notes"
-            elif isinstance(block.item, Quiz):
-                labels[block.key] = f"Quiz: {block.item.question}"
-            elif isinstance(block.item, Pause):
-                labels[block.key] = f"{section.title}: your answer"
-            else:
-                labels[block.key] = f"{section.title}: your prediction"
+            for suffix, label in saves.fields(block.item, section):
+                labels[f"{block.key}{suffix}"] = label
     for key, label in EVIDENCE_FIELDS:
         labels[key] = label
     labels["progress:stage"] = "Current stage"

@@ -18,7 +18,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from lessonkit.lesson.layout import Cell, generated_note, lesson_cells
+from lessonkit.lesson.cell import Cell
+from lessonkit.lesson.layout import generated_note, lesson_cells
 from lessonkit.lesson.model import Lesson
 
 NBFORMAT = (4, 5)
