@@ -264,9 +264,10 @@ def scenario_values(g: LessonGrading, scenario: str) -> dict:
     if probe.probe.source == "step":  # the name gets the probe's value
         target = probe.probe.target
         values["steps"][target] = as_value(inputs[target])
-    if probe.probe.name == "an extra gradient leaf":  # [1, 2, 2] adds 1 + 4 + 4 under the sum
+    if probe.probe.name == "an extra gradient leaf":  # its squares add to the sum
         norm = values["make-it-yours"]["manual"].data[0]
-        values["make-it-yours"]["norm_squared"] = scalar(_round(norm + 9.0))
+        added = sum(v * v for v in probe.probe.value)  # this run's leaf, drawn from the family
+        values["make-it-yours"]["norm_squared"] = scalar(_round(norm + added))
         values["errors"]["make-it-yours"] = ("assert jnp.allclose(norm_squared, manual)", None)
     if probe.probe.name == "gradients without a scale leaf":  # g lacks scale: the check fails
         nested = values["nested-model"]
@@ -1191,7 +1192,8 @@ def test_a_value_that_ignores_a_probe_gets_the_probes_message():
     world = World.make().set("make-it-yours", "probe-1", norm_squared=scalar(96.0))
     world.succeed("make-it-yours", "probe-1")  # naming the keys, its own check now holds
     result = world.task("make-it-yours")
-    want = expected_value("make-it-yours", "manual", "probe-1").data[0] + 1 + 4 + 4
+    leaf = next(p.probe.value for p in world.grading.probes if p.name == "probe-1")
+    want = expected_value("make-it-yours", "manual", "probe-1").data[0] + sum(v * v for v in leaf)
     assert result.message.startswith(
         "`norm_squared` does not count a leaf added to the gradient tree: add up every leaf of "
         "the tree instead of naming its keys. (With an extra gradient leaf: got 96.0, expected "
@@ -1319,12 +1321,13 @@ EXTRA_PARAMS = Probe(
 def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
-    assert probe.name == "probe-8" and "extra" in probe.inputs["params"]
+    key = probe.probe.key  # drawn from the family each run, never the declared `extra`
+    assert probe.name == "probe-8" and key in probe.inputs["params"] and key != "extra"
     world.steps("probe-8", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,
-        "The grader could not give the step cells other inputs (`params` is missing `extra` "
+        f"The grader could not give the step cells other inputs (`params` is missing `{key}` "
         "(expected float32[3])). Keep `params` and `x` as plain assignments in the step cell, "
         "so they can be replaced.",
     )

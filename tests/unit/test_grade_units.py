@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import random
 import re
 import signal
 from pathlib import Path
@@ -653,7 +654,8 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     grading = dataclasses.replace(grading, probes=(*grading.probes, extra))
     runs = {run.probe.name: run for run in probe_runs(grading, seed=7)}
     layer = runs["params with an extra leaf"]
-    assert layer.sources == () and layer.inputs["params"]["extra"] == [1.0, 2.0, 3.0]
+    added = layer.inputs["params"][layer.probe.key]  # the key and values of this run's draw
+    assert layer.sources == () and len(added) == 3 and added == list(layer.probe.value)
     assert set(layer.inputs) == set(grading.input_names)
     replaced = runs["another result in updated"]
     assert replaced.inputs["updated"] == {"weight": [0.0, 0.0], "bias": 0.0}
@@ -672,8 +674,9 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
 # --------------------------------------------------------------------------- edges and accept
 
 
-def test_b7_each_edge_is_one_more_input_set_on_every_run():
-    """Edge k sets its own leaf and draws the others; drawn sets are the same as without."""
+def test_b7_each_edge_is_a_family_of_input_sets_on_every_run():
+    """Edge k sets its own leaf and draws the others; drawn sets are the same as without.
+    Each edge is graded on its value and on values drawn around it (issue 34, F4-F5)."""
     xs = Uniform(-9.0, -1.0, (3,), 2, edges=((-1000.0, -500.0, -9.5),))
     n = Integers(0, 5, edges=(-7, 99))
     plain = dataclasses.replace(
@@ -682,15 +685,51 @@ def test_b7_each_edge_is_one_more_input_set_on_every_run():
     edged = dataclasses.replace(plain, inputs=(("xs", xs), ("n", n)))
     inputs = draw_inputs(edged, 11)
     kinds = [s.kind for s in inputs.others]
-    assert kinds == ["drawn"] * 8 + ["edge"] * 3
-    assert (inputs.count("drawn"), inputs.count("edge")) == (8, 3)
+    assert kinds == ["drawn"] * 8 + ["edge"] * 13  # xs: itself and 4 around; n: 2 x (1 + 3)
+    assert (inputs.count("drawn"), inputs.count("edge")) == (8, 13)
     assert inputs.others[:8] == draw_inputs(plain, 11).others
-    first, second, third = inputs.others[8:]
-    assert first.values["xs"] == [-1000.0, -500.0, -9.5] and 0 <= first.values["n"] <= 5
-    assert second.values["n"] == -7 and all(-9.0 <= v <= -1.0 for v in second.values["xs"])
-    assert third.values["n"] == 99
+    sets = {s.name: s.values for s in inputs.others[8:]}
+    assert list(sets) == [
+        "edge-1", "edge-1-beyond", "edge-1-between", "edge-1-across", "edge-1-close",
+        "edge-2", "edge-2-beyond", "edge-2-between", "edge-2-across",
+        "edge-3", "edge-3-beyond", "edge-3-between", "edge-3-across",
+    ]  # fmt: skip
+    declared = [-1000.0, -500.0, -9.5]
+    assert sets["edge-1"]["xs"] == declared and 0 <= sets["edge-1"]["n"] <= 5
+    for drawn_x, edge_x in zip(sets["edge-1-beyond"]["xs"], declared, strict=True):
+        assert 2 * edge_x - (-9.0) <= drawn_x <= edge_x  # farther from the bound -9, at most twice
+    for drawn_x, edge_x in zip(sets["edge-1-between"]["xs"], declared, strict=True):
+        assert edge_x <= drawn_x <= -9.0
+    assert all(-11.0 <= v <= -7.0 for v in sets["edge-1-across"]["xs"])  # -9 +- a quarter span
+    close = sets["edge-1-close"]["xs"]
+    assert close != declared and all(
+        abs(c - e) <= 1e-4 for c, e in zip(close, declared, strict=True)
+    )
+    assert sets["edge-2"]["n"] == -7 and all(-9.0 <= v <= -1.0 for v in sets["edge-2"]["xs"])
+    assert -14 <= sets["edge-2-beyond"]["n"] <= -7 and -7 <= sets["edge-2-between"]["n"] <= 0
+    assert sets["edge-3"]["n"] == 99 and 99 <= sets["edge-3-beyond"]["n"] <= 193
+    assert all(type(sets[k]["n"]) is int for k in sets)
     assert draw_inputs(edged, 11) == inputs  # the seed replays the edge sets too
-    assert json.loads(json.dumps(first.values)) == first.values
+    assert draw_inputs(edged, 12) != inputs  # and another seed draws others around the edges
+    assert json.loads(json.dumps(sets["edge-1"])) == sets["edge-1"]
+
+
+def test_probe_families_draw_the_added_key_the_values_and_the_shift(lesson):
+    """Issue 34, F6: the published key and value are an example of the family, not the
+    instance; a dropped key and a replaced value stay as declared."""
+    from lessonkit.grade.probes import family_member
+
+    added = Probe("a", "t", "input", "params", "add_leaf", "extra", (1.0, 2.0, 3.0), (), 1)
+    shift = Probe("s", "t", "gradients", "gradients", "shift_key", "layer", 1.0, (), 1)
+    dropped = Probe("d", "t", "input", "params", "drop_key", "bias", None, (), 1)
+    members = [family_member(added, random.Random(n)) for n in range(20)]
+    assert len({m.key for m in members}) == 20 and all(m.key.isidentifier() for m in members)
+    assert all(len(m.value) == 3 and all(0.5 <= abs(v) <= 3.0 for v in m.value) for m in members)
+    assert len({m.value for m in members}) == 20
+    shifts = {family_member(shift, random.Random(n)).value for n in range(20)}
+    assert len(shifts) > 10 and all(0.5 <= abs(v) <= 2.0 for v in shifts)
+    assert {v > 0 for v in shifts} == {True, False}
+    assert family_member(dropped, random.Random(1)) == dropped
 
 
 def test_b16_accept_widens_only_what_the_task_declares():

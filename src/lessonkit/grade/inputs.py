@@ -8,10 +8,14 @@ Each set is a complete replacement for the names the lesson's steps assign as in
 
 Draws stay inside a generator's bounds, so a value wrong only at or past them (a running
 maximum that starts from the lower bound) passes every draw. A generator's `edges` close
-that gap: after the drawn sets, every run adds one edge set per edge value, in the order
-the block declares them. In edge set k, the leaf whose edge it is takes that value and
-every other leaf is drawn as for a drawn set, so each edge is tried on its own, on
+that gap: after the drawn sets, every run adds the edge sets of each edge value, in the
+order the block declares them. In an edge set, the leaf whose edge it is takes that value
+and every other leaf is drawn as for a drawn set, so each edge is tried on its own, on
 ordinary values of the other inputs (and from the same seed, so `--seed N` replays it).
+An edge is a family, not one published value: besides the value itself, more sets give
+that leaf values drawn around it (beyond it, between it and the bound it guards, across
+that bound, and within a hair of the value itself), so an answer that special-cases the
+published edge meets values it could not know.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Literal
 
 from lessonkit.errors import UsageError
 from lessonkit.lesson.model import (
+    Bernoulli,
     EdgeValue,
     Generator,
     Grading,
@@ -110,11 +115,53 @@ def draw_set(grading: Grading, rng: random.Random) -> dict[str, Tree]:
     return {name: _draw(spec, rng) for name, spec in grading.inputs}
 
 
-def _edge_leaves(spec: InputTree, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], EdgeValue]]:
-    """(leaf path, edge value) for every edge below `spec`, in declaration order."""
+Edge = tuple[tuple[str, ...], Generator, EdgeValue]
+Around = Literal["beyond", "between", "across", "close"]
+AROUND: tuple[Around, ...] = ("beyond", "between", "across", "close")
+
+
+def _edge_leaves(spec: InputTree, path: tuple[str, ...]) -> list[Edge]:
+    """(leaf path, generator, edge value) for every edge below `spec`, in declaration order."""
     if isinstance(spec, dict):
         return [edge for name, child in spec.items() for edge in _edge_leaves(child, (*path, name))]
-    return [(path, edge) for edge in spec.edges]
+    return [(path, spec, edge) for edge in spec.edges]
+
+
+def _near(value: float, spec: Uniform | Integers, where: Around, rng: random.Random) -> Leaf:
+    """A number drawn around one edge number, relative to the bound it guards.
+
+    The bound is the generator's nearer end. `beyond`: farther from the bound than the edge
+    (as far again at most); `between`: between the edge and the bound; `across`: near the
+    bound, on either side of it. So an answer that special-cases the published edge, or is
+    wrong only past the bound, meets values it cannot foresee (issue 34, F4-F5). `close`:
+    the edge itself, moved by less than a hundredth of the generator's rounding step, so a
+    test for the published number (`value == 1.0`) misses a value that behaves as it does."""
+    low, high = float(spec.low), float(spec.high)
+    if where == "close" and isinstance(spec, Uniform):
+        step = 10.0 ** -(spec.decimals + 2)
+        return value + rng.choice((-1.0, 1.0)) * rng.uniform(0.1, 1.0) * step
+    bound = low if abs(value - low) <= abs(value - high) else high
+    side = -1.0 if value < bound or (value == bound and bound == low) else 1.0
+    gap = abs(value - bound) or (high - low) / 4
+    if where == "beyond":
+        drawn = value + side * rng.uniform(0.0, gap)
+    elif where == "between":
+        drawn = value - side * rng.uniform(0.0, gap)
+    else:
+        reach = min(gap, (high - low) / 4)
+        drawn = bound + rng.choice((-1.0, 1.0)) * rng.uniform(0.0, reach)
+    if isinstance(spec, Integers):
+        return round(drawn)
+    return round(drawn, spec.decimals)
+
+
+def _edge_around(edge: EdgeValue, spec: Generator, where: Around, rng: random.Random):
+    """The edge value with every number drawn around it (`_near`); booleans are kept."""
+    if isinstance(edge, tuple):
+        return tuple(_edge_around(item, spec, where, rng) for item in edge)
+    if isinstance(edge, bool) or isinstance(spec, Bernoulli):
+        return edge
+    return _near(float(edge), spec, where, rng)
 
 
 def _as_tree(edge: EdgeValue) -> Tree:
@@ -137,10 +184,18 @@ def draw_inputs(grading: Grading, seed: int) -> LessonInputs:
         for number in range(1, grading.input_sets + 1)
     ]
     edges = _edge_leaves(dict(grading.inputs), ())
-    for number, (path, edge) in enumerate(edges, 1):
+    for number, (path, spec, edge) in enumerate(edges, 1):
         values = draw_set(grading, rng)
         _with_edge(values, path, edge)
         others.append(InputSet(f"edge-{number}", values, "edge"))
+        if isinstance(spec, Bernoulli):
+            continue  # a boolean edge has nothing around it
+        for where in AROUND:
+            if where == "close" and not isinstance(spec, Uniform):
+                continue  # integers have no value closer than the next one, drawn `across`
+            values = draw_set(grading, rng)
+            _with_edge(values, path, _edge_around(edge, spec, where, rng))
+            others.append(InputSet(f"edge-{number}-{where}", values, "edge"))
     return LessonInputs(grading.input_names, seed, tuple(others))
 
 

@@ -21,11 +21,11 @@ a probe by comparing (issue 34, F1-F2):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lessonkit.grade.inputs import Tree, draw_set
 from lessonkit.grade.protocol import Source
-from lessonkit.lesson.model import Grading, Probe
+from lessonkit.lesson.model import Grading, Probe, ProbeValue
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,39 @@ def _shifted(tree: Tree, by: object) -> Tree:
     return round(float(tree) + float(by), 6)
 
 
+_KEY_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _drawn_like(value: ProbeValue, rng: random.Random, low: float, high: float) -> ProbeValue:
+    """A value of `value`'s shape, each number of magnitude in [low, high], either sign."""
+    if isinstance(value, tuple | list):
+        return tuple(_drawn_like(v, rng, low, high) for v in value)  # type: ignore[misc]
+    return round(rng.choice((-1.0, 1.0)) * rng.uniform(low, high), 2)
+
+
+def family_member(probe: Probe, rng: random.Random) -> Probe:
+    """This run's probe, drawn from the family the lesson declares (issue 34, F6).
+
+    The declared key and value are an example: an added leaf gets a key name and values
+    drawn each run (of the declared value's shape), and a shift moves by amounts drawn each
+    run, so a cell written for the published instance (a key named `extra`, a shift of 1.0)
+    meets one it could not know. A dropped key, a replaced step value and the library call
+    stay as declared: they name what the task is about.
+    """
+    if probe.transform == "add_leaf":
+        key = rng.choice(_KEY_LETTERS) + "".join(rng.choices(_KEY_LETTERS + "0123456789_", k=7))
+        return replace(probe, key=key, value=_drawn_like(probe.value, rng, 0.5, 3.0))
+    if probe.transform == "shift_key":
+        return replace(probe, value=_drawn_like(probe.value, rng, 0.5, 2.0))
+    return probe
+
+
 def probe_run(probe: Probe, grading: Grading, seed: int, number: int) -> ProbeRun:
     """The scenario for one probe; `number` keeps each probe's draw apart from the others."""
     name = f"probe-{number}"
-    drawn = draw_set(grading, random.Random(f"{seed}/probe/{number}"))
+    rng = random.Random(f"{seed}/probe/{number}")
+    drawn = draw_set(grading, rng)
+    probe = family_member(probe, rng)
     if probe.source == "input":
         drawn[probe.target] = _changed(drawn[probe.target], probe)
         return ProbeRun(name, probe, drawn, ())
