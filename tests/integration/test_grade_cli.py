@@ -326,6 +326,59 @@ def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
             read_in_folder(submissions, path)
 
 
+def _deep_folder(top: Path, levels: int = 20, length: int = 250) -> None:
+    """`levels` folders of `length`-byte names, made one below the other through folder
+    descriptors: their path is far past PATH_MAX, as an archive can unpack it."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for level in range(levels):
+            name = f"d{level:02d}".ljust(length, "x")
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
+    lesson, tmp_path, monkeypatch
+):
+    """Red team A3: a folder too deep to list (or one that refuses it) stopped the batch
+    before it graded anything; each is now its own row's error and alice is graded."""
+    from lessonkit.grade import batch
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text(make_attempt(lesson), encoding="utf-8")
+    _deep_folder(submissions)
+    (submissions / "locked").mkdir()
+    (submissions / "locked" / "bob.py").write_text("x = 1\n", encoding="utf-8")
+    scandir = os.scandir
+
+    def refusing(path):  # root lists any folder: refuse this one as a mode 000 folder would
+        if not isinstance(path, int) and Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(batch.os, "scandir", refusing)
+    out_dir = tmp_path / "results"
+    argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1", "--out", str(out_dir)]
+    code, _, err = invoke(argv)
+    assert code == 0, err
+    rows = list(csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8")))
+    by_name = {Path(r["file"]).name[:3]: r for r in rows}
+    assert sorted(by_name) == ["ali", "d16", "loc"], [r["file"][-40:] for r in rows]
+    assert by_name["ali"]["passed"] == "yes"
+    deep, locked = by_name["d16"], by_name["loc"]
+    assert deep["make-it-yours"] == "error" and locked["make-it-yours"] == "error"
+    assert "cannot be listed (File name too long)" in deep["make-it-yours message"]
+    assert " ... " in deep["make-it-yours message"]  # its name shortened, not 4 KB long
+    assert "locked cannot be listed (Permission denied)" in locked["make-it-yours message"]
+    assert len(list((out_dir / "feedback").iterdir())) == 3
+
+
 def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
     import errno
 

@@ -33,7 +33,7 @@ from rich.text import Text
 
 from lessonkit import __version__
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder
+from lessonkit.grade.batch import BatchEntry, Listing, grade_many, read_bytes_in_folder, unreadable
 from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.model import Lesson
@@ -189,8 +189,11 @@ class BatchRun:
         resume: bool,
         seed: int | None,
         shard: Shard | None = None,
+        listing: Listing | None = None,
     ):
         self.lesson = lesson
+        self.listing = listing or Listing(())
+        self.unlisted = dict(self.listing.unlisted)  # folder -> why it could not be listed
         self.folder = folder
         self.out_dir = out_dir
         self.scoring = Scoring.of(lesson)
@@ -402,6 +405,13 @@ class BatchRun:
 
         bar = BatchProgress(progress, len(paths), kept, failures, shown_name)
         with bar:
+            unlisted = []
+            for path in todo:  # a folder that could not be listed: its row says why
+                if path in self.unlisted:
+                    problem = self.unlisted[path]
+                    unlisted.append(BatchEntry(path, unreadable(self.lesson, path, problem, 0.0)))
+                    on_report(unlisted[-1])
+            todo = [p for p in todo if p not in self.unlisted]
             if dask is not None:
                 from lessonkit.grade.distributed import grade_on_dask
                 from lessonkit.grade.inputs import new_seed
@@ -431,7 +441,7 @@ class BatchRun:
                 )
         if graded:
             self.seed = graded[0].report.seed
-        by_path = {self._relative(e.path): e for e in graded}
+        by_path = {self._relative(e.path): e for e in (*graded, *unlisted)}
         entries = []
         for path in paths:
             relative = self._relative(path)

@@ -231,7 +231,8 @@ def _batch(args: argparse.Namespace) -> int:
     # With --dask the workers run the submissions, and each checks its own sandbox.
     isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask))
     lesson = find_lesson(args.lesson)
-    paths = submissions_in(folder)
+    listing = submissions_in(folder)
+    paths = listing.entries  # each folder that could not be listed is a row of its own
     if not paths:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
     shard = choose_shard(args.shard, args.shard_count, os.environ)
@@ -255,7 +256,9 @@ def _batch(args: argparse.Namespace) -> int:
         if args.gradebook
         else None
     )
-    run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard)
+    run = BatchRun(
+        lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard, listing=listing
+    )
     run.prepare(paths)
     if course is not None:
         run.reuse(course.unchanged(lesson, folder, paths))
