@@ -129,7 +129,8 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
     from lessonkit.commands._batch import BatchRun
-    from lessonkit.grade.batch import BatchEntry, read_in_folder
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import BatchEntry, read_in_folder, submissions_in
     from lessonkit.grade.results import GradeReport
 
     submissions = tmp_path / "class"
@@ -138,7 +139,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     (submissions / "bob.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
     (submissions / "carol.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
     out_dir = tmp_path / "results"
-    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None)
+    listing = submissions_in(submissions)
+    key = grading_key(None)  # the session's ($LESSONKIT_GRADING_KEY, see conftest)
+    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None, key=key, listing=listing)
     paths = sorted(submissions.iterdir())
     run.prepare(paths)
     for name in ("alice.py", "carol.py"):  # graded before the interruption, as the run does
@@ -168,6 +171,36 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     ]
     assert rows[1]["make-it-yours"] == "failed" and rows[2]["passed"] == "yes"
     assert "[2/3] bob.py: not passed" in err or "[3/3] bob.py: not passed" in err
+
+
+def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
+    """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
+    bob's file) is refused, naming the journal and the entry, before any grading."""
+    from lessonkit.commands._batch import BatchRun
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import submissions_in
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "bob.py").write_bytes(b"\x00 binary: never graded by a child")
+    out_dir = tmp_path / "results"
+    listing = submissions_in(submissions)
+    key = grading_key(None)
+    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=3, key=key, listing=listing)
+    run.prepare(list(listing.files))  # the signed header of a batch interrupted at once
+    forged = _journalled_report(lesson, submissions / "bob.py", seed=3)
+    for task in forged["tasks"]:
+        task["status"] = "passed"
+    line = {"run": run.run_id, "path": "bob.py", "sha256": "", "mtime": 0.0, "report": forged}
+    with run.journal.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line | {"data": None, "mac": "0" * 64}) + "\n")
+    argv = ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]
+    code, out, err = invoke([*argv, "--resume"])
+    assert code == 2, (out, err)
+    assert ".check-state-02.journal.jsonl, entry 1 (line 2, 'bob.py'): it is not signed" in err
+    assert "grade afresh without --resume" in err and "Graded" not in err
+    code, _, err = invoke(argv)  # afresh: the journal is replaced
+    assert code == 0 and "Graded 1 file(s)" in err, err
 
 
 def test_b11_planted_journal_is_not_trusted(lesson, tmp_path):
