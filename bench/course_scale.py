@@ -82,7 +82,9 @@ def main() -> None:
     shards = []
     for k in range(1, 9):
         shard = Shard(k, 8)
-        header = JournalHeader(f"r{k}", LESSON, lesson.meta.revision, "0.1.0", "/c", 1, shard)
+        header = JournalHeader(
+            f"r{k}", LESSON, lesson.meta.revision, "0.1.0", "/c", 1, shard, batch="b"
+        )
         entries = []
         for i, report in enumerate(reports):
             path = f"s{i}.py"

@@ -75,6 +75,16 @@ def _no_processes_in_unit_tests(request: pytest.FixtureRequest, monkeypatch) -> 
             monkeypatch.setattr(os, name, _refused)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _grading_key(tmp_path_factory: pytest.TempPathFactory):
+    """One grading key for the session, shared by every xdist worker and never the user's
+    own: batches sign their journals with it, and merge and --resume verify with it."""
+    key = shared_temp(tmp_path_factory) / "grading.key"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LESSONKIT_GRADING_KEY", str(key))
+        yield key
+
+
 LESSON_DIR = REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters"
 LESSON_MD = LESSON_DIR / "lesson.md"
 # A second lesson, deliberately unlike state-02 (a tuple tree with int and bool leaves): the

@@ -10,7 +10,10 @@
 #
 #   lessonkit merge /shared/results/shard-* --out /shared/results/week1 --gradebook course.sqlite
 #
-# Every task must grade on the same input sets, so SEED is fixed for the whole array.
+# Every task must grade on the same input sets, so SEED is fixed for the whole array. Each
+# task signs its results with your grading key (~/.config/lessonkit/grading.key, on the
+# home folder the nodes share with the machine you merge on; set LESSONKIT_GRADING_KEY to a
+# key file of yours where they do not share one): merge refuses results it cannot verify.
 #SBATCH --job-name=lessonkit-grade
 #SBATCH --cpus-per-task=2
 #SBATCH --mem=8G

@@ -151,7 +151,8 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
     from lessonkit.commands._batch import BatchRun
-    from lessonkit.grade.batch import BatchEntry, read_in_folder
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import BatchEntry, read_in_folder, submissions_in
     from lessonkit.grade.results import GradeReport
 
     submissions = tmp_path / "class"
@@ -160,7 +161,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     (submissions / "bob.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
     (submissions / "carol.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
     out_dir = tmp_path / "results"
-    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None)
+    listing = submissions_in(submissions)
+    key = grading_key(None)  # the session's ($LESSONKIT_GRADING_KEY, see conftest)
+    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None, key=key, listing=listing)
     paths = sorted(submissions.iterdir())
     run.prepare(paths)
     for name in ("alice.py", "carol.py"):  # graded before the interruption, as the run does
@@ -190,6 +193,36 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     ]
     assert rows[1]["make-it-yours"] == "failed" and rows[2]["passed"] == "yes"
     assert "[2/3] bob.py: not passed" in err or "[3/3] bob.py: not passed" in err
+
+
+def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
+    """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
+    bob's file) is refused, naming the journal and the entry, before any grading."""
+    from lessonkit.commands._batch import BatchRun
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import submissions_in
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "bob.py").write_bytes(b"\x00 binary: never graded by a child")
+    out_dir = tmp_path / "results"
+    listing = submissions_in(submissions)
+    key = grading_key(None)
+    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=3, key=key, listing=listing)
+    run.prepare(list(listing.files))  # the signed header of a batch interrupted at once
+    forged = _journalled_report(lesson, submissions / "bob.py", seed=3)
+    for task in forged["tasks"]:
+        task["status"] = "passed"
+    line = {"run": run.run_id, "path": "bob.py", "sha256": "", "mtime": 0.0, "report": forged}
+    with run.journal.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(line | {"data": None, "mac": "0" * 64}) + "\n")
+    argv = ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]
+    code, out, err = invoke([*argv, "--resume"])
+    assert code == 2, (out, err)
+    assert ".check-state-02.journal.jsonl, entry 1 (line 2, 'bob.py'): it is not signed" in err
+    assert "grade afresh without --resume" in err and "Graded" not in err
+    code, _, err = invoke(argv)  # afresh: the journal is replaced
+    assert code == 0 and "Graded 1 file(s)" in err, err
 
 
 def test_b11_planted_journal_is_not_trusted(lesson, tmp_path):
@@ -346,6 +379,59 @@ def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
     ):
         with pytest.raises(SubmissionError, match=message):
             read_in_folder(submissions, path)
+
+
+def _deep_folder(top: Path, levels: int = 20, length: int = 250) -> None:
+    """`levels` folders of `length`-byte names, made one below the other through folder
+    descriptors: their path is far past PATH_MAX, as an archive can unpack it."""
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for level in range(levels):
+            name = f"d{level:02d}".ljust(length, "x")
+            os.mkdir(name, dir_fd=fd)
+            below = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
+    lesson, tmp_path, monkeypatch
+):
+    """Red team A3: a folder too deep to list (or one that refuses it) stopped the batch
+    before it graded anything; each is now its own row's error and alice is graded."""
+    from lessonkit.grade import batch
+
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text(make_attempt(lesson), encoding="utf-8")
+    _deep_folder(submissions)
+    (submissions / "locked").mkdir()
+    (submissions / "locked" / "bob.py").write_text("x = 1\n", encoding="utf-8")
+    scandir = os.scandir
+
+    def refusing(path):  # root lists any folder: refuse this one as a mode 000 folder would
+        if not isinstance(path, int) and Path(path).name == "locked":
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(batch.os, "scandir", refusing)
+    out_dir = tmp_path / "results"
+    argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1", "--out", str(out_dir)]
+    code, _, err = invoke(argv)
+    assert code == 0, err
+    rows = list(csv.DictReader((out_dir / "check-state-02.csv").open(encoding="utf-8")))
+    by_name = {Path(r["file"]).name[:3]: r for r in rows}
+    assert sorted(by_name) == ["ali", "d16", "loc"], [r["file"][-40:] for r in rows]
+    assert by_name["ali"]["passed"] == "yes"
+    deep, locked = by_name["d16"], by_name["loc"]
+    assert deep["make-it-yours"] == "error" and locked["make-it-yours"] == "error"
+    assert "cannot be listed (File name too long)" in deep["make-it-yours message"]
+    assert " ... " in deep["make-it-yours message"]  # its name shortened, not 4 KB long
+    assert "locked cannot be listed (Permission denied)" in locked["make-it-yours message"]
+    assert len(list((out_dir / "feedback").iterdir())) == 3
 
 
 def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):

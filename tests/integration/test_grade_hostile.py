@@ -363,3 +363,53 @@ def test_hostile_submission_gets_a_clear_verdict(reports, name):
 def test_files_written_by_learner_code_stay_in_a_scratch_folder(reports):
     folder = Path(reports["writes-files.py"]["file"]).parent
     assert not (folder / "verdict.txt").exists()  # the child works in its own scratch folder
+
+
+def _magic_notebook(lesson, task_magic: str) -> str:
+    """The practice notebook, every task solved; `task_magic` put before the second line of
+    make-it-yours's body, `%matplotlib inline` as a first code cell, and the step that
+    imports JAX timed as a whole cell with `%%time`."""
+    notebook = json.loads(_notebook(lesson))
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if source.startswith("# TASK make-it-yours"):
+            lines = source.split("\n")
+            lines[2] = task_magic + lines[2]
+            cell["source"] = "\n".join(lines)
+        elif source.startswith("import jax\n"):
+            cell["source"] = "%%time\n" + source
+    first = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    notebook["cells"].insert(0, first | {"source": "%matplotlib inline"})
+    return json.dumps(notebook)
+
+
+@pytest.fixture(scope="module")
+def magic_reports(lesson, tmp_path_factory) -> dict[str, dict]:
+    files = {
+        "m1-time.ipynb": _magic_notebook(lesson, "%time "),
+        "m1-env.ipynb": _magic_notebook(lesson, "%env LESSON=1\n"),
+        "m1-time.py": make_attempt(lesson, _mk("%time " + NORM + MANUAL)),
+    }
+    return grade_shared(tmp_path_factory, "grade-m1-magics", lesson, files, timeout=TIMEOUT)
+
+
+def test_m1_a_timing_magic_runs_as_in_jupyter_and_another_magic_is_named(magic_reports):
+    """Red team M1: one `%time` in a task cell was "SyntaxError at cell [9], line 3:
+    invalid syntax", though Jupyter runs it. Timing magics (line and cell) and %matplotlib
+    now run as Jupyter runs them; any other magic is named at its line."""
+    timed = magic_reports["m1-time.ipynb"]
+    assert [t["status"] for t in timed["tasks"]] == ["passed"] * 4, timed["tasks"]
+    env = {t["id"]: t for t in magic_reports["m1-env.ipynb"]["tasks"]}
+    assert env["make-it-yours"]["status"] == "error"
+    assert re.match(
+        r'SyntaxError at cell \[\d+\] \("Make it yours"\), line 3: uses a Jupyter magic: '
+        r"%env, which the grader cannot run",
+        env["make-it-yours"]["message"],
+    ), env["make-it-yours"]["message"]
+    assert all(env[t]["status"] == "passed" for t in env if t != "make-it-yours")
+    script = magic_reports["m1-time.py"]["tasks"][0]
+    assert script["status"] == "error"
+    assert (
+        "uses a Jupyter magic: %time, which only Jupyter runs: a .py practice file"
+        in (script["message"])
+    ), script["message"]

@@ -58,6 +58,8 @@ def test_history_keeps_each_input_once_and_each_task_as_last_run() -> None:
         "check()\ncheck('two')",
         "# %% tags=[]\nw = 4",
         "   \n",
+        "get_ipython().system('pip list')",  # `!pip list`: needs the kernel, left out
+        "# TASK two\nget_ipython().run_line_magic('time', 'z = 4')",  # as IPython stores it
     )
     submission = history_submission(history)
     assert submission.path.name == KERNEL_FILE
@@ -66,7 +68,8 @@ def test_history_keeps_each_input_once_and_each_task_as_last_run() -> None:
         ("# TASK one · first\nx = 10", 8, "one"),  # the latest run, where the task first ran
         ("y = 2", 3, None),
         ("%time y", 5, None),  # not Python: the grader reports its syntax error in its cell
-        ("# TASK two\nz = 3", 7, "two"),
+        ("y", 6, None),  # a timing magic is the code it times (red team M1)
+        ("# TASK two\nz = 4", 14, "two"),
         ("w = 4", 11, None),
     ]
 

@@ -117,6 +117,38 @@ def test_a_link_written_for_the_parameters_is_never_followed(tmp_path):
     assert runs["verdict"] == "fails" and "params.npz is a symbolic link" in runs["evidence"]
 
 
+def _damaged_npz() -> bytes:
+    """An .npz whose one member's deflate stream is damaged (its sizes and name intact)."""
+    import io
+    import struct
+    import zipfile
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{"layer1/w": np.arange(64, dtype=np.float32)})
+    data = bytearray(buffer.getvalue())
+    offset = zipfile.ZipFile(io.BytesIO(bytes(data))).infolist()[0].header_offset
+    name_length, extra_length = struct.unpack_from("<HH", data, offset + 26)
+    data[offset + 30 + name_length + extra_length] = 0xFF  # deflate block type 3: reserved
+    return bytes(data)
+
+
+def test_a1_a_damaged_deflate_member_is_the_runs_clear_error(tmp_path):
+    """Red team A1: the parent's zlib.error was a traceback; it is the `runs` evidence."""
+    script = tmp_path / "damaged.py"
+    script.write_text(
+        "import sys\n"
+        f"open(sys.argv[sys.argv.index('--out') + 1], 'wb').write({_damaged_npz()!r})\n",
+        encoding="utf-8",
+    )
+    code, out, err = invoke(["project", "phase-03", str(script), "--json", "--seed", "3"])
+    assert code == 1, err
+    runs = json.loads(out)["properties"][0]
+    assert runs["verdict"] == "fails", runs
+    assert "its array layer1/w cannot be decompressed" in runs["evidence"], runs
+
+
 def test_the_script_runs_sandboxed_where_the_sandbox_works(tmp_path):
     """The repository (the phase's files, other scripts) is out of the script's reach."""
     script = tmp_path / "peek.py"

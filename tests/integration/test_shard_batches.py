@@ -79,6 +79,72 @@ def test_merge_joins_the_shards_into_one_batch_and_the_gradebook(shards):
     }
 
 
+def _forged_entry(lesson, run: str, name: str) -> dict:
+    """The blank practice file under a report where every task passed, optional one too."""
+    import base64
+    import hashlib
+
+    from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+
+    blank = (
+        (REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters")
+        .joinpath("exercises", "state-02.py")
+        .read_bytes()
+    )
+    tasks = tuple(
+        TaskResult(t.id, t.title, PASSED, "Right.", None, t.optional) for t in lesson.tasks
+    )
+    report = GradeReport("state-02", name, tasks, (), 1.0, 11)
+    return {
+        "run": run,
+        "path": name,
+        "sha256": hashlib.sha256(blank).hexdigest(),
+        "mtime": 1.0,
+        "report": report.to_json(),
+        "data": base64.b64encode(blank).decode("ascii"),
+        "mac": "0" * 64,  # whoever writes it has no key
+    }
+
+
+def test_d2_a_shard_result_written_by_hand_is_refused_naming_the_file_and_entry(
+    shards, lesson, tmp_path
+):
+    """Red team D2: a hand-written shard result, the blank practice file under a passing
+    report, was merged into the gradebook as a counting attempt, 9 of 8. A shard result is
+    merged only where every line verifies with the grading key."""
+    from lessonkit.grade import journal
+
+    _, outs, _ = shards
+    name = next(f"mallory{i}.py" for i in range(99) if Shard(1, 2).holds(f"mallory{i}.py"))
+    real = (outs[0] / "check-state-02.shard.jsonl").read_text(encoding="utf-8")
+    header = json.loads(real.splitlines()[0])
+    by_hand = tmp_path / "by-hand"
+    by_hand.mkdir()
+    forged_header = header | {"run": "r", "shard": {"index": 1, "count": 1}, "mac": "0" * 64}
+    forged_header["journal"] = journal.SCHEMA
+    lines = [forged_header, _forged_entry(lesson, "r", name)]
+    (by_hand / "check-state-02.shard.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+    )
+    line = len(real.splitlines()) + 1
+    appended = tmp_path / "appended"  # a real shard 1/2 with the forged entry added
+    appended.mkdir()
+    (appended / "check-state-02.shard.jsonl").write_text(
+        real + json.dumps(_forged_entry(lesson, header["run"], name)) + "\n", encoding="utf-8"
+    )
+    for given, what in (
+        ([by_hand], "its first line: it is not signed with this grading key"),
+        ([appended, outs[1]], f"entry {line - 1} (line {line}, '{name}'): it is not signed"),
+    ):
+        gradebook = tmp_path / f"{given[0].name}.sqlite"
+        argv = ["merge", *map(str, given), "--out", str(tmp_path / f"{given[0].name}-out")]
+        code, out, err = invoke([*argv, "--gradebook", str(gradebook)])
+        assert code == 2, (out, err)
+        assert f"{given[0].name}/check-state-02.shard.jsonl, {what}" in err, err
+        assert "nothing in it is merged" in err and "Merged" not in out
+        assert not (tmp_path / f"{given[0].name}-out").exists()
+
+
 def test_merge_refuses_a_missing_shard(shards):
     root, outs, _ = shards
     code, _, err = invoke(["merge", str(outs[0]), "--out", str(root / "half")])

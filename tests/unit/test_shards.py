@@ -3,6 +3,7 @@ refusals of `merge`, from fabricated journals (no batch is graded here)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,7 +13,15 @@ from hypothesis import strategies as st
 
 from lessonkit.course.shards import ShardResult, choose_shard, merge_shards, parse_shard, read_shard
 from lessonkit.errors import UsageError
-from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
+from lessonkit.grade.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    NotVerified,
+    Shard,
+    batch_id,
+    read_journal,
+)
 from lessonkit.grade.results import PASSED, GradeReport, TaskResult
 
 REPORT = GradeReport("state-02", "a.py", (TaskResult("t", "T", PASSED, "ok"),), (), 1.0, 7)
@@ -69,7 +78,8 @@ def test_an_engine_environment_that_names_no_shard_is_refused(count, env, messag
 
 def _result(index: int, count: int, paths: list[str], **header) -> ShardResult:
     fields = {"run": f"r{index}", "lesson": "state-02", "revision": "r1", "toolkit": "0.1.0"}
-    fields |= {"folder": "/class", "seed": 7, "shard": Shard(index, count)} | header
+    fields |= {"folder": "/class", "seed": 7, "shard": Shard(index, count), "batch": "b1"}
+    fields |= header
     head = JournalHeader(**fields)
     entries = tuple(
         JournalEntry(head.run, p, "", 0.0, REPORT, None)
@@ -94,6 +104,8 @@ def test_the_shards_of_one_batch_merge_into_every_file_once():
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, seed=8)], "different input seeds"),
         # Red team D1: shard 2/2 of mon/ and 1/2 of wed/, one seed, merged as one batch.
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, folder="/wed")], "submission folders"),
+        # Red team D2: one folder and seed, but a file changed between the two shards' runs.
+        ([_result(1, 2, PATHS), _result(2, 2, PATHS, batch="b2")], "different batches"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, lesson="state-01")], "different lessons"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, revision="r2")], "lesson revisions"),
         ([_result(1, 2, PATHS), _result(2, 2, PATHS, toolkit="0.2.0")], "lessonkit versions"),
@@ -115,20 +127,49 @@ def test_a_file_in_the_wrong_shard_or_in_two_is_refused():
         merge_shards([planted, two])
 
 
-def test_the_journal_round_trips_and_refuses_bytes_that_do_not_match(tmp_path):
+KEY = JournalKey(b"k" * 32, "the test key")
+
+
+def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     head = _result(1, 1, []).header
     entry = JournalEntry(
         head.run, "a.py", __import__("hashlib").sha256(b"x").hexdigest(), 1.5, REPORT, b"x"
     )
-    forged = entry.to_json() | {"data": "eQ=="}  # b"y" under the sha256 of b"x"
-    other = entry.to_json() | {"run": "another"}
-    text = "\n".join(json.dumps(x) for x in (head.to_json(), entry.to_json(), forged, other))
-    header, entries = read_journal(text + '\n{"run": "r1", "pa')
+    good = entry.line(KEY, head)
+    other = JournalEntry("another", "b.py", "", 0.0, REPORT, None).line(KEY, head)  # skipped
+    text = "\n".join([head.line(KEY), good, other])
+    header, entries = read_journal(text + '\n{"run": "r1", "pa', KEY)  # a cut line: skipped
     assert header == head and entries == (entry,)
     folder = tmp_path / "out"
     folder.mkdir()
-    (folder / "check-state-02.shard.jsonl").write_text(text, encoding="utf-8")
-    assert read_shard(folder).entries == (entry,)
-    (folder / "check-state-02.shard.jsonl").write_text('{"journal": 2}\n', encoding="utf-8")
+    result = folder / "check-state-02.shard.jsonl"
+    result.write_text(text, encoding="utf-8")
+    assert read_shard(folder, KEY).entries == (entry,)
+    forged = [
+        json.loads(good) | {"data": "eQ=="},  # b"y" under the sha256 of b"x"
+        json.loads(good) | {"path": "mallory.py"},  # alice's verdict, another path
+        json.loads(good) | {"mac": "0" * 64},
+        {k: v for k, v in json.loads(good).items() if k != "mac"},
+    ]
+    for line in forged:
+        with pytest.raises(NotVerified, match=r"entry 1 \(line 2, "):
+            read_journal("\n".join([head.line(KEY), json.dumps(line)]), KEY)
+    another_key = JournalKey(b"m" * 32, "another key")
+    with pytest.raises(NotVerified, match="its first line"):
+        read_journal(text, another_key)
+    moved = dataclasses.replace(head, batch="b2")  # the entry moved under another batch's header
+    with pytest.raises(NotVerified, match="for this batch"):
+        read_journal("\n".join([moved.line(KEY), good]), KEY)
+    with pytest.raises(UsageError, match=r"check-state-02.shard.jsonl, its first line: it is"):
+        read_shard(folder, another_key)
+    result.write_text('{"journal": 2}\n', encoding="utf-8")
     with pytest.raises(UsageError, match="not a shard result"):
-        read_shard(folder)
+        read_shard(folder, KEY)
+
+
+def test_the_batch_id_is_the_listing_and_the_seed():
+    files = [("a.py", "1" * 64), ("b/c.py", "")]
+    assert batch_id(files, 7) == batch_id(list(reversed(files)), 7)
+    assert batch_id(files, 7) != batch_id(files, 8)
+    assert batch_id(files, 7) != batch_id([("a.py", "2" * 64), ("b/c.py", "")], 7)
+    assert batch_id(files, 7) != batch_id(files[:1], 7)

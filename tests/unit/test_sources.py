@@ -86,3 +86,78 @@ def test_matching_many_shuffled_cells_does_bounded_work(monkeypatch):
     learner = [f"other_{i} = {i} + 1\nprint(other_{i} * {i % 7})" for i in range(1750)]
     match_cells(learner, lesson)
     assert 0 < len(calls) <= plan.MAX_COMPARISONS
+
+
+MAGIC_CELLS = [
+    ("%time x = f()", "x = f()"),
+    ("y = %time f() + 1  # timed", "y = (f() + 1)"),
+    ("for i in r:\n    %timeit -n1 -r 3 -q f(i)\nz = 1", "for i in r:\n    f(i)\nz = 1"),
+    ("%%time\nx = 1\n%time y = 2", "# %%time\nx = 1\ny = 2"),
+    ("%%timeit -n 10 a = setup()\nrun(a)", "a = setup()\nrun(a)"),
+    ("%matplotlib inline\nimport numpy", "pass\nimport numpy"),
+    ("s = '''\n%time\n'''\n%time t = 2", "s = '''\n%time\n'''\nt = 2"),  # not in a string
+    ("   \n%time x = 1\n  ", "   \nx = 1\n  "),
+    # Left as written, for the child to report at its line: magics it cannot run.
+    ("%env A=1\n%time x = 1", "%env A=1\nx = 1"),
+    ("y = %timeit f()", "y = %timeit f()"),  # None in Jupyter, so never f()'s value
+    ("!pip install optax\nx = 1", "!pip install optax\nx = 1"),
+    ("%%bash\nls", "%%bash\nls"),
+    ("x = 1\ny = 2", "x = 1\ny = 2"),
+]
+
+
+@pytest.mark.parametrize(("cell", "python"), MAGIC_CELLS)
+def test_a_notebook_cell_s_magics_are_read_as_jupyter_runs_them(cell, python):
+    pytest.importorskip("IPython")
+    from lessonkit.grade.magics import python_of_cell
+
+    assert python_of_cell(cell) == python
+    assert python.count("\n") == cell.count("\n")  # every line keeps its number
+
+
+def test_notebook_cells_are_read_through_the_magics(tmp_path):
+    pytest.importorskip("IPython")
+    path = tmp_path / "attempt.ipynb"
+    cells = [{"cell_type": "code", "source": ["# TASK t\n", "%time x = 1\n"]}]
+    path.write_text(_notebook(cells), encoding="utf-8")
+    assert read_submission(path).cells[0].source == "# TASK t\nx = 1"
+    script = tmp_path / "attempt.py"
+    script.write_text("# %%\n%time x = 1\n", encoding="utf-8")
+    assert read_submission(script).cells[0].source == "%time x = 1"  # a script is Python
+
+
+def test_without_ipython_a_cell_is_left_as_written(monkeypatch):
+    import builtins
+
+    from lessonkit.grade.magics import magic_in, python_of_cell
+
+    real_import = builtins.__import__
+
+    def no_ipython(name, *args, **kwargs):
+        if name.startswith("IPython"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ipython)
+    assert python_of_cell("%time x = 1") == "%time x = 1"
+    assert [magic_in(line) for line in ("%time x", "y = !ls", "%%bash", "x % 2")] == [
+        "%time",
+        "!ls",
+        "%%bash",
+        None,
+    ]
+
+
+def test_a_notebook_of_many_magics_is_read_in_bounded_work(monkeypatch):
+    """IPython's transformer reads a cell again per magic: the work it is given is capped."""
+    pytest.importorskip("IPython")
+    from lessonkit.grade import magics
+
+    given = []
+    real = magics.python_of_cell
+    monkeypatch.setattr(magics, "python_of_cell", lambda s: given.append(len(s)) or real(s))
+    small = "\n".join(["%time x = 1"] * 20)
+    huge = "\n".join(["%time x = 1"] * 40_000)
+    out = magics.python_of_cells([small, huge, *[small] * 2_000])
+    assert out[0] == "\n".join(["x = 1"] * 20) and out[1] == huge  # past the cap: as written
+    assert sum(size * 21 for size in given) <= magics.MAX_WORK

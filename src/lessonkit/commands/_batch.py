@@ -9,8 +9,9 @@ batch runs a terminal shows a progress bar; without one, a line per finished sub
 The submissions folder is data: nothing is written there and nothing found there is
 trusted. The outputs go to a folder outside it (`./check-<lesson>/` by default), every
 output path is checked before grading starts, and the journal is bound to its run (an id
-its first line holds) and to the sha256 of each file it graded, so a planted or stale entry
-is graded afresh.
+its first line holds), its batch (the folder's listing and the seed) and the sha256 of each
+file it graded, every line signed with the instructor's grading key: a stale entry is graded
+afresh, and one that does not verify is refused by name (`grade.journal`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,16 @@ from rich.text import Text
 
 from lessonkit import __version__
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder
-from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
+from lessonkit.grade.batch import BatchEntry, Listing, grade_many, read_bytes_in_folder, unreadable
+from lessonkit.grade.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    NotVerified,
+    Shard,
+    batch_id,
+    read_journal,
+)
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -188,9 +197,14 @@ class BatchRun:
         *,
         resume: bool,
         seed: int | None,
+        key: JournalKey,
+        listing: Listing,
         shard: Shard | None = None,
     ):
         self.lesson = lesson
+        self.key = key  # signs every journal line; --resume keeps only lines it verifies
+        self.listing = listing
+        self.unlisted = dict(self.listing.unlisted)  # folder -> why it could not be listed
         self.folder = folder
         self.out_dir = out_dir
         self.scoring = Scoring.of(lesson)
@@ -202,6 +216,7 @@ class BatchRun:
         self.shard_path = out_dir / f"{self.stem}.shard.jsonl"  # a shard's kept journal
         self.feedback = out_dir / "feedback"
         self.run_id = uuid.uuid4().hex
+        self.header: JournalHeader | None = None  # written by `prepare`
         self.journalled: dict[str, JournalEntry] = {}  # by relative path
         self.done: dict[str, BatchEntry] = {}  # kept from the journal, with their bytes
         self.seed = seed
@@ -224,23 +239,18 @@ class BatchRun:
         return "lessonkit " + shlex.join(words)
 
     def prepare(self, paths: list[Path]) -> None:
-        """Check every output path, then read the journal (--resume) or start a new one.
+        """Check every output path, then read the journal (--resume) and start it afresh
+        with this batch's header and the entries kept from it.
 
-        Runs before any grading, so a folder where a file must go, or an output folder that
-        cannot be written, costs no grading time and is one message.
+        Runs before any grading, so a folder where a file must go, an output folder that
+        cannot be written, or a journal that does not verify, costs no grading time and is
+        one message.
         """
         self._check_outputs(paths)
         if self.resume:
             self._read_journal()
             self._keep_unchanged(paths)
-        try:
-            if not self.journalled:
-                write_atomically(self.journal, json.dumps(self._header()) + "\n")
-        except OSError as exc:
-            raise self._write_error(self.journal, exc) from None
-
-    def _header(self) -> dict:
-        return JournalHeader(
+        self.header = JournalHeader(
             run=self.run_id,
             lesson=self.lesson.meta.id,
             revision=self.lesson.meta.revision,
@@ -248,7 +258,26 @@ class BatchRun:
             folder=str(self.folder.resolve()),
             seed=self.seed,
             shard=self.shard,
-        ).to_json()
+            batch=batch_id(self._listing_digests(), self.seed),
+        )
+        kept = [self.journalled[relative] for relative in self.done]
+        lines = [self.header.line(self.key), *(e.line(self.key, self.header) for e in kept)]
+        try:
+            write_atomically(self.journal, "".join(line + "\n" for line in lines))
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
+    def _listing_digests(self) -> list[tuple[str, str]]:
+        """Every entry of the folder (of every shard) and the sha256 of its bytes, "" for
+        one that cannot be read: what the batch id is made of."""
+        found = []
+        for path in self.listing.entries:
+            try:
+                digest = hashlib.sha256(read_bytes_in_folder(self.folder, path)).hexdigest()
+            except LessonkitError:
+                digest = ""
+            found.append((self._relative(path), digest))
+        return found
 
     def _check_outputs(self, paths: list[Path]) -> None:
         self.names = names = feedback_names([self._relative(p) for p in paths])
@@ -292,7 +321,7 @@ class BatchRun:
                 f"cannot read the batch journal {shown(self.journal)}: {exc}"
             ) from None
         try:
-            header, entries = read_journal(text)
+            header, entries = read_journal(text, self.key)
             if (
                 header.lesson != self.lesson.meta.id
                 or header.revision != self.lesson.meta.revision
@@ -301,6 +330,13 @@ class BatchRun:
                 or header.shard != self.shard
             ):
                 raise ValueError
+        except NotVerified as exc:
+            raise UsageError(
+                f"{shown(self.journal)}, {exc.what}: {exc.why} ({self.key.where}); it was not "
+                "written by this instructor's batch, so nothing in it is kept",
+                fix="grade afresh without --resume (the journal is then replaced), or give "
+                "--key the grading key the batch was started with",
+            ) from None
         except ValueError:
             self.note = (
                 f"{safe_name(shown(self.journal))} is not this batch's journal: "
@@ -353,9 +389,10 @@ class BatchRun:
         if self.journal_problem is not None:
             return  # an unreadable file (no sha256) is kept too, and read again on --resume
         record = self.journal_entry(entry)
+        assert self.header is not None, "prepare() writes the header first"
         try:
             with self.journal.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(record.to_json()) + "\n")
+                file.write(record.line(self.key, self.header) + "\n")
                 file.flush()
                 os.fsync(file.fileno())
         except OSError as exc:
@@ -402,6 +439,13 @@ class BatchRun:
 
         bar = BatchProgress(progress, len(paths), kept, failures, shown_name)
         with bar:
+            unlisted = []
+            for path in todo:  # a folder that could not be listed: its row says why
+                if path in self.unlisted:
+                    problem = self.unlisted[path]
+                    unlisted.append(BatchEntry(path, unreadable(self.lesson, path, problem, 0.0)))
+                    on_report(unlisted[-1])
+            todo = [p for p in todo if p not in self.unlisted]
             if dask is not None:
                 from lessonkit.grade.distributed import grade_on_dask
                 from lessonkit.grade.inputs import new_seed
@@ -431,7 +475,7 @@ class BatchRun:
                 )
         if graded:
             self.seed = graded[0].report.seed
-        by_path = {self._relative(e.path): e for e in graded}
+        by_path = {self._relative(e.path): e for e in (*graded, *unlisted)}
         entries = []
         for path in paths:
             relative = self._relative(path)

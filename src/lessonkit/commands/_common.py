@@ -92,6 +92,18 @@ def whole_number(text: str) -> int:
     return int(text)
 
 
+def add_key_argument(parser: argparse.ArgumentParser) -> None:
+    """`--key FILE`: the grading key that signs and verifies batch journals and shard results."""
+    parser.add_argument(
+        "--key",
+        metavar="FILE",
+        help="the grading key that signs the batch's journal and shard result, and that "
+        "--resume and merge verify (default: $LESSONKIT_GRADING_KEY, else "
+        "~/.config/lessonkit/grading.key, made on first use); never inside the submissions "
+        "or an output folder",
+    )
+
+
 def add_practice_file_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file",

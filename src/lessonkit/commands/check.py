@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit.commands._common import (
+    add_key_argument,
     add_lesson_argument,
     add_practice_file_argument,
     add_timeout_argument,
@@ -103,6 +104,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "8601); otherwise a file's modification time is its submission time. 'Latest' means "
         "the newest submission, whatever order files are graded in",
     )
+    add_key_argument(parser)
     parser.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -129,12 +131,12 @@ def seed_number(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     batch_only = (
         *(args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster),
-        *(args.shard, args.shard_count, args.dask, args.submitted_at_from),
+        *(args.shard, args.shard_count, args.dask, args.submitted_at_from, args.key),
     )
     if any(batch_only) and not args.batch:
         raise UsageError(
             "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster, --submitted-at-from, "
-            "--shard and --dask only apply to --batch",
+            "--shard, --dask and --key only apply to --batch",
             fix="add --batch DIR",
         )
     if (args.roster or args.submitted_at_from) and not args.gradebook:
@@ -220,6 +222,7 @@ def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
     from lessonkit.commands._batch import BatchRun
     from lessonkit.commands._course import CourseIntake
+    from lessonkit.course.grading_key import grading_key
     from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batch import submissions_in
 
@@ -231,7 +234,8 @@ def _batch(args: argparse.Namespace) -> int:
     # With --dask the workers run the submissions, and each checks its own sandbox.
     isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask))
     lesson = find_lesson(args.lesson)
-    paths = submissions_in(folder)
+    listing = submissions_in(folder)
+    paths = listing.entries  # each folder that could not be listed is a row of its own
     if not paths:
         raise UsageError(f"{folder} holds no .py or .ipynb files")
     shard = choose_shard(args.shard, args.shard_count, os.environ)
@@ -250,12 +254,22 @@ def _batch(args: argparse.Namespace) -> int:
         paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
     out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
     refuse_inside(out_dir, folder)
+    key = grading_key(args.key, not_inside=(folder, out_dir))
     course = (
         CourseIntake.open(args.gradebook, args.roster, folder, args.submitted_at_from)
         if args.gradebook
         else None
     )
-    run = BatchRun(lesson, folder, out_dir, resume=args.resume, seed=args.seed, shard=shard)
+    run = BatchRun(
+        lesson,
+        folder,
+        out_dir,
+        resume=args.resume,
+        seed=args.seed,
+        key=key,
+        listing=listing,
+        shard=shard,
+    )
     run.prepare(paths)
     if course is not None:
         run.reuse(course.unchanged(lesson, folder, paths))

@@ -1,8 +1,9 @@
 """`lessonkit merge`: join the shards of one batch into its CSV, JSON, feedback and gradebook.
 
-Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses shards graded
-with another seed, lesson, revision or toolkit, shards given twice or left out, and files
-graded twice, naming which. The joined outputs are those of one batch over the whole
+Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses a shard result
+that does not verify with the grading key (`course.grading_key`), shards of another folder,
+seed, batch, lesson, revision or toolkit, shards given twice or left out, and files graded
+twice, naming which. The joined outputs are those of one batch over the whole
 folder, written to `--out`; with `--gradebook`, every file is kept as an attempt there.
 """
 
@@ -15,8 +16,9 @@ from rich.text import Text
 
 from lessonkit import __version__
 from lessonkit.commands._batch import write_results
-from lessonkit.commands._common import console, quoted
+from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import CourseIntake
+from lessonkit.course.grading_key import grading_key
 from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
@@ -35,6 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="--gradebook: the class list to keep in it (without one, the roster the "
         "gradebook keeps matches the files)",
     )
+    add_key_argument(parser)
     parser.add_argument(
         "--submitted-at-from",
         metavar="FILE",
@@ -49,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
             "they were submitted",
             fix="add --gradebook FILE",
         )
-    merged = merge_shards([read_shard(Path(folder)) for folder in args.shards])
+    out_dir = Path(args.out)
+    folders = [Path(folder) for folder in args.shards]
+    key = grading_key(args.key, not_inside=(*folders, out_dir))
+    merged = merge_shards([read_shard(folder, key) for folder in folders])
     lesson = find_lesson(merged.lesson)
     if lesson.meta.revision != merged.revision:
         raise UsageError(
@@ -57,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
             f"has revision {lesson.meta.revision}",
             fix="merge with the revision the shards graded, or regrade with this one",
         )
-    out_dir = Path(args.out)
     for shard in args.shards:
         if Path(shard).resolve() == out_dir.resolve():
             raise UsageError(f"--out {shown(out_dir)} is one of the shards; give another folder")

@@ -169,7 +169,9 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
     number, contract = phase_contract(args.phase)
     isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
-    paths = [p for p in submissions_in(folder) if p.suffix == ".py"]
+    listing = submissions_in(folder)
+    unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
+    paths = [p for p in listing.entries if p.suffix == ".py" or p in unlisted]
     if not paths:
         raise UsageError(f"{folder} holds no .py files")
     out_dir = Path(args.out) if args.out else Path(f"project-phase-{number}")
@@ -185,6 +187,8 @@ def _batch(args: argparse.Namespace) -> int:
 
     def grade_one(path: Path, relative: str) -> ProjectReport:
         try:
+            if path in unlisted:
+                raise LessonkitError(unlisted[path])
             script = read_script(path, read_bytes_in_folder(folder, path))
             report = grade_project(
                 number,

@@ -3,9 +3,11 @@
 A shard is chosen by `--shard K/N`, or by the engine running it: a Slurm job array
 (`SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1` of `SLURM_ARRAY_TASK_COUNT`) or a
 Kubernetes Indexed Job (`JOB_COMPLETION_INDEX + 1`, with `--shard-count N`). Each shard
-keeps its journal (`grade.journal`) as its result; `merge_shards` joins them, and refuses
-shards that were not graded alike (folder, seed, lesson, revision, toolkit), that overlap, or that
-leave a shard out, naming which.
+keeps its journal (`grade.journal`) as its result; `read_shard` refuses one whose lines do
+not verify with the instructor's grading key (written by hand, or changed), naming the file
+and the entry, and `merge_shards` joins them, refusing shards that were not graded alike
+(folder, seed, batch, lesson, revision, toolkit), that overlap, or that leave a shard out,
+naming which.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.journal import JournalEntry, JournalHeader, Shard, read_journal
+from lessonkit.grade.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    NotVerified,
+    Shard,
+    read_journal,
+)
 
 MAX_SHARDS = 100_000
 MAX_SHARD_FILE_BYTES = 1 << 30
@@ -91,8 +100,9 @@ class ShardResult:
     entries: tuple[JournalEntry, ...]
 
 
-def read_shard(folder: Path) -> ShardResult:
-    """The one `check-*.shard.jsonl` in `folder`, read with a size cap."""
+def read_shard(folder: Path, key: JournalKey) -> ShardResult:
+    """The one `check-*.shard.jsonl` in `folder`, read with a size cap, every line of it
+    verified with `key`."""
     if not folder.is_dir():
         raise UsageError(f"{shown(folder)} is not a folder", fix="give the shards' --out folders")
     found = sorted(p for p in folder.glob("check-*.shard.jsonl") if p.is_file())
@@ -108,9 +118,16 @@ def read_shard(folder: Path) -> ShardResult:
             data = file.read(MAX_SHARD_FILE_BYTES + 1)
         if len(data) > MAX_SHARD_FILE_BYTES:
             raise UsageError(f"{shown(path)} is over {MAX_SHARD_FILE_BYTES >> 30} GiB")
-        header, entries = read_journal(data.decode("utf-8"))
+        header, entries = read_journal(data.decode("utf-8"), key)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {shown(path)}: {exc}") from None
+    except NotVerified as exc:
+        raise UsageError(
+            f"{shown(path)}, {exc.what}: {exc.why} ({key.where}); it is not the result of a "
+            "batch graded with this key, so nothing in it is merged",
+            fix="merge only the --out folders of `check --shard`, with the grading key they "
+            "were graded with (--key FILE)",
+        ) from None
     except ValueError:
         raise UsageError(f"{shown(path)} is not a shard result of this lessonkit") from None
     if header.shard is None:
@@ -132,10 +149,16 @@ class Merged:
 _ALIKE = (
     ("folder", "submission folders"),
     ("seed", "input seeds"),
+    ("batch", "batches (the folder's files differed, or their bytes)"),
     ("lesson", "lessons"),
     ("revision", "lesson revisions"),
     ("toolkit", "lessonkit versions"),
 )
+
+
+def _shown(header: JournalHeader, field: str) -> str:
+    value = str(getattr(header, field))
+    return f"batch {value[:12]}" if field == "batch" else value
 
 
 def merge_shards(results: Sequence[ShardResult]) -> Merged:
@@ -146,7 +169,7 @@ def merge_shards(results: Sequence[ShardResult]) -> Merged:
     for field, what in _ALIKE:
         values = {getattr(r.header, field) for r in results}
         if len(values) > 1:
-            by = ", ".join(f"{shown(r.path)}: {getattr(r.header, field)}" for r in results)
+            by = ", ".join(f"{shown(r.path)}: {_shown(r.header, field)}" for r in results)
             raise UsageError(f"the shards were graded with different {what} ({by})")
     counts = {r.header.shard.count for r in results if r.header.shard}
     if len(counts) > 1:

@@ -42,14 +42,31 @@ class BatchEntry:
     data: bytes | None = None  # the bytes graded, kept for a gradebook
 
 
-def submissions_in(folder: Path) -> list[Path]:
+@dataclass(frozen=True)
+class Listing:
+    """What lies below a batch folder: the files to grade, and the folders that could not be
+    listed (unreadable, or named past the system's path limit), each with why."""
+
+    files: tuple[Path, ...]
+    unlisted: tuple[tuple[Path, str], ...] = ()
+
+    @property
+    def entries(self) -> list[Path]:
+        """Every row the batch has, in path order: each file, and each folder not listed."""
+        return sorted([*self.files, *(folder for folder, _ in self.unlisted)])
+
+
+def submissions_in(folder: Path) -> Listing:
     """Every .py and .ipynb entry below `folder` that is not a folder, in path order.
 
     Hidden folders (checkpoints) are skipped and no link is followed, to a folder or a file;
     links and other non-regular entries are kept, so that each gets a row saying why it was
-    not graded.
+    not graded. A folder below `folder` that cannot be listed (no permission, a path longer
+    than the system allows) is a row of its own too, never the end of the batch: whoever
+    unpacked it, the other submissions are still graded. Only `folder` itself must list.
     """
-    found = []
+    found: list[Path] = []
+    unlisted: list[tuple[Path, str]] = []
     pending = [folder]
     while pending:
         current = pending.pop()
@@ -63,11 +80,28 @@ def submissions_in(folder: Path) -> list[Path]:
                     elif Path(entry.name).suffix in SUFFIXES:
                         found.append(Path(entry.path))
         except OSError as exc:
-            raise LessonkitError(
-                f"cannot list the folder {safe_name(str(current))} ({exc.strerror or exc})",
-                fix="make every folder of the submissions readable, or move that one away",
-            ) from None
-    return sorted(found)
+            if current == folder:
+                raise LessonkitError(
+                    f"cannot list the folder {safe_name(str(current))} ({exc.strerror or exc})",
+                    fix="make the submissions folder readable",
+                ) from None
+            unlisted.append((current, unlisted_message(folder, current, exc)))
+    return Listing(tuple(sorted(found)), tuple(sorted(unlisted)))
+
+
+def unlisted_message(folder: Path, below: Path, exc: OSError) -> str:
+    """Why a folder below the batch folder has no submissions graded: its row's message."""
+    name = short_name(below.relative_to(folder).as_posix())
+    return (
+        f"the folder {name} cannot be listed ({exc.strerror or exc}), so no file in it was "
+        "graded; make it readable, or unpack it with shorter names"
+    )
+
+
+def short_name(relative: str, keep: int = 80) -> str:
+    """A path fit for a message: whole when short, else its start and end around `...`."""
+    name = safe_name(relative)
+    return name if len(name) <= 2 * keep + 5 else f"{name[:keep]} ... {name[-keep:]}"
 
 
 _DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)

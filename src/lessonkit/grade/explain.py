@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from lessonkit.grade.magics import magic_in
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.values import differences, explain_layout
@@ -93,6 +94,18 @@ def tree_mismatch(error: ErrorInfo) -> str | None:
     return None
 
 
+def magic_message(magic: str, notebook: bool) -> str:
+    """Why a line with a Jupyter magic or shell command is an error in the grader."""
+    what = "shell command" if magic.startswith("!") else "magic"
+    why = (
+        "which the grader cannot run: it runs each cell as plain Python, with only %time, "
+        "%timeit and %matplotlib made Python"
+        if notebook
+        else "which only Jupyter runs: a .py practice file is plain Python"
+    )
+    return f"uses a Jupyter {what}: {magic}, {why}; remove it, or write the line in Python"
+
+
 def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
     """One short explanation, then the learner's own traceback lines."""
     kind = error.kind
@@ -100,7 +113,9 @@ def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
     if kind == "syntax":
         code = failing_statement(error, plan)
         shown = f"\n  {where}: {code}" if code else ""
-        return f"{error.type} at {where}: {error.message}{shown}"
+        magic = magic_in(code) if error.type == "SyntaxError" else None
+        message = error.message if magic is None else magic_message(magic, plan.notebook)
+        return f"{error.type} at {where}: {message}{shown}"
     if kind == "exit":
         code = error.exit_code
         return (

@@ -1,12 +1,22 @@
 """The batch journal: one record format for `--resume`, for shard results and for merging.
 
-A journal is JSON lines: a header naming the run, the lesson and its revision, the toolkit
-version, the input seed and the shard, then one entry per graded file (its relative path,
-the sha256 and base64 of the bytes graded, its modification time and its report). A batch
-appends an entry the moment a file is graded, so Ctrl-C loses nothing; a sharded batch keeps
-its journal as its result, and `lessonkit merge` joins those. What a journal says is read
-as data: a line that does not parse, or an entry of another run, is skipped, and a header
-of another schema, lesson or folder makes the whole file someone else's.
+A journal is JSON lines: a header naming the run, the batch, the lesson and its revision,
+the toolkit version, the input seed and the shard, then one entry per graded file (its
+relative path, the sha256 and base64 of the bytes graded, its modification time and its
+report). A batch appends an entry the moment a file is graded, so Ctrl-C loses nothing; a
+sharded batch keeps its journal as its result, and `lessonkit merge` joins those.
+
+The batch is an id of what was graded: the sha256 of the folder's listing (every relative
+path and the sha256 of its bytes) and the seed, so two shards of one batch name the same
+one and shards of another folder, or of this one after a file changed, do not.
+
+A journal is believed only where it verifies. Each line carries an HMAC-SHA256 under the
+instructor's grading key (`course.grading_key`), which no submission and no output folder
+holds: the header's over its fields, each entry's over its fields and the header's batch
+(its bytes through their sha256, which the entry names and its data must have). A line
+that does not parse (cut short by an interruption) or names another run is skipped; an
+entry of this run that does not verify is refused (`NotVerified`), never kept: whoever
+wrote it by hand, or moved it from another batch, did not have the key.
 """
 
 from __future__ import annotations
@@ -14,13 +24,48 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from lessonkit.grade.results import GradeReport
 
-SCHEMA = 3
+SCHEMA = 4  # 4: the batch id, and an HMAC on every line
+
+
+@dataclass(frozen=True)
+class JournalKey:
+    """The instructor's grading key: the secret every journal line is signed with, and
+    where it is kept (named in messages, never its content)."""
+
+    secret: bytes = field(repr=False)  # never printed, in a message or a traceback
+    where: str
+
+    def mac(self, kind: Literal["header", "entry"], fields: dict[str, Any]) -> str:
+        """HMAC-SHA256 of `fields` as canonical JSON, for a line of `kind`."""
+        text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hmac.new(self.secret, f"{kind}\n{text}".encode("ascii"), hashlib.sha256).hexdigest()
+
+    def verifies(self, kind: Literal["header", "entry"], fields: dict[str, Any], mac: Any) -> bool:
+        return isinstance(mac, str) and hmac.compare_digest(self.mac(kind, fields), mac)
+
+
+class NotVerified(ValueError):
+    """A journal line of this run that the key does not verify; `what` names it."""
+
+    def __init__(self, what: str, why: str):
+        self.what, self.why = what, why
+        super().__init__(f"{what}: {why}")
+
+
+def batch_id(listing: Iterable[tuple[str, str]], seed: int | None) -> str:
+    """The id of a batch: the folder's files (relative path, sha256 of the bytes; "" for a
+    file that cannot be read) in path order, and the seed."""
+    files = sorted(listing)
+    text = json.dumps({"files": files, "seed": seed}, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -47,6 +92,8 @@ class JournalHeader:
     folder: str
     seed: int | None
     shard: Shard | None
+    batch: str
+    """`batch_id` of the folder's listing and the seed."""
 
     def to_json(self) -> dict[str, Any]:
         shard = (
@@ -55,6 +102,7 @@ class JournalHeader:
         return {
             "journal": SCHEMA,
             "run": self.run,
+            "batch": self.batch,
             "lesson": self.lesson,
             "revision": self.revision,
             "toolkit": self.toolkit,
@@ -62,6 +110,11 @@ class JournalHeader:
             "seed": self.seed,
             "shard": shard,
         }
+
+    def line(self, key: JournalKey) -> str:
+        """The header as the journal's first line, signed."""
+        fields = self.to_json()
+        return json.dumps(fields | {"mac": key.mac("header", fields)})
 
     @classmethod
     def from_json(cls, data: Any) -> JournalHeader:
@@ -80,6 +133,7 @@ class JournalHeader:
             folder=str(data["folder"]),
             seed=None if seed is None else int(seed),
             shard=shard,
+            batch=str(data["batch"]),
         )
 
 
@@ -104,6 +158,11 @@ class JournalEntry:
             "data": None if self.data is None else base64.b64encode(self.data).decode("ascii"),
         }
 
+    def line(self, key: JournalKey, header: JournalHeader) -> str:
+        """The entry as a journal line, signed with its batch (its bytes by their sha256)."""
+        fields = self.to_json()
+        return json.dumps(fields | {"mac": key.mac("entry", _signed(fields, header))})
+
     @classmethod
     def from_json(cls, data: Any) -> JournalEntry:
         """The entry, or ValueError, KeyError or TypeError when the line is not one."""
@@ -125,19 +184,41 @@ class JournalEntry:
         return entry
 
 
-def read_journal(text: str) -> tuple[JournalHeader, tuple[JournalEntry, ...]]:
-    """The header and the entries of its run; ValueError when the header is not one."""
+def _signed(fields: dict[str, Any], header: JournalHeader) -> dict[str, Any]:
+    """What an entry's HMAC covers: its fields but its data and HMAC, and its batch."""
+    return {k: v for k, v in fields.items() if k not in ("data", "mac")} | {"batch": header.batch}
+
+
+def read_journal(text: str, key: JournalKey) -> tuple[JournalHeader, tuple[JournalEntry, ...]]:
+    """The header and the entries of its run, each verified with `key`.
+
+    Raises:
+        ValueError: the first line is not a header of this schema.
+        NotVerified: the header, or an entry of its run, does not verify with `key`, or an
+            entry's bytes do not have the sha256 it names.
+    """
     lines = text.splitlines()
     try:
-        header = JournalHeader.from_json(json.loads(lines[0]) if lines else None)
+        raw = json.loads(lines[0]) if lines else None
+        header = JournalHeader.from_json(raw)
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(str(exc)) from None
+    fields = {k: v for k, v in raw.items() if k != "mac"}
+    if not key.verifies("header", fields, raw.get("mac")):
+        raise NotVerified("its first line", "it is not signed with this grading key")
     entries = []
-    for line in lines[1:]:
+    for number, line in enumerate(lines[1:], start=2):
         try:
-            entry = JournalEntry.from_json(json.loads(line))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue  # a line cut short by an interruption, or not an entry
-        if entry.run == header.run:
-            entries.append(entry)
+            data = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by an interruption
+        if not isinstance(data, dict) or data.get("run") != header.run:
+            continue  # not an entry of this run: never kept
+        what = f"entry {number - 1} (line {number}, {str(data.get('path'))[:200]!r})"
+        if not key.verifies("entry", _signed(data, header), data.get("mac")):
+            raise NotVerified(what, "it is not signed with this grading key for this batch")
+        try:
+            entries.append(JournalEntry.from_json(data))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise NotVerified(what, f"it is signed but unreadable ({exc})") from None
     return header, tuple(entries)

@@ -1,7 +1,9 @@
 """Read a learner's practice file (.py percent cells or .ipynb) into code cells.
 
 Task cells are found by their first line, `# TASK <id>`, so a file keeps working after an
-editor drops cell metadata. Unreadable files become one `SubmissionError` message.
+editor drops cell metadata. A notebook's cells are read as Jupyter runs them: a timing
+magic (`%time`) is the code it times (`grade.magics`). Unreadable files become one
+`SubmissionError` message.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.grade.magics import python_of_cells
 from lessonkit.lesson.text import safe_name
 
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
@@ -166,7 +169,7 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
         raise SubmissionError(f"{name} is JSON but not a notebook (no list of cells)")
     if len(raw) > MAX_CELLS:
         raise SubmissionError(f"{name} has {len(raw):,} cells; a practice notebook is far smaller")
-    cells = []
+    found: list[tuple[str, int]] = []
     index = 0  # the code cell's number: Jupyter's count for it after running all from the top
     for cell in raw:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -180,10 +183,14 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
                 f"{name}: code cell [{index}]'s source is not text",
                 fix="open and save the notebook in Jupyter, or run `lessonkit start`",
             )
-        source = "\n".join(python_lines(source))
+        source = "\n".join(python_lines(source)).strip("\n")
         if source.strip():
-            cells.append(CodeCell(source.strip("\n"), index, task_of(source)))
-    return cells
+            found.append((source, index))
+    plain = python_of_cells([source for source, _ in found])  # magics as Jupyter reads them
+    return [
+        CodeCell(code, index, task_of(source))
+        for code, (source, index) in zip(plain, found, strict=True)
+    ]
 
 
 def read_submission(path: str | Path, data: bytes | None = None) -> Submission:

@@ -8,9 +8,11 @@ run, so "Run all" followed by edits grades like the notebook read top to bottom:
   place the task was first run;
 - any other input is kept once per distinct source (a step edited and run again is kept
   in both versions, in the order they ran, as the kernel ran them);
-- top-level `check(...)` lines, inputs with IPython magics or shell commands (`%time`,
+- top-level `check(...)` lines, inputs with IPython magics or shell commands (`%env`,
   `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
-  `# %%` line are left out: they are not part of the answer.
+  `# %%` line are left out: they are not part of the answer. A timing magic (`%time`,
+  `%%timeit`) is the code it times, as in a notebook file (`grade.magics`), so a task cell
+  that times a line is graded.
 
 A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
 error: the file lost its `# TASK` line). Each cell's line is its execution count, so the
@@ -25,6 +27,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from lessonkit.grade.magics import python_of_kernel_input
 from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
 from lessonkit.grade.sources import (
     MAX_BYTES,
@@ -50,8 +53,11 @@ def _is_check_call(statement: ast.stmt) -> bool:
 
 
 def _answer(source: str) -> str:
-    """The input without its top-level `check(...)` lines; "" if nothing else is left."""
-    if not source.strip() or "get_ipython()" in source:
+    """The input without its top-level `check(...)` lines, its timing magics made plain
+    Python; "" if nothing else is left, or if it needs the kernel (another magic)."""
+    if "get_ipython()" in source:
+        source = python_of_kernel_input(source) or ""
+    if not source.strip():
         return ""
     try:
         tree = ast.parse(source)

@@ -7,16 +7,19 @@ size, and the total it expands to are capped from the zip's central directory; e
 holds (bool, integer or float dtypes only) before `numpy.load(..., allow_pickle=False)` reads
 it, and the zip reader stops at each member's declared size, so neither a zip bomb nor a
 lying header costs more than the caps.
-Anything else is one `ParameterFileError` message.
+Anything else, a member whose compressed stream is damaged included, is one
+`ParameterFileError` message: the run's error, never a traceback.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import lzma
 import math
 import re
 import zipfile
+import zlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -172,6 +175,15 @@ def _load(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: tuple[str, ..
     unreadable = ParameterFileError(f"its array {name} cannot be read as a .npy array")
     try:
         raw = archive.read(member)  # at most its declared size, which the caps bound
+    except (zlib.error, lzma.LZMAError, NotImplementedError, EOFError, OSError, ValueError):
+        # A damaged deflate, bzip2 or LZMA stream, or a compression zipfile does not know.
+        raise ParameterFileError(
+            f"its array {name} cannot be decompressed (the zip member is damaged or uses an "
+            "unknown compression)"
+        ) from None
+    except (zipfile.BadZipFile, RuntimeError):  # a CRC that does not match; encryption
+        raise unreadable from None
+    try:
         header = io.BytesIO(raw)
         version = np.lib.format.read_magic(header)
         if version == (1, 0):
