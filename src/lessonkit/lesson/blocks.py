@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import yaml
 
@@ -47,6 +47,10 @@ from lessonkit.lesson.model import (
 
 _ROLE = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
 _OPTION = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
+_FENCED = re.compile(
+    r"\s*(?P<fence>`{3,})[ \t]*(?:python|python3|ipython3)?[ \t]*\n(?P<code>.*?\n)?(?P=fence)\s*",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,15 @@ class RawBlock:
         if not self.arg:
             raise self.error(f"needs {what} after the role, as in ```{{{self.role}}} {what}")
         return self.arg
+
+    def code_body(self, what: str) -> str:
+        """The body as code: a body that is one fenced code block (as MyST's own `{solution}`
+        needs, to show it as code) gives that block's content."""
+        body = self.need_body(what)
+        match = _FENCED.fullmatch(body)
+        if match is None:
+            return body
+        return match["code"]
 
     def need_body(self, what: str) -> str:
         if not self.body.strip():
@@ -325,6 +338,10 @@ TASK_PARTS = ("scaffold", "solution", "hint", "reasoning")
 OLD_NAMES: dict[str, str] = {"figure": "figure-data"}
 """Role names lessons written before lesson.md became MyST use: still loaded, under the new
 name (`lessonkit migrate` rewrites them). MyST's own `{figure}` is an image."""
+CODE_CELL = "code-cell"
+CODE_CELL_ROLES = frozenset({"step", "experiment"})
+"""Roles whose code may stand, instead of in their own body, in the MyST `{code-cell}` right
+after them: what jupytext and Jupyter Book read as a notebook's code cell."""
 MYST_OPTIONS = frozenset({"label", "class"})
 """MyST's options that every directive takes: accepted on every block, and not used."""
 
@@ -362,6 +379,32 @@ def raw_block(info: str, content: str, line: int, where: str) -> RawBlock | None
 
 
 _Options = tuple[dict[str, list[str]], dict[str, list[int]], int]
+
+
+def code_cell(info: str, content: str, line: int, where: str) -> RawBlock | None:
+    """A `{code-cell}` fence, its options (Jupyter's `tags` and the like) read and not used."""
+    match = _ROLE.match(info.strip())
+    if match is None or match["role"] != CODE_CELL:
+        return None
+    lines = content.splitlines()
+    if lines and lines[0].rstrip() == "---":
+        options, option_lines, index = _yaml_options(CODE_CELL, lines, line, where)
+    else:
+        options, option_lines, index = _colon_options(lines, line)
+    body = "\n".join(lines[index:])
+    frozen = {k: tuple(v) for k, v in options.items()}
+    frozen_lines = {k: tuple(v) for k, v in option_lines.items()}
+    arg = match["arg"].strip()
+    return RawBlock(
+        CODE_CELL, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where, index
+    )
+
+
+def with_code(block: RawBlock, cell: RawBlock) -> RawBlock:
+    """A `{step}` or `{experiment}` given the body of the `{code-cell}` that follows it."""
+    if cell.arg not in ("", "python", "python3", "ipython3"):
+        raise cell.error(f"holds {cell.arg!r} code; the lesson's code cells are Python")
+    return replace(block, body=cell.body, body_offset=cell.body_line - block.line - 1)
 
 
 def _colon_options(lines: list[str], line: int) -> _Options:

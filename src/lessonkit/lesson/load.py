@@ -18,7 +18,16 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
-from lessonkit.lesson.blocks import ROLES, TASK_PARTS, RawBlock, at_line, raw_block
+from lessonkit.lesson.blocks import (
+    CODE_CELL_ROLES,
+    ROLES,
+    TASK_PARTS,
+    RawBlock,
+    at_line,
+    code_cell,
+    raw_block,
+    with_code,
+)
 from lessonkit.lesson.front_matter import parse_front_matter
 from lessonkit.lesson.model import (
     PREAMBLE,
@@ -46,14 +55,32 @@ class _SectionBuilder:
         self.items: list[Item] = []
         self.task_parts: list[RawBlock] = []
         self.attempts: list[Attempt] = []
+        self.awaiting: RawBlock | None = None  # a step or experiment whose {code-cell} is next
 
     def add_prose(self, text: str, line: int) -> None:
+        self._need_no_code_cell()
         self._flush_task()
         if text.strip():
             self.items.append(Prose(text.strip("\n"), line))
 
+    def add_code_cell(self, cell: RawBlock) -> None:
+        if self.awaiting is None:
+            roles = " or ".join(f"{{{r}}}" for r in sorted(CODE_CELL_ROLES))
+            raise cell.error(f"must follow a {roles} block without code of its own: its code")
+        block, self.awaiting = self.awaiting, None
+        self.add_block(with_code(block, cell))
+
+    def _need_no_code_cell(self) -> None:
+        if self.awaiting is not None:
+            raise self.awaiting.error(
+                "has no code: write it in the block, or in a {code-cell} right after it"
+            )
+
     def add_block(self, block: RawBlock) -> None:
-        if block.role == "task":
+        self._need_no_code_cell()
+        if block.role in CODE_CELL_ROLES and not block.body.strip():
+            self.awaiting = block
+        elif block.role == "task":
             self._flush_task()
             self.task_parts = [block]
         elif block.role in TASK_PARTS:
@@ -75,6 +102,7 @@ class _SectionBuilder:
             self.task_parts = []
 
     def build(self) -> Section:
+        self._need_no_code_cell()
         self._flush_task()
         return Section(self.id, self.title, tuple(self.items), self.line)
 
@@ -175,6 +203,14 @@ def parse_lesson(text: str, path: Path) -> Lesson:
                     section_id, target = target[0], None
                 current = _SectionBuilder(title, section_id, start + 1, where)
             index += 3
+            continue
+        fence = token.type == "fence"
+        if fence and (cell := code_cell(token.info, token.content, start + 1, where)):
+            flush_prose()
+            if current is None:
+                raise cell.error("must sit inside a section (a '## ' heading)")
+            current.add_code_cell(cell)
+            index += 1
             continue
         if token.type == "fence":
             block = raw_block(token.info, token.content, start + 1, where)

@@ -81,7 +81,7 @@ def assemble_task(parts: list[RawBlock]) -> Task:
         plan=head.many("plan"),
         prompt=head.need_body("the task prompt").strip(),
         scaffold=found["scaffold"].need_body("scaffold code").rstrip("\n"),
-        solution=found["solution"].need_body("solution code").rstrip("\n"),
+        solution=found["solution"].code_body("solution code").rstrip("\n"),
         hint=found["hint"].need_body("a hint").strip(),
         reasoning=reasoning.body.strip() if reasoning else "",
         line=head.line,
