@@ -35,7 +35,7 @@ def test_every_role_and_option_is_documented(role):
 
 
 def test_the_guides_example_is_the_skeleton_and_loads():
-    example = GUIDE.split("````markdown\n", 1)[1].split("\n````", 1)[0] + "\n"
+    example = GUIDE.split("`````markdown\n", 1)[1].split("\n`````", 1)[0] + "\n"
     phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
     place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
     written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from lessonkit.commands import migrate as migrate_command
+from lessonkit.commands.new import Place, skeleton
 from lessonkit.errors import LessonError
 from lessonkit.lesson.catalog import lesson_paths
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.migrate import _content, migrate_lesson
-from lessonkit.lesson.model import Experiment, Step
+from lessonkit.lesson.model import Experiment, Phase, Step
 
 from conftest import FIXTURE_MD, REPO
 
@@ -224,3 +225,10 @@ def test_a_step_without_code_is_refused():
     text = _error(broken)
     assert "{step} block: has no code" in text
     assert text.startswith(f"lesson.md:{_line_of(broken, '```{step} Make the state')}:")
+
+
+def test_the_skeleton_is_in_the_myst_forms():
+    phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
+    place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
+    written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))
+    assert migrate_lesson(written, Path("lesson.md")) == written
