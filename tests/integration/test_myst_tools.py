@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -132,3 +133,21 @@ def test_the_book_shows_lessons_as_readers_need_them(myst_site, path):
     for quiz in lesson.quizzes:  # the explanation, as text, in a collapsed answer
         start = words(quiz.explanation)[:40]
         assert any(start in answer for answer in answers), quiz.id
+
+
+def test_declared_attempts_pass_ruff_in_the_file_the_grader_grades(tmp_path):
+    """An `{attempt}` is Python an editor highlights, and ruff lints it as the grader runs it:
+    the practice script with the attempt in its task's cell (`attempt_script`)."""
+    from lessonkit.grade.attempts import attempt_script
+
+    count = 0
+    for path in LESSONS:
+        lesson = load_lesson(path)
+        for number, attempt in enumerate(lesson.grading.attempts):
+            script = attempt_script(lesson, {attempt.task: attempt.code})
+            (tmp_path / f"{lesson.meta.id}_{number}.py").write_text(script, encoding="utf-8")
+            count += 1
+    assert count >= len(LESSONS)
+    lint = [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "E9,F"]
+    done = subprocess.run([*lint, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
