@@ -45,9 +45,9 @@ from lessonkit.lesson.model import (
     Step,
 )
 
-_ROLE = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
-_OPTION = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
-_FENCED = re.compile(
+ROLE_INFO = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
+OPTION_LINE = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
+FENCED_CODE = re.compile(
     r"\s*(?P<fence>`{3,})[ \t]*(?:python|python3|ipython3)?[ \t]*\n(?P<code>.*?\n)?(?P=fence)\s*",
     re.S,
 )
@@ -101,7 +101,7 @@ class RawBlock:
         """The body as code: a body that is one fenced code block (as MyST's own `{solution}`
         needs, to show it as code) gives that block's content."""
         body = self.need_body(what)
-        match = _FENCED.fullmatch(body)
+        match = FENCED_CODE.fullmatch(body)
         if match is None:
             return body
         return match["code"]
@@ -347,7 +347,7 @@ MYST_OPTIONS = frozenset({"label", "class"})
 
 
 def raw_block(info: str, content: str, line: int, where: str) -> RawBlock | None:
-    match = _ROLE.match(info.strip())
+    match = ROLE_INFO.match(info.strip())
     if match is None:
         return None  # an ordinary code fence: part of the prose
     role, arg = match["role"], match["arg"].strip()
@@ -383,7 +383,7 @@ _Options = tuple[dict[str, list[str]], dict[str, list[int]], int]
 
 def code_cell(info: str, content: str, line: int, where: str) -> RawBlock | None:
     """A `{code-cell}` fence, its options (Jupyter's `tags` and the like) read and not used."""
-    match = _ROLE.match(info.strip())
+    match = ROLE_INFO.match(info.strip())
     if match is None or match["role"] != CODE_CELL:
         return None
     lines = content.splitlines()
@@ -412,7 +412,7 @@ def _colon_options(lines: list[str], line: int) -> _Options:
     options: dict[str, list[str]] = {}
     option_lines: dict[str, list[int]] = {}
     index = 0
-    while index < len(lines) and (opt := _OPTION.match(lines[index])):
+    while index < len(lines) and (opt := OPTION_LINE.match(lines[index])):
         options.setdefault(opt["key"], []).append(opt["value"].strip())
         option_lines.setdefault(opt["key"], []).append(line + 1 + index)
         index += 1
@@ -445,7 +445,7 @@ def _yaml_options(role: str, lines: list[str], line: int, where: str) -> _Option
     for key, value in data.items():
         at = next((line + 1 + i for i in range(1, end) if lines[i].startswith(f"{key}:")), line + 1)
         values = value if isinstance(value, list) else [value]
-        if not _OPTION.match(f":{key}:") or not all(_scalar(v) for v in values):
+        if not OPTION_LINE.match(f":{key}:") or not all(_scalar(v) for v in values):
             raise LessonError(
                 f"{{{role}}} block: option {key!r} must be a text, a number, yes/no or a list "
                 "of them",

@@ -31,12 +31,12 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import (
-    _FENCED,
-    _OPTION,
-    _ROLE,
     CODE_CELL,
     CODE_CELL_ROLES,
+    FENCED_CODE,
     OLD_NAMES,
+    OPTION_LINE,
+    ROLE_INFO,
     code_cell,
     raw_block,
 )
@@ -100,7 +100,7 @@ def migrate_lesson(text: str, path: Path) -> str:
 
 def _fence(markup: str, info: str, content: str, block, task: str) -> list[str] | None:
     """The block rewritten, or None when it is already in the MyST forms."""
-    match = _ROLE.match(info.strip())
+    match = ROLE_INFO.match(info.strip())
     assert match is not None
     role, arg = match["role"], match["arg"].strip()
     changed = False
@@ -116,7 +116,7 @@ def _fence(markup: str, info: str, content: str, block, task: str) -> list[str] 
     if role in ("solution", "hint") and "class" not in block.options:
         options.append(("class", ["dropdown"]))  # MyST shows them collapsed
         changed = True
-    if role == "solution" and _FENCED.fullmatch(block.body) is None:
+    if role == "solution" and FENCED_CODE.fullmatch(block.body) is None:
         code = "\n".join(body_lines).rstrip("\n")
         inner = "````" if "```" in code else "```"
         body_lines = [f"{inner}python", code, inner]
@@ -186,7 +186,7 @@ def _take_attempts(body: str) -> tuple[list[str], list[dict]]:
 def _attempt_fence(attempt: dict) -> list[str]:
     code = str(attempt["code"]).rstrip("\n")
     first = code.split("\n", 1)[0]
-    if _OPTION.match(first) or first.rstrip() == "---":
+    if OPTION_LINE.match(first) or first.rstrip() == "---":
         raise LessonError(f"migrate: attempt {attempt['name']!r}: its code starts like an option")
     markup = "````" if "```" in code else "```"
     options = [(k, [str(attempt[k])]) for k in _ATTEMPT_OPTIONS if str(attempt.get(k, ""))]
