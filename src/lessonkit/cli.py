@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
     "verify": "Check that generated files, the execution records and the figure are up to date.",
+    "migrate": "Rewrite lesson.md files written in the older syntax into the MyST forms.",
     "start": "Copy a lesson's practice files into your own folder.",
     "run": "Run the worked example (or another lesson script) in a child process; keep a receipt.",
     "check": "Grade your attempt at the lesson's tasks.",

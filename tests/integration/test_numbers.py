@@ -189,7 +189,7 @@ def test_a_run_that_contradicts_the_declared_output_is_never_recorded(tmp_path):
     before = record.read_bytes()
     invoke(["build", "state-02"], root=tmp_path)  # stops on the stale records, files written
     code, out, _ = invoke(["run", "state-02", "--script", "going-further", "--record"], tmp_path)
-    declared = text.splitlines().index(":output: After one Adam step: [1.1, -0.9] 0.1")
+    declared = text.splitlines().index("  - 'After one Adam step: [1.1, -0.9] 0.1'")
     experiment = max(
         n for n, line in enumerate(text.splitlines()[:declared], 1) if line.startswith("```{")
     )
@@ -208,7 +208,8 @@ def _adam_at(rate: str, text: str) -> str:
     text = text.replace("optimizer = optax.adam(0.1)\n", f"optimizer = optax.adam({rate})\n")
     by_hand = "by_hand = jax.tree.map(lambda p, g: p - 0.1 * g"  # the experiment's, not the task's
     text = text.replace(by_hand, by_hand.replace("0.1", rate), 1)
-    return text.replace(": After one Adam step: [1.1, -0.9] 0.1", f": After one Adam step: {after}")
+    declared = "  - 'After one Adam step: [1.1, -0.9] 0.1'"  # an `output:` of the experiment
+    return text.replace(declared, f"  - 'After one Adam step: {after}'")
 
 
 def test_prose_and_expected_numbers_the_run_does_not_print_are_named():

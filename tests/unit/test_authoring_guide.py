@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from lessonkit.commands.new import Place, skeleton
-from lessonkit.lesson.blocks import ROLES
+from lessonkit.lesson.blocks import ROLES, raw_block
 from lessonkit.lesson.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import Phase
@@ -22,7 +22,7 @@ GUIDE = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
 
 def _role_rows() -> dict[str, str]:
     table = GUIDE.split("## Block roles", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `(\w+)` \|(.*)$", table, flags=re.MULTILINE)
+    rows = re.findall(r"^\| `([\w-]+)` \|(.*)$", table, flags=re.MULTILINE)
     return dict(rows)
 
 
@@ -35,11 +35,11 @@ def test_every_role_and_option_is_documented(role):
 
 
 def test_the_guides_example_is_the_skeleton_and_loads():
-    example = GUIDE.split("````markdown\n", 1)[1].split("\n````", 1)[0] + "\n"
+    example = GUIDE.split("`````markdown\n", 1)[1].split("\n`````", 1)[0] + "\n"
     phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
     place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
     written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))
-    prose = re.compile(r"^# Understand\n\n## The idea \{#idea\}\n\n.*?\n\n## ", re.S | re.M)
+    prose = re.compile(r"^# Understand\n\n\(idea\)=\n## The idea\n\n.*?\n\n\(", re.S | re.M)
     assert prose.sub("", example) == prose.sub("", written)
     lesson = parse_lesson(example, Path("lesson.md"))
     assert lesson.meta.id == "loops-01" and lesson.evidence and lesson.grading
@@ -60,4 +60,9 @@ def test_the_guides_grading_example_loads():
 
     parsed = parse_grading(yaml.safe_load(body), body, 1, "authoring.md", error)
     kinds = {type(spec).__name__.lower() for _, spec in parsed.inputs}
-    assert kinds == set(GENERATORS) and parsed.attempts
+    assert kinds == set(GENERATORS)
+    fence = grading.split("```{attempt}", 1)[1].split("\n```", 1)[0] + "\n"
+    info, content = fence.split("\n", 1)
+    block = raw_block("{attempt}" + info, content, 1, "authoring.md")
+    attempt = ROLES["attempt"].build(block)
+    assert (attempt.task, attempt.expect, attempt.code) == ("total", "failed", "total = 96.\n")

@@ -90,5 +90,5 @@ def test_the_figure_is_labelled(rendered):
 
 def test_a_failing_figure_block_names_the_lesson_line(lesson):
     broken = lesson.source.replace("figure_data = {", "figure_data = undefined_name or {")
-    with pytest.raises(LessonError, match=r"lesson.md:\d+: \{figure\} block raised NameError"):
+    with pytest.raises(LessonError, match=r"lesson.md:\d+: \{figure-data\} block raised NameError"):
         render_figure(parse_lesson(broken, lesson.path))

@@ -1,16 +1,18 @@
 """Fenced blocks of lesson.md: the raw block, and one table of roles with their builders.
 
-A fence whose info string is `{role} argument` is a block; its `:key: value` lines are its
-options and the rest its body. `ROLES` is the one table of block kinds: the options each
-accepts and the function that builds its model item. Task parts are kept raw and joined
-per section by `lessonkit.lesson.tasks`.
+A fence whose info string is `{role} argument` is a block (a MyST directive); its options
+are either `:key: value` lines at the top of its body or a YAML mapping between two `---`
+lines there (MyST's two forms; the YAML form gives a list where an option takes several
+values), and the rest is its body. `ROLES` is the one table of block kinds: the options each
+accepts and the function that builds its model item. Task parts are kept raw and joined per
+section by `lessonkit.lesson.tasks`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import yaml
 
@@ -18,7 +20,9 @@ from lessonkit.errors import LessonError
 from lessonkit.lesson.evidence_block import parse_evidence
 from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.model import (
+    ATTEMPT_STATUSES,
     DEFAULT_FIGURE_NOTE,
+    Attempt,
     Box,
     Check,
     CodeNote,
@@ -41,8 +45,12 @@ from lessonkit.lesson.model import (
     Step,
 )
 
-_ROLE = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
-_OPTION = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
+ROLE_INFO = re.compile(r"^\{(?P<role>[A-Za-z_-]+)\}\s*(?P<arg>.*)$")
+OPTION_LINE = re.compile(r"^:(?P<key>[a-z_]+):\s?(?P<value>.*)$")
+FENCED_CODE = re.compile(
+    r"\s*(?P<fence>`{3,})[ \t]*(?:python|python3|ipython3)?[ \t]*\n(?P<code>.*?\n)?(?P=fence)\s*",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -56,11 +64,12 @@ class RawBlock:
     body: str
     line: int
     where: str
+    body_offset: int = 0  # lines between the fence and the body: the options, in either form
 
     @property
     def body_line(self) -> int:
         """The lesson.md line of the body's first line, below the fence and the options."""
-        return self.line + 1 + sum(len(v) for v in self.options.values())
+        return self.line + 1 + self.body_offset
 
     def error(self, message: str, line: int | None = None) -> LessonError:
         return LessonError(
@@ -88,6 +97,15 @@ class RawBlock:
             raise self.error(f"needs {what} after the role, as in ```{{{self.role}}} {what}")
         return self.arg
 
+    def code_body(self, what: str) -> str:
+        """The body as code: a body that is one fenced code block (as MyST's own `{solution}`
+        needs, to show it as code) gives that block's content."""
+        body = self.need_body(what)
+        match = FENCED_CODE.fullmatch(body)
+        if match is None:
+            return body
+        return match["code"]
+
     def need_body(self, what: str) -> str:
         if not self.body.strip():
             raise self.error(f"is empty; it needs {what}")
@@ -99,7 +117,7 @@ class BlockRole:
     """One block kind: the options it accepts and the function that builds its item."""
 
     options: frozenset[str]
-    build: Callable[[RawBlock], Item | RawBlock]
+    build: Callable[[RawBlock], Item | Attempt | RawBlock]
 
 
 def at_line(path: str, line: int) -> str:
@@ -273,6 +291,20 @@ def _evidence(b: RawBlock) -> EvidenceBlock:
     return parse_evidence(yaml_body(b), b.body, b.body_line, b.line, b.error)
 
 
+def _attempt(b: RawBlock) -> Attempt:
+    """An attempt `lessonkit verify` grades: its name, its task's cell as code, its verdict."""
+    expect = b.one("expect")
+    if expect not in ATTEMPT_STATUSES:
+        raise b.error(f"':expect:' must be one of {', '.join(ATTEMPT_STATUSES)}, got {expect!r}")
+    message = b.one("message", "")
+    try:
+        re.compile(message)
+    except re.error as exc:
+        raise b.error(f"':message:' is not a regular expression ({exc})") from None
+    code = b.need_body("the task cell's code")
+    return Attempt(b.one("task"), b.need_arg("a name"), code, expect, message, b.line)  # type: ignore[arg-type]
+
+
 def _keep(b: RawBlock) -> RawBlock:
     """Task parts (task, scaffold, solution, hint, reasoning) are joined per section later."""
     return b
@@ -289,12 +321,13 @@ ROLES: dict[str, BlockRole] = {
     "numbers": BlockRole(frozenset({"sections", "not_results"}), _numbers),
     "step": BlockRole(frozenset({"intro", "summary"}) | _NOTE_OPTIONS, _step),
     "run": BlockRole(frozenset({"expected", "about"}), _run),
-    "figure": BlockRole(frozenset({"prompt", "alt", "notebook_note"}), _figure),
+    "figure-data": BlockRole(frozenset({"prompt", "alt", "notebook_note"}), _figure),
     "plot": BlockRole(frozenset(), _plot),
     "experiment": BlockRole(frozenset({"prompt", "expected", "optional", "output"}), _experiment),
     "quiz": BlockRole(frozenset(), _quiz),
     "grading": BlockRole(frozenset(), _grading),
     "evidence": BlockRole(frozenset(), _evidence),
+    "attempt": BlockRole(frozenset({"task", "expect", "message"}), _attempt),
     "task": BlockRole(frozenset({"kind", "where", "plan", "title"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
     "solution": BlockRole(frozenset(), _keep),
@@ -302,34 +335,133 @@ ROLES: dict[str, BlockRole] = {
     "reasoning": BlockRole(frozenset(), _keep),
 }
 TASK_PARTS = ("scaffold", "solution", "hint", "reasoning")
+OLD_NAMES: dict[str, str] = {"figure": "figure-data"}
+"""Role names lessons written before lesson.md became MyST use: still loaded, under the new
+name (`lessonkit migrate` rewrites them). MyST's own `{figure}` is an image."""
+CODE_CELL = "code-cell"
+CODE_CELL_ROLES = frozenset({"step", "experiment"})
+"""Roles whose code may stand, instead of in their own body, in the MyST `{code-cell}` right
+after them: what jupytext and Jupyter Book read as a notebook's code cell."""
+MYST_OPTIONS = frozenset({"label", "class"})
+"""MyST's options that every directive takes: accepted on every block, and not used."""
 
 
 def raw_block(info: str, content: str, line: int, where: str) -> RawBlock | None:
-    match = _ROLE.match(info.strip())
+    match = ROLE_INFO.match(info.strip())
     if match is None:
         return None  # an ordinary code fence: part of the prose
     role, arg = match["role"], match["arg"].strip()
+    role = OLD_NAMES.get(role, role)
     if role not in ROLES:
         known = ", ".join(sorted(ROLES))
         raise LessonError(
             f"unknown block role {{{role}}}; choose one of: {known}", where=at_line(where, line)
         )
-    options: dict[str, list[str]] = {}
-    option_lines: dict[str, list[int]] = {}
     lines = content.splitlines()
-    index = 0
-    while index < len(lines) and (opt := _OPTION.match(lines[index])):
-        key = opt["key"]
+    if lines and lines[0].rstrip() == "---":
+        options, option_lines, index = _yaml_options(role, lines, line, where)
+    else:
+        options, option_lines, index = _colon_options(lines, line)
+    for key in options.keys() - MYST_OPTIONS:
         if key not in ROLES[role].options:
             allowed = ", ".join(sorted(ROLES[role].options)) or "none"
             raise LessonError(
-                f"{{{role}}} block: unknown option ':{key}:'; allowed: {allowed}",
-                where=at_line(where, line + 1 + index),
+                f"{{{role}}} block: unknown option ':{key}:'; allowed: {allowed}"
+                f" (and MyST's {', '.join(sorted(MYST_OPTIONS))})",
+                where=at_line(where, option_lines[key][0]),
             )
-        options.setdefault(key, []).append(opt["value"].strip())
-        option_lines.setdefault(key, []).append(line + 1 + index)
-        index += 1
     body = "\n".join(lines[index:])
     frozen = {k: tuple(v) for k, v in options.items()}
     frozen_lines = {k: tuple(v) for k, v in option_lines.items()}
-    return RawBlock(role, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where)
+    return RawBlock(
+        role, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where, index
+    )
+
+
+_Options = tuple[dict[str, list[str]], dict[str, list[int]], int]
+
+
+def code_cell(info: str, content: str, line: int, where: str) -> RawBlock | None:
+    """A `{code-cell}` fence, its options (Jupyter's `tags` and the like) read and not used."""
+    match = ROLE_INFO.match(info.strip())
+    if match is None or match["role"] != CODE_CELL:
+        return None
+    lines = content.splitlines()
+    if lines and lines[0].rstrip() == "---":
+        options, option_lines, index = _yaml_options(CODE_CELL, lines, line, where)
+    else:
+        options, option_lines, index = _colon_options(lines, line)
+    body = "\n".join(lines[index:])
+    frozen = {k: tuple(v) for k, v in options.items()}
+    frozen_lines = {k: tuple(v) for k, v in option_lines.items()}
+    arg = match["arg"].strip()
+    return RawBlock(
+        CODE_CELL, arg, frozen, frozen_lines, body + ("\n" if body else ""), line, where, index
+    )
+
+
+def with_code(block: RawBlock, cell: RawBlock) -> RawBlock:
+    """A `{step}` or `{experiment}` given the body of the `{code-cell}` that follows it."""
+    if cell.arg not in ("", "python", "python3", "ipython3"):
+        raise cell.error(f"holds {cell.arg!r} code; the lesson's code cells are Python")
+    return replace(block, body=cell.body, body_offset=cell.body_line - block.line - 1)
+
+
+def _colon_options(lines: list[str], line: int) -> _Options:
+    """`:key: value` lines; a key given on several lines takes each value in turn."""
+    options: dict[str, list[str]] = {}
+    option_lines: dict[str, list[int]] = {}
+    index = 0
+    while index < len(lines) and (opt := OPTION_LINE.match(lines[index])):
+        options.setdefault(opt["key"], []).append(opt["value"].strip())
+        option_lines.setdefault(opt["key"], []).append(line + 1 + index)
+        index += 1
+    return options, option_lines, index
+
+
+def _yaml_options(role: str, lines: list[str], line: int, where: str) -> _Options:
+    """A YAML mapping between `---` lines; a list value gives the option several values."""
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise LessonError(
+            f"{{{role}}} block: its YAML options open with '---' and need a closing '---'",
+            where=at_line(where, line + 1),
+        )
+    try:
+        data = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = yaml_mark(exc)
+        raise LessonError(
+            f"{{{role}}} block: its options are not valid YAML ({getattr(exc, 'problem', exc)})",
+            where=at_line(where, line + 2 + (mark.line if mark else 0)),
+        ) from None
+    if not isinstance(data, dict):
+        raise LessonError(
+            f"{{{role}}} block: its options between '---' lines must be a YAML mapping",
+            where=at_line(where, line + 2),
+        )
+    options: dict[str, list[str]] = {}
+    option_lines: dict[str, list[int]] = {}
+    for key, value in data.items():
+        at = next((line + 1 + i for i in range(1, end) if lines[i].startswith(f"{key}:")), line + 1)
+        values = value if isinstance(value, list) else [value]
+        if not OPTION_LINE.match(f":{key}:") or not all(_scalar(v) for v in values):
+            raise LessonError(
+                f"{{{role}}} block: option {key!r} must be a text, a number, yes/no or a list "
+                "of them",
+                where=at_line(where, at),
+            )
+        options[str(key)] = [_option_text(v) for v in values]
+        option_lines[str(key)] = [at] * len(values)
+    return options, option_lines, end + 1
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _option_text(value: object) -> str:
+    """A YAML option value as the `:key: value` form gives it (YAML's true/false are yes/no)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value).strip()

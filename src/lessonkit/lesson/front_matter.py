@@ -51,6 +51,14 @@ def parse_front_matter(text: str, where: str) -> Meta:
                 return number
         return 1
 
+    if isinstance(data.get("date"), str):  # quoted, as MyST tools and jupytext want it
+        try:
+            data["date"] = dt.date.fromisoformat(data["date"])
+        except ValueError:
+            raise LessonError(
+                f"bad front matter: 'date' should be a date as YYYY-MM-DD, got {data['date']!r}",
+                where=at_line(where, line_of("date")),
+            ) from None
     for key, kind in _META_TYPES.items():
         if key not in data:
             raise LessonError(f"bad front matter: missing '{key}'", where=at_line(where, 1))

@@ -1,9 +1,10 @@
 """Load lesson.md into the `Lesson` model.
 
-lesson.md is Markdown with YAML front matter. Top-level headings are the preamble and the
-five stages; second-level headings are sections (`## Title {#id}`); fenced blocks whose info
-string is `{role} argument` carry the structured parts. Every mistake is reported as one
-`LessonError` naming `file:line`.
+lesson.md is MyST Markdown with YAML front matter. Top-level headings are the preamble and the
+five stages; second-level headings are sections, each with its id in a MyST target line just
+above it (`(id)=`; the older `## Title {#id}` still loads); fenced blocks whose info string is
+`{role} argument` (MyST directives) carry the structured parts. Every mistake is reported as
+one `LessonError` naming `file:line`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,26 @@ from dataclasses import replace
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from lessonkit.errors import LessonError
-from lessonkit.lesson.blocks import ROLES, TASK_PARTS, RawBlock, at_line, raw_block
+from lessonkit.lesson.blocks import (
+    CODE_CELL_ROLES,
+    ROLES,
+    TASK_PARTS,
+    RawBlock,
+    at_line,
+    code_cell,
+    raw_block,
+    with_code,
+)
 from lessonkit.lesson.front_matter import parse_front_matter
 from lessonkit.lesson.model import (
     PREAMBLE,
     STAGES,
+    Attempt,
+    Grading,
     Item,
     Lesson,
     Part,
@@ -33,6 +46,7 @@ from lessonkit.lesson.tasks import assemble_task
 from lessonkit.lesson.validate import validate
 
 _HEADING_ID = re.compile(r"^(?P<title>.*?)\s*\{#(?P<id>[a-z0-9-]+)\}\s*$")
+_TARGET = re.compile(r"^\((?P<id>[^()\s]+)\)=$")
 
 
 class _SectionBuilder:
@@ -40,14 +54,33 @@ class _SectionBuilder:
         self.title, self.id, self.line, self.where = title, section_id, line, where
         self.items: list[Item] = []
         self.task_parts: list[RawBlock] = []
+        self.attempts: list[Attempt] = []
+        self.awaiting: RawBlock | None = None  # a step or experiment whose {code-cell} is next
 
     def add_prose(self, text: str, line: int) -> None:
+        self._need_no_code_cell()
         self._flush_task()
         if text.strip():
             self.items.append(Prose(text.strip("\n"), line))
 
+    def add_code_cell(self, cell: RawBlock) -> None:
+        if self.awaiting is None:
+            roles = " or ".join(f"{{{r}}}" for r in sorted(CODE_CELL_ROLES))
+            raise cell.error(f"must follow a {roles} block without code of its own: its code")
+        block, self.awaiting = self.awaiting, None
+        self.add_block(with_code(block, cell))
+
+    def _need_no_code_cell(self) -> None:
+        if self.awaiting is not None:
+            raise self.awaiting.error(
+                "has no code: write it in the block, or in a {code-cell} right after it"
+            )
+
     def add_block(self, block: RawBlock) -> None:
-        if block.role == "task":
+        self._need_no_code_cell()
+        if block.role in CODE_CELL_ROLES and not block.body.strip():
+            self.awaiting = block
+        elif block.role == "task":
             self._flush_task()
             self.task_parts = [block]
         elif block.role in TASK_PARTS:
@@ -56,7 +89,11 @@ class _SectionBuilder:
             self.task_parts.append(block)
         else:
             self._flush_task()
-            self.items.append(ROLES[block.role].build(block))
+            built = ROLES[block.role].build(block)
+            if isinstance(built, Attempt):
+                self.attempts.append(built)
+            else:
+                self.items.append(built)
 
     def _flush_task(self) -> None:
         if self.task_parts:
@@ -65,6 +102,7 @@ class _SectionBuilder:
             self.task_parts = []
 
     def build(self) -> Section:
+        self._need_no_code_cell()
         self._flush_task()
         return Section(self.id, self.title, tuple(self.items), self.line)
 
@@ -91,6 +129,12 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     current: _SectionBuilder | None = None
     prose_start: int | None = None
     prose_end = 0
+    attempts: list[Attempt] = []
+    target: tuple[str, int] | None = None  # a MyST `(id)=` line waiting for its heading
+
+    def finish_section(builder: _SectionBuilder) -> None:
+        sections.append(builder.build())
+        attempts.extend(builder.attempts)
 
     def flush_prose() -> None:
         nonlocal prose_start
@@ -101,7 +145,7 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     def close_part() -> None:
         nonlocal sections
         if current is not None:
-            sections.append(current.build())
+            finish_section(current)
         if part_title is not None:
             stage = STAGES.index(part_title) + 1 if part_title in STAGES else None
             parts.append(Part(part_title, stage, tuple(sections), part_line))
@@ -114,6 +158,16 @@ def parse_lesson(text: str, path: Path) -> Lesson:
             index += 1
             continue
         start, end = token.map
+        if target is not None and not (token.type == "heading_open" and token.tag == "h2"):
+            raise LessonError(
+                f"the MyST target ({target[0]})= must stand just above a '## ' section heading",
+                where=at_line(where, target[1]),
+            )
+        if token.type == "paragraph_open" and (found := _target(tokens[index + 1], where)):
+            flush_prose()
+            target = found
+            index += 3
+            continue
         if token.type == "heading_open" and token.tag in ("h1", "h2"):
             flush_prose()
             title_text = tokens[index + 1].content.strip()
@@ -134,13 +188,29 @@ def parse_lesson(text: str, path: Path) -> Lesson:
                         where=at_line(where, start + 1),
                     )
                 if current is not None:
-                    sections.append(current.build())
+                    finish_section(current)
                 match = _HEADING_ID.match(title_text)
                 title, section_id = (
                     (match["title"], match["id"]) if match else (title_text, _slug(title_text))
                 )
+                if target is not None:
+                    if match:
+                        raise LessonError(
+                            f"the section has two ids: the target ({target[0]})= above it and "
+                            f"{{#{match['id']}}} in its heading; keep the target",
+                            where=at_line(where, start + 1),
+                        )
+                    section_id, target = target[0], None
                 current = _SectionBuilder(title, section_id, start + 1, where)
             index += 3
+            continue
+        fence = token.type == "fence"
+        if fence and (cell := code_cell(token.info, token.content, start + 1, where)):
+            flush_prose()
+            if current is None:
+                raise cell.error("must sit inside a section (a '## ' heading)")
+            current.add_code_cell(cell)
+            index += 1
             continue
         if token.type == "fence":
             block = raw_block(token.info, token.content, start + 1, where)
@@ -165,11 +235,54 @@ def parse_lesson(text: str, path: Path) -> Lesson:
         # skip the nested tokens of this block
         while index < len(tokens) and tokens[index].level != 0:
             index += 1
+    if target is not None:
+        raise LessonError(
+            f"the MyST target ({target[0]})= must stand just above a '## ' section heading",
+            where=at_line(where, target[1]),
+        )
     flush_prose()
     close_part()
-    lesson = Lesson(meta, tuple(parts), path, text)
+    lesson = Lesson(meta, _with_attempts(tuple(parts), attempts, where), path, text)
     validate(lesson)
     return tie_numbers(_number_steps(lesson))
+
+
+def _target(inline: Token, where: str) -> tuple[str, int] | None:
+    """A paragraph that is only a MyST target, `(id)=`: the id and its line."""
+    match = _TARGET.match(inline.content.strip())
+    if match is None or inline.map is None:
+        return None
+    line = inline.map[0] + 1
+    if not re.fullmatch(r"[a-z0-9-]+", match["id"]):
+        raise LessonError(
+            f"section id {match['id']!r} in a MyST target: use lowercase letters, digits and "
+            "dashes",
+            where=at_line(where, line),
+        )
+    return match["id"], line
+
+
+def _with_attempts(parts: tuple[Part, ...], attempts: list[Attempt], where: str) -> tuple:
+    """Put the `{attempt}` blocks' attempts after the `{grading}` block's own."""
+    if not attempts:
+        return parts
+    gradings = [i for p in parts for s in p.sections for i in s.items if isinstance(i, Grading)]
+    if not gradings:
+        raise LessonError(
+            "an {attempt} block needs the lesson's {grading} block, which grades it",
+            where=at_line(where, attempts[0].line),
+        )
+    merged = replace(gradings[0], attempts=gradings[0].attempts + tuple(attempts))
+    return tuple(
+        replace(
+            part,
+            sections=tuple(
+                replace(s, items=tuple(merged if i is gradings[0] else i for i in s.items))
+                for s in part.sections
+            ),
+        )
+        for part in parts
+    )
 
 
 def _is_blank(chunk: list[str]) -> bool:

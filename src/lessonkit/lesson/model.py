@@ -348,6 +348,7 @@ class Probe:
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]
+ATTEMPT_STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ def assemble_task(parts: list[RawBlock]) -> Task:
     head = parts[0]
     found: dict[str, RawBlock] = {}
     for part in parts[1:]:
+        if part.arg and part.arg != head.arg:
+            raise part.error(
+                f"names task {part.arg!r}, but it follows the {{task}} block of {head.arg!r}"
+            )
         if part.role in found:
             raise part.error(f"task {head.arg!r} already has a {{{part.role}}} block")
         found[part.role] = part
@@ -77,7 +81,7 @@ def assemble_task(parts: list[RawBlock]) -> Task:
         plan=head.many("plan"),
         prompt=head.need_body("the task prompt").strip(),
         scaffold=found["scaffold"].need_body("scaffold code").rstrip("\n"),
-        solution=found["solution"].need_body("solution code").rstrip("\n"),
+        solution=found["solution"].code_body("solution code").rstrip("\n"),
         hint=found["hint"].need_body("a hint").strip(),
         reasoning=reasoning.body.strip() if reasoning else "",
         line=head.line,

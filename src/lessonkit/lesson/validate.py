@@ -42,7 +42,7 @@ def validate(lesson: Lesson) -> None:
             f"found {', '.join(titles)}",
             where=at_line(where, 1),
         )
-    for kind, what in ((Figure, "{figure}"), (Plot, "{plot}")):
+    for kind, what in ((Figure, "{figure-data}"), (Plot, "{plot}")):
         if len(lesson.items(kind)) != 1:
             raise LessonError(f"the lesson needs exactly one {what} block", where=at_line(where, 1))
     if not lesson.steps:

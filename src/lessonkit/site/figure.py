@@ -1,6 +1,6 @@
 """The lesson's figure, its data and their provenance, reproducible byte for byte.
 
-The figure is computed, not drawn by hand: the lesson's build steps, its ``{figure}`` block
+The figure is computed, not drawn by hand: the lesson's build steps, its ``{figure-data}`` block
 (which defines ``figure_data``) and its ``{plot}`` block (which draws ``fig``) run in a fresh
 namespace. Everything that could make two builds differ is pinned: matplotlib's default style
 instead of the user's matplotlibrc, a fixed SVG hash salt, no creation dates, a fixed DPI, and
@@ -71,7 +71,7 @@ def compute_figure(lesson: Lesson) -> tuple[Any, Any]:
     namespace: dict[str, Any] = {"__name__": "__lessonkit_figure__"}
     with quiet_cpu():
         run_steps(lesson, namespace)
-        run_block(lesson.figure.code, namespace, lesson, "figure", lesson.figure.line)
+        run_block(lesson.figure.code, namespace, lesson, "figure-data", lesson.figure.line)
         run_block(lesson.plot.code, namespace, lesson, "plot", lesson.plot.line)
     data, fig = namespace.get("figure_data"), namespace.get("fig")
     if not isinstance(fig, matplotlib.figure.Figure):
@@ -84,7 +84,7 @@ def compute_figure(lesson: Lesson) -> tuple[Any, Any]:
     except (TypeError, ValueError):
         plt.close(fig)
         raise LessonError(
-            "{figure} block: figure_data must hold only JSON values (lists, numbers, strings)",
+            "{figure-data} block: figure_data must hold only JSON values (lists, numbers, strings)",
             where=f"{lesson.path}:{lesson.figure.line}",
         ) from None
     return data, fig

@@ -1,0 +1,153 @@
+"""MyST tools read lesson.md as it is: jupytext makes a notebook of it, and mystmd (Jupyter Book
+2) builds every lesson as a book with lessonkit's plugin (`myst/lessonkit.mjs`, mystmd pinned
+in `myst/package.json`), with no error or warning and no answer shown uncollapsed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from lessonkit.lesson.blocks import ROLES
+from lessonkit.lesson.catalog import lesson_paths
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.model import Experiment, Step
+
+from conftest import REPO
+
+LESSONS = lesson_paths(REPO)
+MYST = REPO / "myst" / "node_modules" / ".bin" / "myst"
+MYST_OWN = {"math", "solution", "hint"}  # MyST's own directives, which the plugin leaves alone
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.parent.name)
+def test_jupytext_reads_steps_and_experiments_as_code_cells(path):
+    """`jupytext --from md:myst` makes a notebook whose code cells are the lesson's steps and
+    experiments, in order; writing it back as MyST and reading it again keeps every cell."""
+    jupytext = pytest.importorskip("jupytext")
+    lesson = load_lesson(path)
+    notebook = jupytext.reads(path.read_text(encoding="utf-8"), fmt="md:myst")
+    code = [c.source for c in notebook.cells if c.cell_type == "code"]
+    kinds = (Step, Experiment)
+    items = [i for p in lesson.parts for s in p.sections for i in s.items if type(i) in kinds]
+    assert code == [i.code for i in items] and len(code) >= 3
+    again = jupytext.reads(jupytext.writes(notebook, fmt="md:myst"), fmt="md:myst")
+    cells = [(c.cell_type, c.source) for c in notebook.cells]
+    assert [(c.cell_type, c.source) for c in again.cells] == cells
+    assert notebook.metadata["id"] == lesson.meta.id
+
+
+def test_the_plugin_renders_every_block_kind():
+    plugin = (REPO / "myst" / "lessonkit.mjs").read_text(encoding="utf-8")
+    named = set(re.findall(r"name: '([a-z-]+)',\n\s+doc:", plugin))
+    named |= set(re.findall(r"hidden\('([a-z-]+)'", plugin))
+    assert named == set(ROLES) - MYST_OWN
+
+
+@pytest.fixture(scope="module")
+def myst_site(tmp_path_factory) -> tuple[str, dict[str, dict]]:
+    """`myst build --site` of a copy of the repository's book: its output and its pages."""
+    if not MYST.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("mystmd is not installed: run `npm ci --prefix myst` (.ci/run does)")
+        pytest.skip("mystmd is not installed here (`npm ci --prefix myst`)")
+    root = tmp_path_factory.mktemp("book")
+    shutil.copy(REPO / "myst.yml", root / "myst.yml")
+    (root / "myst").mkdir()
+    shutil.copy(REPO / "myst" / "lessonkit.mjs", root / "myst" / "lessonkit.mjs")
+    (root / "myst" / "node_modules").symlink_to(REPO / "myst" / "node_modules")
+    for path in LESSONS:
+        copy = root / path.relative_to(REPO)
+        copy.parent.mkdir(parents=True)
+        shutil.copy(path, copy)
+    done = subprocess.run(
+        [str(MYST), "build", "--site"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    output = done.stdout + done.stderr
+    pages = {}
+    for page in (root / "_build" / "site" / "content").glob("*.json"):
+        data = json.loads(page.read_text(encoding="utf-8"))
+        pages[data["frontmatter"]["title"]] = data["mdast"]
+    return output, pages
+
+
+def test_myst_builds_every_lesson_without_errors_or_warnings(myst_site):
+    output, pages = myst_site
+    # The site's theme is downloaded last (not reachable offline); everything before it counts.
+    before_theme = output.split("Querying template metadata", 1)[0]
+    assert "lessonkit (myst/lessonkit.mjs) loaded" in before_theme, output
+    problems = [line for line in before_theme.splitlines() if line.startswith(("⛔", "⚠"))]
+    assert problems == [], "\n".join(problems)
+    assert f"Built {len(LESSONS)} pages for project" in before_theme, output
+    assert sorted(pages) == sorted(load_lesson(p).meta.title for p in LESSONS)
+
+
+def _nodes(node: dict, collapsed: bool = False):
+    """Every node with whether it sits in a collapsed element (a dropdown, a details)."""
+    yield node, collapsed
+    folded = node.get("type") == "details" or "dropdown" in str(node.get("class", ""))
+    for child in node.get("children") or []:
+        yield from _nodes(child, collapsed or folded)
+
+
+def _text(node: dict) -> str:
+    return str(node.get("value", "")) + "".join(_text(c) for c in node.get("children") or [])
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.parent.name)
+def test_the_book_shows_lessons_as_readers_need_them(myst_site, path):
+    lesson = load_lesson(path)
+    mdast = myst_site[1][lesson.meta.title]
+    nodes = list(_nodes(mdast))
+    shown = "\n".join(str(n.get("value", "")) for n, folded in nodes if not folded)
+    everything = "\n".join(str(n.get("value", "")) for n, _ in nodes)
+    for task in lesson.tasks:
+        assert task.solution not in shown, f"{task.id}: the solution shows uncollapsed"
+        assert task.solution in everything, f"{task.id}: the solution is missing"
+        assert task.scaffold in shown, f"{task.id}: the scaffold is not shown"
+    for attempt in lesson.grading.attempts:
+        assert attempt.code.strip() not in everything, f"attempt {attempt.name!r} is shown"
+    assert "expr:" not in everything and "input_sets:" not in everything  # {numbers}, {grading}
+    for item in lesson.evidence:
+        assert item.keep not in everything, f"evidence {item.title!r} is shown"
+    kinds = [n["type"] for n, _ in nodes]
+    assert kinds.count("exercise") == len(lesson.tasks)
+    assert kinds.count("tabSet") >= 1 and "tabItem" in kinds
+    codes = [n.get("value") for n, _ in nodes if n.get("type") == "code"]
+    assert all(step.code in codes for step in lesson.steps)
+
+    def words(text: str) -> str:
+        return " ".join(re.findall(r"[A-Za-z0-9]+", text))
+
+    answers = [words(_text(n)) for n, _ in nodes if n.get("type") == "details"]
+    for quiz in lesson.quizzes:  # the explanation, as text, in a collapsed answer
+        start = words(quiz.explanation)[:40]
+        assert any(start in answer for answer in answers), quiz.id
+
+
+def test_declared_attempts_pass_ruff_in_the_file_the_grader_grades(tmp_path):
+    """An `{attempt}` is Python an editor highlights, and ruff lints it as the grader runs it:
+    the practice script with the attempt in its task's cell (`attempt_script`)."""
+    from lessonkit.grade.attempts import attempt_script
+
+    count = 0
+    for path in LESSONS:
+        lesson = load_lesson(path)
+        for number, attempt in enumerate(lesson.grading.attempts):
+            script = attempt_script(lesson, {attempt.task: attempt.code})
+            (tmp_path / f"{lesson.meta.id}_{number}.py").write_text(script, encoding="utf-8")
+            count += 1
+    assert count >= len(LESSONS)
+    lint = [sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "E9,F"]
+    done = subprocess.run([*lint, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
