@@ -26,10 +26,10 @@ def _numbers_table(numbers: tuple[NumberCheck, ...]) -> str:
         return "No values were computed (see *Your run* above)."
     rows = ["| quantity | derived by hand | computed in your run | agrees |", "|---|---|---|---|"]
     for n in numbers:
-        got = n.error if n.error else number_text(n.computed)
+        got = markdown_text(n.error, cell=True) if n.error else number_text(n.computed)
         mark = "yes" if n.agrees else "**no**"
         rows.append(
-            f"| {n.name} | {number_text(n.derived)} | {markdown_text(got, cell=True)} | {mark} |"
+            f"| {n.name} | {number_text(n.derived)} | {got} | {mark} |"
         )
     agreeing = sum(n.agrees for n in numbers)
     return f"{agreeing} of {len(numbers)} values agree.\n\n" + "\n".join(rows)
