@@ -28,9 +28,7 @@ def _numbers_table(numbers: tuple[NumberCheck, ...]) -> str:
     for n in numbers:
         got = markdown_text(n.error, cell=True) if n.error else number_text(n.computed)
         mark = "yes" if n.agrees else "**no**"
-        rows.append(
-            f"| {n.name} | {number_text(n.derived)} | {got} | {mark} |"
-        )
+        rows.append(f"| {n.name} | {number_text(n.derived)} | {got} | {mark} |")
     agreeing = sum(n.agrees for n in numbers)
     return f"{agreeing} of {len(numbers)} values agree.\n\n" + "\n".join(rows)
 
