@@ -103,7 +103,9 @@ def _main(argv: list[str]) -> int:
     try:
         return int(_module(args.command).run(args) or 0)
     except LessonkitError as exc:
-        print(f"lessonkit {args.command}: {exc}", file=sys.stderr)
+        from lessonkit.lesson.text import safe_text  # a file name in it may hold escapes
+
+        print(safe_text(f"lessonkit {args.command}: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"lessonkit {args.command}: interrupted", file=sys.stderr)

@@ -1,7 +1,7 @@
 """`lessonkit project` on real scripts: the reference has every property, and each wrong
 project fails exactly the properties its bug breaks.
 
-The scripts are graded once, in one `--batch` run shared by the module (a project costs seven
+The scripts are graded once, in one `--batch` run shared by the module (a project costs eight
 short runs of its script, each importing JAX), with a fixed seed so a failure can be replayed.
 """
 
@@ -32,6 +32,10 @@ MUST_FAIL = {
     "numpy_global.py": ("reproducible", "restartable", "device-independent"),
     "seed_ignored.py": ("seed-sensitive",),
 }
+HOSTILE = {  # red team attacks, issue 34: each must fail the property it fools
+    "f7_one_stream.py": ("distinct-keys",),
+    "f8_reads_xla_flags.py": ("device-independent",),
+}
 SEED = 20261204
 
 
@@ -39,7 +43,7 @@ SEED = 20261204
 def batch(tmp_path_factory) -> tuple[int, dict, str, Path]:
     folder = tmp_path_factory.mktemp("projects") / "submitted"
     folder.mkdir()
-    for name in MUST_FAIL:
+    for name in (*MUST_FAIL, *HOSTILE):
         shutil.copy(PROJECTS / name, folder / name)
     (folder / "leak.py").symlink_to(REPO / "pyproject.toml")  # never read, never run
     out = folder.parent / "out"
@@ -59,6 +63,33 @@ def test_each_project_fails_exactly_the_properties_its_bug_breaks(batch, name):
     assert verdicts == expected, json.dumps(report, indent=1)
     assert report["passed"] is (not MUST_FAIL[name])
     assert report["seed"] == SEED and report["sandboxed"] in (True, False)
+
+
+def _verdicts(summary: dict, name: str) -> dict[str, dict]:
+    report = next(r for r in summary["reports"] if r["file"] == name)
+    return {p["property"]: p for p in report["properties"]}
+
+
+def test_f7_one_key_for_leaves_of_different_shapes_fails_distinct_keys(batch):
+    """Red team F7: one key draws all four leaves, each of its own shape, so none can be
+    equal; `layer1/b` is the first four numbers of `layer1/w` and distinct-keys finds it."""
+    _, summary, _, _ = batch
+    verdicts = _verdicts(summary, "f7_one_stream.py")
+    failed = [name for name, p in verdicts.items() if p["verdict"] != "holds"]
+    assert failed == ["distinct-keys"], json.dumps(verdicts, indent=1)
+    evidence = verdicts["distinct-keys"]["evidence"]
+    assert "layer1/b" in evidence and "layer1/w" in evidence, evidence
+    assert "one random stream" in evidence, evidence
+
+
+def test_f8_a_script_that_reads_xla_flags_fails_device_independent(batch):
+    """Red team F8: the script behaves only where XLA_FLAGS is set; four devices set with
+    JAX_NUM_CPU_DEVICES, as the grader now also runs it, give other parameters."""
+    _, summary, _, _ = batch
+    verdicts = _verdicts(summary, "f8_reads_xla_flags.py")
+    failed = [name for name, p in verdicts.items() if p["verdict"] != "holds"]
+    assert failed == ["device-independent"], json.dumps(verdicts, indent=1)
+    assert "JAX_NUM_CPU_DEVICES=4" in verdicts["device-independent"]["evidence"]
 
 
 def test_evidence_names_the_leaves_and_the_batch_writes_feedback(batch):
@@ -81,6 +112,7 @@ def test_evidence_names_the_leaves_and_the_batch_writes_feedback(batch):
         "to-restart",
         "restarted",
         "devices",
+        "devices-jax",
     ]
     assert json.loads((out / "project-phase-03.json").read_text())["seed"] == SEED
     feedback = (out / "feedback" / "split_chain.py.md").read_text()

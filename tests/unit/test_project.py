@@ -119,13 +119,18 @@ def test_plan_runs_each_run_once_and_only_the_runs_needed():
         "to-restart",
         "restarted",
         "devices",
+        "devices-jax",
     ]
     restarted = next(r for r in plan if r.name == "restarted")
     assert restarted.reads == "to-restart" and "--start" in restarted.arguments
-    devices = next(r for r in plan if r.name == "devices")
-    assert devices.command("project.py").startswith(
+    commands = {r.name: r.command("project.py") for r in plan}
+    assert commands["devices"].startswith(
         "XLA_FLAGS=--xla_force_host_platform_device_count=4 python project.py"
     )
+    assert commands["devices-jax"].startswith("JAX_NUM_CPU_DEVICES=4 python project.py")
+    # Every run sets a device count, 1 or 4, the two settings taking turns (red team F8).
+    assert commands["full"].startswith("XLA_FLAGS=--xla_force_host_platform_device_count=1 ")
+    assert commands["again"].startswith("JAX_NUM_CPU_DEVICES=1 python")
     from dataclasses import replace
 
     only = replace(CONTRACT, properties=(("runs", "x"), ("seed-sensitive", "y")))
@@ -261,7 +266,80 @@ def test_distinct_keys_names_two_leaves_that_start_equal():
     assert result.verdict == "fails" and result.paths == ("layer1/w", "layer2/w")
     assert "layer1/w and layer2/w start equal" in result.evidence
     unlike = read_parameters(npz(a__w=np.zeros(2), b__w=np.zeros(3)))
-    assert "no two leaves share" in check_distinct_keys([("seed 0", unlike)]).evidence
+    assert "1 pair of leaves compared" in check_distinct_keys([("seed 0", unlike)]).evidence
+
+
+def _one_stream(**leaves: np.ndarray):
+    return check_distinct_keys([("seed 0", tree(1)), ("seed 1", tree(0, **leaves))])
+
+
+def test_f7_one_stream_for_leaves_of_different_shapes_fails_distinct_keys():
+    """Red team F7: one key, four shapes; each smaller leaf is the first numbers of a
+    larger one, so no two are equal and the old rule said none could be."""
+    stream = np.random.default_rng(7).normal(size=12).astype(np.float32)
+    result = _one_stream(
+        layer1__w=stream.reshape(3, 4),
+        layer1__b=stream[:4],
+        layer2__w=stream[:8].reshape(4, 2),
+        layer2__b=stream[:2],
+    )
+    assert result.verdict == "fails", result
+    assert result.evidence.startswith("seed 1: one random stream feeds more than one leaf")
+    assert "layer1/b is the first 4 numbers of layer1/w" in result.evidence
+    assert set(result.paths) == {"layer1/b", "layer1/w", "layer2/b", "layer2/w"}
+
+
+@pytest.mark.parametrize(
+    ("inner", "said"),
+    [
+        (lambda s: s[:3] * np.float32(0.5), "the first 3 numbers of layer1/w, times 0.5"),
+        (lambda s: s[5:8], "numbers 5 to 7 of layer1/w"),
+        (lambda s: s[6:9] * np.float32(-1 / 3**0.5), "times -0.57735"),
+    ],
+    ids=["scaled", "sliced", "scaled-and-sliced"],
+)
+def test_distinct_keys_finds_a_leaf_that_is_a_scaled_or_sliced_run_of_another(inner, said):
+    weight = np.frombuffer(tree(0).leaf("layer1/w").data, np.float32)
+    result = _one_stream(layer1__b=inner(weight))
+    assert result.verdict == "fails" and said in result.evidence, result.evidence
+    assert result.paths == ("layer1/b", "layer1/w")
+
+
+def test_distinct_keys_holds_for_leaves_from_their_own_keys_and_for_constant_leaves():
+    rng = np.random.default_rng(3)
+    own = {
+        "layer1__w": rng.normal(size=(3, 4)).astype(np.float32),
+        "layer1__b": np.zeros(4, np.float32),
+        "layer2__w": rng.normal(size=(4, 2)).astype(np.float32),
+        "layer2__b": np.ones(2, np.float32),
+    }
+    result = check_distinct_keys([("seed 0", read_parameters(npz(**own)))])
+    assert result.holds and "6 pairs of leaves compared" in result.evidence, result.evidence
+
+
+def test_distinct_keys_reports_a_search_that_spends_its_budget(monkeypatch):
+    from lessonkit.project import streams
+
+    pattern = tree(
+        0,
+        layer1__w=np.tile(np.float32([1, 2]), 5)[:9].reshape(3, 3),
+        layer1__b=np.float32([1, 2, 5]),  # lines up with the weight four times, then differs
+    )
+    assert check_distinct_keys([("seed 0", pattern)]).holds
+    monkeypatch.setattr(streams, "MAX_WORK", 2)
+    result = check_distinct_keys([("seed 0", pattern)])
+    assert result.verdict == "fails" and "stopped comparing" in result.evidence
+
+
+def test_device_independent_compares_each_way_of_setting_the_devices():
+    """Red team F8: a tree that differs only where JAX_NUM_CPU_DEVICES set the devices."""
+    same = {"full": tree(), "devices": tree(), "devices-jax": tree()}
+    result = decide("device-independent", same, 1, 2, CONTRACT)
+    assert result.holds and "set by XLA_FLAGS and by JAX_NUM_CPU_DEVICES" in result.evidence
+    other = {**same, "devices-jax": tree(1)}
+    result = decide("device-independent", other, 1, 2, CONTRACT)
+    assert result.verdict == "fails", result
+    assert result.evidence.startswith("the run on 4 logical devices (JAX_NUM_CPU_DEVICES=4)")
 
 
 def test_a_run_without_parameters_leaves_its_properties_not_checked():

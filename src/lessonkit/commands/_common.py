@@ -6,14 +6,17 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.text import Text
 
 from lessonkit.errors import shown
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.text import safe_text
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -25,14 +28,31 @@ def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = Fal
         parser.add_argument("lesson", help="lesson id, from `lessonkit list`")
 
 
+class Terminal(Console):
+    """A console whose every printed character passes through `safe_text`, the terminal's
+    one escaping function: a learner's file name, message or output that holds an escape
+    sequence shows it as U+FFFD, whichever command prints it and however it is wrapped (a
+    table cell, a caption). Only rich's own styles reach the terminal as control codes."""
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None:
+                yield Segment(safe_text(segment.text), segment.style)
+            else:
+                yield segment
+
+
 def console(stderr: bool = False) -> Console:
-    """A rich console that honours NO_COLOR and plain pipes.
+    """A rich console that honours NO_COLOR and plain pipes, and shows text from outside
+    safely (`Terminal`).
 
     It never reads markup or emoji codes in strings: what commands print holds the user's
     folder names, file names and messages (a folder named `a[/x]b` is text, not a tag).
     Styles are given as `Text` objects instead, e.g. `marked`.
     """
-    return Console(
+    return Terminal(
         file=sys.stderr if stderr else sys.stdout,
         no_color="NO_COLOR" in os.environ,
         highlight=False,

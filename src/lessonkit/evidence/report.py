@@ -9,6 +9,7 @@ from lessonkit.evidence.observe import NOT_ATTEMPTED, Evidence, Finding, ItemObs
 from lessonkit.evidence.template import WRITE_HERE, fence, item_block
 from lessonkit.grade import GradeReport
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.text import markdown_text
 
 
 def number_text(value: Any) -> str:
@@ -20,18 +21,14 @@ def number_text(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def _numbers_table(numbers: tuple[NumberCheck, ...]) -> str:
     if not numbers:
         return "No values were computed (see *Your run* above)."
     rows = ["| quantity | derived by hand | computed in your run | agrees |", "|---|---|---|---|"]
     for n in numbers:
-        got = n.error if n.error else number_text(n.computed)
+        got = markdown_text(n.error, cell=True) if n.error else number_text(n.computed)
         mark = "yes" if n.agrees else "**no**"
-        rows.append(f"| {n.name} | {number_text(n.derived)} | {_cell(got)} | {mark} |")
+        rows.append(f"| {n.name} | {number_text(n.derived)} | {got} | {mark} |")
     agreeing = sum(n.agrees for n in numbers)
     return f"{agreeing} of {len(numbers)} values agree.\n\n" + "\n".join(rows)
 
@@ -64,7 +61,7 @@ def _task_line(evidence: Evidence, task_id: str) -> str:
     verdict = next((t for t in evidence.verdicts.tasks if t.id == task_id), None)
     if verdict is None:
         return f"Task {task_id}: no verdict."
-    message = f": {verdict.message}" if verdict.message else ""
+    message = f": {markdown_text(verdict.message)}" if verdict.message else ""
     return f"Task *{verdict.title}*: {verdict.status}{message}"
 
 
@@ -113,7 +110,7 @@ def _your_run(evidence: Evidence, shown_file: str) -> str:
         f"(grader input seed {evidence.verdicts.seed}).",
     ]
     if evidence.problem:
-        lines.append(f"**Problem:** {evidence.problem}")
+        lines.append(f"**Problem:** {markdown_text(evidence.problem)}")
     if evidence.cells:
         counts = {
             s: sum(c.status == s for c in evidence.cells) for s in ("ran", NOT_ATTEMPTED, "error")
@@ -123,7 +120,7 @@ def _your_run(evidence: Evidence, shown_file: str) -> str:
             f"{counts['error']} stopped with an error."
         )
         lines += [
-            f"- {c.where[:1].upper()}{c.where[1:]}: {_cell(c.error or '')}"
+            f"- {c.where[:1].upper()}{c.where[1:]}: {markdown_text(c.error or '', cell=True)}"
             for c in evidence.cells
             if c.status == "error"
         ]
@@ -133,7 +130,9 @@ def _your_run(evidence: Evidence, shown_file: str) -> str:
 def verdicts_section(verdicts: GradeReport) -> str:
     """The grader's verdicts as a Markdown table."""
     rows = ["| task | verdict | message |", "|---|---|---|"]
-    rows += [f"| {_cell(t.title)} | {t.status} | {_cell(t.message)} |" for t in verdicts.tasks]
+    for task in verdicts.tasks:
+        title, message = (markdown_text(x, cell=True) for x in (task.title, task.message))
+        rows.append(f"| {title} | {task.status} | {message} |")
     overall = "every task passed" if verdicts.passed else "not every task has passed yet"
     return f"Overall: {overall}.\n\n" + "\n".join(rows)
 

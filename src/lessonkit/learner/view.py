@@ -6,11 +6,11 @@ plain `python` run prints `str()`. Everything shown is escaped: messages quote l
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Literal
 
 from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.lesson.text import html_text, safe_text
 
 Source = Literal["kernel", "script"]
 """What `check()` graded: the cells run in a kernel, or the practice script run whole."""
@@ -58,7 +58,7 @@ class CheckResult:
 
     def __str__(self) -> str:
         if self.report is None:
-            return f"check(): {self.error}"
+            return safe_text(f"check(): {self.error}")
         lines = []
         for task in self.tasks:
             title = f"{task.title} (optional)" if task.optional else task.title
@@ -66,20 +66,20 @@ class CheckResult:
             lines += [f"  {line}" for line in task.message.splitlines()]
             if task.hint and task.status != PASSED:
                 lines.append(f"  hint: {task.hint}")
-        return "\n".join(lines + self._footer())
+        return safe_text("\n".join(lines + self._footer()))  # printed to a terminal
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         if self.report is None:
-            return f'<p class="lessonkit-check-error">check(): {html.escape(self.error or "")}</p>'
+            return f'<p class="lessonkit-check-error">check(): {html_text(self.error or "")}</p>'
         rows = []
         for task in self.tasks:
             colour = _COLOURS.get(task.status, "#6e7781")
-            title = html.escape(task.title + (" (optional)" if task.optional else ""))
-            message = html.escape(task.message).replace("\n", "<br>")
+            title = html_text(task.title + (" (optional)" if task.optional else ""))
+            message = str(html_text(task.message)).replace("\n", "<br>")
             rows.append(
-                f'<tr data-task="{html.escape(task.id)}" data-status="{html.escape(task.status)}">'
+                f'<tr data-task="{html_text(task.id)}" data-status="{html_text(task.status)}">'
                 f'<td style="{_CELL}">{title}</td>'
                 f'<td style="{_CELL};color:{colour};font-weight:bold">{task.status}</td>'
                 f'<td style="{_CELL}">{message}</td></tr>'
@@ -87,9 +87,9 @@ class CheckResult:
             if task.hint and task.status != PASSED:
                 rows.append(
                     f'<tr class="hint"><td></td><td style="{_CELL}">hint</td>'
-                    f'<td style="{_CELL}">{html.escape(task.hint)}</td></tr>'
+                    f'<td style="{_CELL}">{html_text(task.hint)}</td></tr>'
                 )
-        footer = "".join(f"<p><small>{html.escape(line)}</small></p>" for line in self._footer())
+        footer = "".join(f"<p><small>{html_text(line)}</small></p>" for line in self._footer())
         return (
             '<table class="lessonkit-check">'
             f'<thead><tr><th style="{_CELL}">Task</th><th style="{_CELL}">Status</th>'

@@ -1,5 +1,14 @@
 """Text from outside (learner output, messages, file names) made safe to show and store.
 
+Every learner-controlled string reaches one of four media, each through one function here:
+
+- a terminal: `safe_text` (a name on one line: `safe_name`); `commands._common.console`
+  passes everything it prints through `safe_text`, and so does the CLI's error line;
+- a Markdown file (feedback, evidence, the autograder's output): `markdown_text` (a table
+  cell: `cell=True`; output shown verbatim goes in `evidence.template.fence`);
+- a CSV cell: `csv_cell`;
+- HTML (the class report, every page template, the notebook's check() table): `html_text`.
+
 Lone surrogates cannot be encoded as UTF-8 and would crash any file or terminal write;
 control characters include the escape sequences that move a terminal's cursor, change its
 title or hide lines. In free text (`safe_text`) both are replaced by U+FFFD and tabs and
@@ -11,6 +20,8 @@ cannot pass for another line of output.
 from __future__ import annotations
 
 import re
+
+from markupsafe import Markup, escape
 
 _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -69,12 +80,16 @@ def _escape_inline(line: str) -> str:
     return "".join(out)
 
 
-def markdown_text(text: str) -> str:
+def markdown_text(text: str, *, cell: bool = False) -> str:
     """Text from outside as Markdown that shows it and nothing else: no line of it can start
     a heading, a quote, a list, a fence or a table, and no link, image or tag can form.
-    Backticks stay: messages quote code with them."""
+    Backticks stay: messages quote code with them. A table `cell` is one line, its `|`
+    escaped."""
+    text = safe_text(text)
+    if cell:  # inside a table row no block can start; `|` would end the cell
+        return _escape_inline(" ".join(text.split())).replace("|", "\\|")
     lines = []
-    for line in safe_text(text).split("\n"):
+    for line in text.split("\n"):
         start = _BLOCK_START.match(line)
         if start is None:
             lines.append(_escape_inline(line))
@@ -86,3 +101,9 @@ def markdown_text(text: str) -> str:
             head, rest = start[1] + "\\" + marker[0], start.start(2) + 1
         lines.append(head + _escape_inline(line[rest:]))
     return "\n".join(lines)
+
+
+def html_text(text: str) -> Markup:
+    """Text from outside as HTML that shows it and nothing else: control characters replaced,
+    `<`, `>`, `&` and both quotes escaped (safe in an element and in a quoted attribute)."""
+    return escape(safe_text(text))

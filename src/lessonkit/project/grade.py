@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from lessonkit.lesson.project import ProjectContract, Property
+from lessonkit.project.parameters import Parameters
 from lessonkit.project.properties import (
     Outcome,
     PropertyResult,
@@ -18,12 +19,15 @@ from lessonkit.project.properties import (
 )
 from lessonkit.project.report import ProjectReport
 from lessonkit.project.runs import (
+    DEVICE_RUNS,
     MAX_SEED,
     RunName,
     RunRecord,
+    device_settings,
     execute,
     other_seed,
     plan_runs,
+    shown,
 )
 from lessonkit.run.sandbox import Sandbox
 
@@ -55,8 +59,26 @@ def decide(
     if name == "restartable":
         what = f"the run restarted after step {contract.restart_at} and the full run"
         return check_same(name, outcomes["full"], outcomes["restarted"], what)
-    what = f"the run on {contract.devices} logical devices and the run on one"
-    return check_same(name, outcomes["full"], outcomes["devices"], what)
+    return decide_devices(outcomes, contract.devices)
+
+
+def decide_devices(outcomes: dict[RunName, Outcome], devices: int) -> PropertyResult:
+    """device-independent: each device run, its devices set its own way, equals the full run."""
+    for run, setting in DEVICE_RUNS.items():
+        how = shown(device_settings(setting, devices))
+        what = f"the run on {devices} logical devices ({how}) and the run on one"
+        result = check_same("device-independent", outcomes["full"], outcomes[run], what)
+        if not result.holds:
+            return result
+    full = outcomes["full"]
+    assert isinstance(full, Parameters)
+    ways = " and by ".join(DEVICE_RUNS.values())
+    return PropertyResult(
+        "device-independent",
+        "holds",
+        f"the runs on {devices} logical devices (set by {ways}) and the run on one: "
+        f"bit-identical in all {len(full.leaves)} leaves",
+    )
 
 
 def grade_project(

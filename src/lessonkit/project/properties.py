@@ -16,6 +16,7 @@ from typing import Literal
 from lessonkit import treediff
 from lessonkit.lesson.project import Property
 from lessonkit.project.parameters import Parameters
+from lessonkit.project.streams import shared_streams
 
 Verdict = Literal["holds", "fails", "not checked"]
 MAX_NAMED = 8  # key paths named in one piece of evidence
@@ -137,10 +138,12 @@ def equal_leaves(parameters: Parameters) -> tuple[tuple[str, str], ...]:
 
 
 def check_distinct_keys(initials: Sequence[tuple[str, Outcome]]) -> PropertyResult:
-    """No two leaves of one shape start equal, in any of the initial trees (`(what, tree)`)."""
+    """No two leaves share a random stream, in any of the initial trees (`(what, tree)`):
+    none of one shape start equal, and no leaf's numbers are a run, equal or scaled, of
+    another's (`streams`: one key drawn for leaves of different shapes)."""
     if (unchecked := _unchecked("distinct-keys", [o for _, o in initials])) is not None:
         return unchecked
-    comparable = 0
+    compared = 0
     for what, tree in initials:
         assert isinstance(tree, Parameters)
         pairs = equal_leaves(tree)
@@ -153,16 +156,29 @@ def check_distinct_keys(initials: Sequence[tuple[str, Outcome]]) -> PropertyResu
                 f"{what}: {named} start equal (one key fed both)",
                 paths,
             )
-        comparable += sum(
-            a.shape == b.shape and a.dtype == b.dtype
-            for a, b in itertools.combinations(tree.leaves, 2)
-        )
-    if not comparable:
-        return PropertyResult(
-            "distinct-keys", "holds", "no two leaves share a shape and dtype: none can be equal"
-        )
+        search = shared_streams(tree)
+        if search.found:
+            named = "; ".join(s.describe() for s in search.found[:MAX_NAMED])
+            more = len(search.found) - MAX_NAMED
+            named += f" and {more} more" if more > 0 else ""
+            paths = tuple(dict.fromkeys(p for s in search.found for p in (s.inner, s.outer)))
+            return PropertyResult(
+                "distinct-keys",
+                "fails",
+                f"{what}: one random stream feeds more than one leaf ({named})",
+                paths,
+            )
+        if search.exhausted:
+            return PropertyResult(
+                "distinct-keys",
+                "fails",
+                f"{what}: the leaves repeat one pattern of numbers so often that the "
+                "grader stopped comparing them; leaves drawn from their own keys do not",
+            )
+        compared += search.pairs
     return PropertyResult(
         "distinct-keys",
         "holds",
-        f"{comparable} pairs of leaves of one shape, all different at the start",
+        f"{compared} pair{'s' if compared != 1 else ''} of leaves compared: none start equal, "
+        "and no leaf's numbers are a run of another's, equal or scaled",
     )

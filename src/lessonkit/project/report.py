@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lessonkit.lesson.project import ProjectContract
+from lessonkit.lesson.text import markdown_text, safe_name
 from lessonkit.project.properties import PropertyResult
 from lessonkit.project.runs import RunRecord, other_seed
 
@@ -53,13 +54,16 @@ class ProjectReport:
         }
 
     def feedback_markdown(self) -> str:
-        """The report as a Markdown page, for a batch's feedback folder."""
-        lines = [f"# Phase {self.phase} project: {self.file}", ""]
+        """The report as a Markdown page, for a batch's feedback folder.
+
+        The file name and the evidence (which quotes the script's error output) go through
+        `markdown_text`, so neither can forge a heading, a verdict or a link."""
+        lines = [f"# Phase {self.phase} project: {markdown_text(safe_name(self.file))}", ""]
         verdict = "every property holds" if self.passed else "not every property holds"
         lines += [f"Result: {verdict} (seeds {self.seed} and {self.other_seed}).", ""]
         for result in self.properties:
             lines += [f"- **{result.property}** ({result.verdict}): {self.sentence(result)}"]
-            lines += [f"  - {line}" for line in result.evidence.splitlines()]
+            lines += [f"  - {markdown_text(line)}" for line in result.evidence.splitlines()]
         return "\n".join(lines) + "\n"
 
 

@@ -2,9 +2,15 @@
 
 Each property needs a few runs of the learner's script (`NEEDS`); a run is named for what it
 is (`full`, `again`, ...), and one run serves every property that needs it, so a project costs
-at most seven short runs. Each runs confined (`run.confined`: the grader's sandbox, limits,
+at most eight short runs. Each runs confined (`run.confined`: the grader's sandbox, limits,
 deadline and allow-listed environment) in a fresh folder, and its parameter file is read here,
 in the parent, with `read_parameters`.
+
+Every run sets its logical CPU device count, 1 or the contract's `devices`, through one of
+the two documented settings (`DeviceSetting`), and the device-independence property runs
+`devices` both ways, so a script that reads its environment cannot tell the device runs from
+the others, nor behave only where the grader's one setting is present (red team F8: a
+script that kept its learning rate only where XLA_FLAGS was set).
 """
 
 from __future__ import annotations
@@ -23,14 +29,31 @@ from lessonkit.receipts.running import with_device_count
 from lessonkit.run.confined import run_confined
 from lessonkit.run.sandbox import Sandbox
 
-RunName = Literal["full", "again", "initial", "other-seed", "to-restart", "restarted", "devices"]
+RunName = Literal[
+    "full",
+    "again",
+    "initial",
+    "other-seed",
+    "to-restart",
+    "restarted",
+    "devices",
+    "devices-jax",
+]
+DeviceSetting = Literal["XLA_FLAGS", "JAX_NUM_CPU_DEVICES"]
+"""The two documented ways to set JAX's logical CPU devices from outside a script (the XLA
+flag, and the `jax_num_cpu_devices` option read from its environment variable)."""
+DEVICE_RUNS: dict[RunName, DeviceSetting] = {
+    "devices": "XLA_FLAGS",
+    "devices-jax": "JAX_NUM_CPU_DEVICES",
+}
+"""The device-independence runs, one per setting."""
 NEEDS: dict[Property, tuple[RunName, ...]] = {
     "runs": ("full",),
     "reproducible": ("full", "again"),
     "seed-sensitive": ("initial", "other-seed"),
     "distinct-keys": ("initial", "other-seed"),
     "restartable": ("full", "to-restart", "restarted"),
-    "device-independent": ("full", "devices"),
+    "device-independent": ("full", *DEVICE_RUNS),
 }
 STDERR_LINES = 6
 MAX_SEED = 2**31 - 1  # a seed any script can take as a 32-bit integer
@@ -41,19 +64,36 @@ def other_seed(seed: int) -> int:
     return seed + 1 if seed < MAX_SEED else seed - 1
 
 
+def device_settings(setting: DeviceSetting, devices: int) -> dict[str, str]:
+    """The environment that gives a run `devices` logical CPU devices through `setting`."""
+    if setting == "XLA_FLAGS":
+        return {"XLA_FLAGS": with_device_count("", devices)}
+    return {"JAX_NUM_CPU_DEVICES": str(devices)}
+
+
+def shown(settings: dict[str, str]) -> str:
+    """Settings as a shell writes them before a command: `NAME=value`."""
+    return " ".join(f"{k}={v}" for k, v in settings.items())
+
+
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of the script: its arguments, its setting, and the run whose file it reads."""
+    """One run of the script: its arguments, its devices and how they are set, and the run
+    whose file it reads."""
 
     name: RunName
     arguments: tuple[str, ...]
-    devices: int | None = None
+    setting: DeviceSetting
+    devices: int = 1
     reads: RunName | None = None
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return device_settings(self.setting, self.devices)
 
     def command(self, script: str) -> str:
         """The run as a learner would type it."""
-        flags = f"XLA_FLAGS={with_device_count('', self.devices)} " if self.devices else ""
-        return " ".join((f"{flags}python", script, *self.arguments))
+        return " ".join((shown(self.environment), "python", script, *self.arguments))
 
 
 @dataclass(frozen=True)
@@ -68,24 +108,36 @@ class RunRecord:
 
 def plan_runs(contract: ProjectContract, seed: int, other_seed: int) -> tuple[PlannedRun, ...]:
     """The runs the contract's properties need, each once, in an order that runs a run's
-    input before it."""
+    input before it.
+
+    The one-device runs alternate the two settings, so each property that compares two of
+    them also compares the settings; each device run uses one.
+    """
     full = contract.arguments("run", seed=seed, steps=contract.steps)
+    xla: DeviceSetting = "XLA_FLAGS"
+    jax: DeviceSetting = "JAX_NUM_CPU_DEVICES"
     every: dict[RunName, PlannedRun] = {
-        "full": PlannedRun("full", full),
-        "again": PlannedRun("again", full),
-        "initial": PlannedRun("initial", contract.arguments("run", seed=seed, steps=0)),
-        "other-seed": PlannedRun("other-seed", contract.arguments("run", seed=other_seed, steps=0)),
+        "full": PlannedRun("full", full, xla),
+        "again": PlannedRun("again", full, jax),
+        "initial": PlannedRun("initial", contract.arguments("run", seed=seed, steps=0), xla),
+        "other-seed": PlannedRun(
+            "other-seed", contract.arguments("run", seed=other_seed, steps=0), jax
+        ),
         "to-restart": PlannedRun(
-            "to-restart", contract.arguments("run", seed=seed, steps=contract.restart_at)
+            "to-restart", contract.arguments("run", seed=seed, steps=contract.restart_at), xla
         ),
         "restarted": PlannedRun(
             "restarted",
             contract.arguments(
                 "resume", seed=seed, start=contract.restart_at, steps=contract.steps
             ),
+            jax,
             reads="to-restart",
         ),
-        "devices": PlannedRun("devices", full, devices=contract.devices),
+        **{
+            name: PlannedRun(name, full, setting, contract.devices)
+            for name, setting in DEVICE_RUNS.items()
+        },
     }
     needed = {run for name, _ in contract.properties for run in NEEDS[name]}
     return tuple(run for name, run in every.items() if name in needed)
@@ -124,7 +176,6 @@ def execute(
                 records[run.name] = RunRecord(run.name, run.command(contract.script), 0.0, None)
                 return
             inputs = {contract.output: files[run.reads]}
-        settings = {"XLA_FLAGS": with_device_count("", run.devices)} if run.devices else {}
         done = run_confined(
             contract.script,
             script,
@@ -133,7 +184,7 @@ def execute(
             sandbox=sandbox,
             timeout_s=timeout_s,
             inputs=inputs,
-            settings=settings,
+            settings=run.environment,
             should_stop=should_stop,
         )
         command = run.command(contract.script)

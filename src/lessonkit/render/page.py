@@ -21,6 +21,7 @@ from lessonkit.lesson.files import GOING_FURTHER, MAIN, Script
 from lessonkit.lesson.model import PREAMBLE, STAGES, Lesson
 from lessonkit.lesson.scripts import render_main
 from lessonkit.lesson.study_guide import StudyGuide
+from lessonkit.lesson.text import html_text
 from lessonkit.receipts import AcceleratorRecord, Receipt, run_command
 from lessonkit.render.blocks import (
     COURSE_VERSION,
@@ -67,6 +68,14 @@ def _page_data(lesson: Lesson, blocks: dict[str, tuple[Block, ...]]) -> dict[str
     }
 
 
+def _shown(value: Any) -> Any:
+    """Every text a template prints passes through `html_text`, HTML's one escaping function
+    (control characters too, which autoescaping keeps); markup the renderers made stays."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return html_text(value)
+    return value
+
+
 @cache
 def _environment() -> Environment:
     env = Environment(
@@ -75,6 +84,7 @@ def _environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters["code"] = code_html
     env.filters["md_inline"] = lambda text: markdown_html(text, "phase.yaml", inline=True)
