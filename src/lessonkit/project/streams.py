@@ -31,13 +31,13 @@ MAX_WORK = 20_000_000  # numbers compared in all, for one tree
 
 @dataclass(frozen=True)
 class SharedStream:
-    """`inner`'s numbers are `scale` times `outer`'s numbers from `offset` on."""
+    """`inner`'s numbers are `factor` times `outer`'s numbers from `offset` on."""
 
     inner: str
     outer: str
     offset: int
     length: int
-    scale: float
+    factor: float
 
     def describe(self) -> str:
         """The finding in words: which numbers of which leaf."""
@@ -47,7 +47,7 @@ class SharedStream:
             if self.offset == 0
             else f"numbers {self.offset} to {last} of {self.outer}"
         )
-        times = "" if self.scale == 1.0 else f", times {self.scale:.6g}"
+        times = "" if self.factor == 1.0 else f", times {self.factor:.6g}"
         return f"{self.inner} is {where}{times}"
 
 
@@ -66,7 +66,7 @@ class _Numbers:
 
     name: str
     values: np.ndarray  # float64
-    tolerance: float  # relative: a few units in the last place of the leaf's dtype
+    rel_tol: float  # relative: a few units in the last place of the leaf's dtype
     ratios: np.ndarray  # values[i + 1] / values[i], sorted, where values[i] != 0
     starts: np.ndarray  # the i of each ratio
     anchor: int | None  # the first i with values[i] != 0: where a run is looked up
@@ -83,10 +83,10 @@ class _Numbers:
         nonzero = np.flatnonzero(values[:-1])
         ratios = values[nonzero + 1] / values[nonzero]
         order = np.argsort(ratios, kind="stable")
-        tolerance = 4 * float(np.finfo(dtype).eps)
+        rel_tol = 4 * float(np.finfo(dtype).eps)
         anchor = int(nonzero[0]) if nonzero.size else None
         constant = bool(values.min() == values.max())
-        return cls(leaf.name, values, tolerance, ratios[order], nonzero[order], anchor, constant)
+        return cls(leaf.name, values, rel_tol, ratios[order], nonzero[order], anchor, constant)
 
 
 def _match(inner: _Numbers, outer: _Numbers, offset: int) -> float | None:
@@ -98,10 +98,10 @@ def _match(inner: _Numbers, outer: _Numbers, offset: int) -> float | None:
     assert anchor is not None
     if run[anchor] == 0:
         return None
-    scale = inner.values[anchor] / run[anchor]
-    tolerance = max(inner.tolerance, outer.tolerance) * float(np.max(np.abs(inner.values)))
-    if np.all(np.abs(inner.values - scale * run) <= tolerance):
-        return float(np.float32(scale)) if abs(scale - 1.0) > tolerance else 1.0
+    factor = inner.values[anchor] / run[anchor]
+    allowed = max(inner.rel_tol, outer.rel_tol) * float(np.max(np.abs(inner.values)))
+    if np.all(np.abs(inner.values - factor * run) <= allowed):
+        return float(np.float32(factor)) if abs(factor - 1.0) > allowed else 1.0
     return None
 
 
@@ -112,7 +112,7 @@ def _find(inner: _Numbers, outer: _Numbers, budget: list[int]) -> SharedStream |
     if anchor is None or size > outer.values.size:
         return None
     target = inner.values[anchor + 1] / inner.values[anchor]
-    slack = 2 * max(inner.tolerance, outer.tolerance) * abs(target)
+    slack = 2 * max(inner.rel_tol, outer.rel_tol) * abs(target)
     low = np.searchsorted(outer.ratios, target - slack, side="left")
     high = np.searchsorted(outer.ratios, target + slack, side="right")
     offsets = np.sort(outer.starts[low:high] - anchor)
@@ -122,9 +122,9 @@ def _find(inner: _Numbers, outer: _Numbers, budget: list[int]) -> SharedStream |
             budget[0] = -1  # spent: the caller reports it
             return None
         budget[0] -= size
-        scale = _match(inner, outer, int(offset))
-        if scale is not None:
-            return SharedStream(inner.name, outer.name, int(offset), size, scale)
+        factor = _match(inner, outer, int(offset))
+        if factor is not None:
+            return SharedStream(inner.name, outer.name, int(offset), size, factor)
     return None
 
 
