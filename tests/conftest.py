@@ -233,7 +233,9 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
-    from lessonkit.run.isolation import compile_cache
+    from lessonkit.run.isolation import Isolation, compile_cache
+    from lessonkit.run.limits import Limits
+    from lessonkit.run.sandbox import find_sandbox
 
     shared = shared_temp(tmp_path_factory)
     result, lock = shared / f"{key}.json", shared / f"{key}.lock"
@@ -262,7 +264,10 @@ def grade_shared(
     try:
         # As `check --batch` grades: sandboxed, the learner children reading the compile
         # cache the trusted reference writes.
-        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout, cache=compile_cache())
+        isolation = Isolation(find_sandbox()[0], cache=compile_cache())
+        entries = grade_many(
+            lesson, paths, jobs=jobs, limits=Limits(timeout=timeout), isolation=isolation
+        )
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:
         (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")

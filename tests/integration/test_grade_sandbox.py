@@ -17,6 +17,7 @@ import pytest
 from lessonkit.grade import reported
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.worker_handle import WorkerHandle
+from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 from conftest import LESSON_MD, REPO
@@ -36,7 +37,7 @@ def sandbox() -> Sandbox:
 
 def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict:
     """The values `result` took after `source` ran in a fresh learner child."""
-    worker = WorkerHandle(trusted=False, sandbox=sandbox)
+    worker = WorkerHandle(trusted=False, isolation=Isolation(sandbox))
     request = Request(
         id="probe",
         preload=(),
@@ -156,6 +157,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     import tempfile
 
     from lessonkit.grade import worker_handle
+    from lessonkit.run import sandbox as sandbox_module
 
     source = Path(worker_handle.__file__).parents[2]  # the lessonkit under test
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(source)}
@@ -173,7 +175,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     kept.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with contextlib.suppress(AttributeError):  # the sweep runs once per process
-        worker_handle.remove_leftovers.cache_clear()
+        sandbox_module.remove_leftovers.cache_clear()
     WorkerHandle(trusted=True).close()
     assert left.parent == tmp_path and not left.exists()
     assert kept.is_dir()
