@@ -59,6 +59,7 @@ class Limits:
     """Processes and threads a child may have besides `tasks_per_cpu` for each CPU: room
     for JAX's threads, not for a fork bomb (RLIMIT_NPROC, and the cgroup's `pids.max`)."""
     tasks_per_cpu: int = 4
+    """More tasks for each CPU of the machine: JAX starts a thread pool as wide as the CPUs."""
     cpu_weight: int = 100
     """The child's CPU weight in cgroup v2 units (100: as much as one ordinary process;
     cgroup v1 `cpu.shares` = weight * 1024 / 100). All its processes share it, so a file
