@@ -16,14 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.worker_handle import WorkerHandle
-from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import Sandbox, _v1_folder, find_sandbox
 
-from conftest import invoke, make_attempt
+from conftest import invoke, make_attempt, run_one_cell
 
 NORM = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
 MANUAL = 'manual = jnp.sum(grads["weight"] ** 2) + grads["bias"] ** 2\n'
@@ -98,29 +96,9 @@ def sandbox() -> Sandbox:
 
 
 def run_cell(
-    source: str,
-    sandbox: Sandbox,
-    limits: Limits,
-    while_alive: Callable[[WorkerHandle], None] = lambda worker: None,
+    source: str, sandbox: Sandbox, limits: Limits, while_alive: Callable[[WorkerHandle], None]
 ) -> RunRecord:
-    """The record of `source` run in a fresh learner child; `while_alive` runs before the
-    child and everything it started are stopped."""
-    worker = WorkerHandle(trusted=False, isolation=Isolation(sandbox), limits=limits)
-    request = Request(
-        id="limits",
-        preload=(),
-        budget=30.0,
-        cells=(CellSpec(0, source, 0, "task", ("result",)),),
-        checkpoint=None,
-        checkpoint_names=(),
-        scenarios=(ScenarioSpec("lesson", None),),
-    )
-    try:
-        worker.send(request)
-        record = worker.collect(request, time.monotonic() + 40, timeout=30.0)
-        while_alive(worker)
-    finally:
-        worker.close()
+    record = run_one_cell(source, sandbox, limits=limits, budget=30.0, while_alive=while_alive)
     assert record.stop_reason is None, record.stop_reason
     return record
 

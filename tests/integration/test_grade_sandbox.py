@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from lessonkit.grade import reported
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.worker_handle import WorkerHandle
-from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import Sandbox, find_sandbox
 
-from conftest import LESSON_MD, REPO
+from conftest import LESSON_MD, REPO, run_one_cell
 
 pytestmark = pytest.mark.slow
 
@@ -37,21 +34,7 @@ def sandbox() -> Sandbox:
 
 def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict:
     """The values `result` took after `source` ran in a fresh learner child."""
-    worker = WorkerHandle(trusted=False, isolation=Isolation(sandbox))
-    request = Request(
-        id="probe",
-        preload=(),
-        budget=budget,
-        cells=(CellSpec(0, source, 0, "task", ("result",)),),
-        checkpoint=None,
-        checkpoint_names=(),
-        scenarios=(ScenarioSpec("lesson", None),),
-    )
-    try:
-        worker.send(request)
-        record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
-    finally:
-        worker.close()
+    record = run_one_cell(source, sandbox, budget=budget)
     assert record.stop_reason is None, record.stop_reason
     (event,) = record.runs.values()
     assert event.error is None, event.error

@@ -8,9 +8,9 @@ was sent, and the first report that no honest child writes ends it with `interfe
 
 Lifecycle: `WorkerHandle(...)` starts the child at once, through `run/confined_child.py` as
 every confined child is (it imports JAX while the parent reads the lesson and the file);
-`send` queues a request; `collect` reads that request's reports
-until it is done, its deadline passes, or the child ends; `close` kills everything it
-started (process group, cgroup, PID namespace) and is safe to call twice.
+`send` queues a request; `collect` reads that request's reports until it is done, its
+deadline passes, or the child ends; `close` kills everything it started (process group,
+cgroup, PID namespace) and is safe to call twice.
 """
 
 from __future__ import annotations

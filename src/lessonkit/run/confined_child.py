@@ -71,6 +71,7 @@ class ConfinedChild:
         self.process.stop(wait_s=10)  # the group: learner code may have started its own
         if self.cgroup is not None:
             self.cgroup.remove()  # processes that left the group with setsid()
+            self.cgroup = None  # removed: a second remove would wait for folders long gone
 
     def close(self) -> None:
         """Stop the child, then remove its error output and its scratch folder."""

@@ -307,6 +307,8 @@ class ChildCgroup:
                 try:
                     folder.rmdir()
                     break
+                except FileNotFoundError:  # removed already
+                    break
                 except OSError:
                     time.sleep(0.02)
 
