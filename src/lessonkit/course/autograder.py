@@ -188,17 +188,17 @@ def bundle_zip(lesson: Lesson, repo: Path) -> bytes:
 # --------------------------------------------------------------------------- the run
 
 
-def isolation_said(isolation: Isolation, account: str = LEARNER_ACCOUNT) -> str:
+def isolation_said(isolation: Isolation) -> str:
     """How the submission's learner child was kept from the lesson, said in results.json."""
     if isolation.kind == "sandbox":
         return (
             "Isolation: bubblewrap (the submission ran as a user id of its own, with no "
             "network and none of the autograder's files in view)."
         )
-    if isolation.kind == "account":
+    if isolation.run_as is not None:
         return (
-            f"Isolation: the unprivileged account {account!r} ({isolation.reason}); the "
-            "lesson's files are readable by root only."
+            f"Isolation: the unprivileged account {isolation.run_as.name!r} "
+            f"({isolation.reason}); the lesson's files are readable by root only."
         )
     return (
         f"Isolation: resource limits only, as the user running the autograder ({isolation.reason})."
