@@ -248,6 +248,39 @@ def make_attempt(
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
+def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None):
+    """The record of `source`, one task cell reporting `result`, run in a fresh learner
+    child (`sandbox`: a `run.sandbox.Sandbox` or None); `while_alive(worker)` runs before the
+    child and everything it started are stopped."""
+    import time
+
+    from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+    from lessonkit.grade.worker_handle import WorkerHandle
+    from lessonkit.run.isolation import Isolation
+    from lessonkit.run.limits import DEFAULT_LIMITS
+
+    worker = WorkerHandle(
+        trusted=False, isolation=Isolation(sandbox), limits=limits or DEFAULT_LIMITS
+    )
+    request = Request(
+        id="probe",
+        preload=(),
+        budget=budget,
+        cells=(CellSpec(0, source, 0, "task", ("result",)),),
+        checkpoint=None,
+        checkpoint_names=(),
+        scenarios=(ScenarioSpec("lesson", None),),
+    )
+    try:
+        worker.send(request)
+        record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
+        if while_alive is not None:
+            while_alive(worker)
+    finally:
+        worker.close()
+    return record
+
+
 def grade_shared(
     tmp_path_factory: pytest.TempPathFactory,
     key: str,
@@ -265,7 +298,9 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
-    from lessonkit.run.isolation import compile_cache
+    from lessonkit.run.isolation import Isolation, compile_cache
+    from lessonkit.run.limits import Limits
+    from lessonkit.run.sandbox import find_sandbox
 
     shared = shared_temp(tmp_path_factory)
     result, lock = shared / f"{key}.json", shared / f"{key}.lock"
@@ -294,7 +329,10 @@ def grade_shared(
     try:
         # As `check --batch` grades: sandboxed, the learner children reading the compile
         # cache the trusted reference writes.
-        entries = grade_many(lesson, paths, jobs=jobs, timeout=timeout, cache=compile_cache())
+        isolation = Isolation(find_sandbox()[0], cache=compile_cache())
+        entries = grade_many(
+            lesson, paths, jobs=jobs, limits=Limits(timeout=timeout), isolation=isolation
+        )
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:
         (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")

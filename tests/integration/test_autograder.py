@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from lessonkit.course import autograder
-from lessonkit.grade.grader import Grader
+from lessonkit.run import isolation
+from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import Account, find_sandbox
 
 from conftest import invoke, make_attempt
@@ -135,9 +136,9 @@ def test_a_submission_cannot_read_the_lesson_or_write_the_results(bundle, lesson
 
 def _in_process(root: Path, lesson, monkeypatch, account: Account | None) -> dict:
     """`--run` here, as if bubblewrap could not start and `account` were setup.sh's."""
-    monkeypatch.setattr(autograder, "find_sandbox", lambda: (None, "no user namespaces"))
+    monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "no user namespaces"))
     monkeypatch.setattr(Account, "named", classmethod(lambda cls, name: account))
-    return autograder.run_autograder(lesson, root, timeout=60)
+    return autograder.run_autograder(lesson, root, Limits(timeout=60))
 
 
 def _readable_by_anyone(path: Path) -> bool:
@@ -187,7 +188,7 @@ def test_the_hostile_submission_is_a_real_attack_when_nothing_confines_it(
     root = _root(bundle, tmp_path)
     hostile = make_attempt(lesson, {"nested-model": HOSTILE_CELL.format(root=root)})
     (root / "submission" / "state-02.py").write_text(hostile, encoding="utf-8")
-    unconfined = autograder.Confinement(Grader(60), "Isolation: none (this test only).")
-    monkeypatch.setattr(autograder, "confinement", lambda timeout: unconfined)
-    results = autograder.run_autograder(lesson, root, timeout=60)
+    unconfined = isolation.Isolation(reason="none (this test only)")
+    monkeypatch.setattr(autograder, "choose_isolation", lambda **_: unconfined)
+    results = autograder.run_autograder(lesson, root, Limits(timeout=60))
     assert _statuses(results)["Extend to a nested model"] == "passed"

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from lessonkit.grade import reported
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.worker_handle import WorkerHandle
 from lessonkit.run.sandbox import Sandbox, find_sandbox
 
-from conftest import LESSON_MD, REPO
+from conftest import LESSON_MD, REPO, run_one_cell
 
 pytestmark = pytest.mark.slow
 
@@ -36,21 +34,7 @@ def sandbox() -> Sandbox:
 
 def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict:
     """The values `result` took after `source` ran in a fresh learner child."""
-    worker = WorkerHandle(trusted=False, sandbox=sandbox)
-    request = Request(
-        id="probe",
-        preload=(),
-        budget=budget,
-        cells=(CellSpec(0, source, 0, "task", ("result",)),),
-        checkpoint=None,
-        checkpoint_names=(),
-        scenarios=(ScenarioSpec("lesson", None),),
-    )
-    try:
-        worker.send(request)
-        record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
-    finally:
-        worker.close()
+    record = run_one_cell(source, sandbox, budget=budget)
     assert record.stop_reason is None, record.stop_reason
     (event,) = record.runs.values()
     assert event.error is None, event.error
@@ -156,6 +140,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     import tempfile
 
     from lessonkit.grade import worker_handle
+    from lessonkit.run import sandbox as sandbox_module
 
     source = Path(worker_handle.__file__).parents[2]  # the lessonkit under test
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(source)}
@@ -173,7 +158,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     kept.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with contextlib.suppress(AttributeError):  # the sweep runs once per process
-        worker_handle.remove_leftovers.cache_clear()
+        sandbox_module.remove_leftovers.cache_clear()
     WorkerHandle(trusted=True).close()
     assert left.parent == tmp_path and not left.exists()
     assert kept.is_dir()

@@ -281,7 +281,7 @@ def test_checking_one_task_leaves_out_only_the_task_cells_after_it() -> None:
 def test_start_spare_starts_one_learner_child_ahead_and_no_more() -> None:
     from lessonkit.grade import Grader
 
-    with Grader(sandbox=None) as grader:
+    with Grader() as grader:
         started = grader.children  # the one started with the grader
         grader.start_spare()
         assert grader.children == started  # one is waiting already

@@ -47,7 +47,8 @@ from lessonkit.grade.journal import (
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.sandbox import Sandbox
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.limits import Limits
 
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
@@ -406,9 +407,8 @@ class BatchRun:
         paths: list[Path],
         *,
         jobs: int | None,
-        timeout: float,
-        sandbox: Sandbox | None,
-        cache: Path | None,
+        limits: Limits,
+        isolation: Isolation,
         progress: Console,
         dask: str | None = None,
         allow_unsandboxed: bool = False,
@@ -457,7 +457,7 @@ class BatchRun:
                     self.folder,
                     address=dask,
                     seed=self.seed,
-                    timeout=timeout,
+                    limits=limits,
                     allow_unsandboxed=allow_unsandboxed,
                     on_report=on_report,
                 )
@@ -466,11 +466,10 @@ class BatchRun:
                     self.lesson,
                     todo,
                     jobs=jobs,
-                    timeout=timeout,
+                    limits=limits,
                     on_report=on_report,
-                    sandbox=sandbox,
+                    isolation=isolation,
                     seed=self.seed,
-                    cache=cache,
                     folder=self.folder,
                 )
         if graded:

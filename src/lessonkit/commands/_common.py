@@ -17,6 +17,7 @@ from rich.text import Text
 from lessonkit.errors import shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
+from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -92,6 +93,38 @@ def add_timeout_argument(
         metavar=metavar,
         help=f"{what} (default: {default:g})",
     )
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--timeout` and `--memory`: the time and memory each graded child gets (`Limits`)."""
+    add_timeout_argument(parser, DEFAULT_LIMITS.timeout, what)
+    parser.add_argument(
+        "--memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="memory each process of a graded run may use, e.g. 512M or 4G "
+        f"(default: {shown_size(DEFAULT_LIMITS.memory)})",
+    )
+
+
+def limits_from(args: argparse.Namespace) -> Limits:
+    """The grader's limits with the `--timeout` and `--memory` this command was given."""
+    return DEFAULT_LIMITS.with_options(
+        memory=getattr(args, "memory", None), timeout=getattr(args, "timeout", None)
+    )
+
+
+def memory_size(text: str) -> int:
+    """An argparse type for `--memory`: a size such as 512M or 2G, of at least MIN_MEMORY."""
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if size < MIN_MEMORY:
+        raise argparse.ArgumentTypeError(
+            f"give at least {shown_size(MIN_MEMORY)}: JAX alone needs about 300M"
+        )
+    return size
 
 
 def positive_seconds(text: str) -> float:

@@ -14,11 +14,17 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit.commands._batch import write_output
-from lessonkit.commands._common import add_lesson_argument, add_timeout_argument, console, quoted
+from lessonkit.commands._common import (
+    add_lesson_argument,
+    add_timeout_argument,
+    console,
+    limits_from,
+    quoted,
+)
 from lessonkit.course.autograder import bundle_zip, run_autograder
 from lessonkit.errors import UsageError
-from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson, repo_root
+from lessonkit.run.limits import DEFAULT_LIMITS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root", metavar="DIR", help="with --run: the autograder folder (default: /autograder)"
     )
-    add_timeout_argument(parser, DEFAULT_TIMEOUT, "with --run: time limit for the submission")
+    add_timeout_argument(
+        parser, DEFAULT_LIMITS.timeout, "with --run: time limit for the submission"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     if args.run:
         root = Path(args.root or os.environ.get("AUTOGRADER_ROOT") or "/autograder")
-        results = run_autograder(lesson, root, args.timeout)
+        results = run_autograder(lesson, root, limits_from(args))
         console().print(Text(f"Score {results['score']:g}. {results['output']}"))
         return 0
     output = Path(args.output)

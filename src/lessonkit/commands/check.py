@@ -20,15 +20,16 @@ from rich.text import Text
 from lessonkit.commands._common import (
     add_key_argument,
     add_lesson_argument,
+    add_limit_arguments,
     add_practice_file_argument,
-    add_timeout_argument,
     console,
+    limits_from,
     practice_file,
     quoted,
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.grader import Grader
 from lessonkit.grade.inputs import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
@@ -40,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     add_practice_file_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
-    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit for running your code")
+    add_limit_arguments(parser, "time limit for running your code (each file's, with --batch)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--watch", action="store_true", help="grade again on every save of FILE")
     mode.add_argument("--batch", metavar="DIR", help="grade every .py and .ipynb file in DIR")
@@ -149,15 +150,14 @@ def run(args: argparse.Namespace) -> int:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
         return _batch(args)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+    isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
     if isolation.note and not args.json:
         console(stderr=True).print(Text(isolation.note, style="yellow"))
     grader = Grader(  # the children import JAX meanwhile
-        args.timeout,
-        sandbox=isolation.sandbox,
+        limits_from(args),
+        isolation=isolation,
         seed=args.seed,
         prestart=1 if args.watch else 0,
-        cache=compile_cache(),
     )
     try:
         lesson = find_lesson(args.lesson)
@@ -232,7 +232,9 @@ def _batch(args: argparse.Namespace) -> int:
             f"{folder} is not a folder", fix="give the folder that holds the submissions"
         )
     # With --dask the workers run the submissions, and each checks its own sandbox.
-    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask))
+    isolation = choose_isolation(
+        batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask), cache=compile_cache()
+    )
     lesson = find_lesson(args.lesson)
     listing = submissions_in(folder)
     paths = listing.entries  # each folder that could not be listed is a row of its own
@@ -280,9 +282,8 @@ def _batch(args: argparse.Namespace) -> int:
         entries = run.grade(
             paths,
             jobs=args.jobs or os.cpu_count(),
-            timeout=args.timeout,
-            sandbox=isolation.sandbox,
-            cache=compile_cache(),
+            limits=limits_from(args),
+            isolation=isolation,
             progress=out,
             dask=args.dask,
             allow_unsandboxed=args.no_sandbox,

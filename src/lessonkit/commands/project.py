@@ -18,14 +18,20 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.commands._common import add_timeout_argument, console, marked, quoted, whole_number
+from lessonkit.commands._common import (
+    add_limit_arguments,
+    console,
+    limits_from,
+    marked,
+    quoted,
+    whole_number,
+)
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.lesson.catalog import find_phase
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.study_guide import guide_path, load_study_guide
 from lessonkit.lesson.text import safe_name
 from lessonkit.project import (
-    DEFAULT_TIMEOUT,
     MAX_SEED,
     ProjectReport,
     failed_to_read,
@@ -40,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("phase", help="the phase, as `phase-NN` (or `NN`)")
     parser.add_argument("file", nargs="?", help="your project script (.py)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON for tools")
-    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit for each run of your script")
+    add_limit_arguments(parser, "time limit for each run of your script")
     parser.add_argument(
         "--seed", type=seed_number, metavar="S", help="replay the seeds of an earlier report"
     )
@@ -121,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
         contract,
         shown(path),
         script,
-        sandbox=isolation.sandbox,
+        isolation=isolation,
         seed=args.seed,
-        timeout_s=args.timeout,
+        limits=limits_from(args),
         jobs=args.jobs,
     )
     if args.json:
@@ -184,6 +190,7 @@ def _batch(args: argparse.Namespace) -> int:
         progress.print(Text(isolation.note, style="yellow"))
     stop = threading.Event()
     done = iter(range(1, len(paths) + 1))
+    limits = limits_from(args)
 
     def grade_one(path: Path, relative: str) -> ProjectReport:
         try:
@@ -195,9 +202,9 @@ def _batch(args: argparse.Namespace) -> int:
                 contract,
                 relative,
                 script,
-                sandbox=isolation.sandbox,
+                isolation=isolation,
                 seed=seed,
-                timeout_s=args.timeout,
+                limits=limits,
                 jobs=1,  # the files share the workers, so no worker waits at a file's end
                 stop=stop,
             )

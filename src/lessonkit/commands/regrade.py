@@ -17,16 +17,17 @@ from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
     console,
+    limits_from,
     whole_number,
 )
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import regrade, regrade_targets
-from lessonkit.grade.grader import DEFAULT_TIMEOUT
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.run.limits import DEFAULT_LIMITS
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_policy_argument(parser, "which attempt's points to compare")
     parser.add_argument("--jobs", type=whole_number, metavar="N", help="files graded at once")
     parser.add_argument("--seed", type=seed_number, metavar="N", help="the input sets' seed")
-    add_timeout_argument(parser, DEFAULT_TIMEOUT, "time limit per file")
+    add_timeout_argument(parser, DEFAULT_LIMITS.timeout, "time limit per file")
     parser.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -46,7 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
-    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    isolation = choose_isolation(
+        batch=True, allow_unsandboxed=args.no_sandbox, cache=compile_cache()
+    )
     out = console()
     progress = console(stderr=True)
     if isolation.note:
@@ -63,10 +66,9 @@ def run(args: argparse.Namespace) -> int:
                 toolkit=__version__,
                 graded_utc=utc_stamp(),
                 jobs=args.jobs or os.cpu_count(),
-                timeout=args.timeout,
-                sandbox=isolation.sandbox,
+                limits=limits_from(args),
+                isolation=isolation,
                 seed=args.seed,
-                cache=compile_cache(),
                 on_report=bar.finished,
             )
     out.print(

@@ -16,23 +16,22 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import lessonkit
-from lessonkit.errors import shown
+from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import SUFFIXES, read_bytes_in_folder
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.grader import Grader
 from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import markdown_text
-from lessonkit.run.sandbox import Account, find_sandbox
+from lessonkit.run.isolation import Isolation, choose_isolation
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 
 LEARNER_ACCOUNT = "lessonkit-learner"
 VENV = "/opt/lessonkit"
@@ -189,39 +188,20 @@ def bundle_zip(lesson: Lesson, repo: Path) -> bytes:
 # --------------------------------------------------------------------------- the run
 
 
-@dataclass(frozen=True)
-class Confinement:
-    """How the submission's learner child is kept from the lesson, said in results.json."""
-
-    grader: Grader | None
-    """None: nothing may run here (root, with neither bubblewrap nor the account)."""
-    said: str
-
-
-def confinement(timeout: float, account: str = LEARNER_ACCOUNT) -> Confinement:
-    sandbox, reason = find_sandbox()
-    if sandbox is not None:
-        return Confinement(
-            Grader(timeout, sandbox=sandbox),
+def isolation_said(isolation: Isolation) -> str:
+    """How the submission's learner child was kept from the lesson, said in results.json."""
+    if isolation.kind == "sandbox":
+        return (
             "Isolation: bubblewrap (the submission ran as a user id of its own, with no "
-            "network and none of the autograder's files in view).",
+            "network and none of the autograder's files in view)."
         )
-    if os.geteuid() != 0:
-        return Confinement(
-            Grader(timeout),
-            f"Isolation: resource limits only, as the user running the autograder ({reason}).",
+    if isolation.run_as is not None:
+        return (
+            f"Isolation: the unprivileged account {isolation.run_as.name!r} "
+            f"({isolation.reason}); the lesson's files are readable by root only."
         )
-    learner = Account.named(account)
-    if learner is None:
-        return Confinement(
-            None,
-            f"Isolation: none available ({reason}, and there is no account {account!r}, "
-            "which setup.sh creates), so the submission was not run as root.",
-        )
-    return Confinement(
-        Grader(timeout, run_as=learner),
-        f"Isolation: the unprivileged account {account!r} ({reason}); the lesson's files "
-        "are readable by root only.",
+    return (
+        f"Isolation: resource limits only, as the user running the autograder ({isolation.reason})."
     )
 
 
@@ -301,25 +281,27 @@ def not_graded_json(message: str, seconds: float) -> dict:
     }
 
 
-def _results(lesson: Lesson, folder: Path, plan: Confinement, started: float) -> dict:
+def _results(lesson: Lesson, folder: Path, limits: Limits, started: float) -> dict:
     """The results for the submission in `folder`; isolation is named only when code ran."""
-    if plan.grader is None:
-        return not_graded_json(plan.said, time.perf_counter() - started)
-    with plan.grader as grader:
+    try:
+        isolation = choose_isolation(batch=False, allow_unsandboxed=True, account=LEARNER_ACCOUNT)
+    except UsageError as exc:  # root, with neither bubblewrap nor the account
+        said = f"Isolation: none available ({exc.message}; setup.sh creates the account)."
+        return not_graded_json(said, time.perf_counter() - started)
+    with Grader(limits, isolation=isolation) as grader:
         try:
             path = find_submission(folder, lesson)
             submission = read_submission(path, read_bytes_in_folder(folder, path))
         except SubmissionError as exc:
             return not_graded_json(markdown_text(str(exc)), time.perf_counter() - started)
         report = grader.grade_submission(lesson, submission, started)
-    return results_json(report, Scoring.of(lesson), plan.said)
+    return results_json(report, Scoring.of(lesson), isolation_said(isolation))
 
 
-def run_autograder(lesson: Lesson, root: Path, timeout: float = DEFAULT_TIMEOUT) -> dict:
+def run_autograder(lesson: Lesson, root: Path, limits: Limits = DEFAULT_LIMITS) -> dict:
     """Grade the submission under `root` and write `root/results/results.json`."""
     started = time.perf_counter()
-    plan = confinement(timeout)
-    results = _results(lesson, root / "submission", plan, started)
+    results = _results(lesson, root / "submission", limits, started)
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

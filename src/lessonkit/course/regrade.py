@@ -19,7 +19,8 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry, grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.sandbox import Sandbox
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,9 @@ def regrade(
     toolkit: str,
     graded_utc: str,
     jobs: int | None,
-    timeout: float,
-    sandbox: Sandbox | None,
+    limits: Limits,
+    isolation: Isolation,
     seed: int | None,
-    cache: Path | None,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> Regrade:
     """Regrade `todo` (`regrade_targets`) as new attempts that take their originals' place.
@@ -95,10 +95,9 @@ def regrade(
             lesson,
             paths,
             jobs=jobs,
-            timeout=timeout,
-            sandbox=sandbox,
+            limits=limits,
+            isolation=isolation,
             seed=seed,
-            cache=cache,
             folder=folder,
             on_report=on_report,
         )

@@ -31,6 +31,7 @@ from lessonkit.lesson.model import EvidenceItem, Lesson, Show, Task
 from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
 from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.run.limits import DEFAULT_LIMITS
 
 DEFAULT_TIMEOUT_S = 120.0
 AGREE_RTOL, AGREE_ATOL = 1e-5, 1e-6  # float32 arithmetic against decimal hand values
@@ -399,8 +400,9 @@ def collect_evidence(
     """Grade the learner's file (the one run of their code) and read the evidence from it."""
     file = file.resolve()
     submission = read_submission(file)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
-    with Grader(timeout_s, sandbox=isolation.sandbox, cache=compile_cache()) as grader:
+    isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
+    limits = DEFAULT_LIMITS.with_options(timeout=timeout_s)
+    with Grader(limits, isolation=isolation) as grader:
         run = grader.run_submission(lesson, submission)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     if run.record.interfered:

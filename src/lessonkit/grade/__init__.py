@@ -13,8 +13,9 @@ Modules, in the order data flows through them:
   unchanged, zeros), written as Python literals of reported values, which every task must fail
 - `plan`: the learner's cells matched to the lesson's, each given a role
 - `protocol`: the typed requests and the strict parser of reports
-- `runner` (parent), `worker` (child), `sandbox`, `isolation`: the processes, the OS
-  sandbox, their limits and their reports
+- `worker_handle` (parent), `worker_program` (child): the grading processes and their
+  reports; they are started, sandboxed and limited by `lessonkit.run` (`confined_child`,
+  `isolation`, `limits`)
 - `record`, `values`: the reports as data, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
 - `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves
@@ -22,7 +23,7 @@ Modules, in the order data flows through them:
 """
 
 from lessonkit.grade.batch import BatchEntry, grade_many
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, GradedRun, Grader
+from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.results import (
     ERROR,
     FAILED,
@@ -36,7 +37,6 @@ from lessonkit.grade.results import (
 from lessonkit.grade.worker_handle import GradingError
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "ERROR",
     "FAILED",
     "NOT_ATTEMPTED",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import Attempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
+from lessonkit.run.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from lessonkit.grade.grader import GradedRun, Grader
@@ -74,14 +75,17 @@ def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
     return rounds
 
 
-def proving_grader(timeout: float = 60.0, jobs: int = 2) -> Grader:
+def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Grader:
     """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
     cache the reference writes, as `check --batch` is."""
     from lessonkit.grade.grader import Grader
-    from lessonkit.run.isolation import compile_cache
+    from lessonkit.run.isolation import Isolation, compile_cache
     from lessonkit.run.sandbox import find_sandbox
 
-    return Grader(timeout, sandbox=find_sandbox()[0], prestart=jobs, cache=compile_cache())
+    sandbox, reason = find_sandbox()
+    isolation = Isolation(sandbox, cache=compile_cache(), reason=reason)
+    limits = DEFAULT_LIMITS.with_options(timeout=timeout)
+    return Grader(limits, isolation=isolation, prestart=jobs)
 
 
 def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) -> list[GradedRun]:
@@ -117,7 +121,11 @@ def grade_rounds(
 
 
 def prove_attempts(
-    lesson: Lesson, jobs: int = 2, timeout: float = 60.0, *, grader: Grader | None = None
+    lesson: Lesson,
+    jobs: int = 2,
+    timeout: float = DEFAULT_LIMITS.timeout,
+    *,
+    grader: Grader | None = None,
 ) -> list[str]:
     """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
     grading = lesson.grading

@@ -20,16 +20,17 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from lessonkit.errors import LessonkitError
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.grader import Grader
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.sources import Submission, SubmissionError, read_open_file, read_submission
 from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.sandbox import Sandbox, find_sandbox
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.run.sandbox import find_sandbox
 
 SUFFIXES = (".py", ".ipynb")
 
@@ -171,12 +172,11 @@ def grade_many(
     lesson: Lesson,
     paths: Iterable[Path],
     jobs: int | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    limits: Limits = DEFAULT_LIMITS,
     on_report: Callable[[BatchEntry], None] | None = None,
     *,
-    sandbox: Sandbox | Literal["auto"] | None = "auto",
+    isolation: Isolation | None = None,
     seed: int | None = None,
-    cache: Path | None = None,
     folder: Path | None = None,
 ) -> tuple[BatchEntry, ...]:
     """Grade every path, each in a child of its own; results come back in path order.
@@ -184,19 +184,21 @@ def grade_many(
     One `Grader` serves every job thread, so the reference runs once and every file is
     graded on the same input sets; the next learner child starts while a file runs. With
     `folder`, every path is read with `read_in_folder` (no link followed below it).
+    Without `isolation`, the sandbox where it works (and no compile cache).
     """
     paths = list(paths)
     if not paths:
         return ()
-    if sandbox == "auto":
-        sandbox = find_sandbox()[0]
+    if isolation is None:
+        sandbox, reason = find_sandbox()
+        isolation = Isolation(sandbox, reason=reason)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths)))
     results: list[BatchEntry | None] = [None] * len(paths)
     next_index = iter(range(len(paths)))
     lock = threading.Lock()
     failures: list[GradingError] = []
 
-    with Grader(timeout, sandbox=sandbox, seed=seed, prestart=jobs, cache=cache) as grader:
+    with Grader(limits, isolation=isolation, seed=seed, prestart=jobs) as grader:
 
         def work() -> None:
             while not failures:

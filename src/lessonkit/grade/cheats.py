@@ -34,6 +34,7 @@ from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import differences
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.syntax import parse_python
+from lessonkit.run.limits import DEFAULT_LIMITS
 
 CheatKind = Literal["typed-in", "inputs unchanged", "zeros"]
 KINDS: tuple[CheatKind, ...] = ("typed-in", "inputs unchanged", "zeros")
@@ -240,7 +241,11 @@ def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, 
 
 
 def prove_cheats(
-    lesson: Lesson, jobs: int = 2, timeout: float = 60.0, *, grader: Grader | None = None
+    lesson: Lesson,
+    jobs: int = 2,
+    timeout: float = DEFAULT_LIMITS.timeout,
+    *,
+    grader: Grader | None = None,
 ) -> list[str]:
     """Grade the cheat set; one problem per cheat that passes, or that the builder got wrong."""
     if lesson.grading is None or not lesson.tasks:

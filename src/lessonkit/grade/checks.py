@@ -58,6 +58,11 @@ class Runs:
     reference: Plan
     expected: RunRecord
     timeout: float
+    memory: int | None = None  # the learner child's memory limit, for its message
+
+    def explain(self, error: ErrorInfo) -> str:
+        """An error of the learner's run in their words, naming the limit it ran past."""
+        return explain_error(error, self.learner, self.timeout, self.memory)
 
     def expected_steps(self, scenario: str) -> dict[str, Value]:
         """The names the lesson's steps define, as the reference computed them."""
@@ -275,7 +280,7 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
             ERROR, not_reached(runs.record, runs.learner, "This task's cell", cell.index)
         )
     if got.error and not _is_assertion(got):
-        return Problem(ERROR, explain_error(got.error, runs.learner, runs.timeout))
+        return Problem(ERROR, runs.explain(got.error))
     accept = facts.rubric.accept
     for name in facts.rubric.names:
         if _differs(name, expected, got, accept):
@@ -351,7 +356,7 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     if kept:
         return _not_replaced(kept, facts.inputs.names)
     if got.error and not _is_assertion(got):
-        explained = explain_error(got.error, runs.learner, runs.timeout)
+        explained = runs.explain(got.error)
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
     for name in facts.rubric.names:
         if _differs(name, expected, got, facts.rubric.accept):
@@ -436,7 +441,7 @@ def _stopped(run: CellReport, runs: Runs) -> str:
     assert run.error is not None
     if _is_assertion(run):
         return _failed_check(run.error, runs.learner)
-    return explain_error(run.error, runs.learner, runs.timeout).rstrip(".")
+    return runs.explain(run.error).rstrip(".")
 
 
 TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...] = (
@@ -498,7 +503,7 @@ def _cell_outcome(name: str, cell: PlannedCell, runs: Runs, what: str) -> Prereq
         return PrerequisiteResult(name, PASSED, "")
     if _is_assertion(run):
         return PrerequisiteResult(name, FAILED, f"{_failed_check(run.error, runs.learner)}.")
-    return PrerequisiteResult(name, ERROR, explain_error(run.error, runs.learner, runs.timeout))
+    return PrerequisiteResult(name, ERROR, runs.explain(run.error))
 
 
 def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:

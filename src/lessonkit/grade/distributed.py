@@ -23,7 +23,8 @@ from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import compile_cache
+from lessonkit.run.isolation import Isolation, compile_cache
+from lessonkit.run.limits import Limits
 
 CHUNKS_PER_WORKER = 2
 """Files go out in about this many chunks per worker thread: each chunk pays for one
@@ -48,7 +49,7 @@ def grade_chunk(
     lesson_id: str,
     revision: str,
     seed: int,
-    timeout: float,
+    limits: Limits,
     files: Sequence[ChunkFile],
     allow_unsandboxed: bool,
 ) -> list[tuple[int, GradeReport]]:
@@ -76,11 +77,10 @@ def grade_chunk(
             lesson,
             paths,
             jobs=1,
-            timeout=timeout,
-            sandbox=sandbox,
+            limits=limits,
+            isolation=Isolation(sandbox, cache=compile_cache(), reason=why),
             seed=seed,
             folder=folder,
-            cache=compile_cache(),
         )
     return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]
 
@@ -97,7 +97,7 @@ def grade_on_dask(
     *,
     address: str,
     seed: int,
-    timeout: float,
+    limits: Limits,
     allow_unsandboxed: bool,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> tuple[BatchEntry, ...]:
@@ -138,7 +138,7 @@ def grade_on_dask(
                     lesson.meta.id,
                     lesson.meta.revision,
                     seed,
-                    timeout,
+                    limits,
                     chunk,
                     allow_unsandboxed,
                     pure=False,

@@ -12,6 +12,7 @@ from lessonkit.grade.magics import magic_in
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.values import differences, explain_layout
+from lessonkit.run.limits import shown_size
 
 MAX_MESSAGE_LINES = 3
 MAX_MESSAGE_CHARS = 400
@@ -106,8 +107,16 @@ def magic_message(magic: str, notebook: bool) -> str:
     return f"uses a Jupyter {what}: {magic}, {why}; remove it, or write the line in Python"
 
 
-def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
-    """One short explanation, then the learner's own traceback lines."""
+def out_of_memory(error: ErrorInfo) -> bool:
+    """Whether the error is Python's or XLA's way of saying an allocation was refused."""
+    return error.type == "MemoryError" or "RESOURCE_EXHAUSTED" in error.message
+
+
+def explain_error(error: ErrorInfo, plan: Plan, timeout: float, memory: int | None = None) -> str:
+    """One short explanation, then the learner's own traceback lines.
+
+    `timeout` and `memory` are the limits the run had, named when it ran past one.
+    """
     kind = error.kind
     where = last_line(error, plan)
     if kind == "syntax":
@@ -132,10 +141,16 @@ def explain_error(error: ErrorInfo, plan: Plan, timeout: float) -> str:
         head = f"{error.type}: {mismatch}"
     else:
         head = f"{error.type}: {_short_message(error.message)}".rstrip(": ")
+    lines = [head]
     frames = _frame_lines(error, plan)
-    if not frames:
-        return head
-    return "\n".join([head, "Traceback (your code only):", *frames])
+    if frames:
+        lines += ["Traceback (your code only):", *frames]
+    if memory is not None and out_of_memory(error):
+        lines.append(
+            f"The code needed more memory than the memory limit of {shown_size(memory)} "
+            "that each process of a graded run has (`--memory` sets it)."
+        )
+    return "\n".join(lines)
 
 
 # Errors JAX raises when Python asks a tracer for a concrete value: what `jit:` rules catch.

@@ -11,6 +11,7 @@ with `prestart`, the next one is started (never used before) while the current f
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import threading
 import time
@@ -35,13 +36,21 @@ from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
-from lessonkit.grade.worker_handle import DEFAULT_MEMORY, GRACE, GradingError, WorkerHandle
+from lessonkit.grade.worker_handle import GradingError, WorkerHandle
 from lessonkit.lesson.model import Grading, Lesson
-from lessonkit.run.sandbox import Account, Sandbox
+from lessonkit.run.isolation import UNSANDBOXED, Isolation
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 
-DEFAULT_TIMEOUT = 60.0
-REFERENCE_LIMIT = 300.0  # seconds to start the child and run the lesson's own code
 _ORDER = random.SystemRandom()  # each learner request's scenario order: no seed can foretell it
+ORDER_VARIABLE = "LESSONKIT_SCENARIO_ORDER"
+
+
+def scenario_order() -> random.Random:
+    """What shuffles a learner request's scenarios: the system's randomness, which neither the
+    input seed nor the published lesson foretells, unless the grader's own environment sets
+    `LESSONKIT_SCENARIO_ORDER` to a number to replay one order (the hostile suite does)."""
+    fixed = os.environ.get(ORDER_VARIABLE, "").strip()
+    return random.Random(int(fixed)) if fixed.isdigit() else _ORDER
 
 
 @dataclass(frozen=True)
@@ -279,22 +288,18 @@ class Grader:
 
     def __init__(
         self,
-        timeout: float = DEFAULT_TIMEOUT,
-        memory: int = DEFAULT_MEMORY,
+        limits: Limits = DEFAULT_LIMITS,
         *,
-        sandbox: Sandbox | None = None,
+        isolation: Isolation = UNSANDBOXED,
         seed: int | None = None,
         prestart: int = 0,
-        cache: Path | None = None,
-        run_as: Account | None = None,
     ):
-        self.timeout = float(timeout)
-        self.run_as = run_as  # the account learner children become without a sandbox
-        self.memory = memory
-        self.sandbox = sandbox
+        """`limits` hold for every child (the time limit is each file's); `isolation` keeps
+        the learner children apart (the reference child is trusted, never sandboxed)."""
+        self.limits = limits
+        self.isolation = isolation
         self.seed = new_seed() if seed is None else seed
         self.prestart = prestart
-        self.cache = cache
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
@@ -302,7 +307,7 @@ class Grader:
         # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
         # started by a batch thread that has finished would be killed mid-run.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
-        self._reference: WorkerHandle | None = self._start(trusted=True, memory=memory, cache=cache)
+        self._reference: WorkerHandle | None = self._start(trusted=True)
         self.children = 0  # learner children started, for tests and benchmarks
         self._spares: list[WorkerHandle] = [self._learner_child()]
         self._gradings: dict[str, LessonGrading] = {}
@@ -325,17 +330,14 @@ class Grader:
             self._reference = None
         self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
 
-    def _start(self, **options) -> WorkerHandle:
-        return self._spawner.submit(WorkerHandle, **options).result()
+    def _start(self, *, trusted: bool) -> WorkerHandle:
+        return self._spawner.submit(
+            WorkerHandle, trusted=trusted, isolation=self.isolation, limits=self.limits
+        ).result()
 
     def _learner_child(self) -> WorkerHandle:
-        # Only a sandboxed child may read the compilation cache: outside the sandbox a
-        # submission could write to it and change what the reference computes next time.
-        cache = self.cache if self.sandbox is not None else None
         self.children += 1
-        return self._start(
-            trusted=False, memory=self.memory, sandbox=self.sandbox, cache=cache, run_as=self.run_as
-        )
+        return self._start(trusted=False)
 
     def _take_child(self) -> WorkerHandle:
         """A learner child that has never run anything; start the next ones ahead if asked."""
@@ -382,7 +384,7 @@ class Grader:
             if self._reference is None or not self._reference.alive:
                 if self._reference is not None:
                     self._reference.close()
-                self._reference = self._start(trusted=True, memory=self.memory, cache=self.cache)
+                self._reference = self._start(trusted=True)
             request = build_request(
                 f"reference-{next(self._ids)}", grading.reference, grading, None
             )
@@ -398,10 +400,11 @@ class Grader:
             if key not in self._expected:
                 worker, request = self._reference, self._pending.pop(key)
                 assert worker is not None
+                limit = self.limits.reference_timeout
                 record = worker.collect(
                     request,
-                    time.monotonic() + REFERENCE_LIMIT,
-                    timeout=REFERENCE_LIMIT,
+                    time.monotonic() + limit,
+                    timeout=limit,
                     names=wire_names(grading),
                 )
                 try:
@@ -431,17 +434,16 @@ class Grader:
         plan = plan_submission(submission, lesson)
         self.prepare(lesson)
         worker = self._take_child()
-        names = wire_names(grading, _ORDER)
+        names = wire_names(grading, scenario_order())
         try:
-            request = build_request(
-                f"learner-{next(self._ids)}", plan, grading, self.timeout, names
-            )
+            timeout = self.limits.timeout
+            request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
             worker.send(request)
             expected = self.reference(lesson)
             record = worker.collect(
                 request,
-                time.monotonic() + self.timeout + GRACE,
-                timeout=self.timeout,
+                time.monotonic() + timeout + self.limits.grace,
+                timeout=timeout,
                 names=names,
             )
         finally:
@@ -452,7 +454,8 @@ class Grader:
             path = str(submission.path)
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
             return GradedRun(replace(report, review=review), plan, record)
-        runs = Runs(plan, record, grading.reference, expected, self.timeout)
+        limits = self.limits
+        runs = Runs(plan, record, grading.reference, expected, limits.timeout, limits.memory)
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )

@@ -6,10 +6,11 @@ runs one learner's file in the OS sandbox and is never reused for anything else;
 it reports is parsed strictly (`protocol.parse_event`) and checked against the request it
 was sent, and the first report that no honest child writes ends it with `interfered` set.
 
-Lifecycle: `WorkerHandle(...)` starts the child at once (it imports JAX while the parent reads
-the lesson and the file); `send` queues a request; `collect` reads that request's reports
-until it is done, its deadline passes, or the child ends; `close` kills everything it
-started (process group, cgroup, PID namespace) and is safe to call twice.
+Lifecycle: `WorkerHandle(...)` starts the child at once, through `run/confined_child.py` as
+every confined child is (it imports JAX while the parent reads the lesson and the file);
+`send` queues a request; `collect` reads that request's reports until it is done, its
+deadline passes, or the child ends; `close` kills everything it started (process group,
+cgroup, PID namespace) and is safe to call twice.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import contextlib
 import os
 import select
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,25 +36,14 @@ from lessonkit.grade.protocol import (
     parse_event,
 )
 from lessonkit.grade.record import RunRecord, run_record
-from lessonkit.run.leftovers import scratch_folder
-from lessonkit.run.process import child_environment, describe_end, start_child
-from lessonkit.run.sandbox import (
-    CONFINE_SCRIPT,
-    Account,
-    ChildCgroup,
-    Sandbox,
-    fresh_identity,
-    process_limit,
-    python_paths,
-    remove_leftovers,
-    sandboxed_argv,
-)
+from lessonkit.run.confined_child import start_confined
+from lessonkit.run.isolation import UNSANDBOXED, Isolation
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.run.process import describe_end
 
 WORKER_SCRIPT = Path(__file__).with_name("worker_program.py")
 WIRE_SCRIPT = Path(__file__).with_name("wire.py")  # read by the worker beside it
-DEFAULT_MEMORY = 2 * 2**30
 MAX_REPORT_BYTES = 64 * 2**20
-GRACE = 3.0  # seconds after the child's own alarm before the parent kills it
 
 
 class GradingError(LessonkitError):
@@ -104,61 +93,31 @@ class WorkerHandle:
         self,
         *,
         trusted: bool,
-        memory: int = DEFAULT_MEMORY,
-        sandbox: Sandbox | None = None,
-        cache: Path | None = None,
-        run_as: Account | None = None,
+        isolation: Isolation = UNSANDBOXED,
+        limits: Limits = DEFAULT_LIMITS,
     ):
-        """`run_as`: the account a learner child becomes when there is no sandbox (as root)."""
+        """`isolation` applies to a learner child (the trusted one is never sandboxed, and
+        alone may write the compile cache); `limits` to both."""
         self.trusted = trusted
         self._sent: Request | None = None
-        self._cgroup: ChildCgroup | None = None
-        remove_leftovers()
-        self._folder = None if sandbox else scratch_folder()
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         read_fd, write_fd = os.pipe()
-        become = fresh_identity(sandbox)  # the (uid, gid) the worker drops to
-        if sandbox is None and run_as is not None and not trusted:
-            become = (run_as.uid, run_as.gid)
-            os.chown(self._folder.name, run_as.uid, run_as.gid)
-        uid = become[0] if become else os.getuid()
-        argv = [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), str(memory)]
-        argv.append(str(0 if trusted else process_limit(uid)))
-        if become is not None:
-            argv += [str(become[0]), str(become[1])]
-        extra: dict[str, str] = {}
-        if cache is not None:
-            extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-            if trusted:
-                extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-                extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
-        scratch = self._folder.name if self._folder else "/tmp"  # the sandbox's tmpfs
-        extra["MPLCONFIGDIR"] = f"{scratch}/.matplotlib"
-        scripts = (WORKER_SCRIPT, WIRE_SCRIPT, CONFINE_SCRIPT)
-        readable = (*python_paths(), *scripts, *([cache] if cache else []))
-        argv, self._cgroup = sandboxed_argv(
-            argv, sandbox, readable=readable, memory=memory, uid=uid
-        )
         try:
-            self._process = start_child(
-                argv,
-                env=child_environment("allow-list", extra, scratch=scratch),
-                cwd=self._folder.name if self._folder else None,
+            self._child = start_confined(
+                [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd)],
+                isolation=isolation,
+                limits=limits,
+                trusted=trusted,
+                readable=(WORKER_SCRIPT, WIRE_SCRIPT),
                 stdin="pipe",
-                stdout="discard",
-                stderr=self._stderr,
                 pass_fds=(write_fd,),
             )
         except OSError as exc:
             os.close(read_fd)
-            self._stderr.close()
-            if self._folder:
-                self._folder.cleanup()
-            if self._cgroup:
-                self._cgroup.remove()
             raise GradingError(f"cannot start the grading process ({exc.strerror})") from None
         finally:
             os.close(write_fd)
+        self._process = self._child.process
+        self._folder = self._child.scratch
         self._reader = _Reader(read_fd)
         self._closed = False
         self._ready = False
@@ -270,26 +229,18 @@ class WorkerHandle:
 
     def diagnostics(self) -> str:
         """The child's own error output (for failures of the lesson's reference code)."""
-        try:
-            self._stderr.seek(0)
-            return self._stderr.read()[-4000:].decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        return self._child.error_tail()
 
     def close(self) -> None:
         """Stop the child and everything it started; safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        self._process.stop(wait_s=10)  # the group: learner code may have started its own
-        if self._cgroup is not None:
-            self._cgroup.remove()  # processes that left the group with setsid()
+        self._child.stop()
         if self._process.stdin is not None:
             with contextlib.suppress(OSError):
                 self._process.stdin.close()
         with contextlib.suppress(OSError):
             os.close(self._reader.fd)
         self._reader.eof = True
-        self._stderr.close()
-        if self._folder is not None:
-            self._folder.cleanup()
+        self._child.close()

@@ -1,7 +1,8 @@
 """The grading child: runs lesson and learner cells and reports what they produced.
 
-It never judges. It runs as a plain script (`python -I worker_program.py FD MEMORY NPROC [UID]`),
-imports nothing from lessonkit, and talks to the parent over two channels: requests arrive
+It never judges. It runs as a plain script (`python -I worker_program.py FD`), started by
+`run/confine.py` once its limits hold and, for a learner, once it runs as a user of its own;
+it imports nothing from lessonkit, and talks to the parent over two channels: requests arrive
 as JSON lines on a private copy of stdin, reports leave as JSON lines on the pipe FD (see
 `lessonkit.grade.protocol` for both).
 
@@ -34,8 +35,8 @@ import time
 
 
 def _load(relative: str, name: str):
-    """A lessonkit module loaded by path (`grade/wire.py`, `run/confine.py`): no lessonkit
-    import, since the sandbox binds only these files."""
+    """A lessonkit module loaded by path (`grade/wire.py`): no lessonkit import, since the
+    sandbox binds only these files."""
     here = os.path.dirname(os.path.abspath(__file__))
     spec = importlib.util.spec_from_file_location(name, os.path.join(here, relative))
     module = importlib.util.module_from_spec(spec)
@@ -44,9 +45,6 @@ def _load(relative: str, name: str):
 
 
 wire = _load("wire.py", "lessonkit_wire")
-confine = _load(os.path.join(os.pardir, "run", "confine.py"), "lessonkit_confine")
-limit_resources = confine.limit_resources
-drop_privileges = confine.drop_privileges
 globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
 MAX_ELEMENTS = wire.MAX_ELEMENTS
 MAX_LEAVES = wire.MAX_LEAVES
@@ -980,10 +978,7 @@ def _on_alarm(signum, frame):
 
 
 def main() -> None:
-    report_fd, memory, processes = (int(a) for a in sys.argv[1:4])
-    limit_resources(memory, processes)
-    if len(sys.argv) > 4:
-        drop_privileges(int(sys.argv[4]), int(sys.argv[5]))
+    report_fd = int(sys.argv[1])
     requests = os.fdopen(private_stdin(), "r", encoding="utf-8")
     sys.argv = sys.argv[:1]
     channel = Channel(report_fd)

@@ -20,7 +20,7 @@ import sys
 from typing import BinaryIO
 
 from lessonkit.errors import LessonkitError, UsageError
-from lessonkit.grade.grader import DEFAULT_TIMEOUT, Grader
+from lessonkit.grade.grader import Grader
 from lessonkit.grade.sources import read_submission
 from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
 from lessonkit.learner.protocol import (
@@ -39,11 +39,9 @@ class Server:
     """Answers check requests with one long-lived grader; `close` stops every child."""
 
     def __init__(self) -> None:
-        isolation = choose_isolation(batch=False, allow_unsandboxed=True)
+        isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
         self.note = isolation.note
-        self.grader = Grader(  # the reference and the first learner child import JAX now
-            DEFAULT_TIMEOUT, sandbox=isolation.sandbox, cache=compile_cache()
-        )
+        self.grader = Grader(isolation=isolation)  # its children import JAX now
         self.lessons: dict[str, Lesson] = {}
 
     def close(self) -> None:

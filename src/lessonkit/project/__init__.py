@@ -5,7 +5,7 @@ package runs the script as the contract says (`runs`), reads each parameter file
 (`parameters`), decides each property from the trees (`properties`) and reports (`report`).
 """
 
-from lessonkit.project.grade import DEFAULT_TIMEOUT, grade_project
+from lessonkit.project.grade import grade_project
 from lessonkit.project.parameters import (
     Leaf,
     ParameterFileError,
@@ -17,7 +17,6 @@ from lessonkit.project.report import ProjectReport, failed_to_read
 from lessonkit.project.runs import MAX_SEED, RunRecord, other_seed, plan_runs
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "MAX_SEED",
     "Leaf",
     "ParameterFileError",

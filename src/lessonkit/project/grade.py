@@ -29,9 +29,8 @@ from lessonkit.project.runs import (
     plan_runs,
     shown,
 )
-from lessonkit.run.sandbox import Sandbox
-
-DEFAULT_TIMEOUT = 60.0  # seconds for each run
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 
 
 def decide(
@@ -87,16 +86,17 @@ def grade_project(
     file: str,
     script: bytes,
     *,
-    sandbox: Sandbox | None,
+    isolation: Isolation,
     seed: int | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT,
+    limits: Limits = DEFAULT_LIMITS,
     jobs: int = 2,
     on_run: Callable[[RunRecord], None] | None = None,
     stop: threading.Event | None = None,
 ) -> ProjectReport:
     """Every property the contract declares, decided from the script's confined runs.
 
-    Setting `stop` (a batch's Ctrl-C) stops every run in flight.
+    `limits` hold for each run (`limits.timeout` is each run's time limit). Setting `stop`
+    (a batch's Ctrl-C) stops every run in flight.
     """
     started = time.monotonic()
     seed = secrets.randbelow(MAX_SEED + 1) if seed is None else seed
@@ -106,8 +106,8 @@ def grade_project(
         contract,
         script,
         plan,
-        sandbox=sandbox,
-        timeout_s=timeout_s,
+        isolation=isolation,
+        limits=limits,
         jobs=jobs,
         on_run=on_run,
         stop=stop,
@@ -123,6 +123,6 @@ def grade_project(
         results,
         records,
         time.monotonic() - started,
-        sandbox is not None,
+        isolation.sandbox is not None,
         contract.properties,
     )

@@ -27,7 +27,8 @@ from lessonkit.project.parameters import ParameterFileError, read_parameters
 from lessonkit.project.properties import Outcome, RunProblem
 from lessonkit.receipts.running import with_device_count
 from lessonkit.run.confined import run_confined
-from lessonkit.run.sandbox import Sandbox
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.limits import Limits
 
 RunName = Literal[
     "full",
@@ -148,8 +149,8 @@ def execute(
     script: bytes,
     plan: tuple[PlannedRun, ...],
     *,
-    sandbox: Sandbox | None,
-    timeout_s: float,
+    isolation: Isolation,
+    limits: Limits,
     jobs: int = 2,
     on_run: Callable[[RunRecord], None] | None = None,
     stop: threading.Event | None = None,
@@ -181,8 +182,8 @@ def execute(
             script,
             run.arguments,
             collect=(contract.output,),
-            sandbox=sandbox,
-            timeout_s=timeout_s,
+            isolation=isolation,
+            limits=limits,
             inputs=inputs,
             settings=run.environment,
             should_stop=should_stop,

@@ -1,9 +1,10 @@
 """Limits for a process about to run learner code, and a launcher that applies them.
 
 Run by path, never imported from lessonkit (it may run inside the sandbox, which sees only
-the files bound into it): the grading worker loads `limit_resources` and `drop_privileges`
-from here, and `python -I confine.py MEMORY NPROC CPU_S [UID GID] -- PROGRAM ARG...` applies
-them to itself and then becomes PROGRAM, so a learner's script starts already confined.
+the files bound into it): `python -I confine.py MEMORY FILE_BYTES NPROC CPU_S [UID GID] --
+PROGRAM ARG...` applies them to itself and then becomes PROGRAM, so every child that runs
+learner code (the grading worker, a learner's whole script) starts already confined. The
+numbers come from the parent's `run/limits.py` (`run/confined_child.py` writes this argv).
 """
 
 from __future__ import annotations
@@ -13,10 +14,8 @@ import os
 import resource
 import sys
 
-FILE_BYTES = 64 * 2**20
 
-
-def limit_resources(memory_bytes: int, processes: int, cpu_seconds: int = 0) -> None:
+def limit_resources(memory_bytes: int, file_bytes: int, processes: int, cpu_seconds: int) -> None:
     """Memory, process, file-size, core-dump and (when given) CPU-time limits.
 
     RLIMIT_DATA rather than RLIMIT_AS: JAX reserves large ranges of address space that it
@@ -26,7 +25,7 @@ def limit_resources(memory_bytes: int, processes: int, cpu_seconds: int = 0) -> 
     """
     limits = [
         (resource.RLIMIT_DATA, memory_bytes),
-        (resource.RLIMIT_FSIZE, FILE_BYTES),
+        (resource.RLIMIT_FSIZE, file_bytes),
         (resource.RLIMIT_CORE, 0),
     ]
     if processes > 0:
@@ -52,10 +51,10 @@ def main(argv: list[str]) -> None:
     """Apply the limits that `argv` names, then exec the program after `--`."""
     split = argv.index("--")
     settings, program = [int(a) for a in argv[:split]], argv[split + 1 :]
-    memory, processes, cpu_seconds = settings[:3]
-    limit_resources(memory, processes, cpu_seconds)
-    if len(settings) == 5:
-        drop_privileges(settings[3], settings[4])
+    memory, file_bytes, processes, cpu_seconds = settings[:4]
+    limit_resources(memory, file_bytes, processes, cpu_seconds)
+    if len(settings) == 6:
+        drop_privileges(settings[4], settings[5])
     os.execv(program[0], program)
 
 

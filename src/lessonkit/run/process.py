@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
+from lessonkit.run.limits import DEFAULT_LIMITS
+
 EnvPolicy = Literal["inherit", "allow-list"]
 Stream = Literal["pipe", "discard"] | IO[bytes]
 
@@ -99,7 +101,8 @@ def describe_end(returncode: int | None) -> str:
         signal.SIGXCPU: "the process used up its CPU time",
         signal.SIGABRT: "the process crashed (abort), often from running out of memory",
         signal.SIGSEGV: "the process crashed (segmentation fault)",
-        signal.SIGXFSZ: "the process wrote a file larger than the 64 MB limit",
+        signal.SIGXFSZ: "the process wrote a file larger than the "
+        f"{DEFAULT_LIMITS.file_bytes // 2**20} MB limit",
     }
     try:
         name = signal.Signals(number).name

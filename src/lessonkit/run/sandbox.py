@@ -6,7 +6,8 @@ submissions; a private scratch folder (`/tmp`, capped in size) as its working fo
 network; its own PID, IPC and UTS namespaces; it dies with the parent. When the grader runs
 as root (as in CI), bubblewrap starts privileged and the worker drops to a user id of its
 own before any learner code runs, so RLIMIT_NPROC holds; where cgroup v1 is writable, a
-cgroup per child also caps its memory and task count together, forks included.
+cgroup per child also caps its memory and task count together, forks included, and gives
+all its processes together one CPU share. Every number comes from `run/limits.py`.
 
 Where bubblewrap or user namespaces are missing (macOS, Windows, some containers),
 `find_sandbox` says why and the caller decides: `check` runs with rlimits only and says so
@@ -29,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, remove_stale_scratch, stale_cgroups
+from lessonkit.run.limits import Limits
 
-SCRATCH_BYTES = 64 * 2**20
 CONFINE_SCRIPT = Path(__file__).with_name("confine.py")  # the limits, run by path in a child
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
@@ -93,7 +94,7 @@ def sandboxed_argv(
     sandbox: Sandbox | None,
     *,
     readable: tuple[Path, ...],
-    memory: int,
+    limits: Limits,
     uid: int,
     working: Path | None = None,
 ) -> tuple[list[str], ChildCgroup | None]:
@@ -104,8 +105,12 @@ def sandboxed_argv(
     """
     if sandbox is None:
         return argv, None
-    argv = sandbox.command(argv, readable, SCRATCH_BYTES, working)
-    cgroup = ChildCgroup.create(memory + 2**29, process_limit(uid)) if sandbox.privileged else None
+    argv = sandbox.command(argv, readable, limits.scratch_bytes, working)
+    cgroup = (
+        ChildCgroup.create(limits.cgroup_memory, process_limit(uid, limits), limits.cpu_shares)
+        if sandbox.privileged
+        else None
+    )
     return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
 
 
@@ -203,8 +208,9 @@ def fresh_identity(sandbox: Sandbox | None) -> tuple[int, int] | None:
     return fresh, fresh
 
 
-def process_limit(uid: int) -> int:
-    """RLIMIT_NPROC for a child: room for JAX's threads, not for a fork bomb.
+def process_limit(uid: int, limits: Limits) -> int:
+    """RLIMIT_NPROC for a child: `limits.task_cap()`, room for JAX's threads, not for a
+    fork bomb.
 
     The limit counts every task of the user; for a fresh uid that is the child alone, for
     the learner's own uid (no sandbox) the processes they already run are added.
@@ -217,31 +223,42 @@ def process_limit(uid: int) -> int:
                     with contextlib.suppress(OSError):
                         if entry.stat().st_uid == uid:
                             own += len(os.listdir(f"/proc/{entry.name}/task"))
-    return own + 128 + 4 * (os.cpu_count() or 1)
+    return own + limits.task_cap()
+
+
+CGROUP_CONTROLLERS = ("memory", "pids", "cpu")
+"""The cgroup v1 hierarchies a child's cgroup lives in; `cpu` is used where it is writable."""
 
 
 class ChildCgroup:
-    """A memory and task-count cap for one child and everything it starts (root only).
+    """A memory, task-count and CPU-share cap for one child and everything it starts (root).
 
-    Uses the cgroup v1 `memory` and `pids` hierarchies where they are mounted and writable;
-    `None` from `create` (cgroup v2 only, or not root) means rlimits alone must do.
+    Uses the cgroup v1 `memory` and `pids` hierarchies where they are mounted and writable,
+    and the `cpu` one too where it is (one `cpu.shares` for all the child's processes, so a
+    child that starts a hundred busy processes takes one process's share of the CPU, not a
+    hundred); `None` from `create` (cgroup v2 only, or not root) means rlimits alone must do:
+    RLIMIT_NPROC under a user id of the child's own still caps its tasks.
     """
 
     def __init__(self, folders: list[Path]):
         self.folders = folders
 
     @classmethod
-    def create(cls, memory: int, tasks: int) -> ChildCgroup | None:
+    def create(cls, memory: int, tasks: int, cpu_shares: int | None = None) -> ChildCgroup | None:
         if os.geteuid() != 0 or not sys.platform.startswith("linux"):
             return None
         name = f"{CGROUP_PREFIX}{owner_tag()}{secrets.token_hex(4)}"
         folders: list[Path] = []
+        wanted: tuple[tuple[str, dict[str, int | None], bool], ...] = (
+            ("memory", {"memory.limit_in_bytes": memory}, True),
+            ("pids", {"pids.max": tasks}, True),
+            ("cpu", {"cpu.shares": cpu_shares}, False),  # optional: not every host has it
+        )
         try:
-            for controller, settings in (
-                ("memory", {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": None}),
-                ("pids", {"pids.max": tasks}),
-            ):
+            for controller, settings, required in wanted:
                 base = _v1_folder(controller)
+                if base is None and not required:
+                    continue
                 if base is None:
                     raise OSError("no cgroup v1 hierarchy")
                 folder = base / name
@@ -260,7 +277,7 @@ class ChildCgroup:
         """Remove the cgroups that killed parents left (see `leftovers`); how many went."""
         if os.geteuid() != 0 or not sys.platform.startswith("linux"):
             return 0
-        parents = [f for f in map(_v1_folder, ("memory", "pids")) if f is not None]
+        parents = [f for f in map(_v1_folder, CGROUP_CONTROLLERS) if f is not None]
         found = stale_cgroups(parents)
         cls(found).remove()
         return len(found)
@@ -289,6 +306,8 @@ class ChildCgroup:
                         os.kill(pid, signal.SIGKILL)
                 try:
                     folder.rmdir()
+                    break
+                except FileNotFoundError:  # removed already
                     break
                 except OSError:
                     time.sleep(0.02)

@@ -1,0 +1,171 @@
+"""Start one child under an `Isolation` and `Limits`: the one way a confined child is made.
+
+The grading worker (`grade/worker_handle.py`, the trusted reference and each learner child)
+and a learner's whole script (`run/confined.py`) are started here alike, in this order:
+
+1. remove what killed parents left (`run/leftovers.py`);
+2. choose who the child becomes: in a privileged sandbox a user id of its own, without a
+   sandbox the isolation's account (an autograder as root), else the caller; the trusted
+   reference child is never sandboxed and stays the caller;
+3. give it a folder of the parent's where it needs one (its scratch folder without the
+   sandbox, or a working folder the caller reads back afterwards), owned by that identity;
+4. wrap the command in `run/confine.py` (memory, file size, tasks, CPU time, the identity),
+   then in the sandbox and, as root, in a cgroup of its own (`run/sandbox.py`);
+5. start it with the allow-listed environment, stderr to a file.
+
+`ConfinedChild.stop` kills everything it started (its process group, its PID namespace, its
+cgroup); `close` also removes its scratch folder and its error output, and is safe twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.leftovers import scratch_folder
+from lessonkit.run.limits import Limits
+from lessonkit.run.process import Child, Stream, child_environment, start_child
+from lessonkit.run.sandbox import (
+    CONFINE_SCRIPT,
+    WORKING,
+    ChildCgroup,
+    Sandbox,
+    fresh_identity,
+    process_limit,
+    python_paths,
+    remove_leftovers,
+    sandboxed_argv,
+)
+
+STDERR_TAIL = 4_000  # bytes of a child's error output kept for a message
+
+
+@dataclass
+class ConfinedChild:
+    """A started confined child and what to clean up once it has ended."""
+
+    process: Child
+    stderr: IO[bytes]
+    cgroup: ChildCgroup | None
+    scratch: tempfile.TemporaryDirectory[str] | None
+    """The folder made for it here (None: the sandbox's own /tmp, or the caller's folder)."""
+    closed: bool = False
+
+    def error_tail(self) -> str:
+        """The end of what the child wrote to stderr (for a message, never for a verdict)."""
+        try:
+            self.stderr.seek(0, os.SEEK_END)
+            self.stderr.seek(max(0, self.stderr.tell() - STDERR_TAIL))
+            return self.stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    def stop(self) -> None:
+        """Kill the child and everything it started; safe to call twice."""
+        self.process.stop(wait_s=10)  # the group: learner code may have started its own
+        if self.cgroup is not None:
+            self.cgroup.remove()  # processes that left the group with setsid()
+            self.cgroup = None  # removed: a second remove would wait for folders long gone
+
+    def close(self) -> None:
+        """Stop the child, then remove its error output and its scratch folder."""
+        if self.closed:
+            return
+        self.closed = True
+        self.stop()
+        self.stderr.close()
+        if self.scratch is not None:
+            self.scratch.cleanup()
+
+
+def seen_from_child(isolation: Isolation, working: Path) -> str:
+    """The path a working folder of the parent's has inside the child."""
+    return WORKING if isolation.sandbox is not None else str(working)
+
+
+def _identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
+    """The (uid, gid) a learner child drops to; None where it keeps the caller's."""
+    if sandbox is not None:
+        return fresh_identity(sandbox)
+    if isolation.run_as is not None:
+        return isolation.run_as.uid, isolation.run_as.gid
+    return None
+
+
+def start_confined(
+    command: Sequence[str],
+    *,
+    isolation: Isolation,
+    limits: Limits,
+    trusted: bool = False,
+    readable: tuple[Path, ...] = (),
+    working: Path | None = None,
+    settings: Mapping[str, str] | None = None,
+    cpu_seconds: int = 0,
+    stdin: Stream = "discard",
+    pass_fds: tuple[int, ...] = (),
+) -> ConfinedChild:
+    """Start `command` (a program and its arguments, paths as the child sees them) confined.
+
+    `trusted`: the reference child, which runs only the lesson's own code: never sandboxed,
+    no task limit, and it may write the compile cache. `readable`: files of the parent's the
+    command reads (bound read-only into the sandbox). `working`: a folder of the parent's,
+    holding what the program needs, that becomes its working folder (`seen_from_child`) and
+    that the caller reads and removes afterwards. `settings`: grading-child settings
+    (`run.process.CHILD_SETTINGS`). Raises OSError when the child cannot start.
+    """
+    remove_leftovers()
+    sandbox = None if trusted else isolation.sandbox
+    become = None if trusted else _identity(sandbox, isolation)
+    scratch = scratch_folder() if working is None and sandbox is None else None
+    try:
+        folder = working if working is not None else Path(scratch.name) if scratch else None
+        if become is not None and folder is not None:
+            for path in (*folder.iterdir(), folder):
+                os.chown(path, *become)
+        uid = become[0] if become else os.getuid()
+        processes = 0 if trusted else process_limit(uid, limits)
+        argv = [sys.executable, "-I", str(CONFINE_SCRIPT), str(limits.memory)]
+        argv += [str(limits.file_bytes), str(processes), str(cpu_seconds)]
+        argv += [*(str(i) for i in become or ()), "--", *command]
+        home = "/tmp" if sandbox is not None or folder is None else str(folder)
+        extra = {**(settings or {}), "MPLCONFIGDIR": f"{home}/.matplotlib"}
+        cache = isolation.cache_for(trusted=trusted)
+        if cache is not None:
+            extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+            if trusted:
+                extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+                extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+        seen = (*python_paths(), CONFINE_SCRIPT, *readable, *([cache] if cache else []))
+        argv, cgroup = sandboxed_argv(
+            argv, sandbox, readable=seen, limits=limits, uid=uid, working=working
+        )
+    except BaseException:
+        if scratch is not None:
+            scratch.cleanup()
+        raise
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
+    try:
+        process = start_child(
+            argv,
+            env=child_environment("allow-list", extra, scratch=home),
+            cwd=None if sandbox is not None else folder,
+            stdin=stdin,
+            stdout="discard",
+            stderr=stderr,
+            pass_fds=pass_fds,
+        )
+    except BaseException:
+        stderr.close()
+        if cgroup is not None:
+            cgroup.remove()
+        if scratch is not None:
+            scratch.cleanup()
+        raise
+    return ConfinedChild(process, stderr, cgroup, scratch)
