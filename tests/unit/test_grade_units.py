@@ -896,3 +896,20 @@ def test_one_wire_schema_names_every_tag_both_sides_use():
             reported.parse_value({**data, "extra": 1})
         with pytest.raises(reported.Interference):
             reported.parse_value({**data, wire.VALUE_TAG: tag + "?"})
+
+
+def test_scenario_order_is_drawn_per_request_and_replayed_only_by_the_graders_setting(
+    lesson, monkeypatch
+):
+    """Issue 34, F1: a count of scenarios says nothing, since each learner request runs them
+    in an order drawn afresh; the lesson's own inputs run first, as in every order."""
+    from lessonkit.grade.grader import ORDER_VARIABLE, lesson_grading, scenario_order, wire_names
+
+    grading = lesson_grading(lesson, 5)
+    monkeypatch.delenv(ORDER_VARIABLE, raising=False)
+    orders = {tuple(wire_names(grading, scenario_order()).values()) for _ in range(30)}
+    assert len(orders) > 20 and all(order[0] == "lesson" for order in orders)
+    assert all(sorted(order) == sorted(wire_names(grading).values()) for order in orders)
+    monkeypatch.setenv(ORDER_VARIABLE, "1")
+    replayed = {tuple(wire_names(grading, scenario_order()).values()) for _ in range(5)}
+    assert len(replayed) == 1 and replayed != {tuple(wire_names(grading).values())}

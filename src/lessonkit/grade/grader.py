@@ -49,8 +49,8 @@ def scenario_order() -> random.Random:
     """What shuffles a learner request's scenarios: the system's randomness, which neither the
     input seed nor the published lesson foretells, unless the grader's own environment sets
     `LESSONKIT_SCENARIO_ORDER` to a number to replay one order (the hostile suite does)."""
-    fixed = os.environ.get(ORDER_VARIABLE, "").strip()
-    return random.Random(int(fixed)) if fixed.isdigit() else _ORDER
+    replay = os.environ.get(ORDER_VARIABLE, "").strip()
+    return random.Random(int(replay)) if replay.isdigit() else _ORDER
 
 
 @dataclass(frozen=True)
