@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lessonkit.child.encoder import Encoder
 from lessonkit.grade import reported as r
 from lessonkit.grade.literals import LiteralError, literal, zeros
 from lessonkit.grade.protocol import parse_value
-from lessonkit.grade.worker_program import Encoder
 from lessonkit.lesson.load import load_lesson
 
 from conftest import FIXTURE_MD, REPO, invoke

@@ -159,7 +159,7 @@ def test_the_graders_verdicts_become_a_table():
 def test_evidence_runs_learner_code_only_in_the_graders_children(written):
     """One runner: no child of evidence's own, no `lessonkit check --json` shelled out."""
     assert written.started, "the grader's children were not seen"
-    workers = [a for a in written.started if "lessonkit/grade/worker_program.py" in a]
+    workers = [a for a in written.started if "lessonkit/child/start.py" in a]
     others = [a for a in written.started if "-m lessonkit" in a]
     assert workers and not others, "\n".join(others)
     assert "Your file ran once, in the grader's child process" in written.report
@@ -186,9 +186,9 @@ def test_reported_key_arrays_come_back_as_the_same_keys():
     import jax
     import numpy as np
 
+    from lessonkit.child.encoder import Encoder
     from lessonkit.evidence.observe import NotData, live
     from lessonkit.grade.reported import KeyArray, parse_value
-    from lessonkit.grade.worker_program import Encoder
 
     encoder = Encoder(np, jax)
     for original in (jax.random.split(jax.random.key(3), 2), jax.random.key(0, impl="rbg")):

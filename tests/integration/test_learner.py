@@ -301,7 +301,7 @@ def test_check_inside_a_grading_child_does_nothing(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(client, "ask", no_server)
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
-    from lessonkit.grade.wire import CHILD_MARK
+    from lessonkit.child.wire import CHILD_MARK
 
     worker = types.ModuleType("__main__")
     setattr(worker, CHILD_MARK, True)

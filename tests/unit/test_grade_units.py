@@ -14,7 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade import reported, wire, worker_program
+from lessonkit.child import cells, channel, varied_calls, wire
+from lessonkit.child.encoder import Encoder
+from lessonkit.child.guard import ModuleGuard
+from lessonkit.child.runner import WorkerProgram
+from lessonkit.grade import reported
 from lessonkit.grade.explain import explain_error
 from lessonkit.grade.inputs import draw_inputs, grading_of
 from lessonkit.grade.plan import (
@@ -297,7 +301,7 @@ def test_the_child_makes_each_drawn_leaf_the_type_its_generator_promises():
     import jax
     import jax.numpy as jnp
 
-    runner = worker_program.WorkerProgram(None, None, None, jax, jnp)
+    runner = WorkerProgram(None, None, None, jax, jnp)
     drawn = json.loads(json.dumps(draw_inputs(EVERY_GENERATOR, 3).others[0].values))
     made = {name: runner.make_inputs(value) for name, value in drawn.items()}
     assert type(made["count"]) is int and type(made["flag"]) is bool
@@ -426,23 +430,21 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
 
 def test_inputs_are_stripped_only_where_they_are_plain_assignments():
     cell = {"index": 0, "offset": 10, "source": "params = 1\nx = 2\nparams['a'] = 3\ny = x\n"}
-    code = worker_program.compile_cell(cell, frozenset({"params", "x"}))
+    code = cells.compile_cell(cell, frozenset({"params", "x"}))
     namespace = {"params": {}, "x": 5}
     exec(code, namespace)
     assert namespace["params"] == {"a": 3} and namespace["y"] == 5
 
 
 def test_syntax_errors_are_reported_with_file_lines():
-    with pytest.raises(worker_program.CompileError) as caught:
-        worker_program.compile_cell(
-            {"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset()
-        )
+    with pytest.raises(cells.CompileError) as caught:
+        cells.compile_cell({"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset())
     assert caught.value.report["kind"] == "syntax"
     assert caught.value.report["frames"][0][:2] == [2, 42]
 
 
 def test_output_capture_keeps_head_and_tail():
-    capture = worker_program.OutputCapture()
+    capture = channel.OutputCapture()
     capture.write("start\n")
     capture.write("x" * 100_000)
     capture.write("\nend")
@@ -463,7 +465,7 @@ def test_what_the_child_writes_the_parent_reads(length, depth, size):
     import jax
     import numpy as np
 
-    encoder = worker_program.Encoder(np, jax)
+    encoder = Encoder(np, jax)
     value: object = {"text": "e" * length, "array": np.zeros(size, np.float32)}
     for _ in range(depth):
         value = [value]
@@ -480,7 +482,7 @@ def test_encoder_reports_data_without_running_learner_code():
     import jax.numpy as jnp
     import numpy as np
 
-    encoder = worker_program.Encoder(np, jax)
+    encoder = Encoder(np, jax)
     value = encoder.encode({"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0), "n": 3})
     assert reported.parse_value(value) == tree(
         weight=arr([1.0, -1.0]), bias=arr([0.0], shape=[]), n=num(3, "int")
@@ -501,7 +503,7 @@ def test_encoder_reads_exact_types_only():
     import jax
     import numpy as np
 
-    encoder = worker_program.Encoder(np, jax)
+    encoder = Encoder(np, jax)
 
     class Liar(np.ndarray):
         @property
@@ -528,7 +530,7 @@ def test_module_guard_restores_patches_and_names_them():
     import jax
     import jax.numpy as jnp
 
-    guard = worker_program.ModuleGuard([jnp], jax, type(jnp.zeros(())))
+    guard = ModuleGuard([jnp], jax, type(jnp.zeros(())))
     original = jnp.allclose
     jnp.allclose = lambda *a, **k: True
     jnp.extra_name = 1
@@ -588,7 +590,7 @@ def _sources(call: str, transform: str, key: str, value):
     import jax
     import jax.numpy as jnp
 
-    installer = worker_program.Sources(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    installer = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
     source = {"call": call, "transform": transform, "key": key, "value": value}
     return installer.install(installer.prepare([source]))
 
@@ -762,7 +764,7 @@ def test_b16_encoder_reads_exact_ordered_and_default_dicts_only():
     import jax
     import numpy as np
 
-    encoder = worker_program.Encoder(np, jax)
+    encoder = Encoder(np, jax)
     ordered = OrderedDict(bias=1.0, weight=2.0)
     ordered.move_to_end("bias")
     assert reported.parse_value(encoder.encode(ordered)) == reported.Mapping(
@@ -874,7 +876,7 @@ def test_one_wire_schema_names_every_tag_both_sides_use():
 
     assert typing.get_args(protocol.ErrorKind) == wire.ERROR_KINDS
     assert typing.get_args(protocol.CellStatus) == wire.CELL_STATUSES
-    encoder = worker_program.Encoder(np, jax)
+    encoder = Encoder(np, jax)
     samples = [
         None, 3, 2**60, "text", np, np.zeros(3), np.zeros(wire.MAX_ELEMENTS + 1), 1j,
         jax.random.key(0), {1.5: [1, 2]}, {(1,): 1}, [[1]] * (wire.MAX_LEAVES + 1), (1, [2]),
@@ -913,3 +915,37 @@ def test_scenario_order_is_drawn_per_request_and_replayed_only_by_the_graders_se
     monkeypatch.setenv(ORDER_VARIABLE, "1")
     replayed = {tuple(wire_names(grading, scenario_order()).values()) for _ in range(5)}
     assert len(replayed) == 1 and replayed != {tuple(wire_names(grading).values())}
+
+
+@pytest.mark.parametrize(
+    ("transform", "key", "value"),
+    [
+        ("add_leaf", "extra", (1.0, 2.0, 3.0)),
+        ("drop_key", "bias", None),
+        ("shift_key", "weight", (0.1, -0.3)),
+        ("shift_key", "bias", 1e-7),  # rounding: the parent keeps 6 places, float32 ~7 digits
+        ("shift_key", "", 0.5),
+        ("shift_key", "missing", 1.0),  # a key the tree lacks: both leave it as it is
+        ("drop_key", "missing", None),
+    ],
+)
+def test_the_parent_and_the_child_transform_alike(transform, key, value):
+    """Issue 33, item 3: one implementation of each probe transform (`lessonkit.child.
+    transforms`), applied by the parent to drawn data and by the child to arrays."""
+    import jax.numpy as jnp
+
+    from lessonkit.grade.probes import _changed
+
+    plain = {"weight": [1.25, -0.5], "bias": 0.2}
+    probe = Probe("p", "t", "input", "params", transform, key, value, (), 1)
+    by_parent = _changed(plain, probe)
+    calls = varied_calls.VariedCalls(None, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    source = {"call": "x.y", "transform": transform, "key": key, "value": value}
+    ((_, change),) = calls.prepare([source])
+    arrays = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in plain.items()}
+    by_child = change(arrays)
+    assert sorted(by_parent) == sorted(by_child)
+    for name, expected in by_parent.items():
+        assert by_child[name].tolist() == pytest.approx(expected, abs=1e-6)
+    if key == "missing":
+        assert by_parent == plain and by_child is arrays

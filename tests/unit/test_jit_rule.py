@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from lessonkit.child import cells, jit_watch, wire
 from lessonkit.errors import LessonError
-from lessonkit.grade import wire, worker_program
 from lessonkit.grade.protocol import JitOutcome, parse_event
 from lessonkit.grade.reported import Interference
 from lessonkit.lesson.jit_rule import jit_rule_gap
@@ -144,10 +144,10 @@ def _run(source: str, names: tuple[str, ...], namespace: dict | None = None) -> 
     import jax
 
     cell = {"index": 0, "source": source, "offset": 0, "jit": list(names)}
-    code = worker_program.compile_cell(cell, frozenset())
-    watch = worker_program.JitWatch(jax.jit, {"<cell 0>": 0})
+    code = cells.compile_cell(cell, frozenset())
+    watch = jit_watch.JitWatch(jax.jit, {"<cell 0>": 0})
     space = {} if namespace is None else namespace
-    space.update({"jax": jax, "jnp": jax.numpy, worker_program.JIT_HOOK: watch.wrap})
+    space.update({"jax": jax, "jnp": jax.numpy, cells.JIT_HOOK: watch.wrap})
     exec(code, space)
     return watch.report(list(names))
 

@@ -17,6 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
 
 LAYERS = (
+    "child",
     "errors",
     "treediff",
     "lesson",
@@ -35,9 +36,11 @@ LAYERS = (
     "__main__",
     "__init__",
 )
-"""Bottom first: the error type, the tree-difference engine (no JAX), the model of a lesson, the
-tree library, the one way code runs, records, renderers, the grader, the phase project's
-grader, the course gradebook, evidence, the notebook's check(), the site, then the commands."""
+"""Bottom first: the grading child's program (standard library only, loaded by path in the
+sandbox, so it imports nothing of lessonkit), the error type, the tree-difference engine (no
+JAX), the model of a lesson, the tree library, the one way code runs, records, renderers, the
+grader, the phase project's grader, the course gradebook, evidence, the notebook's check(),
+the site, then the commands."""
 
 ROOT_MODULES_MAX = 6
 SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")

@@ -13,9 +13,9 @@ Modules, in the order data flows through them:
   unchanged, zeros), written as Python literals of reported values, which every task must fail
 - `plan`: the learner's cells matched to the lesson's, each given a role
 - `protocol`: the typed requests and the strict parser of reports
-- `worker_handle` (parent), `worker_program` (child): the grading processes and their
-  reports; they are started, sandboxed and limited by `lessonkit.run` (`confined_child`,
-  `isolation`, `limits`)
+- `worker_handle`: the parent's side of a grading child (the child's program is
+  `lessonkit.child`); children are started, sandboxed and limited by `lessonkit.run`
+  (`confined_child`, `isolation`, `limits`)
 - `record`, `values`: the reports as data, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
 - `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves

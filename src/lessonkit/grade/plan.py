@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from lessonkit.child.names import bindings
 from lessonkit.grade.protocol import CellRole
 from lessonkit.grade.sources import CodeCell, Submission
 from lessonkit.lesson.layout import lesson_cells
@@ -339,16 +340,8 @@ def _code_offset(lesson: Lesson, after: int, code: str) -> int:
 
 def bound_names(code: str) -> tuple[str, ...]:
     """Names a cell binds at the top level: assignments and imports, not functions."""
-    names: list[str] = []
-    for statement in parse_python(code).body:
-        if isinstance(statement, ast.Import | ast.ImportFrom):
-            for alias in statement.names:
-                names.append(alias.asname or alias.name.split(".")[0])
-        elif isinstance(statement, ast.Assign):
-            for target in statement.targets:
-                elements = target.elts if isinstance(target, ast.Tuple) else [target]
-                names.extend(t.id for t in elements if isinstance(t, ast.Name))
-    return tuple(dict.fromkeys(names))
+    body = parse_python(code).body
+    return tuple(dict.fromkeys(n for s in body for n in bindings(s, imports=True)))
 
 
 def imported_modules(lesson: Lesson) -> tuple[str, ...]:

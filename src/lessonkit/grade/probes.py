@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
+from lessonkit.child.transforms import apply
 from lessonkit.grade.inputs import Tree, draw_set
 from lessonkit.grade.protocol import Source
 from lessonkit.lesson.model import Grading, Probe, ProbeValue
@@ -39,17 +40,11 @@ class ProbeRun:
 
 
 def _changed(tree: Tree, probe: Probe) -> Tree:
-    """The parent's own transform of drawn data, mirroring the child's for library results."""
+    """The parent's own transform of drawn data: the child's transforms (`grade/child/
+    transforms.py`), on numbers and lists instead of arrays."""
     if not isinstance(tree, dict):
         raise ValueError(f"probe {probe.name!r}: {probe.target!r} is not a mapping of inputs")
-    if probe.transform == "add_leaf":
-        return {**tree, probe.key: _plain(probe.value)}
-    if probe.transform == "drop_key":
-        return {k: v for k, v in tree.items() if k != probe.key}
-    # shift_key: every number under the key (or the whole tree) moved by the value
-    if probe.key:
-        return {**tree, probe.key: _shifted(tree[probe.key], probe.value)}
-    return _shifted(tree, probe.value)
+    return apply(probe.transform, tree, probe.key, probe.value, _plain, _shifted)
 
 
 def _plain(value: object) -> Tree:

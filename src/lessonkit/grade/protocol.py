@@ -14,16 +14,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from lessonkit.grade.reported import (
-    Budget,
-    Interference,
-    Value,
-    fields,
-    integer,
-    parse_value,
-    text,
-)
-from lessonkit.grade.wire import (
+from lessonkit.child.wire import (
     CELL_STATUSES,
     ERROR,
     ERROR_KINDS,
@@ -33,6 +24,15 @@ from lessonkit.grade.wire import (
     JIT_STATUSES,
     MAX_MESSAGE,
     MAX_OUTPUT,
+)
+from lessonkit.grade.reported import (
+    Budget,
+    Interference,
+    Value,
+    fields,
+    integer,
+    parse_value,
+    text,
 )
 
 CellRole = Literal["setup", "lesson", "task", "skip"]

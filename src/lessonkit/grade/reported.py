@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from lessonkit.grade.wire import (
+from lessonkit.child.wire import (
     MAX_ELEMENTS,
     MAX_NAME,
     MAX_NODES,
@@ -21,7 +21,7 @@ from lessonkit.grade.wire import (
     VALUE_TAG,
     VALUES,
 )
-from lessonkit.grade.wire import PARSED_DEPTH as MAX_DEPTH
+from lessonkit.child.wire import PARSED_DEPTH as MAX_DEPTH
 from lessonkit.lesson.text import safe_text
 
 NumberType = Literal["bool", "int", "float"]

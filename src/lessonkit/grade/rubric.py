@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from lessonkit.child.names import bindings
 from lessonkit.lesson.model import (
     EXACT,
     Accept,
@@ -56,24 +57,8 @@ def _statements(body: list[ast.stmt]):
 
 def assigned_names(code: str) -> tuple[str, ...]:
     """Names the cell's assignments bind, in order (function bodies excluded)."""
-    names: list[str] = []
-    for statement in _statements(parse_python(code).body):
-        if isinstance(statement, ast.Assign):
-            targets = [t for target in statement.targets for t in _flat_targets(target)]
-        elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
-            targets = [statement.target]
-        else:
-            continue
-        for target in targets:
-            if isinstance(target, ast.Name) and target.id not in names:
-                names.append(target.id)
-    return tuple(names)
-
-
-def _flat_targets(target: ast.expr) -> list[ast.expr]:
-    if isinstance(target, ast.Tuple | ast.List):
-        return [t for element in target.elts for t in _flat_targets(element)]
-    return [target]
+    statements = _statements(parse_python(code).body)
+    return tuple(dict.fromkeys(n for s in statements for n in bindings(s, augmented=True)))
 
 
 def todo_names(code: str) -> tuple[str, ...]:
@@ -89,9 +74,7 @@ def todo_names(code: str) -> tuple[str, ...]:
             and value.func.id == "todo"
         ):
             continue
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        for target in targets:
-            names.extend(t.id for t in _flat_targets(target) if isinstance(t, ast.Name))
+        names.extend(bindings(statement))
     return tuple(dict.fromkeys(names))
 
 

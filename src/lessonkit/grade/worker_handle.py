@@ -41,8 +41,8 @@ from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.process import describe_end
 
-WORKER_SCRIPT = Path(__file__).with_name("worker_program.py")
-WIRE_SCRIPT = Path(__file__).with_name("wire.py")  # read by the worker beside it
+CHILD_FOLDER = Path(__file__).resolve().parents[1] / "child"  # the grading child's program
+WORKER_SCRIPT = CHILD_FOLDER / "start.py"  # run by path; it loads the rest of the folder
 MAX_REPORT_BYTES = 64 * 2**20
 
 
@@ -107,7 +107,7 @@ class WorkerHandle:
                 isolation=isolation,
                 limits=limits,
                 trusted=trusted,
-                readable=(WORKER_SCRIPT, WIRE_SCRIPT),
+                readable=(CHILD_FOLDER,),
                 stdin="pipe",
                 pass_fds=(write_fd,),
             )

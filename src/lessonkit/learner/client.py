@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import lessonkit
-from lessonkit.grade.wire import CHILD_MARK
+from lessonkit.child.wire import CHILD_MARK
 from lessonkit.learner.protocol import (
     CheckReply,
     CheckRequest,

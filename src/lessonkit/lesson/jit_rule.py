@@ -10,21 +10,14 @@ from __future__ import annotations
 
 import ast
 
+from lessonkit.child.names import bound_at_top
 from lessonkit.lesson.model import JitRule
 from lessonkit.lesson.syntax import parse_python
 
 
 def top_level_bindings(code: str) -> frozenset[str]:
     """Names the cell's own top-level statements bind with `def` or a plain assignment."""
-    names: set[str] = set()
-    for statement in parse_python(code).body:
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-            names.add(statement.name)
-        elif isinstance(statement, ast.Assign):
-            names.update(t.id for t in statement.targets if isinstance(t, ast.Name))
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            names.add(statement.target.id)
-    return frozenset(names)
+    return frozenset(n for s in parse_python(code).body for n in bound_at_top(s))
 
 
 def used_names(code: str) -> frozenset[str]:

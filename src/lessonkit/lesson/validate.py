@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 from typing import TypeVar
 
+from lessonkit.child.names import bindings
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
 from lessonkit.lesson.model import (
@@ -19,6 +19,7 @@ from lessonkit.lesson.model import (
     Quiz,
     Task,
 )
+from lessonkit.lesson.syntax import parse_python
 from lessonkit.lesson.task_rules import TASK_RULES
 
 T = TypeVar("T")
@@ -152,10 +153,4 @@ def _validate_grading(lesson: Lesson) -> None:
 
 def _assigned(code: str) -> list[str]:
     """Names a step's top-level assignments bind (`value, grads = ...` binds both)."""
-    names = []
-    for statement in ast.parse(code).body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else []
-        for target in targets:
-            elements = target.elts if isinstance(target, ast.Tuple) else [target]
-            names.extend(t.id for t in elements if isinstance(t, ast.Name))
-    return names
+    return [name for statement in parse_python(code).body for name in bindings(statement)]

@@ -1,0 +1,112 @@
+"""A cell's code made ready to run (inputs stripped, jit hook added) and its errors as data."""
+
+from __future__ import annotations
+
+import ast
+
+from .names import bound_at_top
+from .wire import MAX_MESSAGE, MAX_TEXT
+
+
+class CellTimeout(BaseException):
+    """Raised inside learner code when the request's time budget runs out."""
+
+
+def _assigns_only(statement: ast.stmt, names: frozenset[str]) -> bool:
+    """True for `params = ...`, `x = ...` or `params, x = ...`: inputs the scenario supplies."""
+    if isinstance(statement, ast.Assign):
+        targets = []
+        for target in statement.targets:
+            targets.extend(target.elts if isinstance(target, ast.Tuple) else [target])
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return False
+    return bool(targets) and all(isinstance(t, ast.Name) and t.id in names for t in targets)
+
+
+class CompileError(Exception):
+    def __init__(self, report: dict):
+        super().__init__(report.get("message", ""))
+        self.report = report
+
+
+JIT_HOOK = "__lessonkit_jit__"  # the namespace name of `JitWatch.wrap` while a cell runs
+
+
+def _watch_jit(body: list, names: frozenset[str]) -> list:
+    """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
+    out = []
+    for statement in body:
+        if isinstance(statement, ast.With):  # an optional task's cell: `with optional_task():`
+            statement.body = _watch_jit(statement.body, names)
+        out.append(statement)
+        for name in bound_at_top(statement):
+            if name in names:
+                hook = ast.parse(f"{name} = {JIT_HOOK}({name}, {name!r})").body[0]
+                out.append(ast.copy_location(hook, statement))
+    return out
+
+
+def compile_cell(cell: dict, strip: frozenset[str]):
+    """The cell's code, without the assignments of names the scenario supplies, and with
+    the functions its task's `jit:` rule names handed to the jit watch as they are bound."""
+    filename = f"<cell {cell['index']}>"
+    try:
+        tree = ast.parse(cell["source"], filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None) or 1
+        raise CompileError(
+            {
+                "kind": "syntax",
+                "type": type(exc).__name__,
+                "module": "builtins",
+                "message": str(getattr(exc, "msg", exc))[:MAX_TEXT],
+                "frames": [[cell["index"], line + cell["offset"], 1]],
+            }
+        ) from None
+    if strip:
+        tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
+    watched = frozenset(cell.get("jit") or ())
+    if watched:
+        tree.body = _watch_jit(tree.body, watched)
+        ast.fix_missing_locations(tree)
+    ast.increment_lineno(tree, cell["offset"])
+    return compile(tree, filename, "exec", dont_inherit=True)  # not this file's __future__
+
+
+def error_report(exc: BaseException, cells_by_file: dict[str, int]) -> dict:
+    """The exception's type, message and the learner's own frames (cell index, line)."""
+    frames: list[list[int]] = []  # [cell index, line, times in a row]
+    tb = exc.__traceback__
+    while tb is not None:
+        index = cells_by_file.get(tb.tb_frame.f_code.co_filename)
+        if index is not None:
+            if frames and frames[-1][:2] == [index, tb.tb_lineno]:
+                frames[-1][2] += 1
+            else:
+                frames.append([index, tb.tb_lineno, 1])
+        tb = tb.tb_next
+    if isinstance(exc, CellTimeout):
+        kind = "timeout"
+    elif isinstance(exc, SystemExit):
+        kind = "exit"
+    elif isinstance(exc, KeyboardInterrupt):
+        kind = "interrupt"
+    else:
+        kind = "exception"
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    report = {
+        "kind": kind,
+        "type": type(exc).__qualname__,
+        "module": type(exc).__module__,
+        "message": message[:MAX_MESSAGE],
+        "frames": frames[:2] + frames[2:][-6:],
+    }
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        report["exit_code"] = code if isinstance(code, int) or code is None else str(code)[:80]
+    return report
