@@ -25,7 +25,7 @@ MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 HOSTILE_CELL = """import ast as _ast, glob as _glob, re as _re
 _found = sorted(_glob.glob("{root}/source/phases/*/*/lesson.md"))
 _text = open(_found[0], encoding="utf-8").read()
-_pattern = r"\\{{task\\}} nested-model.*?```\\{{solution\\}}\\n(.*?)```"
+_pattern = r"\\{{solution\\}} nested-model\\n.*?```python\\n(.*?)```"
 _block = _re.search(_pattern, _text, _re.S).group(1)
 for _statement in [_ast.unparse(n) for n in _ast.parse(_block).body]:
     exec(_statement, globals())
