@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lessonkit.lesson.cell import task_cell_source
-from lessonkit.lesson.model import Attempt, Lesson
+from lessonkit.lesson.model import DeclaredAttempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 from lessonkit.run.limits import DEFAULT_LIMITS
 
@@ -46,7 +46,7 @@ def attempt_script(
     return text
 
 
-def _problem(lesson: Lesson, attempt: Attempt, status: str, message: str) -> str | None:
+def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str) -> str | None:
     matches = re.search(attempt.message, message, re.S) if attempt.message else True
     if status == attempt.expect and matches:
         return None
