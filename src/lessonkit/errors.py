@@ -35,3 +35,11 @@ def shown(path: Path) -> str:
         return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
         return str(path)
+
+
+def grader_failed(exc: Exception, *, detail: bool = True) -> str:
+    """What a file's result says when grading it raised something no file should cause: a
+    bug of lessonkit's, reported on that file so that the other files keep their grades.
+    `detail` adds the exception's own words to its type."""
+    what = f"{type(exc).__name__}: {exc}" if detail else type(exc).__name__
+    return f"the grader failed on this file ({what}); please report it"

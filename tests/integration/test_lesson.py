@@ -398,10 +398,10 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
     from dataclasses import replace
 
     from lessonkit.grade.attempts import prove_attempts
-    from lessonkit.lesson.model import Attempt
+    from lessonkit.lesson.model import DeclaredAttempt
 
     task = lesson.task("make-it-yours")
-    right = Attempt("make-it-yours", "claimed wrong", task.solution, "failed", "", 7)
+    right = DeclaredAttempt("make-it-yours", "claimed wrong", task.solution, "failed", "", 7)
     grading = replace(lesson.grading, attempts=(right,))
     parts = tuple(
         replace(

@@ -351,13 +351,13 @@ def test_a_run_without_parameters_leaves_its_properties_not_checked():
 
 
 def test_the_report_serialises_with_stable_keys_and_passes_only_when_every_property_holds():
-    from lessonkit.project import ProjectReport, RunRecord
+    from lessonkit.project import FinishedRun, ProjectReport
 
     results = (
         check_runs(tree()),
         check_same("reproducible", tree(), tree(1), "two runs"),
     )
-    runs = (RunRecord("full", "python project.py --seed 5", 1.5, None),)
+    runs = (FinishedRun("full", "python project.py --seed 5", 1.5, None),)
     report = ProjectReport("03", "a.py", 5, 6, results, runs, 3.0, True, CONTRACT.properties)
     data = report.to_json()
     assert list(data) == [

@@ -26,7 +26,7 @@ from lessonkit.commands._common import (
     quoted,
     whole_number,
 )
-from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.errors import LessonkitError, UsageError, grader_failed, shown
 from lessonkit.lesson.catalog import find_phase
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.study_guide import guide_path, load_study_guide
@@ -211,7 +211,7 @@ def _batch(args: argparse.Namespace) -> int:
         except LessonkitError as exc:
             report = failed_to_read(number, relative, contract, exc.message, seed)
         except Exception as exc:  # a grader bug must not cost the other files their grades
-            message = f"the grader failed on this file ({type(exc).__name__}); please report it"
+            message = grader_failed(exc, detail=False)
             report = failed_to_read(number, relative, contract, message, seed)
         mark = "every property holds" if report.passed else "not every property holds"
         progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))

@@ -32,14 +32,10 @@ from lessonkit.course.gradebook import (
     counting,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.lesson.text import csv_cell
+from lessonkit.lesson.text import csv_cell, number_cell
 
 Export = Literal["canvas", "moodle", "csv"]
 EXPORTS: tuple[Export, ...] = ("canvas", "moodle", "csv")
-
-
-def _points(value: float | None) -> str:
-    return "" if value is None else f"{value:g}"
 
 
 def _write(rows: list[list[str]]) -> str:
@@ -63,12 +59,13 @@ def canvas_csv(table: CourseTable, assignments: Mapping[str, str] | None = None)
     ]
     rows = [header + titles]
     rows.append(
-        [CANVAS_POINTS_POSSIBLE, "", "", "", ""] + [_points(c.max_points) for c in table.lessons]
+        [CANVAS_POINTS_POSSIBLE, "", "", "", ""]
+        + [number_cell(c.max_points) for c in table.lessons]
     )
     for row in table.rows:
         s = row.student
         who = [s.name or s.id, s.lms_id, s.sis_user_id, s.sis_login_id, s.section]
-        rows.append(who + [_points(p) for p in row.points])
+        rows.append(who + [number_cell(p) for p in row.points])
     return _write(rows)
 
 
@@ -105,7 +102,7 @@ def moodle_csv(table: CourseTable) -> str:
             fix="give --roster a roster (id,name,email) that names every student",
         )
     rows = [["Email address"] + [c.title for c in table.lessons]]
-    rows += [[row.student.email] + [_points(p) for p in row.points] for row in table.rows]
+    rows += [[row.student.email] + [number_cell(p) for p in row.points] for row in table.rows]
     return _write(rows)
 
 
@@ -125,8 +122,8 @@ def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
                     task.task,
                     "yes" if task.optional else "no",
                     task.status,
-                    _points(task.points),
-                    _points(task.max_points),
+                    number_cell(task.points),
+                    number_cell(task.max_points),
                     str(counts[key]),
                 ]
             )

@@ -33,11 +33,10 @@ from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import (
     ERROR,
     LIMIT_CAUSES,
-    NOT_ATTEMPTED,
-    PASSED,
     CheckName,
     GradeReport,
     Status,
+    counts_as_passed,
     error_cause,
 )
 
@@ -64,8 +63,8 @@ class TaskGrade:
 
     @property
     def counts_as_passed(self) -> bool:
-        """Passed, or an optional task left out (as `TaskResult.counts_as_passed`)."""
-        return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
+        """Passed, or an optional task left out."""
+        return counts_as_passed(self.status, self.optional)
 
 
 def utc_stamp(moment: dt.datetime | float | None = None) -> str:

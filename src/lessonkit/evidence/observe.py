@@ -35,7 +35,7 @@ from lessonkit.run.limits import DEFAULT_LIMITS
 
 DEFAULT_TIMEOUT_S = 120.0
 AGREE_RTOL, AGREE_ATOL = 1e-5, 1e-6  # float32 arithmetic against decimal hand values
-CellStatus = str  # "ran", "not attempted" or "error"
+ObservedStatus = str  # "ran", "not attempted" or "error"
 NOT_ATTEMPTED = "not attempted"
 
 
@@ -48,7 +48,7 @@ class CellOutcome:
     where: str  # `Plan.place`: "the cell at line 12" in a script, "cell [4]" in a notebook
     task: str | None
     source: str
-    status: CellStatus
+    status: ObservedStatus
     output: str
     error: str | None
 

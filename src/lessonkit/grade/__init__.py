@@ -1,25 +1,32 @@
 """Grade a learner's practice file task by task, with feedback that teaches.
 
-Learner code runs in a sandboxed child process (`worker`) of its own that only reports
-values; the lesson's reference solution runs in another, trusted child on the same inputs;
-every comparison happens in this process. `docs/grading-security.md` is the threat model.
-Importing this package does not import JAX.
+Learner code runs in a sandboxed child process of its own (`lessonkit.child`) that only
+reports values; the lesson's reference solution runs in another, trusted child on the same
+inputs; every comparison happens in this process. `docs/grading-security.md` is the threat
+model. Importing this package does not import JAX.
 
 Modules, in the order data flows through them:
 
-- `inputs`, `rubric`, `attempts`: what each task is graded on (drawn input sets, names,
-  probes) and the attempts a lesson declares with their verdicts
+- `sources`, `magics`: the learner's file (.py percent cells or .ipynb) read into code
+  cells, with a notebook's IPython magics as plain Python
+- `inputs`, `rubric`, `probes`, `attempts`: what each task is graded on (drawn input sets,
+  names, probes as scenarios) and the attempts a lesson declares with their verdicts
 - `cheats`, `literals`: the cheat set `verify` builds from each lesson (typed-in, inputs
   unchanged, zeros), written as Python literals of reported values, which every task must fail
-- `plan`: the learner's cells matched to the lesson's, each given a role
-- `protocol`: the typed requests and the strict parser of reports
+- `plan`, `review`: the learner's cells matched to the lesson's, each given a role, and the
+  code in them that reaches into the grader, marked for review
+- `protocol`: the typed requests and the strict parser of reports (the wire's tags, keys and
+  limits it shares with the child are `lessonkit.child.wire`)
 - `worker_handle`: the parent's side of a grading child (the child's program is
   `lessonkit.child`); children are started, sandboxed and limited by `lessonkit.run`
   (`confined_child`, `isolation`, `limits`)
-- `record`, `values`: the reports as data, compared without JAX by `lessonkit.treediff`
+- `record`, `reported`, `values`: a run's reports as data (`RunRecord`), the values in them
+  typed, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
-- `grader`: the phases of one run; `batch` and `watch` drive it for many files or saves
-- `results`, `report`: the verdicts as frozen values, tables, JSON and CSV
+- `grader`: the phases of one run; `batch` (with `journal` and `distributed`) and `watch`
+  drive it for many files or saves
+- `results`, `report`: the verdicts as frozen values (the grade report), and that report
+  rendered for people: tables, JSON and CSV
 """
 
 from lessonkit.grade.batch import BatchEntry, grade_many

@@ -14,10 +14,10 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lessonkit.lesson.cell import task_cell_source
-from lessonkit.lesson.model import Attempt, Lesson
+from lessonkit.lesson.model import DeclaredAttempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 from lessonkit.run.limits import DEFAULT_LIMITS
 
@@ -46,7 +46,7 @@ def attempt_script(
     return text
 
 
-def _problem(lesson: Lesson, attempt: Attempt, status: str, message: str) -> str | None:
+def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str) -> str | None:
     matches = re.search(attempt.message, message, re.S) if attempt.message else True
     if status == attempt.expect and matches:
         return None
@@ -59,20 +59,28 @@ def _problem(lesson: Lesson, attempt: Attempt, status: str, message: str) -> str
     )
 
 
-def _rounds(attempts: tuple[Attempt, ...]) -> list[dict[str, Attempt]]:
-    """Attempts packed into as few files as possible: one attempt per task in each file.
+class _ForTask(Protocol):
+    @property
+    def task(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_ForTask)
+
+
+def pack_by_task(items: tuple[_T, ...]) -> list[dict[str, _T]]:
+    """Attempts (or cheats) packed into as few files as possible: one per task in each file.
 
     Tasks are graded independently of each other, so the k-th attempt of every task can
     share the k-th file, and proving 12 attempts over 4 tasks costs 3 learner runs, not 12.
     """
-    rounds: list[dict[str, Attempt]] = []
-    for attempt in attempts:
-        target = next((r for r in rounds if attempt.task not in r), None)
+    packed: list[dict[str, _T]] = []
+    for item in items:
+        target = next((r for r in packed if item.task not in r), None)
         if target is None:
             target = {}
-            rounds.append(target)
-        target[attempt.task] = attempt
-    return rounds
+            packed.append(target)
+        target[item.task] = item
+    return packed
 
 
 def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Grader:
@@ -134,7 +142,7 @@ def prove_attempts(
     if grader is None:
         with proving_grader(timeout, jobs) as own:
             return prove_attempts(lesson, jobs, timeout, grader=own)
-    rounds = _rounds(grading.attempts)
+    rounds = pack_by_task(grading.attempts)
     bodies = [{task: attempt.code for task, attempt in chosen.items()} for chosen in rounds]
     graded = grade_rounds(grader, lesson, bodies, "attempts", jobs)
     problems = []

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.grade.attempts import grade_rounds, proving_grader
+from lessonkit.grade.attempts import grade_rounds, pack_by_task, proving_grader
 from lessonkit.grade.checks import LESSON, value_problem
 from lessonkit.grade.grader import GradedRun, Grader, LessonGrading
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
@@ -195,18 +195,6 @@ def malformed(
     return None
 
 
-def _rounds(cheats: tuple[Cheat, ...]) -> list[dict[str, Cheat]]:
-    """One cheat per task in each file, as attempts are packed: three files for any lesson."""
-    rounds: list[dict[str, Cheat]] = []
-    for cheat in cheats:
-        target = next((r for r in rounds if cheat.task not in r), None)
-        if target is None:
-            target = {}
-            rounds.append(target)
-        target[cheat.task] = cheat
-    return rounds
-
-
 @dataclass(frozen=True)
 class CheatVerdict:
     """How the real rubric graded one cheat, or why the cheat was not well formed."""
@@ -222,7 +210,7 @@ def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, 
     grading = grader.grading(lesson)
     expected = grader.reference(lesson)
     built = build_cheats(grading, expected)
-    rounds = _rounds(built.cheats)
+    rounds = pack_by_task(built.cheats)  # as attempts are packed: three files for any lesson
     bodies = [{task: cheat.code for task, cheat in chosen.items()} for chosen in rounds]
     graded = grade_rounds(grader, lesson, bodies, "cheats", jobs)
     rubrics = {r.task.id: r for r in grading.rubrics}

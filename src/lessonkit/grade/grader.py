@@ -29,7 +29,7 @@ from lessonkit.grade.plan import (
     reference_plan,
 )
 from lessonkit.grade.probes import ProbeRun, probe_runs
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec, Source
+from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.review import review_marks
@@ -116,7 +116,9 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
         replace(
             spec,
             sources=tuple(
-                next((s for s in spec.sources if s.call == call), Source(call, "none", "", None))
+                next(
+                    (s for s in spec.sources if s.call == call), ChangedCall(call, "none", "", None)
+                )
                 for call in calls
             ),
         )

@@ -1,7 +1,7 @@
 """Probes as scenarios: each varies one value at its source, before any cell runs.
 
 A probe is one more run of the whole file, of the same shape as a drawn input set: values
-for names the steps assign, and library calls whose results are changed (`Source`). The
+for names the steps assign, and library calls whose results are changed (`ChangedCall`). The
 parent builds it from the lesson alone, so nothing in the child decides whether a probe
 applies: the reference runs the same scenario, and every graded name of the probe's task
 must then have the reference's value.
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from lessonkit.child.transforms import apply
 from lessonkit.grade.inputs import Tree, draw_set
-from lessonkit.grade.protocol import Source
+from lessonkit.grade.protocol import ChangedCall
 from lessonkit.lesson.model import Grading, Probe, ProbeValue
 
 
@@ -36,7 +36,7 @@ class ProbeRun:
     name: str  # the scenario's name in this process (the child sees another)
     probe: Probe
     inputs: dict[str, Tree] | None
-    sources: tuple[Source, ...]
+    sources: tuple[ChangedCall, ...]
 
 
 def _changed(tree: Tree, probe: Probe) -> Tree:
@@ -105,7 +105,7 @@ def probe_run(probe: Probe, grading: Grading, seed: int, number: int) -> ProbeRu
         return ProbeRun(name, probe, drawn, ())
     if probe.source == "step":
         return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, ())  # type: ignore[dict-item]
-    source = Source(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
+    source = ChangedCall(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
     return ProbeRun(name, probe, drawn or None, (source,))
 
 

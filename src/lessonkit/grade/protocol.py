@@ -58,7 +58,7 @@ class CellSpec:
 
 
 @dataclass(frozen=True)
-class Source:
+class ChangedCall:
     """A library call whose results a scenario changes: `transform(result, key, value)`.
 
     `call` is "gradients" (every derivative jax.grad, value_and_grad, vjp, jacrev and
@@ -78,7 +78,7 @@ class ScenarioSpec:
 
     name: str
     inputs: dict[str, Any] | None  # replacement values for names the steps assign, or None
-    sources: tuple[Source, ...] = ()
+    sources: tuple[ChangedCall, ...] = ()  # the wire key the child reads: its changed calls
     lesson_only_cells: bool = False  # also run the lesson-only cells (lesson inputs only)
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.text import csv_cell, safe_name
+from lessonkit.lesson.text import csv_cell, number_cell, safe_name
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),
@@ -186,10 +186,6 @@ class Scoring:
         }
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
 def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
     """One row per file: points, each task's status, points and message, for a spreadsheet.
 
@@ -223,11 +219,11 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
         row = [
             entry.report.file,
             "yes" if entry.report.passed else "no",
-            _number(sum(earned.values())),
-            _number(scoring.maximum),
-            _number(scoring.extra(entry.report)),
+            number_cell(sum(earned.values())),
+            number_cell(scoring.maximum),
+            number_cell(scoring.extra(entry.report)),
             *(by_id[t].status if t in by_id else ERROR for t in task_ids),
-            *(_number(earned[t]) for t in task_ids),
+            *(number_cell(earned[t]) for t in task_ids),
             *(by_id[t].message if t in by_id else "" for t in task_ids),
             f"{entry.report.seconds:.3f}",
             "" if entry.report.seed is None else str(entry.report.seed),

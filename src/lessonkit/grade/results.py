@@ -57,6 +57,11 @@ LIMIT_CAUSES: tuple[ErrorCause, ...] = ("time limit", "memory", "crash")
 of time): a verdict stopped by one is graded again, never reused as it stands."""
 
 
+def counts_as_passed(status: Status, optional: bool) -> bool:
+    """Passed, or an optional task left out: what a task's points and badges count as done."""
+    return status == PASSED or (optional and status == NOT_ATTEMPTED)
+
+
 def stopped_at_a_limit(report: GradeReport) -> bool:
     """Whether any task of `report` errored for one of the `LIMIT_CAUSES`."""
     return any(t.status == ERROR and error_cause(t.message) in LIMIT_CAUSES for t in report.tasks)
@@ -91,7 +96,7 @@ class TaskResult:
 
     @property
     def counts_as_passed(self) -> bool:
-        return self.status == PASSED or (self.optional and self.status == NOT_ATTEMPTED)
+        return counts_as_passed(self.status, self.optional)
 
     def to_json(self) -> dict:
         return {

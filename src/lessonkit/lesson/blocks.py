@@ -22,10 +22,10 @@ from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.model import (
     ATTEMPT_STATUSES,
     DEFAULT_FIGURE_NOTE,
-    Attempt,
     Box,
     Check,
     CodeNote,
+    DeclaredAttempt,
     Diagram,
     EvidenceBlock,
     Experiment,
@@ -117,7 +117,7 @@ class BlockRole:
     """One block kind: the options it accepts and the function that builds its item."""
 
     options: frozenset[str]
-    build: Callable[[RawBlock], Item | Attempt | RawBlock]
+    build: Callable[[RawBlock], Item | DeclaredAttempt | RawBlock]
 
 
 def at_line(path: str, line: int) -> str:
@@ -291,7 +291,7 @@ def _evidence(b: RawBlock) -> EvidenceBlock:
     return parse_evidence(yaml_body(b), b.body, b.body_line, b.line, b.error)
 
 
-def _attempt(b: RawBlock) -> Attempt:
+def _attempt(b: RawBlock) -> DeclaredAttempt:
     """An attempt `lessonkit verify` grades: its name, its task's cell as code, its verdict."""
     expect = b.one("expect")
     if expect not in ATTEMPT_STATUSES:
@@ -302,7 +302,7 @@ def _attempt(b: RawBlock) -> Attempt:
     except re.error as exc:
         raise b.error(f"':message:' is not a regular expression ({exc})") from None
     code = b.need_body("the task cell's code")
-    return Attempt(b.one("task"), b.need_arg("a name"), code, expect, message, b.line)  # type: ignore[arg-type]
+    return DeclaredAttempt(b.one("task"), b.need_arg("a name"), code, expect, message, b.line)  # type: ignore[arg-type]
 
 
 def _keep(b: RawBlock) -> RawBlock:

@@ -57,9 +57,9 @@ from collections.abc import Callable
 from typing import get_args
 
 from lessonkit.lesson.model import (
-    Attempt,
     AttemptStatus,
     Bernoulli,
+    DeclaredAttempt,
     EdgeValue,
     Generator,
     Grading,
@@ -359,7 +359,7 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
     )
 
 
-def _attempt(entry: object, index: int, block: _Block) -> Attempt:
+def _attempt(entry: object, index: int, block: _Block) -> DeclaredAttempt:
     required = {"task", "name", "code", "expect"}
     entry, name, where = _entry(entry, index, block, "attempt", _ATTEMPT_KEYS, required)
     if entry["expect"] not in STATUSES:
@@ -374,7 +374,9 @@ def _attempt(entry: object, index: int, block: _Block) -> Attempt:
     except re.error as exc:
         problem = f"attempt {name!r}: message is not a regular expression ({exc})"
         raise block.error(problem, where) from None
-    return Attempt(str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where)
+    return DeclaredAttempt(
+        str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where
+    )
 
 
 def _edge_count(tree: InputTree) -> int:

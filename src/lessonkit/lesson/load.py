@@ -32,7 +32,7 @@ from lessonkit.lesson.front_matter import parse_front_matter
 from lessonkit.lesson.model import (
     PREAMBLE,
     STAGES,
-    Attempt,
+    DeclaredAttempt,
     Grading,
     Item,
     Lesson,
@@ -54,7 +54,7 @@ class _SectionBuilder:
         self.title, self.id, self.line, self.where = title, section_id, line, where
         self.items: list[Item] = []
         self.task_parts: list[RawBlock] = []
-        self.attempts: list[Attempt] = []
+        self.attempts: list[DeclaredAttempt] = []
         self.awaiting: RawBlock | None = None  # a step or experiment whose {code-cell} is next
 
     def add_prose(self, text: str, line: int) -> None:
@@ -90,7 +90,7 @@ class _SectionBuilder:
         else:
             self._flush_task()
             built = ROLES[block.role].build(block)
-            if isinstance(built, Attempt):
+            if isinstance(built, DeclaredAttempt):
                 self.attempts.append(built)
             else:
                 self.items.append(built)
@@ -129,7 +129,7 @@ def parse_lesson(text: str, path: Path) -> Lesson:
     current: _SectionBuilder | None = None
     prose_start: int | None = None
     prose_end = 0
-    attempts: list[Attempt] = []
+    attempts: list[DeclaredAttempt] = []
     target: tuple[str, int] | None = None  # a MyST `(id)=` line waiting for its heading
 
     def finish_section(builder: _SectionBuilder) -> None:
@@ -262,7 +262,7 @@ def _target(inline: Token, where: str) -> tuple[str, int] | None:
     return match["id"], line
 
 
-def _with_attempts(parts: tuple[Part, ...], attempts: list[Attempt], where: str) -> tuple:
+def _with_attempts(parts: tuple[Part, ...], attempts: list[DeclaredAttempt], where: str) -> tuple:
     """Put the `{attempt}` blocks' attempts after the `{grading}` block's own."""
     if not attempts:
         return parts

@@ -352,7 +352,7 @@ ATTEMPT_STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 
 
 @dataclass(frozen=True)
-class Attempt:
+class DeclaredAttempt:
     """An attempt at a task, declared with the verdict it must get (`lessonkit verify`)."""
 
     task: str
@@ -380,7 +380,7 @@ class Grading:
     probes: tuple[Probe, ...]
     points: tuple[tuple[str, float], ...]  # (task id, points)
     line: int
-    attempts: tuple[Attempt, ...] = ()
+    attempts: tuple[DeclaredAttempt, ...] = ()
     rules: tuple[tuple[str, str, TaskRule], ...] = ()
     """(rule name, task id, rule) for every per-task rule (`accept:`, `method:`, `jit:`), in
     the order `lesson.task_rules.TASK_RULES` reads them."""

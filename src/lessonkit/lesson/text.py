@@ -60,6 +60,11 @@ def csv_cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def number_cell(value: float | None) -> str:
+    """Points or a count as a CSV or table cell writes them: `3`, `2.5`, `1e+06`; None is blank."""
+    return "" if value is None else f"{value:g}"
+
+
 _BLOCK_START = re.compile(r"^( {0,3})(#|>|[-+*=_|]|`{3}|~{3}|\d{1,9}[.)])")
 # Outside the code spans kept: brackets, `<`, every backtick (one left bare could pair with
 # another on a later line) and a backslash before punctuation (it would escape what follows).

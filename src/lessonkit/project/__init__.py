@@ -14,17 +14,17 @@ from lessonkit.project.parameters import (
 )
 from lessonkit.project.properties import PropertyResult, RunProblem, Verdict
 from lessonkit.project.report import ProjectReport, failed_to_read
-from lessonkit.project.runs import MAX_SEED, RunRecord, other_seed, plan_runs
+from lessonkit.project.runs import MAX_SEED, FinishedRun, other_seed, plan_runs
 
 __all__ = [
     "MAX_SEED",
+    "FinishedRun",
     "Leaf",
     "ParameterFileError",
     "Parameters",
     "ProjectReport",
     "PropertyResult",
     "RunProblem",
-    "RunRecord",
     "Verdict",
     "failed_to_read",
     "grade_project",

@@ -21,8 +21,8 @@ from lessonkit.project.report import ProjectReport
 from lessonkit.project.runs import (
     DEVICE_RUNS,
     MAX_SEED,
+    FinishedRun,
     RunName,
-    RunRecord,
     device_settings,
     execute,
     other_seed,
@@ -90,7 +90,7 @@ def grade_project(
     seed: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     jobs: int = 2,
-    on_run: Callable[[RunRecord], None] | None = None,
+    on_run: Callable[[FinishedRun], None] | None = None,
     stop: threading.Event | None = None,
 ) -> ProjectReport:
     """Every property the contract declares, decided from the script's confined runs.

@@ -8,7 +8,7 @@ from typing import Any
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.text import markdown_text, safe_name
 from lessonkit.project.properties import PropertyResult
-from lessonkit.project.runs import RunRecord, other_seed
+from lessonkit.project.runs import FinishedRun, other_seed
 
 SCHEMA = 1
 
@@ -22,7 +22,7 @@ class ProjectReport:
     seed: int
     other_seed: int
     properties: tuple[PropertyResult, ...]
-    runs: tuple[RunRecord, ...]
+    runs: tuple[FinishedRun, ...]
     seconds: float
     sandboxed: bool
     wording: tuple[tuple[str, str], ...] = ()  # the phase's sentence for each property

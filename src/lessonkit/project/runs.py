@@ -2,7 +2,7 @@
 
 Each property needs a few runs of the learner's script (`NEEDS`); a run is named for what it
 is (`full`, `again`, ...), and one run serves every property that needs it, so a project costs
-at most eight short runs. Each runs confined (`run.confined`: the grader's sandbox, limits,
+at most eight short runs. Each runs confined (`run.whole_script`: the grader's sandbox, limits,
 deadline and allow-listed environment) in a fresh folder, and its parameter file is read here,
 in the parent, with `read_parameters`.
 
@@ -26,9 +26,9 @@ from lessonkit.lesson.text import safe_text
 from lessonkit.project.parameters import ParameterFileError, read_parameters
 from lessonkit.project.properties import Outcome, RunProblem
 from lessonkit.receipts.running import with_device_count
-from lessonkit.run.confined import run_confined
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
+from lessonkit.run.whole_script import run_confined
 
 RunName = Literal[
     "full",
@@ -98,7 +98,7 @@ class PlannedRun:
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class FinishedRun:
     """What one run did: its command, how long it took, and its problem if it gave no tree."""
 
     name: RunName
@@ -152,16 +152,16 @@ def execute(
     isolation: Isolation,
     limits: Limits,
     jobs: int = 2,
-    on_run: Callable[[RunRecord], None] | None = None,
+    on_run: Callable[[FinishedRun], None] | None = None,
     stop: threading.Event | None = None,
-) -> tuple[dict[RunName, Outcome], tuple[RunRecord, ...]]:
+) -> tuple[dict[RunName, Outcome], tuple[FinishedRun, ...]]:
     """Run every planned run, `jobs` at a time; each run's parameters or its problem.
 
     `stop`, when set (a batch's Ctrl-C), stops every run in flight.
     """
     files: dict[RunName, bytes] = {}
     outcomes: dict[RunName, Outcome] = {}
-    records: dict[RunName, RunRecord] = {}
+    records: dict[RunName, FinishedRun] = {}
     futures: dict[RunName, Future] = {}
     ending = threading.Event()  # this grading's own end: Ctrl-C here, or a grader bug
 
@@ -174,7 +174,7 @@ def execute(
             futures[run.reads].result()
             if run.reads not in files:
                 outcomes[run.name] = RunProblem(run.name, f"the {run.reads} run gave no file")
-                records[run.name] = RunRecord(run.name, run.command(contract.script), 0.0, None)
+                records[run.name] = FinishedRun(run.name, run.command(contract.script), 0.0, None)
                 return
             inputs = {contract.output: files[run.reads]}
         done = run_confined(
@@ -206,7 +206,7 @@ def execute(
                 outcome = RunProblem(run.name, f"`{command}` wrote {contract.output}, but {exc}")
         outcomes[run.name] = outcome
         problem = outcome.message if isinstance(outcome, RunProblem) else None
-        records[run.name] = RunRecord(run.name, command, round(done.seconds, 2), problem)
+        records[run.name] = FinishedRun(run.name, command, round(done.seconds, 2), problem)
         if on_run is not None:
             on_run(records[run.name])
 
