@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
 
 LAYERS = (
     "errors",
+    "atomic",
     "treediff",
     "lesson",
     "trees",
@@ -35,9 +36,10 @@ LAYERS = (
     "__main__",
     "__init__",
 )
-"""Bottom first: the error type, the tree-difference engine (no JAX), the model of a lesson, the
-tree library, the one way code runs, records, renderers, the grader, the phase project's
-grader, the course gradebook, evidence, the notebook's check(), the site, then the commands."""
+"""Bottom first: the error type, the one way a file is replaced whole, the tree-difference
+engine (no JAX), the model of a lesson, the tree library, the one way code runs, records,
+renderers, the grader, the phase project's grader, the course gradebook, evidence, the
+notebook's check(), the site, then the commands."""
 
 ROOT_MODULES_MAX = 6
 SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")

@@ -33,6 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit import __version__
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry, Listing, grade_many, read_bytes_in_folder, unreadable
 from lessonkit.grade.journal import (
@@ -51,33 +52,6 @@ from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
 
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
-
-
-def write_atomically(path: Path, content: str | bytes) -> None:
-    """Write `content` (text as UTF-8) to a temporary file beside `path`, then rename it
-    into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(content.encode("utf-8") if isinstance(content, str) else content)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def write_output(path: Path, content: str | bytes) -> None:
-    """`--output FILE`, written whole or not at all; a path that cannot be written is the
-    person's error, with one message."""
-    try:
-        write_atomically(path, content)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write {shown(path)}: {exc.strerror or exc}",
-            fix="give --output a file in a folder you can write to",
-        ) from None
 
 
 def feedback_name(relative: str, hashed: bool = False) -> str:

@@ -166,7 +166,8 @@ def show_report(report: ProjectReport) -> None:
 
 def _batch(args: argparse.Namespace) -> int:
     """Grade every .py file below a folder, one report each; the folder is data."""
-    from lessonkit.commands._batch import feedback_names, write_atomically
+    from lessonkit.atomic import write_atomically
+    from lessonkit.commands._batch import feedback_names
     from lessonkit.commands.check import refuse_inside
     from lessonkit.grade.batch import read_bytes_in_folder, submissions_in
 
