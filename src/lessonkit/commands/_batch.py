@@ -35,7 +35,14 @@ from rich.text import Text
 from lessonkit import __version__
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry, Listing, grade_many, read_bytes_in_folder, unreadable
+from lessonkit.grade.batch import (
+    BatchEntry,
+    Listing,
+    grade_many,
+    read_bytes_in_folder,
+    read_items,
+    unreadable,
+)
 from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
@@ -427,8 +434,7 @@ class BatchRun:
                 self.seed = new_seed() if self.seed is None else self.seed
                 graded = grade_on_dask(
                     self.lesson,
-                    todo,
-                    self.folder,
+                    read_items(todo, self.folder),
                     address=dask,
                     seed=self.seed,
                     limits=limits,
@@ -438,13 +444,12 @@ class BatchRun:
             else:
                 graded = grade_many(
                     self.lesson,
-                    todo,
+                    read_items(todo, self.folder),
                     jobs=jobs,
                     limits=limits,
                     on_report=on_report,
                     isolation=isolation,
                     seed=self.seed,
-                    folder=self.folder,
                 )
         if graded:
             self.seed = graded[0].report.seed
