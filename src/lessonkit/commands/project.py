@@ -167,9 +167,9 @@ def show_report(report: ProjectReport) -> None:
 def _batch(args: argparse.Namespace) -> int:
     """Grade every .py file below a folder, one report each; the folder is data."""
     from lessonkit.atomic import write_atomically
-    from lessonkit.commands._batch import feedback_names
     from lessonkit.commands.check import refuse_inside
     from lessonkit.grade.batch import read_bytes_in_folder, submissions_in
+    from lessonkit.grade.batch_outputs import feedback_names
 
     folder = Path(args.batch)
     if not folder.is_dir():
