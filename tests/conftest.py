@@ -298,6 +298,7 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
+    from lessonkit.grade.batch import read_items
     from lessonkit.run.isolation import Isolation, compile_cache
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox
@@ -331,7 +332,11 @@ def grade_shared(
         # cache the trusted reference writes.
         isolation = Isolation(find_sandbox()[0], cache=compile_cache())
         entries = grade_many(
-            lesson, paths, jobs=jobs, limits=Limits(timeout=timeout), isolation=isolation
+            lesson,
+            read_items(paths),
+            jobs=jobs,
+            limits=Limits(timeout=timeout),
+            isolation=isolation,
         )
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:

@@ -150,9 +150,9 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
-    from lessonkit.commands._batch import BatchRun
     from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import BatchEntry, read_in_folder, submissions_in
+    from lessonkit.grade.batch_run import BatchRun
     from lessonkit.grade.results import GradeReport
 
     submissions = tmp_path / "class"
@@ -198,9 +198,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
 def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
     bob's file) is refused, naming the journal and the entry, before any grading."""
-    from lessonkit.commands._batch import BatchRun
     from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import submissions_in
+    from lessonkit.grade.batch_run import BatchRun
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -357,7 +357,7 @@ def test_b10_feedback_names_are_one_to_one(hostile_folder):
 
 
 def test_b10_feedback_name_encoding_is_injective():
-    from lessonkit.commands._batch import feedback_names
+    from lessonkit.grade.batch_outputs import feedback_names
 
     names = feedback_names([*COLLIDING, "a.py", "a.py--0123456789abcdef"])
     assert len({n.casefold() for n in names.values()}) == len(names)
@@ -437,7 +437,7 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
 def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
     import errno
 
-    import lessonkit.commands._batch as batch
+    import lessonkit.grade.batch_outputs as batch
 
     submissions = tmp_path / "class"
     submissions.mkdir()

@@ -442,13 +442,14 @@ def test_an_optional_task_left_out_still_passes(reports):
 
 def _grade(lesson, tmp_path, files: dict[str, str]) -> dict[str, dict]:
     from lessonkit.grade import grade_many
+    from lessonkit.grade.batch import read_items
     from lessonkit.run.limits import Limits
 
     paths = []
     for name, content in files.items():
         (tmp_path / name).write_text(content, encoding="utf-8")
         paths.append(tmp_path / name)
-    entries = grade_many(lesson, paths, jobs=2, limits=Limits(timeout=30.0), seed=7)
+    entries = grade_many(lesson, read_items(paths), jobs=2, limits=Limits(timeout=30.0), seed=7)
     return {e.path.name: e.report.to_json() for e in entries}
 
 

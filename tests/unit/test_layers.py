@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
 LAYERS = (
     "child",
     "errors",
+    "atomic",
     "treediff",
     "lesson",
     "trees",
@@ -37,10 +38,10 @@ LAYERS = (
     "__init__",
 )
 """Bottom first: the grading child's program (standard library only, loaded by path in the
-sandbox, so it imports nothing of lessonkit), the error type, the tree-difference engine (no
-JAX), the model of a lesson, the tree library, the one way code runs, records, renderers, the
-grader, the phase project's grader, the course gradebook, evidence, the notebook's check(),
-the site, then the commands."""
+sandbox, so it imports nothing of lessonkit), the error type, the one way a file is replaced
+whole, the tree-difference engine (no JAX), the model of a lesson, the tree library, the one
+way code runs, records, renderers, the grader, the phase project's grader, the course
+gradebook, evidence, the notebook's check(), the site, then the commands."""
 
 ROOT_MODULES_MAX = 6
 SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")

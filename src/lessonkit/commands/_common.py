@@ -14,7 +14,8 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from lessonkit.errors import shown
+from lessonkit.atomic import write_atomically
+from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
 from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
@@ -193,3 +194,15 @@ def practice_file(lesson: Lesson, given: str | None) -> Path:
         return found.path
     console(stderr=True).print(Text(note))
     return found.path
+
+
+def write_output(path: Path, content: str | bytes) -> None:
+    """`--output FILE`, written whole or not at all; a path that cannot be written is the
+    person's error, with one message."""
+    try:
+        write_atomically(path, content)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {shown(path)}: {exc.strerror or exc}",
+            fix="give --output a file in a folder you can write to",
+        ) from None

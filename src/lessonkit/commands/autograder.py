@@ -13,13 +13,13 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lessonkit.commands._batch import write_output
 from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
     console,
     limits_from,
     quoted,
+    write_output,
 )
 from lessonkit.course.autograder import bundle_zip, run_autograder
 from lessonkit.errors import UsageError

@@ -220,11 +220,12 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
-    from lessonkit.commands._batch import BatchRun
+    from lessonkit.commands._batch import grade_with_progress
     from lessonkit.commands._course import CourseIntake
     from lessonkit.course.grading_key import grading_key
     from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batch import submissions_in
+    from lessonkit.grade.batch_run import BatchRun
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -279,12 +280,13 @@ def _batch(args: argparse.Namespace) -> int:
     if isolation.note and not args.dask:
         out.print(Text(isolation.note, style="yellow"))
     try:
-        entries = run.grade(
+        entries = grade_with_progress(
+            run,
             paths,
+            out,
             jobs=args.jobs or os.cpu_count(),
             limits=limits_from(args),
             isolation=isolation,
-            progress=out,
             dask=args.dask,
             allow_unsandboxed=args.no_sandbox,
         )

@@ -16,8 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.commands._batch import write_output
-from lessonkit.commands._common import console, quoted
+from lessonkit.commands._common import console, quoted, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.exports import EXPORTS, export, read_canvas_assignments
 from lessonkit.course.gradebook import (

@@ -15,13 +15,13 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.commands._batch import write_results
 from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.grading_key import grading_key
 from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_outputs import write_results
 from lessonkit.grade.report import Scoring, summary_json
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name

@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.table import Table
@@ -26,7 +24,7 @@ from lessonkit.commands._common import (
     quoted,
     whole_number,
 )
-from lessonkit.errors import LessonkitError, UsageError, grader_failed, shown
+from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import find_phase
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.study_guide import guide_path, load_study_guide
@@ -34,7 +32,6 @@ from lessonkit.lesson.text import safe_name
 from lessonkit.project import (
     MAX_SEED,
     ProjectReport,
-    failed_to_read,
     grade_project,
 )
 from lessonkit.run.isolation import choose_isolation
@@ -93,20 +90,6 @@ def phase_contract(name: str) -> tuple[str, ProjectContract]:
     return number, guide.project.graded
 
 
-def read_script(path: Path, data: bytes | None = None) -> bytes:
-    """A project script's bytes: a regular .py file of UTF-8 text, read in bounded time."""
-    from lessonkit.grade.sources import SubmissionError, decode_source, read_bytes
-
-    if path.suffix != ".py":
-        raise SubmissionError(
-            f"{safe_name(str(path))}: expected a .py project script",
-            fix="give the Python script of your project",
-        )
-    data = read_bytes(path) if data is None else data
-    decode_source(path, data)
-    return data
-
-
 def run(args: argparse.Namespace) -> int:
     if (args.out or args.no_sandbox) and not args.batch:
         raise UsageError("--out and --no-sandbox only apply to --batch", fix="add --batch DIR")
@@ -116,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return _batch(args)
     if not args.file:
         raise UsageError("give your project script", fix="lessonkit project PHASE FILE")
+    from lessonkit.project.batch import read_script
+
     number, contract = phase_contract(args.phase)
     path = Path(args.file)
     script = read_script(path)
@@ -166,9 +151,10 @@ def show_report(report: ProjectReport) -> None:
 
 def _batch(args: argparse.Namespace) -> int:
     """Grade every .py file below a folder, one report each; the folder is data."""
-    from lessonkit.commands._batch import feedback_names, write_atomically
     from lessonkit.commands.check import refuse_inside
-    from lessonkit.grade.batch import read_bytes_in_folder, submissions_in
+    from lessonkit.grade.batch import BatchItem, read_item, submissions_in
+    from lessonkit.grade.batch_outputs import feedback_names
+    from lessonkit.project.batch import batch_summary, grade_scripts, write_outputs
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -188,55 +174,30 @@ def _batch(args: argparse.Namespace) -> int:
     progress = console(stderr=True)
     if isolation.note:
         progress.print(Text(isolation.note, style="yellow"))
-    stop = threading.Event()
     done = iter(range(1, len(paths) + 1))
-    limits = limits_from(args)
 
-    def grade_one(path: Path, relative: str) -> ProjectReport:
-        try:
-            if path in unlisted:
-                raise LessonkitError(unlisted[path])
-            script = read_script(path, read_bytes_in_folder(folder, path))
-            report = grade_project(
-                number,
-                contract,
-                relative,
-                script,
-                isolation=isolation,
-                seed=seed,
-                limits=limits,
-                jobs=1,  # the files share the workers, so no worker waits at a file's end
-                stop=stop,
-            )
-        except LessonkitError as exc:
-            report = failed_to_read(number, relative, contract, exc.message, seed)
-        except Exception as exc:  # a grader bug must not cost the other files their grades
-            message = grader_failed(exc, detail=False)
-            report = failed_to_read(number, relative, contract, message, seed)
+    def finished(relative: str, report: ProjectReport) -> None:
         mark = "every property holds" if report.passed else "not every property holds"
         progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))
-        return report
 
-    pool = ThreadPoolExecutor(max_workers=args.jobs)
-    try:
-        futures = [pool.submit(grade_one, p, r) for p, r in zip(paths, relatives, strict=True)]
-        reports = [future.result() for future in futures]
-    except BaseException:  # Ctrl-C: stop every run in flight, start no more
-        stop.set()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    summary = {
-        "schema": 1,
-        "phase": number,
-        "seed": seed,
-        "reports": [r.to_json() for r in reports],
-    }
+    items = [
+        BatchItem(p, problem=unlisted[p]) if p in unlisted else read_item(p, folder) for p in paths
+    ]
+    reports = grade_scripts(
+        number,
+        contract,
+        items,
+        relatives,
+        isolation=isolation,
+        seed=seed,
+        limits=limits_from(args),
+        jobs=args.jobs,
+        on_report=finished,
+    )
+    summary = batch_summary(number, seed, reports)
     stem = f"project-phase-{number}"
     try:
-        for report, relative in zip(reports, relatives, strict=True):
-            write_atomically(out_dir / "feedback" / names[relative], report.feedback_markdown())
-        write_atomically(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")
+        write_outputs(out_dir, stem, reports, [names[r] for r in relatives], summary)
     except OSError as exc:
         raise UsageError(
             f"cannot write in {shown(out_dir)}: {exc.strerror or exc}",

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lessonkit.commands._batch import write_output
-from lessonkit.commands._common import add_lesson_argument, console, quoted
+from lessonkit.commands._common import add_lesson_argument, console, quoted, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.lesson.catalog import find_lesson

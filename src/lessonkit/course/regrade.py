@@ -9,14 +9,13 @@ original's place. The result lists whose counting points changed.
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from lessonkit.course.gradebook import Attempt, Gradebook, Policy, attempt_of, counting, current
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import BatchEntry, grade_many
+from lessonkit.grade.batch import BatchEntry, BatchItem, grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation
@@ -75,32 +74,28 @@ def regrade(
     """
     before = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
     scoring = Scoring.of(lesson)
-    with tempfile.TemporaryDirectory(prefix="lessonkit-regrade-") as temporary:
-        folder = Path(temporary)
-        paths = []
-        for attempt in todo:  # one folder per attempt: two students' alice.py never meet
-            data = book.content(attempt.sha256)
-            if hashlib.sha256(data).hexdigest() != attempt.sha256:
-                raise UsageError(
-                    f"{shown(book.path)}: the bytes kept for attempt #{attempt.id} "
-                    f"({attempt.student}, {attempt.file}) do not hash to its sha256, so they "
-                    "are not the bytes that student submitted",
-                    fix="restore the gradebook from a backup; nothing was regraded",
-                )
-            path = folder / str(attempt.id) / PurePosixPath(attempt.file).name
-            path.parent.mkdir()
-            path.write_bytes(data)
-            paths.append(path)
-        entries = grade_many(
-            lesson,
-            paths,
-            jobs=jobs,
-            limits=limits,
-            isolation=isolation,
-            seed=seed,
-            folder=folder,
-            on_report=on_report,
-        )
+    items = []
+    for attempt in todo:
+        data = book.content(attempt.sha256)
+        if hashlib.sha256(data).hexdigest() != attempt.sha256:
+            raise UsageError(
+                f"{shown(book.path)}: the bytes kept for attempt #{attempt.id} "
+                f"({attempt.student}, {attempt.file}) do not hash to its sha256, so they "
+                "are not the bytes that student submitted",
+                fix="restore the gradebook from a backup; nothing was regraded",
+            )
+        # Each under its attempt's number: two students' alice.py never meet.
+        name = Path(str(attempt.id)) / PurePosixPath(attempt.file).name
+        items.append(BatchItem(name, data))
+    entries = grade_many(
+        lesson,
+        items,
+        jobs=jobs,
+        limits=limits,
+        isolation=isolation,
+        seed=seed,
+        on_report=on_report,
+    )
     made = [
         attempt_of(
             entry.report,

@@ -21,10 +21,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lessonkit.errors import LessonkitError
+from lessonkit.errors import LessonkitError, grader_failed
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.results import GradeReport, run_failed
-from lessonkit.grade.sources import Submission, SubmissionError, read_open_file, read_submission
+from lessonkit.grade.sources import (
+    Submission,
+    SubmissionError,
+    read_bytes,
+    read_open_file,
+    read_submission,
+)
 from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -168,33 +174,65 @@ def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> Grad
     return GradeReport(lesson.meta.id, str(path), tasks, (), seconds)
 
 
+@dataclass(frozen=True)
+class BatchItem:
+    """One file of a batch as the grader takes it: the path its report names, and its bytes
+    or why they could not be read.
+
+    The grader takes bytes, not a path to open: a regrade's kept bytes and a Dask worker's
+    chunk are graded as they are, never written to a temporary folder to be read back. An
+    item with a `problem` is still a row (every task `error`, with the reason).
+    """
+
+    path: Path
+    data: bytes | None = None
+    problem: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.problem is None):
+            raise ValueError("a batch item holds either its bytes or why it has none")
+
+
+def read_item(path: Path, folder: Path | None = None) -> BatchItem:
+    """`path` as a batch item: its bytes (below `folder` without following a link, when
+    given), or the message saying why they could not be read."""
+    try:
+        data = read_bytes(path) if folder is None else read_bytes_in_folder(folder, path)
+    except LessonkitError as exc:
+        return BatchItem(path, problem=exc.message)
+    return BatchItem(path, data)
+
+
+def read_items(paths: Iterable[Path], folder: Path | None = None) -> tuple[BatchItem, ...]:
+    """Each path as a batch item (`read_item`), in the order given."""
+    return tuple(read_item(path, folder) for path in paths)
+
+
 def grade_many(
     lesson: Lesson,
-    paths: Iterable[Path],
+    items: Iterable[BatchItem],
     jobs: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     on_report: Callable[[BatchEntry], None] | None = None,
     *,
     isolation: Isolation | None = None,
     seed: int | None = None,
-    folder: Path | None = None,
 ) -> tuple[BatchEntry, ...]:
-    """Grade every path, each in a child of its own; results come back in path order.
+    """Grade every item, each in a child of its own; results come back in item order.
 
     One `Grader` serves every job thread, so the reference runs once and every file is
-    graded on the same input sets; the next learner child starts while a file runs. With
-    `folder`, every path is read with `read_in_folder` (no link followed below it).
+    graded on the same input sets; the next learner child starts while a file runs.
     Without `isolation`, the sandbox where it works (and no compile cache).
     """
-    paths = list(paths)
-    if not paths:
+    items = list(items)
+    if not items:
         return ()
     if isolation is None:
         sandbox, reason = find_sandbox()
         isolation = Isolation(sandbox, reason=reason)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths)))
-    results: list[BatchEntry | None] = [None] * len(paths)
-    next_index = iter(range(len(paths)))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
+    results: list[BatchEntry | None] = [None] * len(items)
+    next_index = iter(range(len(items)))
     lock = threading.Lock()
     failures: list[GradingError] = []
 
@@ -205,10 +243,10 @@ def grade_many(
                 with lock:
                     index = next(next_index, None)
                     if index is not None:
-                        grader.prestart = min(jobs, len(paths) - index - 1)
+                        grader.prestart = min(jobs, len(items) - index - 1)
                 if index is None:
                     return
-                entry = _grade_one(grader, lesson, paths[index])
+                entry = _grade_one(grader, lesson, items[index])
                 if entry is None:
                     return
                 results[index] = entry
@@ -216,16 +254,14 @@ def grade_many(
                     with lock:
                         on_report(entry)
 
-        def _grade_one(grader: Grader, lesson: Lesson, path: Path) -> BatchEntry | None:
+        def _grade_one(grader: Grader, lesson: Lesson, item: BatchItem) -> BatchEntry | None:
             started = time.perf_counter()
-            digest = data = None
+            path, data = item.path, item.data
+            digest = None if data is None else hashlib.sha256(data).hexdigest()
             try:
-                if folder is None:
-                    submission = read_submission(path)
-                else:
-                    data = read_bytes_in_folder(folder, path)
-                    digest = hashlib.sha256(data).hexdigest()
-                    submission = read_submission(path, data)
+                if data is None:
+                    raise SubmissionError(item.problem or "")
+                submission = read_submission(path, data)
                 report = grader.grade_submission(lesson, submission, started)
             except GradingError as exc:  # the lesson itself cannot be graded: stop everything
                 failures.append(exc)
@@ -233,10 +269,7 @@ def grade_many(
             except LessonkitError as exc:
                 report = unreadable(lesson, path, exc.message, time.perf_counter() - started)
             except Exception as exc:  # a grader bug must not cost the other files their grades
-                message = (
-                    f"the grader failed on this file ({type(exc).__name__}: {exc}); "
-                    "please report it"
-                )
+                message = grader_failed(exc)
                 report = unreadable(lesson, path, message, time.perf_counter() - started)
             return BatchEntry(path, replace(report, seed=grader.seed), digest, data)
 

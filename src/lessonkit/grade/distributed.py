@@ -1,11 +1,12 @@
 """A batch on a Dask distributed cluster: the parent reads, the workers grade.
 
 The parent reads every submission itself (below the batch folder, no link followed, as a
-local batch does) and sends the bytes, in chunks, to the scheduler at `--dask ADDRESS`. On
-a worker, `grade_chunk` loads its own copy of the lesson, refuses another revision, and
-grades each file in a sandboxed child of its own with `grade_many`, exactly as a local
-batch does, on the seed the parent chose: so the verdicts are a local batch's. A worker
-without the sandbox refuses, unless the batch was started with `--no-sandbox`.
+local batch does: `grade.batch.read_items`) and sends the bytes, in chunks, to the
+scheduler at `--dask ADDRESS`. On a worker, `grade_chunk` loads its own copy of the lesson,
+refuses another revision, and grades the bytes of each file in a sandboxed child of its own
+with `grade_many`, exactly as a local batch does, on the seed the parent chose: so the
+verdicts are a local batch's. A worker without the sandbox refuses, unless the batch was
+started with `--no-sandbox`.
 
 Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
 """
@@ -13,14 +14,12 @@ Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
 from __future__ import annotations
 
 import hashlib
-import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from lessonkit.errors import LessonkitError, UsageError
-from lessonkit.grade.batch import BatchEntry, grade_many, read_bytes_in_folder, unreadable
+from lessonkit.errors import UsageError
+from lessonkit.grade.batch import BatchEntry, BatchItem, grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation, compile_cache
@@ -41,7 +40,7 @@ class WorkerRefused(RuntimeError):
 @dataclass(frozen=True)
 class ChunkFile:
     index: int
-    relative: str
+    name: str  # the file's name, without its folders: the worker needs only its suffix
     data: bytes
 
 
@@ -65,23 +64,16 @@ def grade_chunk(
     sandbox, why = find_sandbox()
     if sandbox is None and not allow_unsandboxed:
         raise WorkerRefused(f"this worker has no grading sandbox: {why}")
-    with tempfile.TemporaryDirectory(prefix="lessonkit-dask-") as temporary:
-        folder = Path(temporary)
-        paths = []
-        for file in files:  # one folder per file: names from two students never meet
-            path = folder / str(file.index) / PurePosixPath(file.relative).name
-            path.parent.mkdir()
-            path.write_bytes(file.data)
-            paths.append(path)
-        entries = grade_many(
-            lesson,
-            paths,
-            jobs=1,
-            limits=limits,
-            isolation=Isolation(sandbox, cache=compile_cache(), reason=why),
-            seed=seed,
-            folder=folder,
-        )
+    # Each under its index: names from two students never meet, even in a message.
+    items = [BatchItem(Path(str(f.index)) / PurePosixPath(f.name).name, f.data) for f in files]
+    entries = grade_many(
+        lesson,
+        items,
+        jobs=1,
+        limits=limits,
+        isolation=Isolation(sandbox, cache=compile_cache(), reason=why),
+        seed=seed,
+    )
     return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]
 
 
@@ -92,8 +84,7 @@ def _chunks(files: list[ChunkFile], workers: int) -> list[list[ChunkFile]]:
 
 def grade_on_dask(
     lesson: Lesson,
-    paths: Sequence[Path],
-    folder: Path,
+    items: Sequence[BatchItem],
     *,
     address: str,
     seed: int,
@@ -101,7 +92,7 @@ def grade_on_dask(
     allow_unsandboxed: bool,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> tuple[BatchEntry, ...]:
-    """Every path's entry, in path order, graded on the cluster at `address`."""
+    """Every item's entry, in item order, graded on the cluster at `address`."""
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -109,19 +100,16 @@ def grade_on_dask(
             "--dask needs Dask's distributed scheduler client",
             fix="pip install -e '.[cluster]'",
         ) from None
-    results: list[BatchEntry | None] = [None] * len(paths)
+    results: list[BatchEntry | None] = [None] * len(items)
     files: list[ChunkFile] = []
-    for index, path in enumerate(paths):
-        started = time.perf_counter()
-        try:
-            data = read_bytes_in_folder(folder, path)
-        except LessonkitError as exc:
-            report = unreadable(lesson, path, exc.message, time.perf_counter() - started)
-            results[index] = BatchEntry(path, replace(report, seed=seed))
+    for index, item in enumerate(items):
+        if item.data is None:  # not read by the parent: its row says why
+            report = unreadable(lesson, item.path, item.problem or "", 0.0)
+            results[index] = BatchEntry(item.path, replace(report, seed=seed))
             if on_report is not None:
                 on_report(results[index])
             continue
-        files.append(ChunkFile(index, path.relative_to(folder).as_posix(), data))
+        files.append(ChunkFile(index, item.path.name, item.data))
     if files:
         try:
             client = Client(address, timeout=f"{CONNECT_TIMEOUT_S}s")
@@ -156,7 +144,7 @@ def grade_on_dask(
                         "every worker",
                     ) from None
                 for index, report in graded:
-                    path = paths[index]
+                    path = items[index].path
                     data = by_index[index].data
                     entry = BatchEntry(
                         path,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.files import ALL, DEFAULT, MAIN, Script, lesson_scripts, script_at
 from lessonkit.lesson.model import Lesson
@@ -245,11 +245,5 @@ def save_run(receipt: Receipt, root: Path) -> Path:
 def save_record(receipt: Receipt, lesson: Lesson, platform: Platform = "cpu") -> Path:
     """Replace the record of the receipt's script on `platform` in one step (write, rename)."""
     path = record_path(lesson, script_at(receipt.script), platform)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        partial.write_text(receipt.to_json(), encoding="utf-8")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomically(path, receipt.to_json())
     return path
