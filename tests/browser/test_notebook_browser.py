@@ -155,20 +155,28 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     restarted) takes the clicks and may have cost the kernel what it ran: accept its
     default, then restart the kernel and run all, so the kernel's history is whole again.
     A `NameError` under a cell (a restart that landed while cells were queued, so a later
-    cell ran in a fresh kernel) is met the same way: the notebook itself raises none.
+    cell ran in a fresh kernel) is met the same way: the notebook itself raises none. So is
+    a check() that answered with an error instead of its table (its words go into the failure
+    message, should the table never show).
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
     lost = page.locator(".jp-OutputArea-output", has_text="NameError")
+    refused = page.locator(".lessonkit-check-error")
     deadline = time.monotonic() + timeout
-    last_try, tries = -1e9, 0
+    last_try, tries, said = -1e9, 0, ""
     while not target.is_visible():
         if time.monotonic() > deadline:
-            raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s")
+            shown = f"; check() said: {said}" if said else ""
+            raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s{shown}")
         try:
-            if accept.count():
+            if refused.count() and time.monotonic() - last_try > 20:
+                said = refused.first.inner_text(timeout=5000)  # kept for the failure message
+                _restart_and_run_all(page, accept)
+                last_try = time.monotonic()
+            elif accept.count():
                 accept.first.click(timeout=5000)
                 _restart_and_run_all(page, accept)
                 last_try = time.monotonic()
