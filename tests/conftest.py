@@ -248,10 +248,31 @@ def make_attempt(
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
+_STARTERS: dict = {}
+
+
+def session_starter(isolation, limits):
+    """One grading starter per isolation and limits for the whole session, as a grader
+    keeps one (None where learner children are not forks: not Linux)."""
+    import atexit
+
+    from lessonkit.grade.worker_handle import grading_starter
+    from lessonkit.run.starter import FORKING
+
+    if not FORKING:
+        return None
+    key = (isolation, limits)
+    if key not in _STARTERS or not _STARTERS[key].alive:
+        _STARTERS[key] = grading_starter(isolation, limits)
+        atexit.register(_STARTERS[key].close)
+    return _STARTERS[key]
+
+
 def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None):
     """The record of `source`, one task cell reporting `result`, run in a fresh learner
-    child (`sandbox`: a `run.sandbox.Sandbox` or None); `while_alive(worker)` runs before the
-    child and everything it started are stopped."""
+    child (`sandbox`: a `run.sandbox.Sandbox` or None), forked by the session's starter as
+    a grader's are; `while_alive(worker)` runs before the child and everything it started
+    are stopped."""
     import time
 
     from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
@@ -259,9 +280,9 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import DEFAULT_LIMITS
 
-    worker = WorkerHandle(
-        trusted=False, isolation=Isolation(sandbox), limits=limits or DEFAULT_LIMITS
-    )
+    isolation, limits = Isolation(sandbox), limits or DEFAULT_LIMITS
+    starter = session_starter(isolation, limits)
+    worker = WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
     request = Request(
         id="probe",
         preload=(),

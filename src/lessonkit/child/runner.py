@@ -271,7 +271,12 @@ def _on_alarm(signum, frame):
 
 
 def main() -> None:
-    report_fd = int(sys.argv[1])
+    """A child started from scratch: `python -I start.py REPORT_FD`."""
+    serve(int(sys.argv[1]))
+
+
+def serve(report_fd: int) -> None:
+    """Answer the requests on stdin with reports on `report_fd` until stdin closes."""
     requests = os.fdopen(private_stdin(), "r", encoding="utf-8")
     sys.argv = sys.argv[:1]
     channel = Channel(report_fd)

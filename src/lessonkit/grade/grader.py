@@ -36,10 +36,11 @@ from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
-from lessonkit.grade.worker_handle import GradingError, WorkerHandle
+from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
 from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.run.starter import FORKING, Starter
 
 _ORDER = random.SystemRandom()  # each learner request's scenario order: no seed can foretell it
 ORDER_VARIABLE = "LESSONKIT_SCENARIO_ORDER"
@@ -311,7 +312,10 @@ class Grader:
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
         self._reference: WorkerHandle | None = self._start(trusted=True)
         self.children = 0  # learner children started, for tests and benchmarks
-        self._spares: list[WorkerHandle] = [self._learner_child()]
+        self._starter: Starter | None = None
+        if FORKING:  # learner children are forks of a starter that imported JAX once
+            self._starter = self._spawner.submit(grading_starter, isolation, limits).result()
+        self._spares: list[WorkerHandle] = [] if FORKING else [self._learner_child()]
         self._gradings: dict[str, LessonGrading] = {}
         self._pending: dict[str, Request] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
@@ -330,12 +334,22 @@ class Grader:
         if self._reference is not None:
             self._reference.close()
             self._reference = None
+        if self._starter is not None:
+            self._starter.close()
         self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
 
     def _start(self, *, trusted: bool) -> WorkerHandle:
-        return self._spawner.submit(
-            WorkerHandle, trusted=trusted, isolation=self.isolation, limits=self.limits
-        ).result()
+        return self._spawner.submit(self._new_child, trusted).result()
+
+    def _new_child(self, trusted: bool) -> WorkerHandle:
+        """A child, started on the spawner thread; a starter that ended is replaced first."""
+        if not trusted and self._starter is not None and not self._starter.alive:
+            self._starter.close()
+            self._starter = grading_starter(self.isolation, self.limits)
+        starter = None if trusted else self._starter
+        return WorkerHandle(
+            trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
+        )
 
     def _learner_child(self) -> WorkerHandle:
         self.children += 1

@@ -40,10 +40,16 @@ from lessonkit.run.confined_child import start_confined
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.process import describe_end
+from lessonkit.run.starter import Starter
 
 CHILD_FOLDER = Path(__file__).resolve().parents[1] / "child"  # the grading child's program
 WORKER_SCRIPT = CHILD_FOLDER / "start.py"  # run by path; it loads the rest of the folder
 MAX_REPORT_BYTES = 64 * 2**20
+
+
+def grading_starter(isolation: Isolation, limits: Limits) -> Starter:
+    """The starter that forks this grader's learner children (see `run/starter.py`)."""
+    return Starter(WORKER_SCRIPT, readable=(CHILD_FOLDER,), isolation=isolation, limits=limits)
 
 
 class GradingError(LessonkitError):
@@ -95,22 +101,27 @@ class WorkerHandle:
         trusted: bool,
         isolation: Isolation = UNSANDBOXED,
         limits: Limits = DEFAULT_LIMITS,
+        starter: Starter | None = None,
     ):
         """`isolation` applies to a learner child (the trusted one is never sandboxed, and
-        alone may write the compile cache); `limits` to both."""
+        alone may write the compile cache); `limits` to both. A learner child is forked by
+        `starter` where there is one (`grading_starter`), else started from scratch."""
         self.trusted = trusted
         self._sent: Request | None = None
         read_fd, write_fd = os.pipe()
         try:
-            self._child = start_confined(
-                [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd)],
-                isolation=isolation,
-                limits=limits,
-                trusted=trusted,
-                readable=(CHILD_FOLDER,),
-                stdin="pipe",
-                pass_fds=(write_fd,),
-            )
+            if starter is not None and not trusted:
+                self._child = starter.fork(write_fd, limits)
+            else:
+                self._child = start_confined(
+                    [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd)],
+                    isolation=isolation,
+                    limits=limits,
+                    trusted=trusted,
+                    readable=(CHILD_FOLDER,),
+                    stdin="pipe",
+                    pass_fds=(write_fd,),
+                )
         except OSError as exc:
             os.close(read_fd)
             raise GradingError(f"cannot start the grading process ({exc.strerror})") from None

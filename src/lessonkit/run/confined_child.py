@@ -30,9 +30,10 @@ from typing import IO
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
-from lessonkit.run.process import Child, Stream, child_environment, start_child
+from lessonkit.run.process import Process, Stream, child_environment, start_child
 from lessonkit.run.sandbox import (
     CONFINE_SCRIPT,
+    FORKING_CAPABILITIES,
     WORKING,
     ChildCgroup,
     Sandbox,
@@ -50,7 +51,7 @@ STDERR_TAIL = 4_000  # bytes of a child's error output kept for a message
 class ConfinedChild:
     """A started confined child and what to clean up once it has ended."""
 
-    process: Child
+    process: Process
     stderr: IO[bytes]
     cgroup: ChildCgroup | None
     scratch: tempfile.TemporaryDirectory[str] | None
@@ -89,7 +90,7 @@ def seen_from_child(isolation: Isolation, working: Path) -> str:
     return WORKING if isolation.sandbox is not None else str(working)
 
 
-def _identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
+def child_identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
     """The (uid, gid) a learner child drops to; None where it keeps the caller's."""
     if sandbox is not None:
         return fresh_identity(sandbox)
@@ -104,6 +105,7 @@ def start_confined(
     isolation: Isolation,
     limits: Limits,
     trusted: bool = False,
+    forks: bool = False,
     readable: tuple[Path, ...] = (),
     working: Path | None = None,
     settings: Mapping[str, str] | None = None,
@@ -114,7 +116,9 @@ def start_confined(
     """Start `command` (a program and its arguments, paths as the child sees them) confined.
 
     `trusted`: the reference child, which runs only the lesson's own code: never sandboxed,
-    no task limit, and it may write the compile cache. `readable`: files of the parent's the
+    no task limit, and it may write the compile cache. `forks`: the starter, sandboxed like a
+    learner child but keeping its user, no task limit, and in a privileged sandbox the
+    capabilities it needs to confine its forks. `readable`: files of the parent's the
     command reads (bound read-only into the sandbox). `working`: a folder of the parent's,
     holding what the program needs, that becomes its working folder (`seen_from_child`) and
     that the caller reads and removes afterwards. `settings`: grading-child settings
@@ -122,7 +126,7 @@ def start_confined(
     """
     remove_leftovers()
     sandbox = None if trusted else isolation.sandbox
-    become = None if trusted else _identity(sandbox, isolation)
+    become = None if trusted or forks else child_identity(sandbox, isolation)
     scratch = scratch_folder() if working is None and sandbox is None else None
     try:
         folder = working if working is not None else Path(scratch.name) if scratch else None
@@ -130,7 +134,7 @@ def start_confined(
             for path in (*folder.iterdir(), folder):
                 os.chown(path, *become)
         uid = become[0] if become else os.getuid()
-        processes = 0 if trusted else process_limit(uid, limits)
+        processes = 0 if trusted or forks else process_limit(uid, limits)
         argv = [sys.executable, "-I", str(CONFINE_SCRIPT), str(limits.memory)]
         argv += [str(limits.file_bytes), str(processes), str(cpu_seconds)]
         argv += [*(str(i) for i in become or ()), "--", *command]
@@ -144,7 +148,13 @@ def start_confined(
                 extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
         seen = (*python_paths(), CONFINE_SCRIPT, *readable, *([cache] if cache else []))
         argv, cgroup = sandboxed_argv(
-            argv, sandbox, readable=seen, limits=limits, uid=uid, working=working
+            argv,
+            sandbox,
+            readable=seen,
+            limits=limits,
+            uid=uid,
+            working=working,
+            capabilities=FORKING_CAPABILITIES if forks else (),
         )
     except BaseException:
         if scratch is not None:

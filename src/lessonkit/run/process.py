@@ -21,7 +21,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Literal, Protocol
 
 from lessonkit.run.limits import DEFAULT_LIMITS
 
@@ -117,6 +117,26 @@ def _stream(stream: Stream) -> int | IO[bytes]:
     if stream == "discard":
         return subprocess.DEVNULL
     return stream
+
+
+class Process(Protocol):
+    """What a parent uses of a started child: a `Child` it started, or a fork of the
+    starter (`run/starter.ForkedProcess`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdin(self) -> IO[bytes] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int | None: ...
+
+    def stop(self, wait_s: float | None = 10) -> None: ...
 
 
 class Child:

@@ -36,6 +36,9 @@ CONFINE_SCRIPT = Path(__file__).with_name("confine.py")  # the limits, run by pa
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
 WORKING = "/tmp/work"  # where a bound working folder appears inside the sandbox
+FORKING_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN")
+"""What the starter keeps in a privileged sandbox: to give each fork namespaces, mounts and a
+user of its own (`child/isolate.py`); every fork gives them up before learner code."""
 SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/alternatives")
 
 
@@ -52,6 +55,7 @@ class Sandbox:
         readable: tuple[Path, ...],
         scratch: int,
         working: Path | None = None,
+        capabilities: tuple[str, ...] = (),
     ) -> list[str]:
         """`argv` wrapped in bubblewrap, with `readable` paths bound read-only.
 
@@ -59,6 +63,7 @@ class Sandbox:
         environment or checkout that lives under /tmp (CI's clones do) stays visible.
         `working`, a folder of the parent's, is bound writable as the working folder
         `WORKING` instead of /tmp: the parent reads what the child leaves there.
+        `capabilities` are kept in a privileged sandbox (the starter's, see `run/starter.py`).
         """
         args = [self.bwrap]
         for path in SYSTEM_PATHS:
@@ -85,6 +90,8 @@ class Sandbox:
         args += ["--unshare-cgroup-try"]
         if not self.privileged:
             args += ["--unshare-user"]
+        elif capabilities:
+            args += ["--cap-add", ",".join(capabilities)]
         args += ["--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp", "--"]
         return args + argv
 
@@ -97,6 +104,7 @@ def sandboxed_argv(
     limits: Limits,
     uid: int,
     working: Path | None = None,
+    capabilities: tuple[str, ...] = (),
 ) -> tuple[list[str], ChildCgroup | None]:
     """`argv` wrapped in `sandbox` (when there is one) and, as root, in a cgroup of its own.
 
@@ -105,13 +113,17 @@ def sandboxed_argv(
     """
     if sandbox is None:
         return argv, None
-    argv = sandbox.command(argv, readable, limits.scratch_bytes, working)
-    cgroup = (
-        ChildCgroup.create(limits.cgroup_memory, process_limit(uid, limits), limits.cpu_shares)
-        if sandbox.privileged
-        else None
-    )
+    argv = sandbox.command(argv, readable, limits.scratch_bytes, working, capabilities)
+    cgroup = child_cgroup(sandbox, limits, uid)
     return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
+
+
+def child_cgroup(sandbox: Sandbox | None, limits: Limits, uid: int) -> ChildCgroup | None:
+    """The cgroup of one child in a privileged sandbox (None elsewhere, or where none can be
+    made): `limits`' memory, the task cap of user `uid`, one CPU share."""
+    if sandbox is None or not sandbox.privileged:
+        return None
+    return ChildCgroup.create(limits.cgroup_memory, process_limit(uid, limits), limits.cpu_shares)
 
 
 def python_paths() -> tuple[Path, ...]:
@@ -292,6 +304,12 @@ class ChildCgroup:
             f"echo $$ > {shlex.quote(str(f / 'cgroup.procs'))}" for f in self.folders
         )
         return ["/bin/sh", "-c", f'{joins} && exec "$@"', "lessonkit-child", *argv]
+
+    def add(self, pid: int) -> None:
+        """Move process `pid` (of this PID namespace) into the cgroups; what it forks
+        afterwards starts inside them."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(pid))
 
     def remove(self) -> None:
         """Kill whatever is left inside, then delete the cgroups."""

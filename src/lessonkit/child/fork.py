@@ -1,0 +1,179 @@
+"""The starter: a trusted process that imported JAX once and forks each learner's child.
+
+Run as `python -I start.py --starter CONTROL_FD CONFINE_PY` (see `run/starter.py` for the
+parent's side). It imports JAX, jax.numpy and NumPy, runs no array op (a fork after the
+backend started would deadlock) and no learner code, and then serves the parent on a Unix
+socket, one JSON message per datagram:
+
+- `{"fork": ID, "confinement": {...}}` with four descriptors (the request pipe, the report
+  pipe, the child's error output, and a socket of the child's own for its greetings): fork
+  one grading child (`_become_child`);
+- the starter answers `{"ready": JAX_VERSION}` once, and `{"ended": ID, "returncode": RC}`
+  when a child it forked has ended (negative: the signal that ended it).
+
+A child greets the parent twice on its own socket, once as soon as it is forked and once as
+the process that will run learner code; each greeting carries its process id through the
+kernel (`SO_PASSCRED`), so the parent knows both without trusting anything the child
+says, moves the first into the child's cgroup and waits before answering `go`. The starter
+never reads what a child reports; when its socket closes (the parent ended), it ends every
+child and itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import traceback
+
+from . import isolate, runner
+
+HIGH_FD = 100  # descriptors received are moved above the ones the child puts in place
+REPORT_FD, GREETING_FD = 3, 4
+GREETING_WAIT_S = 30.0
+
+
+def _load_confine(path: str):
+    """`run/confine.py`, loaded by path: the one implementation of limits and user drop."""
+    spec = importlib.util.spec_from_file_location("lessonkit_confine", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _greet(greeting: socket.socket) -> None:
+    """Send a greeting (the kernel adds our process id) and wait for the parent's `go`."""
+    greeting.send(b"hello")
+    greeting.settimeout(GREETING_WAIT_S)
+    if greeting.recv(16) != b"go":
+        raise SystemExit("lessonkit starter: the parent did not answer")
+
+
+def _descriptors(fds: list[int]) -> socket.socket:
+    """Put the request pipe on 0, nothing on 1, the error output on 2, the report pipe on 3
+    and the greeting socket on 4, and close everything else (the starter's socket first)."""
+    high = [os.dup2(fd, HIGH_FD + i) for i, fd in enumerate(fds)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for target, source in ((0, high[0]), (1, devnull), (2, high[2]), (3, high[1]), (4, high[3])):
+        os.dup2(source, target)
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    os.closerange(GREETING_FD + 1, max(soft, HIGH_FD + len(fds)))
+    return socket.socket(fileno=GREETING_FD)
+
+
+def _end_like(status: int) -> None:
+    """Leave with the status the learner's process ended with, a signal as that signal."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
+
+
+def _become_child(confine, confinement: isolate.Confinement, fds: list[int]) -> None:
+    """In the fork: confine this process, then serve its one learner's requests."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setsid()
+    greeting = _descriptors(fds)
+    _greet(greeting)  # the parent moves us into the child's cgroup before it answers
+    confine.limit_resources(confinement.memory, confinement.file_bytes, confinement.processes, 0)
+    if confinement.mode != "none":
+        isolate.enter_namespaces(confinement)
+        learner = os.fork()  # PID 1 of the new namespace
+        if learner != 0:
+            for fd in range(5):
+                os.close(fd)
+            _, status = os.waitpid(learner, 0)
+            _end_like(status)
+    _greet(greeting)  # now as the process that will run learner code
+    greeting.close()
+    isolate.private_mounts(confinement)
+    if confinement.uid is not None and os.getuid() != confinement.uid:
+        confine.drop_privileges(confinement.uid, confinement.gid)
+    isolate.no_way_back()
+    os.chdir(confinement.home)
+    for key in ("HOME", "TMPDIR"):
+        os.environ[key] = confinement.home
+    os.environ["MPLCONFIGDIR"] = os.path.join(confinement.home, ".matplotlib")
+    runner.serve(REPORT_FD)
+
+
+def _fork(confine, message: dict, fds: list[int]) -> int:
+    """Fork one grading child; returns its process id (here) once the fds are handed over."""
+    confinement = isolate.Confinement.from_message(message["confinement"])
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _become_child(confine, confinement, fds)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 70
+        finally:
+            os._exit(code)
+    for fd in fds:
+        os.close(fd)
+    return pid
+
+
+def _reap(control: socket.socket, children: dict[int, object]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        ident = children.pop(pid, None)
+        if ident is not None:
+            code = os.waitstatus_to_exitcode(status)
+            control.send(json.dumps({"ended": ident, "returncode": code}).encode())
+
+
+def serve(control_fd: int, confine_path: str) -> None:
+    """Import JAX, then fork a grading child for each request until the parent goes."""
+    import jax
+    import jax.numpy
+    import numpy  # noqa: F401
+    from jax._src import xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        raise SystemExit("lessonkit starter: JAX's backend started before any fork")
+    confine = _load_confine(confine_path)
+    isolate.set_dumpable(False)  # nothing of this user may trace or read the starter
+    control = socket.socket(fileno=control_fd)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: dict[int, object] = {}
+    control.send(json.dumps({"ready": jax.__version__}).encode())
+    while True:
+        ready, _, _ = select.select([control, wake_read], [], [])
+        if wake_read in ready:
+            os.read(wake_read, 512)
+            _reap(control, children)
+        if control not in ready:
+            continue
+        data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
+        if not data:
+            break
+        message = json.loads(data)
+        if "fork" in message and len(fds) == 4:
+            children[_fork(confine, message, fds)] = message["fork"]
+        else:
+            for fd in fds:
+                os.close(fd)
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    sys.exit(0)

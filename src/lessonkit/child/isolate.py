@@ -1,0 +1,146 @@
+"""Make a grading child forked from the starter a process of its own, before learner code.
+
+The starter (`fork.py`) imported JAX once; each learner's child is a fork of it, and this
+module takes the fork from "a copy of a trusted process" to "as confined as a child started
+from scratch" (see `run/sandbox.py` and `run/confine.py` for that child). The steps, in the
+order the kernel allows them:
+
+1. limits (`confine.limit_resources`: memory, file size, tasks) while still privileged;
+2. new namespaces: mount, PID, IPC and UTS; as root in a privileged sandbox directly, as a
+   user otherwise inside a new user namespace that maps only that user;
+3. a fork, so that the learner's process is PID 1 of the new PID namespace: it sees no
+   other process, and when it ends the kernel ends everything it started;
+4. in that process a private `/tmp` (a tmpfs of the scratch size) and, where the kernel
+   allows it (as root), a `/proc` of its own namespace;
+5. its own user id (`confine.drop_privileges`), or none where it was one already; then no
+   way back: `PR_SET_NO_NEW_PRIVS`, and not dumpable, so nothing of its user can read or
+   trace it, nor it them.
+
+Without a sandbox (the grader has no bubblewrap) only steps 1 and 5 apply, as for a child
+started from scratch. Standard library only: this runs in the starter, in the sandbox.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+Mode = Literal["privileged", "userns", "none"]
+"""How the fork isolates itself: a privileged sandbox (the grader is root), a sandbox in a
+user namespace (an ordinary user), or no namespaces (no sandbox could start)."""
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one forked child becomes; sent by the parent with each fork request."""
+
+    mode: Mode
+    memory: int
+    file_bytes: int
+    processes: int
+    scratch_bytes: int
+    uid: int | None = None
+    """The user the child becomes (a fresh id in a privileged sandbox, the autograder's
+    account without one); None keeps the starter's user."""
+    gid: int | None = None
+    home: str = "/tmp"
+    """The child's working folder: the sandbox's private /tmp, or a scratch folder the
+    parent made for it."""
+
+    @classmethod
+    def from_message(cls, message: dict) -> Confinement:
+        return cls(**{key: message[key] for key in cls.__dataclass_fields__})
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _call(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _mount(source: str, target: str, kind: str | None, flags: int, data: str | None) -> None:
+    _call(
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            kind.encode() if kind else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _prctl(option: int, value: int) -> None:
+    _call(_libc.prctl(option, value, 0, 0, 0), f"prctl {option}")
+
+
+def _map_own_user() -> None:
+    """In a new user namespace: map our own user and group to themselves, nothing else."""
+    uid, gid = os.getuid(), os.getgid()
+    with open("/proc/self/setgroups", "w") as file:
+        file.write("deny")
+    with open("/proc/self/uid_map", "w") as file:
+        file.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as file:
+        file.write(f"{gid} {gid} 1")
+
+
+def enter_namespaces(confinement: Confinement) -> None:
+    """Step 2, in the forked child before its own fork (the namespaces are for its child)."""
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    if confinement.mode == "userns":
+        _prctl(PR_SET_DUMPABLE, 1)  # its /proc/self files must be its own to write the maps
+        _call(_libc.unshare(flags | CLONE_NEWUSER), "unshare")
+        _map_own_user()
+    elif confinement.mode == "privileged":
+        _call(_libc.unshare(flags), "unshare")
+
+
+def private_mounts(confinement: Confinement) -> None:
+    """Step 4, as PID 1 of the new namespace: a /tmp of its own and, as root, a /proc."""
+    if confinement.mode == "none":
+        return
+    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    size = f"size={confinement.scratch_bytes},mode=1777"
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
+    if confinement.mode == "privileged":
+        # In a user namespace the kernel refuses a new /proc under the sandbox's covered one;
+        # there the old /proc stays, and names only processes this child cannot signal.
+        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def set_dumpable(dumpable: bool) -> None:
+    """Whether processes of the same user may trace this one or read its memory."""
+    _prctl(PR_SET_DUMPABLE, int(dumpable))
+
+
+def _drop_capabilities() -> None:
+    """No capability left, in any namespace (`capset` with everything zero)."""
+    header = (ctypes.c_uint32 * 2)(_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _call(_libc.capset(header, data), "capset")
+
+
+def no_way_back() -> None:
+    """Step 5's end: no capability, no privilege gained by exec, and nothing of its user
+    may trace it or read its memory."""
+    _drop_capabilities()
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    set_dumpable(False)
