@@ -10,12 +10,13 @@ with `prestart`, the next one is started (never used before) while the current f
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -315,7 +316,8 @@ class Grader:
         self._starter: Starter | None = None
         if FORKING:  # learner children are forks of a starter that imported JAX once
             self._starter = self._spawner.submit(grading_starter, isolation, limits).result()
-        self._spares: list[WorkerHandle] = [] if FORKING else [self._learner_child()]
+        # The first learner child is on its way while the parent reads the lesson and the file.
+        self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
         self._gradings: dict[str, LessonGrading] = {}
         self._pending: dict[str, Request] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
@@ -329,14 +331,16 @@ class Grader:
     def close(self) -> None:
         with self._lock:
             spares, self._spares = self._spares, []
-        for worker in spares:
-            worker.close()
         if self._reference is not None:
             self._reference.close()
             self._reference = None
         if self._starter is not None:
-            self._starter.close()
+            self._starter.close()  # a spare still waiting for it gives up at once
         self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
+        for spare in spares:
+            if not spare.cancel():
+                with contextlib.suppress(GradingError):
+                    spare.result().close()
 
     def _start(self, *, trusted: bool) -> WorkerHandle:
         return self._spawner.submit(self._new_child, trusted).result()
@@ -351,23 +355,26 @@ class Grader:
             trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
         )
 
-    def _learner_child(self) -> WorkerHandle:
-        self.children += 1
-        return self._start(trusted=False)
+    def _learner_child_soon(self) -> Future[WorkerHandle]:
+        """A learner child on its way (started on the spawner thread)."""
+        with self._lock:
+            self.children += 1
+        return self._spawner.submit(self._new_child, False)
 
     def _take_child(self) -> WorkerHandle:
         """A learner child that has never run anything; start the next ones ahead if asked."""
         with self._lock:
-            child = self._spares.pop(0) if self._spares else None
+            spare = self._spares.pop(0) if self._spares else None
             missing = self.prestart - len(self._spares)
+        child = spare.result() if spare is not None else None
         if child is None or not child.alive:
             if child is not None:
                 child.close()
-            child = self._learner_child()
+            child = self._learner_child_soon().result()
         for _ in range(missing):
-            spare = self._learner_child()
+            ahead = self._learner_child_soon()
             with self._lock:
-                self._spares.append(spare)
+                self._spares.append(ahead)
         return child
 
     def start_spare(self) -> None:
@@ -379,9 +386,9 @@ class Grader:
         with self._lock:
             if self._spares:
                 return
-        spare = self._learner_child()
+        ahead = self._learner_child_soon()
         with self._lock:
-            self._spares.append(spare)
+            self._spares.append(ahead)
 
     def grading(self, lesson: Lesson) -> LessonGrading:
         key = lesson.meta.id
