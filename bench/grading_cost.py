@@ -37,10 +37,11 @@ scenarios, the least any grader could spend. The learner child's requests of one
 are recorded once (the before tree's `WorkerHandle.send`, patched in a recording run), then
 each round replayed into one unsandboxed grading child program (`lessonkit/child/start.py`)
 with the grader's own child environment and compile cache: one process, one JAX import,
-the same cells and scenarios. Every figure prints its ratio to the floor (CPU-s to floor
-CPU-s, seconds to floor wall seconds). If the recording fails, the floor is `python
-graded.py` (the graded cells, one scenario; `check_latency.graded_cells`) and the table
-says so.
+the same cells and scenarios. Every figure prints its ratio to the floor: CPU-s to floor
+CPU-s, seconds to floor wall seconds, MiB to the floor's tree peak, files/min to 60 / floor
+wall seconds, minutes for 10,000 files to 10,000 floor runs spread over the same workers.
+If the recording fails, the floor is `python graded.py` (the graded cells, one scenario;
+`check_latency.graded_cells`) and the table says so.
 
 The projection for 10,000 submissions: one worker = one job slot of `--jobs 2` on this
 machine (about one core), grading at files/min(--jobs 2) / 2; W workers scale linearly
@@ -428,6 +429,7 @@ class Floor:
     run: object  # () -> Usage
     cpu: list[float] = field(default_factory=list)
     wall: list[float] = field(default_factory=list)
+    peak: list[float] = field(default_factory=list)  # MiB
 
 
 def make_floor(meter: Meter, tree: Tree) -> Floor:
@@ -478,7 +480,7 @@ class Row:
     goal: str = ""
     limit: float | None = None  # the goal: at most this (or at least, when `higher`)
     higher: bool = False  # bigger is better (throughput)
-    floor: str = ""  # "cpu" or "wall": what the floor ratio divides by; "" for none
+    floor: str = ""  # the floor figure the ratio divides by (see `floor_figures`); "" none
     unit: str = ""
 
 
@@ -486,24 +488,24 @@ ROWS = (
     Row("check CPU-s", "<= 2.5 CPU-s (from 6.0)", 2.5, floor="cpu"),
     Row("check wall s", floor="wall"),
     Row("check parent CPU-s", floor="cpu"),
-    Row("batch j1 files/min", higher=True),
+    Row("batch j1 files/min", higher=True, floor="rate"),
     Row("batch j1 CPU-s/file", floor="cpu"),
     Row("batch j1 learner CPU-s/file", "<= 1.2 CPU-s", 1.2, floor="cpu"),
-    Row("batch j2 files/min", higher=True),
+    Row("batch j2 files/min", higher=True, floor="rate"),
     Row("batch j2 CPU-s/file", floor="cpu"),
     Row("batch j2 learner CPU-s/file", "<= 1.2 CPU-s", 1.2, floor="cpu"),
     Row("watch save-to-verdict s", "<= 1 s", 1.0, floor="wall"),
     Row("build (no change) CPU-s", "< 1.5 CPU-s (item 4)", 1.5, floor="cpu"),
     Row("build (no change) wall s", floor="wall"),
-    Row("check parent peak RSS MiB"),
-    Row("check largest child RSS MiB"),
-    Row("check tree peak MiB"),
-    Row("batch j2 parent peak RSS MiB"),
-    Row("batch j2 largest child RSS MiB"),
-    Row("batch j2 tree peak MiB"),
-    Row("build parent peak RSS MiB"),
-    Row("10k files, 1 worker, min"),
-    Row(f"10k files, {BIG_CLUSTER} workers, min", "< 10 min", 10.0),
+    Row("check parent peak RSS MiB", floor="memory"),
+    Row("check largest child RSS MiB", floor="memory"),
+    Row("check tree peak MiB", floor="memory"),
+    Row("batch j2 parent peak RSS MiB", floor="memory"),
+    Row("batch j2 largest child RSS MiB", floor="memory"),
+    Row("batch j2 tree peak MiB", floor="memory"),
+    Row("build parent peak RSS MiB", floor="memory"),
+    Row("10k files, 1 worker, min", floor="10k-1"),
+    Row(f"10k files, {BIG_CLUSTER} workers, min", "< 10 min", 10.0, floor="10k-many"),
 )
 
 
@@ -519,16 +521,35 @@ def show(value: float | None, width: int = 10, digits: int = 2) -> str:
     return f"{'n/a':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
 
 
+def floor_figures(floor: Floor) -> dict[str, float | None]:
+    """What each kind of row is divided by: the floor's CPU-s, wall s, peak memory (MiB),
+    files/min (one file per floor run, back to back) and minutes for 10,000 files."""
+    cpu = statistics.median(floor.cpu) if floor.cpu else None
+    wall = statistics.median(floor.wall) if floor.wall else None
+    peak = statistics.median(floor.peak) if floor.peak else None
+    return {
+        "cpu": cpu,
+        "wall": wall,
+        "memory": peak,
+        "rate": 60 / wall if wall else None,
+        "10k-1": SUBMISSIONS * wall / 60 if wall else None,
+        "10k-many": SUBMISSIONS * wall / 60 / BIG_CLUSTER if wall else None,
+    }
+
+
 def table(trees: tuple[Tree, Tree], floor: Floor, rounds: int) -> None:
     before, after = trees
-    floor_cpu = statistics.median(floor.cpu) if floor.cpu else None
-    floor_wall = statistics.median(floor.wall) if floor.wall else None
+    bases = floor_figures(floor)
+    floor_cpu, floor_wall, floor_peak = bases["cpu"], bases["wall"], bases["memory"]
     print()
     print(f"grading cost, {LESSON}, medians of {rounds} interleaved round(s)")
     print(f"  before: {before.src}")
     print(f"  after:  {after.src}")
     print(f"  floor:  {floor.how}")
-    print(f"          {show(floor_cpu, 0)} CPU-s, {show(floor_wall, 0)} s wall")
+    print(
+        f"          {show(floor_cpu, 0)} CPU-s, {show(floor_wall, 0)} s wall, "
+        f"{show(floor_peak, 0, 0)} MiB tree peak"
+    )
     header = f"{'figure':<32}{'before':>10}{'after':>10}{'after/bef':>10}{'after/flr':>10}"
     print()
     print(f"{header}  goal (after)")
@@ -537,7 +558,7 @@ def table(trees: tuple[Tree, Tree], floor: Floor, rounds: int) -> None:
         if old is None and new is None:
             continue
         ratio = new / old if new is not None and old else None
-        base = {"cpu": floor_cpu, "wall": floor_wall}.get(row.floor)
+        base = bases.get(row.floor)
         to_floor = new / base if new is not None and base else None
         verdict = ""
         if row.limit is not None and new is not None:
@@ -592,6 +613,8 @@ def main() -> None:
             if usage is not None:
                 floor.cpu.append(usage.cpu)
                 floor.wall.append(usage.wall)
+                if usage.tree_peak is not None:
+                    floor.peak.append(usage.tree_peak / 2**20)
             for tree in trees if "check" in only else ():
                 measure_check(meter, tree)
             for jobs in (1, 2) if "batch" in only else ():
@@ -611,8 +634,11 @@ def main() -> None:
     )
     print(
         "learner CPU-s/file = (tree CPU - the parent's own) / files: every child of the batch, "
-        "reference or starter included; floor ratios divide CPU-s by floor CPU-s, seconds by "
-        "floor wall seconds"
+        "reference or starter included"
+    )
+    print(
+        "after/flr: CPU-s / floor CPU-s; seconds / floor wall s; MiB / floor tree peak MiB; "
+        "files/min / (60 / floor wall s); 10k minutes / (10,000 x floor wall s / workers)"
     )
     for tree in trees:
         for note in tree.notes:
@@ -624,7 +650,7 @@ def main() -> None:
             "rounds": args.rounds,
             "files": args.files,
             "load": {"start": load_start, "end": load_end},
-            "floor": {"how": floor.how, "cpu": floor.cpu, "wall": floor.wall},
+            "floor": {"how": floor.how, "cpu": floor.cpu, "wall": floor.wall, "peak": floor.peak},
             **{t.label: {"src": str(t.src), "samples": t.samples} for t in trees},
         }
         Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
