@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lessonkit.grade.plan import SKIP, plan_submission
@@ -100,12 +101,23 @@ def _read_line(stream, deadline: float) -> str | None:
     return None
 
 
-def watch_latency(lessonkit: str, solved: Path, saves: int) -> tuple[list[float], float]:
-    """Seconds from each save to its verdict, and the time to the first verdict."""
+def watch_latency(
+    lessonkit: str | Sequence[str],
+    solved: Path,
+    saves: int,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[float], float]:
+    """Seconds from each save to its verdict, and the time to the first verdict.
+
+    `lessonkit`: the command's path, or the argv that starts it (`python -m lessonkit`);
+    `env`: the watcher's environment (by default this process's).
+    """
+    command = [lessonkit] if isinstance(lessonkit, str) else list(lessonkit)
     started = time.perf_counter()
     process = subprocess.Popen(
-        [lessonkit, "check", LESSON, solved.name, "--watch", "--json"],
+        [*command, "check", LESSON, solved.name, "--watch", "--json"],
         cwd=solved.parent,
+        env=None if env is None else dict(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
