@@ -92,7 +92,7 @@ def _become_child(confine, confinement: isolate.Confinement, fds: list[int]) -> 
                 os.close(fd)
             _, status = os.waitpid(learner, 0)
             _end_like(status)
-    _greet(greeting)  # now as the process that will run learner code
+        _greet(greeting)  # now as the process that will run learner code
     greeting.close()
     isolate.private_mounts(confinement)
     if confinement.uid is not None and os.getuid() != confinement.uid:
