@@ -28,7 +28,7 @@ from lessonkit.grade import reported
 from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.worker_handle import WorkerHandle, grading_starter
 from lessonkit.run.isolation import Isolation
-from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
 from lessonkit.run.starter import FORKING
 
@@ -63,13 +63,19 @@ def _request(source: str, budget: float) -> Request:
 
 
 def run_together(
-    isolation: Isolation, sources: list[str], *, budget: float = 15.0, starter=None
+    isolation: Isolation,
+    sources: list[str],
+    *,
+    budget: float = 15.0,
+    starter=None,
+    limits: Limits = DEFAULT_LIMITS,
+    stopped_ok: bool = False,
 ) -> list[object]:
     """The `result` of each cell, all running at once in forks of one starter (as the files
     of `--batch --jobs N` do); the value, or the error text where the cell failed."""
-    starter = starter or session_starter(isolation, DEFAULT_LIMITS)
+    starter = starter or session_starter(isolation, limits)
     workers = [
-        WorkerHandle(trusted=False, isolation=isolation, limits=DEFAULT_LIMITS, starter=starter)
+        WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
         for _ in sources
     ]
     requests = [_request(source, budget) for source in sources]
@@ -86,6 +92,9 @@ def run_together(
             worker.close()
     results: list[object] = []
     for record in records:
+        if stopped_ok and record.stop_reason is not None:
+            results.append(f"stopped: {record.stop_reason}")
+            continue
         assert record.stop_reason is None, record.stop_reason
         (event,) = record.runs.values()
         if event.error is not None:
@@ -168,6 +177,15 @@ for attempt in (lambda: os.setuid(0), lambda: os.setgid(0)):
         seen.append('setid')
     except OSError:
         pass
+for path in ('/proc/sysrq-trigger', '/proc/sys/kernel/core_pattern', '/proc/sys/vm/drop_caches'):
+    try:
+        open(path, 'w').close()
+        seen.append('writes:' + path)
+    except OSError:
+        pass
+for folder in ('/', '/dev', '/dev/shm', '/dev/mqueue', '/run', '/var/tmp', '/usr'):
+    if os.path.isdir(folder) and os.access(folder, os.W_OK):
+        seen.append('writable:' + folder)
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.mount(b'none', b'/usr', None, ctypes.c_ulong(0x20 | 0x1000), None) == 0:  # remount rw
     seen.append('remount')
@@ -313,6 +331,44 @@ def test_sibling_forks_cannot_meet_over_loopback(sandbox):
     assert not str(server).startswith("got:"), (server, client)
 
 
+SYSV_OWNER = r"""
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+key = {key}
+ident = libc.shmget(key, 4096, 0o1666)  # IPC_CREAT | 0666
+libc.shmat.restype = ctypes.c_void_p
+address = libc.shmat(ident, None, 0)
+ctypes.memmove(address, b'secret of file A', 16)
+time.sleep(4)
+result = 'made'
+"""
+
+SYSV_READER = r"""
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+result = 'nothing'
+for _ in range(30):
+    ident = libc.shmget({key}, 0, 0)
+    if ident >= 0:
+        address = libc.shmat(ident, None, 0)
+        result = ctypes.string_at(address, 16).decode()
+        break
+    time.sleep(0.1)
+"""
+
+
+def test_sibling_forks_share_no_ipc(sandbox):
+    """Each fork unshares the IPC namespace: System V shared memory made by one file is not
+    found by another graded at the same time."""
+    key = str(0x1E550000 + secrets.randbelow(0xFFFF))
+    made, read = run_together(
+        Isolation(sandbox), [SYSV_OWNER.replace("{key}", key), SYSV_READER.replace("{key}", key)]
+    )
+    assert made == "made"
+    assert read == "nothing", read
+
+
 def test_a_fork_cannot_change_what_the_next_fork_inherits(sandbox):
     """Fork-time state (the imported JAX, NumPy, json) is the starter's: a patch made in
     one fork must not reach the next one."""
@@ -389,6 +445,88 @@ def test_a_fork_cannot_write_the_compile_cache(sandbox, cache_folder):
     assert seen == "sees:trusted", seen
 
 
+MiB = 2**20
+
+SHARED_MEMORY = r"""
+import mmap
+size = {size}
+seen = []
+try:
+    private = bytearray(size)  # counted by RLIMIT_DATA: refused
+    seen.append('private')
+except MemoryError:
+    seen.append('no-private')
+shared = mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+for offset in range(0, size, 4096):
+    shared[offset] = 1
+seen.append('shared')
+result = ' '.join(seen)
+"""
+
+
+@pytest.mark.parametrize("mode", ["privileged", "none"])
+def test_shared_memory_counts_against_the_memory_limit(mode, sandbox):
+    """RLIMIT_DATA counts private writable memory only: a shared anonymous mapping (or a
+    memfd, or a tmpfs in a user namespace of its own) is not counted. The cgroup (root,
+    cgroup v1) counts it; without one, a cell may fill memory past its limit."""
+    limits = DEFAULT_LIMITS.with_options(memory=512 * MiB)
+    size = limits.memory + limits.cgroup_margin + 256 * MiB  # past the cgroup, too
+    isolation = Isolation(sandbox) if mode == "privileged" else Isolation()
+    (seen,) = run_together(
+        isolation,
+        [SHARED_MEMORY.replace("{size}", str(size))],
+        limits=limits,
+        stopped_ok=True,
+    )
+    assert seen != "no-private shared", f"{size // MiB} MiB filled under a {512} MiB limit"
+
+
+CGROUP_ESCAPE = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+seen = []
+uid, gid = os.getuid(), os.getgid()
+libc.prctl(4, 1, 0, 0, 0)  # dumpable again: its own /proc/self maps are then its own
+if libc.unshare(0x10000000 | 0x00020000 | 0x02000000) != 0:  # user, mount, cgroup
+    seen.append('no-userns')
+else:
+    open('/proc/self/setgroups', 'w').write('deny')
+    open('/proc/self/uid_map', 'w').write(f'0 {uid} 1')
+    open('/proc/self/gid_map', 'w').write(f'0 {gid} 1')
+    for controller in ('memory', 'pids'):
+        target = f'/tmp/{controller}'
+        os.makedirs(target, exist_ok=True)
+        if libc.mount(b'cgroup', target.encode(), b'cgroup', 0, controller.encode()) != 0:
+            continue
+        seen.append('mounted-' + controller)
+        for name, value in (('memory.limit_in_bytes', '-1'), ('pids.max', 'max')):
+            try:
+                with open(os.path.join(target, name), 'w') as file:
+                    file.write(value)
+                seen.append('raised-' + name)
+            except OSError:
+                pass
+        try:
+            with open(os.path.join(target, 'escape'), 'w'):
+                pass
+        except OSError:
+            pass
+        try:
+            os.mkdir(os.path.join(target, 'child'))
+            seen.append('made-child-' + controller)
+        except OSError:
+            pass
+result = ' '.join(seen)
+"""
+
+
+def test_a_fork_cannot_raise_its_cgroup_limits(sandbox):
+    """Privileged: a cell becomes root of a user namespace of its own, with a cgroup
+    namespace, mounts the v1 hierarchies and tries to lift its memory and task caps."""
+    (seen,) = run_together(Isolation(sandbox), [CGROUP_ESCAPE])
+    assert "raised" not in str(seen), seen
+
+
 # ------------------------------------------------------- the account (root, no sandbox) mode
 
 
@@ -425,7 +563,26 @@ for entry in os.listdir('/proc'):
             reached.append(what)
         except OSError:
             pass
+home = os.environ['HOME']
+parent = os.path.dirname(home)
+for entry in os.listdir(parent):
+    folder = os.path.join(parent, entry)
+    if folder == home:
+        continue
+    try:
+        if 'answer-{tag}' in os.listdir(folder):  # the sibling's scratch: read its file
+            open(os.path.join(folder, 'answer-{tag}')).read()
+            reached.append('sibling-scratch')
+    except OSError:
+        pass
 result = ' '.join(sorted(set(reached)))
+"""
+
+ACCOUNT_SIBLING = r"""
+import os, time
+open(os.path.join(os.environ['HOME'], 'answer-{tag}'), 'w').write('my work')
+time.sleep(4)
+result = 'alive'
 """
 
 
@@ -433,10 +590,12 @@ def test_without_a_sandbox_a_fork_reaches_neither_starter_nor_sibling():
     """Root without bubblewrap (an autograder container): forks become the learner account
     while the starter stays root. Every fork is the same account, so a file may signal
     (and so stop) another file's child graded at the same time; it must not, nor read
-    its request or memory."""
+    its request, memory or scratch folder."""
     isolation = Isolation(run_as=_account())
+    tag = secrets.token_hex(4)
     seen, sibling = run_together(
-        isolation, [SIGNAL_PROBE, "import time\ntime.sleep(4)\nresult = 'alive'\n"]
+        isolation,
+        [SIGNAL_PROBE.replace("{tag}", tag), ACCOUNT_SIBLING.replace("{tag}", tag)],
     )
     assert sibling == "alive"
     assert seen == "", seen
