@@ -479,6 +479,8 @@ def test_shared_memory_counts_against_the_memory_limit(mode, sandbox):
         stopped_ok=True,
     )
     assert seen != "no-private shared", f"{size // MiB} MiB filled under a {512} MiB limit"
+    if mode == "privileged":  # the cgroup killed it: the learner is told so
+        assert "killed" in str(seen), seen
 
 
 CGROUP_ESCAPE = r"""
