@@ -12,6 +12,7 @@ started, killed by its exact id; a probe of another process sends signal 0 only.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -135,12 +136,12 @@ def _sleeper(marker: str, *, leave_session: bool) -> str:
             "if os.fork() == 0:\n"
             "    os.setsid()\n"
             "    if os.fork() == 0:\n"
-            f"        os.execv('/bin/sleep', ['/bin/sleep', {marker!r}])\n"
+            f"        os.execv('/bin/sleep', ['/bin/sleep', '{marker}'])\n"
             "    os._exit(0)\n"
             "os.wait()\n"
         )
     else:
-        start = f"if os.fork() == 0:\n    os.execv('/bin/sleep', ['/bin/sleep', {marker!r}])\n"
+        start = f"if os.fork() == 0:\n    os.execv('/bin/sleep', ['/bin/sleep', '{marker}'])\n"
     return "import os\n" + start + "result = 'started'\n"
 
 
@@ -603,10 +604,86 @@ def test_without_a_sandbox_a_fork_reaches_neither_starter_nor_sibling():
     assert seen == "", seen
 
 
+TASK_HOG = r"""
+import os, time
+started = 0
+for _ in range(2000):
+    try:
+        if os.fork() == 0:
+            os.execv('/bin/sleep', ['/bin/sleep', '{marker}'])
+        started += 1
+    except OSError:
+        break
+time.sleep(4)
+result = started
+"""
+
+TASK_VICTIM = r"""
+import os, threading, time
+for _ in range(100):  # until the other file has taken its tasks
+    taken = 0
+    for entry in os.listdir('/proc'):
+        try:
+            taken += b'{marker}' in open(f'/proc/{entry}/cmdline', 'rb').read()
+        except OSError:
+            pass
+    if taken >= 50:
+        break
+    time.sleep(0.1)
+time.sleep(0.5)
+made, children = 0, []  # an honest file's few helpers, alive at once (as XLA's threads are)
+for _ in range(8):
+    try:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(1)
+            os._exit(0)
+        children.append(pid)
+        made += 1
+    except OSError:
+        pass
+gate = threading.Event()
+threads = []
+for _ in range(8):
+    try:
+        thread = threading.Thread(target=gate.wait)
+        thread.start()
+        threads.append(thread)
+        made += 1
+    except RuntimeError:
+        pass
+gate.set()
+for thread in threads:
+    thread.join()
+for pid in children:
+    os.waitpid(pid, 0)
+result = made
+"""
+
+
+def test_without_a_sandbox_one_fork_cannot_take_another_forks_tasks():
+    """Root without bubblewrap: every fork is the learner account, and RLIMIT_NPROC counts
+    the account's tasks together, so one file that takes all it may leaves none to another
+    file graded at the same time (a cgroup per child, or a user id per child, would not)."""
+    isolation = Isolation(run_as=_account())
+    marker = f"5{secrets.randbelow(10**6)}.{secrets.randbelow(10**6)}"
+    try:
+        # the victim first: each fork's limit is the account's tasks at its start plus
+        # the cap, so the later file may take everything the earlier one would need
+        victim, hog = run_together(
+            isolation,
+            [TASK_VICTIM.replace("{marker}", marker), TASK_HOG.replace("{marker}", marker)],
+        )
+    finally:
+        _left_behind(marker)
+    assert isinstance(hog, int) and hog >= 50, hog
+    assert victim == 16, f"the other file took {hog} tasks; this one could make {victim} of 16"
+
+
 # ------------------------------------------------- the userns mode (bubblewrap as a user)
 
 USERNS_SCRIPT = r"""
-import sys
+import json, sys
 sys.path.insert(0, {tests!r})
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import find_sandbox
@@ -615,8 +692,8 @@ found, reason = find_sandbox()
 if found is None or found.privileged:
     print('SKIP', reason)
     raise SystemExit(0)
-print('RESULT', run_together(Isolation(found), [{probe!r}, {sibling!r}]))
-print('PROCS', run_together(Isolation(found), [{listing!r}, {sibling!r}]))
+for sources in json.loads({batches!r}):
+    print('RESULT', json.dumps(run_together(Isolation(found), sources)))
 """
 
 USERNS_PROBE = r"""
@@ -658,19 +735,13 @@ result = ' '.join(names)
 """
 
 
-def test_userns_a_fork_reads_no_other_process_of_its_user():
-    """Bubblewrap as an ordinary user ("userns"): the starter, its forks and the middle
-    process each fork leaves (dumpable, to write its user maps) are all the same user, and
-    the fork keeps the sandbox's /proc, which names them all. Run as nobody (root here)."""
+def as_nobody_in_userns(batches: list[list[str]]) -> list[list[object]]:
+    """`run_together` of each batch in the "userns" mode: run as nobody (root here, so the
+    interpreter's installation is bound where nobody can read it, in a mount namespace of
+    the command's own)."""
     if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"):
         pytest.skip("needs root to become nobody")
-    tests = str(REPO / "tests")
-    script = USERNS_SCRIPT.format(
-        tests=tests,
-        probe=USERNS_PROBE,
-        listing=USERNS_LISTING,
-        sibling="import time\ntime.sleep(4)\nresult = 'alive'\n",
-    )
+    script = USERNS_SCRIPT.format(tests=str(REPO / "tests"), batches=json.dumps(batches))
     real = os.path.realpath(sys.executable)
     prefix = str(Path(real).parents[1])  # the interpreter's installation, maybe under /root
     wrapper = (
@@ -684,12 +755,11 @@ def test_userns_a_fork_reads_no_other_process_of_its_user():
         "exec setpriv --reuid=65534 --regid=65534 --clear-groups "
         'env HOME=/tmp PYTHONPATH="$PYTHONPATH" "$PY" -c "$SCRIPT"\n'
     )
-    top = "/" + Path(prefix).parts[1]
     hide = f"/tmp/lessonkit-red-{secrets.token_hex(4)}"
     env = {
         "PY": sys.executable,
         "PREFIX": prefix,
-        "TOP": top,
+        "TOP": "/" + Path(prefix).parts[1],
         "HIDE": hide,
         "SCRIPT": script,
         "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]),
@@ -707,10 +777,27 @@ def test_userns_a_fork_reads_no_other_process_of_its_user():
     finally:
         with contextlib.suppress(OSError):
             os.rmdir(hide)
-    lines = [
-        line for line in done.stdout.splitlines() if line.startswith(("RESULT", "SKIP", "PROCS"))
-    ]
+    lines = [line for line in done.stdout.splitlines() if line.startswith(("RESULT", "SKIP"))]
     assert lines, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
-    if lines[-1].startswith("SKIP"):
-        pytest.skip(lines[-1])
-    assert lines[-2] == "RESULT ['', 'alive']", lines
+    if lines[0].startswith("SKIP"):
+        pytest.skip(lines[0])
+    return [json.loads(line.removeprefix("RESULT ")) for line in lines]
+
+
+def test_userns_a_fork_reads_no_other_process_of_its_user():
+    """Bubblewrap as an ordinary user ("userns"): the starter, its forks and the middle
+    process each fork leaves (dumpable, to write its user maps) are all the same user, and
+    the fork keeps the sandbox's /proc, which names them all (the listing shows they are
+    there); reading their memory, descriptors or files must fail."""
+    alive = "import time\ntime.sleep(4)\nresult = 'alive'\n"
+    probe, listing = as_nobody_in_userns([[USERNS_PROBE, alive], [USERNS_LISTING, alive]])
+    assert len(listing[0].split()) >= 5, listing  # bwrap, starter, two forks and a middle
+    assert probe == ["", "alive"], (probe, listing)
+
+
+def test_userns_sibling_forks_share_no_network_namespace():
+    tag = secrets.token_hex(4)
+    ((server, client),) = as_nobody_in_userns(
+        [[NETWORK_SERVER.replace("{tag}", tag), NETWORK_CLIENT.replace("{tag}", tag)]]
+    )
+    assert not str(server).startswith("got:"), (server, client)
