@@ -71,7 +71,8 @@ def _end_like(status: int) -> None:
     """Leave with the status the learner's process ended with, a signal as that signal."""
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError):  # SIGKILL and SIGSTOP have no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code & 0xFF)
 
@@ -116,8 +117,8 @@ def _fork(confine, message: dict, fds: list[int]) -> int:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
+            code = 70  # first: the middle process has closed stderr, so printing may fail
             traceback.print_exc()
-            code = 70
         finally:
             os._exit(code)
     for fd in fds:

@@ -6,7 +6,7 @@ from scratch" (see `run/sandbox.py` and `run/confine.py` for that child). The st
 order the kernel allows them:
 
 1. limits (`confine.limit_resources`: memory, file size, tasks) while still privileged;
-2. new namespaces: mount, PID, IPC and UTS; as root in a privileged sandbox directly, as a
+2. new namespaces: mount, PID, IPC, UTS and network; as root in a privileged sandbox directly, as a
    user otherwise inside a new user namespace that maps only that user;
 3. a fork, so that the learner's process is PID 1 of the new PID namespace: it sees no
    other process, and when it ends the kernel ends everything it started;
@@ -36,6 +36,7 @@ CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
@@ -104,7 +105,9 @@ def _map_own_user() -> None:
 
 def enter_namespaces(confinement: Confinement) -> None:
     """Step 2, in the forked child before its own fork (the namespaces are for its child)."""
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    # A network namespace of its own too: the starter's is shared by every fork, and its
+    # loopback and abstract Unix sockets would let two files graded at once meet.
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
     if confinement.mode == "userns":
         _prctl(PR_SET_DUMPABLE, 1)  # its /proc/self files must be its own to write the maps
         _call(_libc.unshare(flags | CLONE_NEWUSER), "unshare")
