@@ -37,7 +37,8 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND = 0x20, 0x1000
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -57,13 +58,17 @@ class Confinement:
     """The user the child becomes (a fresh id in a privileged sandbox, the autograder's
     account without one); None keeps the starter's user."""
     gid: int | None = None
+    keep: tuple[str, ...] = ()
+    """Paths under /tmp the sandbox binds read-only (the Python installation, the child's
+    program, the compile cache), bound again on top of the fork's own /tmp."""
     home: str = "/tmp"
     """The child's working folder: the sandbox's private /tmp, or a scratch folder the
     parent made for it."""
 
     @classmethod
     def from_message(cls, message: dict) -> Confinement:
-        return cls(**{key: message[key] for key in cls.__dataclass_fields__})
+        fields = {key: message[key] for key in cls.__dataclass_fields__}
+        return cls(**{**fields, "keep": tuple(fields["keep"])})
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -112,6 +117,7 @@ def enter_namespaces(confinement: Confinement) -> None:
         _prctl(PR_SET_DUMPABLE, 1)  # its /proc/self files must be its own to write the maps
         _call(_libc.unshare(flags | CLONE_NEWUSER), "unshare")
         _map_own_user()
+        set_dumpable(False)  # the maps are written: no process of this user may trace it
     elif confinement.mode == "privileged":
         _call(_libc.unshare(flags), "unshare")
 
@@ -121,12 +127,30 @@ def private_mounts(confinement: Confinement) -> None:
     if confinement.mode == "none":
         return
     _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    # What the sandbox binds under /tmp (a virtual environment or checkout there: CI's
+    # clones) is held open, so it can be bound again on top of the new /tmp.
+    held = [(path, os.open(path, os.O_PATH)) for path in confinement.keep]
     size = f"size={confinement.scratch_bytes},mode=1777"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
+    for path, handle in held:
+        _bind_read_only(f"/proc/self/fd/{handle}", path)
+        os.close(handle)
     if confinement.mode == "privileged":
         # In a user namespace the kernel refuses a new /proc under the sandbox's covered one;
         # there the old /proc stays, and names only processes this child cannot signal.
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def _bind_read_only(source: str, target: str) -> None:
+    """Bind `source` (a folder or a file) at `target` on the new /tmp, read-only."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    _mount(source, target, None, MS_BIND | MS_REC, None)
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    _mount("none", target, None, flags, None)
 
 
 def set_dumpable(dumpable: bool) -> None:

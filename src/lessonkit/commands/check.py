@@ -157,7 +157,6 @@ def run(args: argparse.Namespace) -> int:
         limits_from(args),
         isolation=isolation,
         seed=args.seed,
-        prestart=1 if args.watch else 0,
     )
     try:
         lesson = find_lesson(args.lesson)

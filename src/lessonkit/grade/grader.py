@@ -39,6 +39,7 @@ from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
 from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
 from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.lesson.scripts import render_exercise_script
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.starter import FORKING, Starter
@@ -162,6 +163,15 @@ def build_request(
         checkpoint_names=grading.step_names,
         scenarios=tuple(_same_calls(sent)),
     )
+
+
+def warm_up_request(lesson: Lesson, grading: LessonGrading, budget: float) -> Request:
+    """What a learner child may run before its learner's file: the lesson's practice file
+    exactly as a learner receives it (no task solved), on the lesson's own inputs only."""
+    given = render_exercise_script(lesson).encode()
+    plan = plan_submission(read_submission(Path("practice.py"), given), lesson)
+    lesson_only = tuple(s for s in scenarios(grading) if s.name == LESSON)
+    return replace(build_request("warm-up", plan, grading, budget), scenarios=lesson_only)
 
 
 def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str) -> None:
@@ -313,6 +323,7 @@ class Grader:
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
         self._reference: WorkerHandle | None = self._start(trusted=True)
         self.children = 0  # learner children started, for tests and benchmarks
+        self._warm_up: Request | None = None
         self._starter: Starter | None = None
         if FORKING:  # learner children are forks of a starter that imported JAX once
             self._starter = self._spawner.submit(grading_starter, isolation, limits).result()
@@ -351,9 +362,24 @@ class Grader:
             self._starter.close()
             self._starter = grading_starter(self.isolation, self.limits)
         starter = None if trusted else self._starter
-        return WorkerHandle(
+        worker = WorkerHandle(
             trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
         )
+        warm_up = None if trusted else self._warm_up
+        if warm_up is not None:
+            worker.warm(warm_up, self.limits.timeout)
+        return worker
+
+    def warm_up(self, lesson: Lesson) -> None:
+        """Have every learner child started from now on run the lesson's practice file as
+        given (no task solved, the lesson's own inputs) before its learner's file arrives.
+
+        For `--watch` and `check()`, whose next child waits while the learner edits: the
+        learner's run then finds most of JAX's programs compiled in its process. Only
+        trusted code runs ahead, and only what the learner's own file holds: no solution
+        and no reference value is ever in a learner child.
+        """
+        self._warm_up = warm_up_request(lesson, self.grading(lesson), self.limits.timeout)
 
     def _learner_child_soon(self) -> Future[WorkerHandle]:
         """A learner child on its way (started on the spawner thread)."""

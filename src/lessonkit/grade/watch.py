@@ -2,8 +2,10 @@
 
 Polls the file's modification time and size every 0.1 s (no dependency, works on every
 file system) and grades once they have stopped changing, so a save that truncates the file
-before writing it is graded once, complete. Give it a grader made with `warm=True`: after a
-run that spoiled its child, a fresh one starts straight away, before the next save.
+before writing it is graded once, complete. After each verdict the next learner child is
+forked and warmed (`Grader.warm_up`: the lesson's practice file as given, on the lesson's
+inputs) while the learner edits, so a save is graded by a child whose JAX programs are
+mostly compiled already, and which has run no learner code.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def watch(
 ) -> None:
     """Grade now and after every change, until `should_stop()` or Ctrl-C."""
     grader.prepare(lesson)
+    grader.warm_up(lesson)
     seen: tuple[int, int] | str | None = "never"
     while not should_stop():
         stamp = _stamp(path)
@@ -55,5 +58,6 @@ def watch(
                     show(grader.grade(lesson, path))
                 except LessonkitError as exc:
                     show_problem(str(exc))
+                grader.start_spare()  # after the verdict: it never slows a grading run
             continue
         time.sleep(poll)

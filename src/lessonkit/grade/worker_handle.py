@@ -154,6 +154,17 @@ class WorkerHandle:
         except (BrokenPipeError, OSError, ValueError):
             return False
 
+    def warm(self, request: Request, timeout: float) -> None:
+        """Run `request` ahead and drop its reports: trusted code only (the lesson's
+        practice file as given, on the lesson's inputs; see `Grader.warm_up`), so that
+        the learner's run finds JAX's programs compiled. The child still runs one
+        learner file only, after this."""
+        if self._sent is not None:
+            raise RuntimeError("a child is warmed before its learner request only")
+        self.send(request)
+        self.collect(request, time.monotonic() + timeout, timeout=timeout)
+        self._sent = None
+
     def _next(self, deadline: float) -> Event | None:
         """The next report, or None at the deadline, at the end of the child, or on interference."""
         while not self._reader.pending:

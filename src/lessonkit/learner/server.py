@@ -50,6 +50,7 @@ class Server:
     def lesson(self, lesson_id: str) -> Lesson:
         if lesson_id not in self.lessons:
             self.lessons[lesson_id] = find_lesson(lesson_id)
+            self.grader.warm_up(self.lessons[lesson_id])  # the children started from now on
         return self.lessons[lesson_id]
 
     def answer(self, request: CheckRequest) -> CheckReply:

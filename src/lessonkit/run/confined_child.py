@@ -90,6 +90,15 @@ def seen_from_child(isolation: Isolation, working: Path) -> str:
     return WORKING if isolation.sandbox is not None else str(working)
 
 
+def bound_paths(
+    isolation: Isolation, *, trusted: bool = False, readable: tuple[Path, ...] = ()
+) -> tuple[Path, ...]:
+    """What a sandboxed child sees of the parent's files, all read-only: the Python
+    installation, `run/confine.py`, `readable` and the compile cache it may read."""
+    cache = isolation.cache_for(trusted=trusted)
+    return (*python_paths(), CONFINE_SCRIPT, *readable, *([cache] if cache else []))
+
+
 def child_identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
     """The (uid, gid) a learner child drops to; None where it keeps the caller's."""
     if sandbox is not None:
@@ -146,7 +155,7 @@ def start_confined(
             if trusted:
                 extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
                 extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
-        seen = (*python_paths(), CONFINE_SCRIPT, *readable, *([cache] if cache else []))
+        seen = bound_paths(isolation, trusted=trusted, readable=readable)
         argv, cgroup = sandboxed_argv(
             argv,
             sandbox,

@@ -35,7 +35,12 @@ import time
 from pathlib import Path
 from typing import IO
 
-from lessonkit.run.confined_child import ConfinedChild, child_identity, start_confined
+from lessonkit.run.confined_child import (
+    ConfinedChild,
+    bound_paths,
+    child_identity,
+    start_confined,
+)
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
@@ -57,7 +62,12 @@ class StarterError(OSError):
 class ForkedProcess:
     """One fork of the starter, seen from the parent: `run.process.Process`."""
 
-    def __init__(self, starter: Starter, ident: int, stdin: IO[bytes], pids: list[int]):
+    def __init__(
+        self, starter: Starter, ident: int, stdin: IO[bytes], pids: list[int], group: bool
+    ):
+        """`pids`: the fork's ids here (the kernel's), the first its process group's;
+        `group`: stop that group too (a fork without a PID namespace of its own)."""
+        self._group = group
         self._starter = starter
         self._ident = ident
         self._stdin = stdin
@@ -91,6 +101,9 @@ class ForkedProcess:
         if self._returncode is None:
             for handle in self._handles:
                 with contextlib.suppress(OSError):
+                    if self._group:  # its group, while its id is certainly still its own
+                        signal.pidfd_send_signal(handle, 0)
+                        os.killpg(self._pids[0], signal.SIGKILL)
                     signal.pidfd_send_signal(handle, signal.SIGKILL)
         self.wait(wait_s)
         for handle in self._handles:
@@ -107,6 +120,8 @@ class Starter:
     ):
         """`program` is the grading child's entry (`child/start.py`), `readable` its folder."""
         self.isolation = isolation
+        under_tmp = (p for p in bound_paths(isolation, readable=readable) if _under_tmp(p))
+        self._keep = tuple(sorted({str(p) for p in under_tmp}, key=len))
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-I", str(program), "--starter", str(theirs.fileno())]
         try:
@@ -200,6 +215,7 @@ class Starter:
             "scratch_bytes": limits.scratch_bytes,
             "uid": become[0] if become else None,
             "gid": become[1] if become else None,
+            "keep": self._keep if sandbox is not None else (),
             "home": home,
         }
         cgroup = child_cgroup(sandbox, limits, uid)
@@ -226,7 +242,8 @@ class Starter:
             if mode != "none":
                 pids.append(_greeted(mine))  # PID 1 of its namespace, about to confine itself
                 mine.send(b"go")
-            process = ForkedProcess(self, ident, os.fdopen(request_write, "wb"), pids)
+            stdin = os.fdopen(request_write, "wb")
+            process = ForkedProcess(self, ident, stdin, pids, group=mode == "none")
         except (OSError, ValueError) as exc:
             for closing in (stderr, mine, theirs):
                 closing.close()
@@ -248,6 +265,11 @@ class Starter:
         with contextlib.suppress(OSError):
             self._control.close()
         self._child.close()
+
+
+def _under_tmp(path: Path) -> bool:
+    """Whether `path` lies under /tmp, where a fork's own /tmp would hide it."""
+    return Path("/tmp") in Path(path).parents
 
 
 def _greeted(greetings: socket.socket) -> int:
