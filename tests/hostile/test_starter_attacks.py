@@ -1,5 +1,5 @@
-"""Red team: learner code in a fork of the grading starter (`run/starter.py`, `child/fork.py`,
-`child/isolate.py`) against the starter, its sibling forks and its own limits.
+"""Red team: learner code in a fork of the grading starter (`run/starter.py`, `run/fork_server.py`,
+`run/isolate.py`) against the starter, its sibling forks and its own limits.
 
 Each test runs hostile cells in forks of one starter, as a `Grader` does for every file of a
 batch, and asserts that the attack fails. Modes: "privileged" (this machine: root and

@@ -1,9 +1,7 @@
 """The grading child's entry: runs lesson and learner cells and reports what they produced.
 
-It never judges. It runs as a plain script, either as one child (`python -I child/start.py
-FD`), started by `run/confine.py` once its limits hold and, for a learner, once it runs as a
-user of its own; or as the starter (`start.py --starter CONTROL_FD CONFINE_PY`, `fork.py`),
-which imports JAX once and forks a child for each learner's file.
+It never judges. It runs as a plain script (`python -I child/start.py FD`), started by
+`run/confine.py` once its limits hold and, for a learner, once it runs as a user of its own.
 It imports nothing from lessonkit: the program is this folder, `lessonkit/child/`, a set
 of standard-library modules with one job each (channel, encoder, guard, cells, names,
 transforms, varied calls, jit watch, runner), loaded here by path as the package
@@ -39,14 +37,7 @@ def load_child_package():
 
 if __name__ == "__main__":
     load_child_package()
-    from lessonkit_child import wire
+    from lessonkit_child import runner, wire
 
     globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
-    if sys.argv[1] == "--starter":
-        from lessonkit_child import fork
-
-        fork.serve(int(sys.argv[2]), sys.argv[3])
-    else:
-        from lessonkit_child import runner
-
-        runner.main()
+    runner.main()

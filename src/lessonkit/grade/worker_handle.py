@@ -49,7 +49,7 @@ MAX_REPORT_BYTES = 64 * 2**20
 
 def grading_starter(isolation: Isolation, limits: Limits) -> Starter:
     """The starter that forks this grader's learner children (see `run/starter.py`)."""
-    return Starter(WORKER_SCRIPT, readable=(CHILD_FOLDER,), isolation=isolation, limits=limits)
+    return Starter(CHILD_FOLDER, isolation=isolation, limits=limits)
 
 
 class GradingError(LessonkitError):
@@ -124,7 +124,8 @@ class WorkerHandle:
                 )
         except OSError as exc:
             os.close(read_fd)
-            raise GradingError(f"cannot start the grading process ({exc.strerror})") from None
+            reason = exc.strerror or str(exc)
+            raise GradingError(f"cannot start the grading process ({reason})") from None
         finally:
             os.close(write_fd)
         self._process = self._child.process

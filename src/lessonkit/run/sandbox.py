@@ -38,7 +38,7 @@ UID_SPAN = 100_000_000
 WORKING = "/tmp/work"  # where a bound working folder appears inside the sandbox
 FORKING_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN")
 """What the starter keeps in a privileged sandbox: to give each fork namespaces, mounts and a
-user of its own (`child/isolate.py`); every fork gives them up before learner code."""
+user of its own (`run/isolate.py`); every fork gives them up before learner code."""
 SYSTEM_PATHS = ("/usr", "/bin", "/lib", "/lib32", "/lib64", "/etc/ld.so.cache", "/etc/alternatives")
 
 

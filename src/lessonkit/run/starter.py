@@ -8,7 +8,7 @@ server) and asks it for a fresh child for each file. What keeps the children apa
 - the starter is started as a learner child is (`run/confined_child.py`: the sandbox, its
   cgroup, memory and file limits), but keeps its user and, in a privileged sandbox, the
   capabilities to confine its forks; it runs no learner code and reads no report;
-- each fork confines itself before any learner code (`lessonkit/child/isolate.py`): limits,
+- each fork confines itself before any learner code (`run/isolate.py`): limits,
   new mount, PID, IPC and UTS namespaces, a private `/tmp` and `/proc`, a user id of its
   own, no capability and no way back; as root it is also moved into a cgroup of its own
   (memory, tasks, CPU share), as a child started from scratch is;
@@ -44,11 +44,13 @@ from lessonkit.run.confined_child import (
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
-from lessonkit.run.sandbox import CONFINE_SCRIPT, child_cgroup, process_limit
+from lessonkit.run.sandbox import child_cgroup, process_limit
 
 FORKING = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
 """Whether learner children are forks of a starter: Linux only (namespaces, process
 descriptors, SO_PASSCRED); elsewhere each child is started from scratch."""
+FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
+ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
 START_WAIT_S = 300.0
 """Seconds the starter may take to import JAX (a loaded machine) before it is given up."""
 GREETING_WAIT_S = 30.0
@@ -115,18 +117,17 @@ class ForkedProcess:
 class Starter:
     """The trusted starter process, started at once; `fork` waits until JAX is imported."""
 
-    def __init__(
-        self, program: Path, *, readable: tuple[Path, ...], isolation: Isolation, limits: Limits
-    ):
-        """`program` is the grading child's entry (`child/start.py`), `readable` its folder."""
+    def __init__(self, child_folder: Path, *, isolation: Isolation, limits: Limits):
+        """`child_folder` holds the grading child's program (`lessonkit/child/`)."""
         self.isolation = isolation
+        readable = (child_folder, FORK_SERVER, ISOLATE_SCRIPT)
         under_tmp = (p for p in bound_paths(isolation, readable=readable) if _under_tmp(p))
         self._keep = tuple(sorted({str(p) for p in under_tmp}, key=len))
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [sys.executable, "-I", str(program), "--starter", str(theirs.fileno())]
+        command = [sys.executable, "-I", str(FORK_SERVER), str(theirs.fileno())]
         try:
             self._child = start_confined(
-                [*command, str(CONFINE_SCRIPT)],
+                [*command, str(child_folder)],
                 isolation=isolation,
                 limits=limits,
                 forks=True,

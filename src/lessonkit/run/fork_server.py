@@ -1,7 +1,9 @@
 """The starter: a trusted process that imported JAX once and forks each learner's child.
 
-Run as `python -I start.py --starter CONTROL_FD CONFINE_PY` (see `run/starter.py` for the
-parent's side). It imports JAX, jax.numpy and NumPy, runs no array op (a fork after the
+Run by path, never imported from lessonkit, as `python -I fork_server.py CONTROL_FD
+CHILD_FOLDER` (see `run/starter.py` for the parent's side); it loads `confine.py` and
+`isolate.py` beside it, and the grading child's program from CHILD_FOLDER, by path, as the
+sandbox binds only those. It imports JAX, jax.numpy and NumPy, runs no array op (a fork after the
 backend started would deadlock) and no learner code, and then serves the parent on a Unix
 socket, one JSON message per datagram:
 
@@ -31,20 +33,31 @@ import signal
 import socket
 import sys
 import traceback
+from typing import NamedTuple
 
-from . import isolate, runner
-
+HERE = os.path.dirname(os.path.abspath(__file__))
 HIGH_FD = 100  # descriptors received are moved above the ones the child puts in place
 REPORT_FD, GREETING_FD = 3, 4
 GREETING_WAIT_S = 30.0
 
 
-def _load_confine(path: str):
-    """`run/confine.py`, loaded by path: the one implementation of limits and user drop."""
-    spec = importlib.util.spec_from_file_location("lessonkit_confine", path)
+def _load(name: str, path: str):
+    """A module of the standard library only, loaded by path (nothing of lessonkit is on
+    the sandbox's path)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a dataclass looks its module up there
     spec.loader.exec_module(module)
     return module
+
+
+class _Programs(NamedTuple):
+    """What a fork runs: `run/confine.py` (limits, user drop), `run/isolate.py` and the
+    grading child's runner."""
+
+    confine: object
+    isolate: object
+    runner: object
 
 
 def _greet(greeting: socket.socket) -> None:
@@ -77,13 +90,14 @@ def _end_like(status: int) -> None:
     os._exit(code & 0xFF)
 
 
-def _become_child(confine, confinement: isolate.Confinement, fds: list[int]) -> None:
+def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
     """In the fork: confine this process, then serve its one learner's requests."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.setsid()
     greeting = _descriptors(fds)
     _greet(greeting)  # the parent moves us into the child's cgroup before it answers
+    confine, isolate = programs.confine, programs.isolate
     confine.limit_resources(confinement.memory, confinement.file_bytes, confinement.processes, 0)
     if confinement.mode != "none":
         isolate.enter_namespaces(confinement)
@@ -103,17 +117,17 @@ def _become_child(confine, confinement: isolate.Confinement, fds: list[int]) -> 
     for key in ("HOME", "TMPDIR"):
         os.environ[key] = confinement.home
     os.environ["MPLCONFIGDIR"] = os.path.join(confinement.home, ".matplotlib")
-    runner.serve(REPORT_FD)
+    programs.runner.serve(REPORT_FD)
 
 
-def _fork(confine, message: dict, fds: list[int]) -> int:
+def _fork(programs: _Programs, message: dict, fds: list[int]) -> int:
     """Fork one grading child; returns its process id (here) once the fds are handed over."""
-    confinement = isolate.Confinement.from_message(message["confinement"])
+    confinement = programs.isolate.Confinement.from_message(message["confinement"])
     pid = os.fork()
     if pid == 0:
         code = 0
         try:
-            _become_child(confine, confinement, fds)
+            _become_child(programs, confinement, fds)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:
@@ -140,7 +154,7 @@ def _reap(control: socket.socket, children: dict[int, object]) -> None:
             control.send(json.dumps({"ended": ident, "returncode": code}).encode())
 
 
-def serve(control_fd: int, confine_path: str) -> None:
+def serve(control_fd: int, programs: _Programs) -> None:
     """Import JAX, then fork a grading child for each request until the parent goes."""
     import jax
     import jax.numpy
@@ -149,8 +163,7 @@ def serve(control_fd: int, confine_path: str) -> None:
 
     if xla_bridge.backends_are_initialized():
         raise SystemExit("lessonkit starter: JAX's backend started before any fork")
-    confine = _load_confine(confine_path)
-    isolate.set_dumpable(False)  # nothing of this user may trace or read the starter
+    programs.isolate.set_dumpable(False)  # nothing of this user may trace or read the starter
     control = socket.socket(fileno=control_fd)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
@@ -170,7 +183,7 @@ def serve(control_fd: int, confine_path: str) -> None:
             break
         message = json.loads(data)
         if "fork" in message and len(fds) == 4:
-            children[_fork(confine, message, fds)] = message["fork"]
+            children[_fork(programs, message, fds)] = message["fork"]
         else:
             for fd in fds:
                 os.close(fd)
@@ -178,3 +191,19 @@ def serve(control_fd: int, confine_path: str) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     sys.exit(0)
+
+
+def main(argv: list[str]) -> None:
+    """Load the programs a fork runs, mark this process a grading child, then serve."""
+    control_fd, child_folder = int(argv[0]), argv[1]
+    confine = _load("lessonkit_confine", os.path.join(HERE, "confine.py"))
+    isolate = _load("lessonkit_isolate", os.path.join(HERE, "isolate.py"))
+    _load("lessonkit_child_start", os.path.join(child_folder, "start.py")).load_child_package()
+    from lessonkit_child import runner, wire
+
+    globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
+    serve(control_fd, _Programs(confine, isolate, runner))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
