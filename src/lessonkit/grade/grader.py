@@ -1,11 +1,13 @@
 """Grade practice files: a trusted reference child, and a fresh sandboxed child per file.
 
-The phases of one command: start the reference child (it never runs learner code) and a
-learner child at once, so both import JAX while this process reads the lesson; draw this
-command's input sets from the lesson's generators and its seed; send the reference its
-request (every scenario, on the lesson's own solutions); send each file to a learner child
-of its own; compare everything here. A learner child is used for one file and then killed;
-with `prestart`, the next one is started (never used before) while the current file runs.
+The phases of one command: start a learner child at once, so it imports JAX while this
+process reads the lesson; draw this command's input sets from the lesson's generators and
+its seed; take the reference run's record from the reference store when this very run was
+kept (`grade/reference_store.py`), else start the reference child (it never runs learner
+code) and send it its request (every scenario, on the lesson's own solutions), keeping what
+it reports; send each file to a learner child of its own; compare everything here. A
+learner child is used for one file and then killed; with `prestart`, the next one is
+started (never used before) while the current file runs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord
+from lessonkit.grade.reference_store import reference_key, reference_store
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
@@ -256,6 +259,36 @@ def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> No
             )
 
 
+def _stored(grading: LessonGrading, request: Request, seed: int) -> tuple[str, str] | None:
+    """The reference store's (lesson id, key) for this reference request; None: no store."""
+    if reference_store() is None:
+        return None
+    meta = grading.lesson.meta
+    return meta.id, reference_key(meta.id, meta.revision, seed, request, wire_names(grading))
+
+
+def _kept_reference(grading: LessonGrading, request: Request, seed: int) -> RunRecord | None:
+    """The stored record of this very reference run, if one is kept and still checks out."""
+    store, stored = reference_store(), _stored(grading, request, seed)
+    if store is None or stored is None:
+        return None
+    record = store.load(*stored)
+    if record is None:
+        return None
+    try:
+        _check_reference(record, grading, "")
+    except GradingError:
+        return None  # kept by another version of the checks: run the reference again
+    return record
+
+
+def _keep_reference(grading: LessonGrading, request: Request, seed: int, record: RunRecord) -> None:
+    """Store a reference run that finished and passed `_check_reference` (the trusted side)."""
+    store, stored = reference_store(), _stored(grading, request, seed)
+    if store is not None and stored is not None:
+        store.save(*stored, record)
+
+
 @dataclass(frozen=True)
 class GradedRun:
     """One file's verdicts, with the plan its learner child ran and what that child reported.
@@ -309,7 +342,7 @@ class Grader:
         # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
         # started by a batch thread that has finished would be killed mid-run.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
-        self._reference: WorkerHandle | None = self._start(trusted=True)
+        self._reference: WorkerHandle | None = None  # started by `prepare`, unless it is kept
         self.children = 0  # learner children started, for tests and benchmarks
         self._spares: list[WorkerHandle] = [self._learner_child()]
         self._gradings: dict[str, LessonGrading] = {}
@@ -377,19 +410,25 @@ class Grader:
             return self._gradings[key]
 
     def prepare(self, lesson: Lesson) -> None:
-        """Queue the reference run for this lesson, without waiting for it."""
+        """Queue the reference run for this lesson, without waiting for it: none when the
+        reference store keeps its record (`grade/reference_store.py`), so no trusted child
+        starts at all."""
         grading = self.grading(lesson)
         with self._reference_lock:
             key = lesson.meta.id
             if key in self._expected or key in self._pending:
                 return
+            request = build_request(
+                f"reference-{next(self._ids)}", grading.reference, grading, None
+            )
+            kept = _kept_reference(grading, request, self.seed)
+            if kept is not None:
+                self._expected[key] = kept
+                return
             if self._reference is None or not self._reference.alive:
                 if self._reference is not None:
                     self._reference.close()
                 self._reference = self._start(trusted=True)
-            request = build_request(
-                f"reference-{next(self._ids)}", grading.reference, grading, None
-            )
             self._reference.send(request)
             self._pending[key] = request
 
@@ -414,6 +453,7 @@ class Grader:
                 except GradingError:
                     worker.close()
                     raise
+                _keep_reference(grading, request, self.seed, record)
                 self._expected[key] = record
             return self._expected[key]
 
