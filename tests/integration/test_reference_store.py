@@ -93,18 +93,20 @@ def test_a_second_grader_starts_no_trusted_child_and_grades_alike(
     "damage",
     [
         lambda text: text[: len(text) // 2],  # cut short
-        lambda text: text.replace('"t": "number"', '"t": "numbr"', 1),  # a value of no kind
+        lambda text: text.replace('"status": "ok"', '"status": "fine"', 1),  # no such status
         lambda text: json.dumps({**json.loads(text), "key": "0" * 64}),  # another key
         lambda text: "{" * 100_000,  # nested past any reader's depth
     ],
-    ids=["cut", "bad-value", "other-key", "deep"],
+    ids=["cut", "bad-status", "other-key", "deep"],
 )
 def test_a_damaged_store_file_is_ignored_and_written_afresh(
     state01, files, store, trusted_starts, damage
 ):
     first = graded(state01, files[:1], seed=21)
     (entry,) = store.folder.glob("*.json")
-    entry.write_text(damage(entry.read_text(encoding="utf-8")), encoding="utf-8")
+    text = entry.read_text(encoding="utf-8")
+    assert damage(text) != text
+    entry.write_text(damage(text), encoding="utf-8")
 
     trusted_starts.clear()
     again = graded(state01, files[:1], seed=21)
