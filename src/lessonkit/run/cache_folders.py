@@ -26,10 +26,11 @@ def cache_home() -> Path:
 def compile_cache_folder() -> Path | None:
     """The compile cache's folder, made if missing; None when switched off or unusable.
 
-    `LESSONKIT_COMPILE_CACHE` is used as given (made absolute, its modes left as they are:
-    a shared folder is its administrator's); otherwise a folder per JAX and Python version
-    under `cache_home()`, made readable by every user (a sandboxed learner child runs as a
-    user id of its own and must read what the trusted reference child wrote).
+    `LESSONKIT_COMPILE_CACHE` is used as given (made absolute; an existing folder's modes
+    are left as they are, a shared folder is its administrator's); otherwise a folder per
+    JAX and Python version under `cache_home()`. A folder made here is readable by every
+    user: a sandboxed learner child runs as a user id of its own and must read what the
+    trusted reference child wrote.
     """
     if os.environ.get(NO_COMPILE_CACHE_VARIABLE):
         return None
@@ -37,7 +38,9 @@ def compile_cache_folder() -> Path | None:
     if chosen:
         folder = Path(chosen).expanduser().absolute()
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+            if not folder.is_dir():
+                folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+                folder.chmod(0o755)  # made here: readable by every user, whatever the umask
         except OSError:
             return None
         return folder
