@@ -15,6 +15,8 @@ from lessonkit.grade import grader as grader_module
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.reference_store import SWITCH_OFF, reference_store
 from lessonkit.lesson.load import load_lesson
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.sandbox import find_sandbox
 
 from conftest import REPO, make_attempt
 
@@ -39,11 +41,20 @@ def files(state01, tmp_path):
     return right, wrong
 
 
+@pytest.fixture(scope="module")
+def isolation() -> Isolation:
+    """The sandbox: where learner code runs as the grader's own user the store is off."""
+    sandbox, why = find_sandbox()
+    if sandbox is None:
+        pytest.skip(f"no sandbox here ({why}): the reference store is not used without one")
+    return Isolation(sandbox)
+
+
 @pytest.fixture
-def store(tmp_path, monkeypatch):
+def store(tmp_path, monkeypatch, isolation):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(SWITCH_OFF, raising=False)
-    kept = reference_store()
+    kept = reference_store(isolation)
     assert kept is not None
     return kept
 
@@ -62,28 +73,28 @@ def trusted_starts(monkeypatch) -> list[bool]:
     return started
 
 
-def graded(lesson, paths, seed: int) -> list[dict]:
+def graded(lesson, paths, seed: int, isolation: Isolation) -> list[dict]:
     """Each file's `--json` report, without the seconds it took."""
-    with Grader(seed=seed) as grader:
+    with Grader(seed=seed, isolation=isolation) as grader:
         reports = [grader.grade(lesson, path).to_json() for path in paths]
     return [{k: v for k, v in r.items() if k != "seconds"} for r in reports]
 
 
 def test_a_second_grader_starts_no_trusted_child_and_grades_alike(
-    state01, files, store, trusted_starts
+    state01, files, store, trusted_starts, isolation
 ):
-    first = graded(state01, files, seed=11)
+    first = graded(state01, files, seed=11, isolation=isolation)
     assert trusted_starts.count(True) == 1
     assert [r["passed"] for r in first] == [True, False]
     assert len(list(store.folder.glob("*.json"))) == 1
 
     trusted_starts.clear()
-    second = graded(state01, files, seed=11)
+    second = graded(state01, files, seed=11, isolation=isolation)
     assert True not in trusted_starts  # the reference's record came from the store
     assert second == first
 
     trusted_starts.clear()
-    other_seed = graded(state01, files, seed=12)
+    other_seed = graded(state01, files, seed=12, isolation=isolation)
     assert trusted_starts.count(True) == 1  # another seed draws other inputs: a miss
     assert [r["passed"] for r in other_seed] == [True, False]
     assert len(list(store.folder.glob("*.json"))) == 2
@@ -100,24 +111,26 @@ def test_a_second_grader_starts_no_trusted_child_and_grades_alike(
     ids=["cut", "bad-status", "other-key", "deep"],
 )
 def test_a_damaged_store_file_is_ignored_and_written_afresh(
-    state01, files, store, trusted_starts, damage
+    state01, files, store, trusted_starts, damage, isolation
 ):
-    first = graded(state01, files[:1], seed=21)
+    first = graded(state01, files[:1], seed=21, isolation=isolation)
     (entry,) = store.folder.glob("*.json")
     text = entry.read_text(encoding="utf-8")
     assert damage(text) != text
     entry.write_text(damage(text), encoding="utf-8")
 
     trusted_starts.clear()
-    again = graded(state01, files[:1], seed=21)
+    again = graded(state01, files[:1], seed=21, isolation=isolation)
     assert trusted_starts.count(True) == 1  # the reference ran again
     assert again == first
     assert json.loads(entry.read_text(encoding="utf-8"))["key"] != "0" * 64  # rewritten whole
 
 
-def test_switched_off_the_store_keeps_nothing(state01, files, store, trusted_starts, monkeypatch):
+def test_switched_off_the_store_keeps_nothing(
+    state01, files, store, trusted_starts, monkeypatch, isolation
+):
     monkeypatch.setenv(SWITCH_OFF, "1")
-    graded(state01, files[:1], seed=31)
-    graded(state01, files[:1], seed=31)
+    graded(state01, files[:1], seed=31, isolation=isolation)
+    graded(state01, files[:1], seed=31, isolation=isolation)
     assert trusted_starts.count(True) == 2
     assert not store.folder.exists() or not list(store.folder.glob("*.json"))

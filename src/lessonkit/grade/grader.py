@@ -33,7 +33,7 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord
-from lessonkit.grade.reference_store import reference_key, reference_store
+from lessonkit.grade.reference_store import ReferenceStore, reference_key, reference_store
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
@@ -259,20 +259,17 @@ def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> No
             )
 
 
-def _stored(grading: LessonGrading, request: Request, seed: int) -> tuple[str, str] | None:
-    """The reference store's (lesson id, key) for this reference request; None: no store."""
-    if reference_store() is None:
-        return None
+def _stored_as(grading: LessonGrading, request: Request, seed: int) -> tuple[str, str]:
+    """The reference store's (lesson id, key) for this reference request."""
     meta = grading.lesson.meta
     return meta.id, reference_key(meta.id, meta.revision, seed, request, wire_names(grading))
 
 
-def _kept_reference(grading: LessonGrading, request: Request, seed: int) -> RunRecord | None:
+def _kept_reference(
+    store: ReferenceStore, grading: LessonGrading, request: Request, seed: int
+) -> RunRecord | None:
     """The stored record of this very reference run, if one is kept and still checks out."""
-    store, stored = reference_store(), _stored(grading, request, seed)
-    if store is None or stored is None:
-        return None
-    record = store.load(*stored)
+    record = store.load(*_stored_as(grading, request, seed))
     if record is None:
         return None
     try:
@@ -280,13 +277,6 @@ def _kept_reference(grading: LessonGrading, request: Request, seed: int) -> RunR
     except GradingError:
         return None  # kept by another version of the checks: run the reference again
     return record
-
-
-def _keep_reference(grading: LessonGrading, request: Request, seed: int, record: RunRecord) -> None:
-    """Store a reference run that finished and passed `_check_reference` (the trusted side)."""
-    store, stored = reference_store(), _stored(grading, request, seed)
-    if store is not None and stored is not None:
-        store.save(*stored, record)
 
 
 @dataclass(frozen=True)
@@ -421,7 +411,8 @@ class Grader:
             request = build_request(
                 f"reference-{next(self._ids)}", grading.reference, grading, None
             )
-            kept = _kept_reference(grading, request, self.seed)
+            store = reference_store(self.isolation)
+            kept = _kept_reference(store, grading, request, self.seed) if store else None
             if kept is not None:
                 self._expected[key] = kept
                 return
@@ -453,7 +444,9 @@ class Grader:
                 except GradingError:
                     worker.close()
                     raise
-                _keep_reference(grading, request, self.seed, record)
+                store = reference_store(self.isolation)
+                if store is not None:  # written here, on the trusted side, after the checks
+                    store.save(*_stored_as(grading, request, self.seed), record)
                 self._expected[key] = record
             return self._expected[key]
 

@@ -15,8 +15,10 @@ was asked to run and on what ran it, so it is kept under a key made of exactly t
 Entries are written only here, in the grader's own process (the trusted side), whole or not
 at all (`atomic.write_atomically`), and only for a run that finished and passed the grader's
 checks of the lesson. Reading is defensive: an entry that is missing, cut short, edited, of
-another format or another key is ignored, and the reference runs again. A learner child never
-sees this folder. `LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
+another format or another key is ignored, and the reference runs again. A sandboxed learner
+child never sees this folder, and one that runs as another account cannot write it; where
+learner code runs as the grader's own user (rlimits alone) the store is not used at all.
+`LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from lessonkit.grade.protocol import Request
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
 from lessonkit.run.cache_folders import cache_home
+from lessonkit.run.isolation import Isolation
 from lessonkit.run.process import GRADER_SETTINGS
 
 FORMAT = 1
@@ -158,8 +161,10 @@ class ReferenceStore:
                     os.unlink(entry.path)
 
 
-def reference_store() -> ReferenceStore | None:
-    """The user's reference store, beside the compile cache; None when switched off."""
-    if os.environ.get(SWITCH_OFF):
+def reference_store(isolation: Isolation) -> ReferenceStore | None:
+    """The user's reference store, beside the compile cache; None when switched off, or
+    where learner code runs as this very user (rlimits alone): it could write the store
+    there, and a record it wrote would grade the next run with the same seed."""
+    if os.environ.get(SWITCH_OFF) or isolation.kind == "limits":
         return None
     return ReferenceStore(cache_home() / "references")

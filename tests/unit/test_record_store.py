@@ -19,7 +19,12 @@ from lessonkit.grade.protocol import (
 )
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
-from lessonkit.grade.reference_store import ReferenceStore, reference_key
+from lessonkit.grade.reference_store import (
+    SWITCH_OFF,
+    ReferenceStore,
+    reference_key,
+    reference_store,
+)
 from lessonkit.grade.reported import (
     Array,
     KeyArray,
@@ -33,7 +38,7 @@ from lessonkit.grade.reported import (
 )
 from lessonkit.run import cache_folders
 from lessonkit.run.cache_access import cache_problem
-from lessonkit.run.isolation import Isolation, _cache_problem
+from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
 from lessonkit.run.sandbox import Sandbox
 
 VALUES = {
@@ -204,3 +209,13 @@ def test_the_isolation_says_it_once_in_its_note(tmp_path):
     assert _cache_problem(Sandbox("bwrap", privileged=False), folder) == ""  # the caller's id
     assert Isolation(privileged, cache=folder, cache_problem=problem).note == problem
     assert Isolation(privileged, cache=folder).note is None
+
+
+def test_the_store_is_off_where_learner_code_runs_as_the_grader(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    sandboxed = Isolation(Sandbox("bwrap", privileged=True))
+    assert reference_store(sandboxed) == ReferenceStore(tmp_path / "lessonkit" / "references")
+    assert reference_store(UNSANDBOXED) is None  # a submission could write the store
+    monkeypatch.setenv(SWITCH_OFF, "1")
+    assert reference_store(sandboxed) is None
