@@ -399,6 +399,16 @@ class Grader:
                 self._gradings[key] = lesson_grading(lesson, self.seed)
             return self._gradings[key]
 
+    def start_reference(self) -> None:
+        """Start the trusted reference child ahead, for a caller that does not know its lesson
+        yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
+        keeps the record `prepare` looks for."""
+        with self._reference_lock:
+            if self._reference is None or not self._reference.alive:
+                if self._reference is not None:
+                    self._reference.close()
+                self._reference = self._start(trusted=True)
+
     def prepare(self, lesson: Lesson) -> None:
         """Queue the reference run for this lesson, without waiting for it: none when the
         reference store keeps its record (`grade/reference_store.py`), so no trusted child
