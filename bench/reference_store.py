@@ -7,7 +7,8 @@ Side by side, interleaved round by round on one fully solved practice file and o
 - warm: the same command with the store on, after one run has kept the reference's record,
   so no trusted child starts.
 
-Both use the same (warm) compile cache, so the difference is the reference child alone. CPU
+Both use the same (warm) compile cache, so the difference is the reference child alone
+(`--no-compile-cache`: both without it, where the reference child also compiles cold). CPU
 is read two ways: `getrusage(RUSAGE_CHILDREN)` around each run, which misses what a killed
 sandbox's processes used (nobody waits for them), and, where this process may make one
 (root, cgroup v1), a `cpuacct` cgroup per run that holds the whole process tree. Medians.
@@ -73,10 +74,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--no-compile-cache", action="store_true", help="both without JAX's compile cache"
+    )
     args = parser.parse_args()
     command = [sys.executable, "-m", "lessonkit", "check", LESSON, "solved.py"]
     command += ["--seed", str(args.seed)]
     base = {k: v for k, v in os.environ.items() if k != "LESSONKIT_NO_REFERENCE_CACHE"}
+    if args.no_compile_cache:
+        base["LESSONKIT_NO_COMPILE_CACHE"] = "1"
     envs = {"cold (reference runs)": {**base, "LESSONKIT_NO_REFERENCE_CACHE": "1"}}
     envs["warm (reference kept)"] = base
     with tempfile.TemporaryDirectory(prefix="lessonkit-bench-") as tmp:
@@ -89,7 +95,9 @@ def main() -> None:
             for name, env in envs.items():
                 samples[name].append(measured(command, folder, env, number))
     load = os.getloadavg()
-    print(f"lessonkit check {LESSON} solved.py --seed {args.seed}: CPU-s, medians of")
+    cache = "without" if args.no_compile_cache else "with"
+    print(f"lessonkit check {LESSON} solved.py --seed {args.seed} ({cache} the compile cache):")
+    print("CPU-s, medians of")
     print(f"{args.rounds} interleaved rounds (load average {load[0]:.2f} {load[1]:.2f})")
     print(f"{'':<24}{'getrusage':>12}{'whole tree':>12}   (samples, whole tree)")
     medians = {}
