@@ -45,7 +45,8 @@ def cache_problem(folder: Path, uid: int | None = None, gid: int | None = None) 
             "read by the sandboxed learner children, so each of them compiles from scratch: "
             f"{fix}."
         )
-    blocked, seen = [], 0
+    blocked: list[tuple[str, int]] = []
+    seen = 0
     pending = [folder]
     while pending and seen < MAX_ENTRIES:
         try:
@@ -60,15 +61,14 @@ def cache_problem(folder: Path, uid: int | None = None, gid: int | None = None) 
                 continue
             is_folder = stat.S_ISDIR(entry_info.st_mode)
             if not _allows(entry_info, uid, gid, READ_LIST if is_folder else READ):
-                blocked.append(entry)
+                blocked.append((entry.name, stat.S_IMODE(entry_info.st_mode)))
             elif is_folder:
                 pending.append(Path(entry.path))
     if not blocked:
         return None
-    first = blocked[0]
-    mode = stat.S_IMODE(first.stat(follow_symlinks=False).st_mode)
+    name, mode = blocked[0]
     return (
         f"{len(blocked)} of the {seen} files in the compile cache {folder} cannot be read by "
-        f"the sandboxed learner children (such as {first.name}, mode {mode:04o}), so they "
+        f"the sandboxed learner children (such as {name}, mode {mode:04o}), so they "
         f"compile from scratch: {fix}."
     )
