@@ -217,5 +217,7 @@ def test_the_store_is_off_where_learner_code_runs_as_the_grader(monkeypatch, tmp
     sandboxed = Isolation(Sandbox("bwrap", privileged=True))
     assert reference_store(sandboxed) == ReferenceStore(tmp_path / "lessonkit" / "references")
     assert reference_store(UNSANDBOXED) is None  # a submission could write the store
+    exposed = Isolation(Sandbox("bwrap", privileged=True), cache=tmp_path)
+    assert reference_store(exposed) is None  # bound into the sandbox with the compile cache
     monkeypatch.setenv(SWITCH_OFF, "1")
     assert reference_store(sandboxed) is None

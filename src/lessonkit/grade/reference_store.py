@@ -164,7 +164,12 @@ class ReferenceStore:
 def reference_store(isolation: Isolation) -> ReferenceStore | None:
     """The user's reference store, beside the compile cache; None when switched off, or
     where learner code runs as this very user (rlimits alone): it could write the store
-    there, and a record it wrote would grade the next run with the same seed."""
+    there, and a record it wrote would grade the next run with the same seed. Also None
+    where the compile cache (bound into every sandbox) holds the store's folder: the
+    records are the expected values."""
     if os.environ.get(SWITCH_OFF) or isolation.kind == "limits":
         return None
-    return ReferenceStore(cache_home() / "references")
+    folder = cache_home() / "references"
+    if isolation.cache is not None and folder.resolve().is_relative_to(isolation.cache.resolve()):
+        return None  # the compile cache is bound into the sandbox: the records would be too
+    return ReferenceStore(folder)
