@@ -3,11 +3,19 @@
 Twenty mixed submissions (solved, wrong in each task, unattempted, crashing), as practice
 notebooks. Measured side by side in one run:
 
-- `lessonkit check --batch` with the sandbox (the default)
-- `lessonkit check --batch --no-sandbox` (to price the sandbox itself)
+- `lessonkit check --batch` with the sandbox (the default): the throughput figure
+- the same with `LESSONKIT_NO_COMPILE_CACHE=1`, and `--no-sandbox` with it too: the two
+  batch runs whose difference prices the sandbox itself
 - `jupyter execute --allow-errors` once per notebook, one after another: the core of
   nbgrader's and otter-grader's local grading (they run each submission's notebook in a
   fresh kernel), without their own checks on top
+
+Like with like: an unsandboxed learner child never reads the compile cache (a submission
+could poison it there), while a sandboxed one reads it read-only. Setting a sandboxed batch
+with the cache beside an unsandboxed one without it would credit the cache to the sandbox
+(it once read as a sandbox *saving*); so the "sandbox overhead" compares the two batches
+that both run without the cache (the trusted reference child then compiles cold too), and
+the cache's own saving is printed apart, from the two sandboxed batches.
 
 Run from the repository root:  python bench/batch_throughput.py [--files 20] [--rounds 2]
 """
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -28,6 +37,9 @@ from lessonkit.lesson.catalog import find_lesson
 from lessonkit.run.sandbox import find_sandbox
 
 LESSON = "state-02"
+SANDBOXED = "check --batch (sandboxed)"
+SANDBOXED_COLD = "  sandboxed, no compile cache"
+UNSANDBOXED_COLD = "  --no-sandbox, no compile cache"
 
 WRONG = {
     "make-it-yours": "norm_squared = 96.\nmanual = 96.\n",
@@ -81,9 +93,9 @@ def sandbox_startup(samples: int = 20) -> tuple[float, float] | None:
     return statistics.median(inside), statistics.median(bare)
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
     return time.perf_counter() - started
@@ -103,23 +115,20 @@ def main() -> None:
         folder = Path(tmp) / "class"
         folder.mkdir()
         paths = notebooks(folder, args.files)
+        batch = [lessonkit, "check", LESSON, "--batch", str(folder)]
+        with_cache = {k: v for k, v in os.environ.items() if k != "LESSONKIT_NO_COMPILE_CACHE"}
+        no_cache = {**with_cache, "LESSONKIT_NO_COMPILE_CACHE": "1"}
         commands = {
-            "check --batch (sandboxed)": [lessonkit, "check", LESSON, "--batch", str(folder)],
-            "check --batch --no-sandbox": [
-                lessonkit,
-                "check",
-                LESSON,
-                "--batch",
-                str(folder),
-                "--no-sandbox",
-            ],
+            SANDBOXED: (batch, with_cache),
+            SANDBOXED_COLD: (batch, no_cache),
+            UNSANDBOXED_COLD: ([*batch, "--no-sandbox"], no_cache),
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}
         samples["jupyter execute, one per file"] = []
         for _ in range(args.rounds):
-            for name, command in commands.items():
+            for name, (command, env) in commands.items():
                 # from the folder above: a batch writes nothing inside the submissions
-                samples[name].append(timed(command, folder.parent))
+                samples[name].append(timed(command, folder.parent, env))
             started = time.perf_counter()
             for path in paths:
                 timed([jupyter, "execute", "--allow-errors", path.name], folder)
@@ -129,16 +138,17 @@ def main() -> None:
     print(f"{'command':<32}{'median':>9}{'files/min':>11}")
     for name, seconds in median.items():
         print(f"{name:<32}{seconds:>9.1f}{60 * args.files / seconds:>11.1f}")
-    batch = median["check --batch (sandboxed)"]
-    bare = median["check --batch --no-sandbox"]
+    batch = median[SANDBOXED]
+    cold, bare = median[SANDBOXED_COLD], median[UNSANDBOXED_COLD]
     notebook = median["jupyter execute, one per file"]
-    overhead = (batch - bare) / bare
+    overhead = (cold - bare) / bare  # like with like: neither batch has the compile cache
+    print(f"(the compile cache saves the sandboxed batch {(cold - batch) / cold:.1%})")
     print()
     print("targets")
     speedup = notebook / batch
     for label, met, shown in (
         ("batch ≥ 2x jupyter execute throughput", speedup >= 2, f"{speedup:.2f}x"),
-        ("sandbox overhead < 5 % per submission", overhead < 0.05, f"{overhead:+.1%}"),
+        ("sandbox overhead < 5 % (both no cache)", overhead < 0.05, f"{overhead:+.1%}"),
     ):
         print(f"  {'met ' if met else 'MISS'}  {label:<40} {shown}")
     startup = sandbox_startup()

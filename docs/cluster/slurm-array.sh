@@ -23,6 +23,9 @@ lesson=${1:?usage: sbatch --array=0-N slurm-array.sh LESSON SUBMISSIONS RESULTS}
 submissions=${2:?the submissions folder}
 results=${3:?the folder where each shard writes its results}
 seed=${SEED:-20261204}
+# JAX's compile cache: one absolute path on every node (its keys include the path). Here on
+# node-local disk; the trusted reference child writes it, learner children read it only.
+export LESSONKIT_COMPILE_CACHE=${LESSONKIT_COMPILE_CACHE:-/var/tmp/lessonkit-jax-cache}
 shard=$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1))
 exec lessonkit check "$lesson" --batch "$submissions" --seed "$seed" \
   --jobs "${SLURM_CPUS_PER_TASK:-2}" --out "$results/shard-$shard-of-$SLURM_ARRAY_TASK_COUNT"

@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         lesson = find_lesson(args.lesson)
+        grader.prepare(lesson)  # the reference child starts now, unless its record is kept
         path = practice_file(lesson, args.file)
         if args.watch:
             return _watch(grader, lesson, path, args.json)

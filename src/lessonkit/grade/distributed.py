@@ -26,8 +26,9 @@ from lessonkit.run.isolation import Isolation, compile_cache
 from lessonkit.run.limits import Limits
 
 CHUNKS_PER_WORKER = 2
-"""Files go out in about this many chunks per worker thread: each chunk pays for one
-reference run, and smaller chunks spread a slow file's cost."""
+"""Files go out in about this many chunks per worker thread: each chunk's grader needs the
+reference run (computed by a worker's first chunk, then read from its reference store), and
+smaller chunks spread a slow file's cost."""
 
 
 CONNECT_TIMEOUT_S = 30.0

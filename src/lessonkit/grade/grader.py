@@ -1,11 +1,13 @@
 """Grade practice files: a trusted reference child, and a fresh sandboxed child per file.
 
-The phases of one command: start the reference child (it never runs learner code) and a
-learner child at once, so both import JAX while this process reads the lesson; draw this
-command's input sets from the lesson's generators and its seed; send the reference its
-request (every scenario, on the lesson's own solutions); send each file to a learner child
-of its own; compare everything here. A learner child is used for one file and then killed;
-with `prestart`, the next one is started (never used before) while the current file runs.
+The phases of one command: start a learner child at once, so it imports JAX while this
+process reads the lesson; draw this command's input sets from the lesson's generators and
+its seed; take the reference run's record from the reference store when this very run was
+kept (`grade/reference_store.py`), else start the reference child (it never runs learner
+code) and send it its request (every scenario, on the lesson's own solutions), keeping what
+it reports; send each file to a learner child of its own; compare everything here. A
+learner child is used for one file and then killed; with `prestart`, the next one is
+started (never used before) while the current file runs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
 from lessonkit.grade.record import RunRecord
+from lessonkit.grade.reference_store import ReferenceStore, reference_key, reference_store
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.review import review_marks
 from lessonkit.grade.rubric import TaskRubric, rubric_for
@@ -268,6 +271,26 @@ def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> No
             )
 
 
+def _stored_as(grading: LessonGrading, request: Request, seed: int) -> tuple[str, str]:
+    """The reference store's (lesson id, key) for this reference request."""
+    meta = grading.lesson.meta
+    return meta.id, reference_key(meta.id, meta.revision, seed, request, wire_names(grading))
+
+
+def _kept_reference(
+    store: ReferenceStore, grading: LessonGrading, request: Request, seed: int
+) -> RunRecord | None:
+    """The stored record of this very reference run, if one is kept and still checks out."""
+    record = store.load(*_stored_as(grading, request, seed))
+    if record is None:
+        return None
+    try:
+        _check_reference(record, grading, "")
+    except GradingError:
+        return None  # kept by another version of the checks: run the reference again
+    return record
+
+
 @dataclass(frozen=True)
 class GradedRun:
     """One file's verdicts, with the plan its learner child ran and what that child reported.
@@ -321,7 +344,8 @@ class Grader:
         # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
         # started by a batch thread that has finished would be killed mid-run.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
-        self._reference: WorkerHandle | None = self._start(trusted=True)
+        self._forker = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-forks")
+        self._reference: WorkerHandle | None = None  # started by `prepare`, unless it is kept
         self.children = 0  # learner children started, for tests and benchmarks
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
@@ -347,7 +371,8 @@ class Grader:
             self._reference = None
         if self._starter is not None:
             self._starter.close()  # a spare still waiting for it gives up at once
-        self._spawner.shutdown(wait=False, cancel_futures=True)  # no child starts after close
+        for pool in (self._forker, self._spawner):
+            pool.shutdown(wait=False, cancel_futures=True)  # no child starts after close
         for spare in spares:
             if not spare.cancel():
                 with contextlib.suppress(GradingError):
@@ -357,18 +382,32 @@ class Grader:
         return self._spawner.submit(self._new_child, trusted).result()
 
     def _new_child(self, trusted: bool) -> WorkerHandle:
-        """A child, started on the spawner thread; a starter that ended is replaced first."""
-        if not trusted and self._starter is not None and not self._starter.alive:
-            self._starter.close()
-            self._starter = grading_starter(self.isolation, self.limits)
-        starter = None if trusted else self._starter
-        worker = WorkerHandle(
-            trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
-        )
-        warm_up = None if trusted else self._warm_up
-        if warm_up is not None:
-            worker.warm(warm_up, self.limits.timeout)
+        """A child started from scratch, on the spawner thread: the reference, or a learner
+        child where there is no starter."""
+        worker = WorkerHandle(trusted=trusted, isolation=self.isolation, limits=self.limits)
+        if not trusted:
+            self._warm(worker)
         return worker
+
+    def _new_fork(self) -> WorkerHandle:
+        """A learner child forked by the starter, on the forking thread (a fork waits for
+        the starter to import JAX; the spawner thread meanwhile starts the reference). A
+        starter that ended is replaced first, from the spawner thread."""
+        assert self._starter is not None
+        if not self._starter.alive:
+            self._starter.close()
+            self._starter = self._spawner.submit(
+                grading_starter, self.isolation, self.limits
+            ).result()
+        worker = WorkerHandle(
+            trusted=False, isolation=self.isolation, limits=self.limits, starter=self._starter
+        )
+        self._warm(worker)
+        return worker
+
+    def _warm(self, worker: WorkerHandle) -> None:
+        if self._warm_up is not None:
+            worker.warm(self._warm_up, self.limits.timeout)
 
     def warm_up(self, lesson: Lesson) -> None:
         """Have every learner child started from now on run the lesson's practice file as
@@ -382,9 +421,11 @@ class Grader:
         self._warm_up = warm_up_request(lesson, self.grading(lesson), self.limits.timeout)
 
     def _learner_child_soon(self) -> Future[WorkerHandle]:
-        """A learner child on its way (started on the spawner thread)."""
+        """A learner child on its way: a fork of the starter, else started from scratch."""
         with self._lock:
             self.children += 1
+        if self._starter is not None:
+            return self._forker.submit(self._new_fork)
         return self._spawner.submit(self._new_child, False)
 
     def _take_child(self) -> WorkerHandle:
@@ -423,20 +464,37 @@ class Grader:
                 self._gradings[key] = lesson_grading(lesson, self.seed)
             return self._gradings[key]
 
+    def start_reference(self) -> None:
+        """Start the trusted reference child ahead, for a caller that does not know its lesson
+        yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
+        keeps the record `prepare` looks for."""
+        with self._reference_lock:
+            if self._reference is None or not self._reference.alive:
+                if self._reference is not None:
+                    self._reference.close()
+                self._reference = self._start(trusted=True)
+
     def prepare(self, lesson: Lesson) -> None:
-        """Queue the reference run for this lesson, without waiting for it."""
+        """Queue the reference run for this lesson, without waiting for it: none when the
+        reference store keeps its record (`grade/reference_store.py`), so no trusted child
+        starts at all."""
         grading = self.grading(lesson)
         with self._reference_lock:
             key = lesson.meta.id
             if key in self._expected or key in self._pending:
                 return
+            request = build_request(
+                f"reference-{next(self._ids)}", grading.reference, grading, None
+            )
+            store = reference_store(self.isolation)
+            kept = _kept_reference(store, grading, request, self.seed) if store else None
+            if kept is not None:
+                self._expected[key] = kept
+                return
             if self._reference is None or not self._reference.alive:
                 if self._reference is not None:
                     self._reference.close()
                 self._reference = self._start(trusted=True)
-            request = build_request(
-                f"reference-{next(self._ids)}", grading.reference, grading, None
-            )
             self._reference.send(request)
             self._pending[key] = request
 
@@ -461,6 +519,9 @@ class Grader:
                 except GradingError:
                     worker.close()
                     raise
+                store = reference_store(self.isolation)
+                if store is not None:  # written here, on the trusted side, after the checks
+                    store.save(*_stored_as(grading, request, self.seed), record)
                 self._expected[key] = record
             return self._expected[key]
 

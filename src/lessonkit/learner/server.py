@@ -42,6 +42,7 @@ class Server:
         isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
         self.note = isolation.note
         self.grader = Grader(isolation=isolation)  # its children import JAX now
+        self.grader.start_reference()  # the lesson is known at the first request only
         self.lessons: dict[str, Lesson] = {}
 
     def close(self) -> None:

@@ -53,6 +53,8 @@ def main(argv: list[str]) -> None:
     settings, program = [int(a) for a in argv[:split]], argv[split + 1 :]
     memory, file_bytes, processes, cpu_seconds = settings[:4]
     limit_resources(memory, file_bytes, processes, cpu_seconds)
+    os.umask(0o022)  # what the trusted child writes (the compile cache) stays readable by
+    # the learner children, which run as user ids of their own (`run/cache_access.py`)
     if len(settings) == 6:
         drop_privileges(settings[4], settings[5])
     os.execv(program[0], program)

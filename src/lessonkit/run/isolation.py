@@ -12,13 +12,13 @@ server and the Gradescope autograder alike.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
 from lessonkit.errors import UsageError
+from lessonkit.run.cache_access import cache_problem
+from lessonkit.run.cache_folders import compile_cache_folder
 from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
 
 IsolationKind = Literal["sandbox", "account", "limits"]
@@ -34,6 +34,8 @@ class Isolation:
     cache: Path | None = None
     reason: str = ""
     """Why there is no sandbox, in one sentence (empty when there is one)."""
+    cache_problem: str = ""
+    """Why learner children cannot read the compile cache, in one sentence (empty: they can)."""
 
     @property
     def kind(self) -> IsolationKind:
@@ -43,7 +45,12 @@ class Isolation:
 
     @property
     def note(self) -> str | None:
-        """What to say once when learner code runs without the sandbox (None: it does not)."""
+        """What to say once per command: learner code runs without the sandbox, or cannot
+        read the compile cache (None: neither)."""
+        notes = [n for n in (self._unsandboxed_note(), self.cache_problem) if n]
+        return "\n".join(notes) or None
+
+    def _unsandboxed_note(self) -> str | None:
         why = f" ({self.reason})" if self.reason else ""
         if self.kind == "sandbox":
             return None
@@ -95,7 +102,7 @@ def choose_isolation(
     require_posix()
     sandbox, reason = find_sandbox()
     if sandbox is not None:
-        return Isolation(sandbox, cache=cache)
+        return Isolation(sandbox, cache=cache, cache_problem=_cache_problem(sandbox, cache))
     if batch and not allow_unsandboxed:
         raise UsageError(
             f"--batch grades other people's code and will not run it unsandboxed: {reason}",
@@ -117,19 +124,19 @@ def choose_isolation(
 def compile_cache() -> Path | None:
     """JAX's persistent compilation cache: written by the trusted reference child only.
 
-    Sandboxed learner children read it through a read-only mount, which saves each of them
-    most of the lesson's compile time without letting a submission poison it.
+    Sandboxed learner children read it through a read-only mount at the same path, which
+    saves each of them most of the lesson's compile time without letting a submission poison
+    it. `LESSONKIT_COMPILE_CACHE` names the folder (`run/cache_folders.py`).
     """
-    if os.environ.get("LESSONKIT_NO_COMPILE_CACHE"):
-        return None
-    try:
-        version = metadata.version("jax")
-    except metadata.PackageNotFoundError:
-        return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "lessonkit" / f"jax-{version}-py{sys.version_info[0]}{sys.version_info[1]}"
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-    except OSError:
-        return None
-    return folder
+    return compile_cache_folder()
+
+
+def _cache_problem(sandbox: Sandbox, cache: Path | None) -> str:
+    """Why sandboxed learner children cannot read `cache` (empty: they can, or no cache).
+
+    A privileged sandbox runs each child as a user id of its own, so only the modes for
+    others count; an unprivileged one maps the caller's own id into the sandbox."""
+    if cache is None:
+        return ""
+    own = None if sandbox.privileged else (os.getuid(), os.getgid())
+    return cache_problem(cache, *(own or (None, None))) or ""

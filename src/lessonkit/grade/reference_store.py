@@ -1,0 +1,175 @@
+"""The reference run's record on disk: computed once per lesson revision and seed, then reused.
+
+A reference run (the lesson's own code on every scenario, in a trusted child) costs a process
+that imports JAX: about 2 CPU-s of every `check`. Its record depends only on what the child
+was asked to run and on what ran it, so it is kept under a key made of exactly that:
+
+- the reference request itself (every cell's source, the preloaded modules, every scenario's
+  drawn inputs and changed calls: the lesson revision and the seed's draws), the seed, and
+  the wire names that map the child's scenario names back to the grader's;
+- the lesson's id and revision, lessonkit's version and the grading child's own source;
+- the interpreter, every installed distribution's name and version (JAX, jaxlib, NumPy,
+  Optax...), the machine and its CPU (XLA compiles for the CPU it runs on), and the settings
+  every grading child gets.
+
+Entries are written only here, in the grader's own process (the trusted side), whole or not
+at all (`atomic.write_atomically`), and only for a run that finished and passed the grader's
+checks of the lesson. Reading is defensive: an entry that is missing, cut short, edited, of
+another format or another key is ignored, and the reference runs again. A sandboxed learner
+child never sees this folder, and one that runs as another account cannot write it; where
+learner code runs as the grader's own user (rlimits alone) the store is not used at all.
+`LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import platform
+import re
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from lessonkit import __version__
+from lessonkit.atomic import write_atomically
+from lessonkit.grade.protocol import Request
+from lessonkit.grade.record import RunRecord
+from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
+from lessonkit.run.cache_folders import cache_home
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.process import GRADER_SETTINGS
+
+FORMAT = 1
+SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
+KEEP = 256  # entries kept; the oldest go first (each fresh seed of `check` writes one)
+MAX_ENTRY_BYTES = 64 * 2**20
+CHILD_SOURCE = Path(__file__).resolve().parents[1] / "child"
+
+
+@functools.cache
+def _installation() -> str:
+    """A digest of what ran the reference: interpreter, packages, machine, child program."""
+    child = hashlib.sha256()
+    for path in sorted(CHILD_SOURCE.glob("*.py")):
+        child.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    facts = {
+        "lessonkit": __version__,
+        "child": child.hexdigest(),
+        "python": sys.version,
+        "executable": sys.executable,
+        "packages": _distributions(),
+        "machine": platform.machine(),
+        "cpu": _cpu(),
+        "settings": GRADER_SETTINGS,
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def _distributions() -> list[str]:
+    """Every installed distribution's metadata folder (its name and version) on sys.path."""
+    found: set[str] = set()
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            found.update(
+                f"{entry}:{name}"
+                for name in os.listdir(entry or ".")
+                if name.endswith((".dist-info", ".egg-info"))
+            )
+    return sorted(found)
+
+
+def _cpu() -> str:
+    """The CPU's model and feature flags (XLA's CPU code, and so its rounding, follows them)."""
+    with contextlib.suppress(OSError):
+        lines = []
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if not line.strip():
+                    break  # the first processor says it for all
+                if line.startswith(("model name", "flags", "Features", "CPU part")):
+                    lines.append(line.strip())
+        return "\n".join(lines)
+    return platform.processor()
+
+
+def reference_key(
+    lesson_id: str, revision: str, seed: int, request: Request, names: dict[str, str]
+) -> str:
+    """The key of one reference run: everything its record depends on (module docstring)."""
+    sent = replace(request, id="reference").to_line()
+    parts = {
+        "format": FORMAT,
+        "lesson": lesson_id,
+        "revision": revision,
+        "seed": seed,
+        "names": names,
+        "installation": _installation(),
+        "request": hashlib.sha256(sent).hexdigest(),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ReferenceStore:
+    """Reference records in one folder, one file per key."""
+
+    folder: Path
+
+    def _path(self, lesson_id: str, key: str) -> Path:
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", lesson_id)[:60]
+        return self.folder / f"{name}-{key}.json"
+
+    def load(self, lesson_id: str, key: str) -> RunRecord | None:
+        """The record kept under `key`, or None: missing, unreadable or not exactly ours."""
+        path = self._path(lesson_id, key)
+        try:
+            with open(path, "rb") as file:
+                raw = file.read(MAX_ENTRY_BYTES + 1)
+            if len(raw) > MAX_ENTRY_BYTES:
+                return None
+            data = json.loads(raw)
+            if type(data) is not dict or set(data) != {"format", "key", "record"}:
+                return None
+            if data["format"] != FORMAT or data["key"] != key:
+                return None
+            return decode_record(data["record"])
+        except (OSError, ValueError, BadRecord, RecursionError):
+            return None
+
+    def save(self, lesson_id: str, key: str, record: RunRecord) -> None:
+        """Keep `record` under `key`; a store that cannot be written is simply not used."""
+        try:
+            entry = {"format": FORMAT, "key": key, "record": encode_record(record)}
+            write_atomically(self._path(lesson_id, key), json.dumps(entry))
+        except (OSError, ValueError):
+            return
+        self._prune()
+
+    def _prune(self) -> None:
+        """Keep the newest `KEEP` entries."""
+        with contextlib.suppress(OSError):
+            entries = [e for e in os.scandir(self.folder) if e.name.endswith(".json")]
+            if len(entries) <= KEEP:
+                return
+            entries.sort(key=lambda e: e.stat().st_mtime)
+            for entry in entries[: len(entries) - KEEP]:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def reference_store(isolation: Isolation) -> ReferenceStore | None:
+    """The user's reference store, beside the compile cache; None when switched off, or
+    where learner code runs as this very user (rlimits alone): it could write the store
+    there, and a record it wrote would grade the next run with the same seed. Also None
+    where the compile cache (bound into every sandbox) holds the store's folder: the
+    records are the expected values."""
+    if os.environ.get(SWITCH_OFF) or isolation.kind == "limits":
+        return None
+    folder = cache_home() / "references"
+    if isolation.cache is not None and folder.resolve().is_relative_to(isolation.cache.resolve()):
+        return None  # the compile cache is bound into the sandbox: the records would be too
+    return ReferenceStore(folder)

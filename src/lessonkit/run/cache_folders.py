@@ -1,0 +1,59 @@
+"""Where lessonkit keeps what it can recompute: the user's cache folder and JAX's compile cache.
+
+JAX (0.10.2) puts the cache folder's absolute path into every compile-cache key, so a copy
+of the cache at another path never hits. A course graded on many machines (Slurm, Kubernetes,
+Dask) therefore names one folder, at the same absolute path on every worker, with
+`LESSONKIT_COMPILE_CACHE`; each sandboxed learner child sees it read-only at that same path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from pathlib import Path
+
+COMPILE_CACHE_VARIABLE = "LESSONKIT_COMPILE_CACHE"
+"""An absolute folder for JAX's compile cache, the same on every worker of a cluster."""
+NO_COMPILE_CACHE_VARIABLE = "LESSONKIT_NO_COMPILE_CACHE"
+
+
+def cache_home() -> Path:
+    """lessonkit's folder in the user's cache ($XDG_CACHE_HOME, else ~/.cache)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lessonkit"
+
+
+def compile_cache_folder() -> Path | None:
+    """The compile cache's folder, made if missing; None when switched off or unusable.
+
+    `LESSONKIT_COMPILE_CACHE` is used as given (made absolute; an existing folder's modes
+    are left as they are, a shared folder is its administrator's); otherwise a folder per
+    JAX and Python version under `cache_home()`. A folder made here is readable by every
+    user: a sandboxed learner child runs as a user id of its own and must read what the
+    trusted reference child wrote.
+    """
+    if os.environ.get(NO_COMPILE_CACHE_VARIABLE):
+        return None
+    chosen = os.environ.get(COMPILE_CACHE_VARIABLE, "").strip()
+    if chosen:
+        folder = Path(chosen).expanduser().absolute()
+        try:
+            if not folder.is_dir():
+                folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+                folder.chmod(0o755)  # made here: readable by every user, whatever the umask
+        except OSError:
+            return None
+        return folder
+    try:
+        version = metadata.version("jax")
+    except metadata.PackageNotFoundError:
+        return None
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}"
+    folder = cache_home() / f"jax-{version}-{python}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+        if folder.stat().st_mode & 0o005 != 0o005 and folder.stat().st_uid == os.getuid():
+            folder.chmod(0o755)  # mkdir's mode went through this process's umask
+    except OSError:
+        return None
+    return folder

@@ -1,0 +1,60 @@
+"""The compile cache works wherever the course lives (issue 35, item 5).
+
+The folder is named by `LESSONKIT_COMPILE_CACHE`; the trusted reference child writes files
+the sandboxed learner children (user ids of their own) can read, whatever the caller's
+umask; and a cache they cannot read is said once per command, never a silent cold compile.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lessonkit.run.cache_access import cache_problem
+from lessonkit.run.sandbox import find_sandbox
+
+from conftest import make_attempt
+
+
+def check(lesson, tmp_path, cache, umask: int = 0o022) -> subprocess.CompletedProcess[str]:
+    """`lessonkit check` of the solved practice file, with `cache` as the compile cache."""
+    solved = tmp_path / "solved.py"
+    solved.write_text(make_attempt(lesson), encoding="utf-8")
+    env = {**os.environ, "LESSONKIT_COMPILE_CACHE": str(cache), "LESSONKIT_NO_REFERENCE_CACHE": "1"}
+    env.pop("LESSONKIT_NO_COMPILE_CACHE", None)
+    return subprocess.run(
+        [sys.executable, "-m", "lessonkit", "check", lesson.meta.id, str(solved), "--seed", "3"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(umask),
+    )
+
+
+def test_the_reference_writes_a_cache_learner_children_can_read(lesson, tmp_path):
+    cache = tmp_path / "shared" / "jax-cache"
+    done = check(lesson, tmp_path, cache, umask=0o077)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = [p for p in cache.rglob("*") if p.is_file()]
+    assert written, "the trusted reference child wrote nothing to the named cache"
+    assert all(p.stat().st_mode & 0o004 for p in written)
+    assert cache_problem(cache) is None
+
+
+def test_a_cache_learner_children_cannot_read_is_said_once(lesson, tmp_path):
+    sandbox, _ = find_sandbox()
+    if sandbox is None or not sandbox.privileged:
+        pytest.skip("only a privileged sandbox runs learner children as user ids of their own")
+    cache = tmp_path / "private-cache"
+    cache.mkdir()
+    os.chmod(cache, 0o700)
+    done = check(lesson, tmp_path, cache)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stderr.split())
+    assert said.count("cannot be read by the sandboxed learner children") == 1, done.stderr
+    assert "mode 0700" in said

@@ -1,0 +1,136 @@
+"""The reference runs once per lesson revision and seed (issue 35, item 2).
+
+A second grader on the same lesson and seed takes the reference's record from the store and
+starts no trusted child, and grades right and wrong files exactly as the first did; another
+seed misses; a store file that was damaged is ignored and written afresh.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lessonkit.grade import grader as grader_module
+from lessonkit.grade.grader import Grader
+from lessonkit.grade.reference_store import SWITCH_OFF, reference_store
+from lessonkit.lesson.load import load_lesson
+from lessonkit.run.isolation import Isolation
+from lessonkit.run.sandbox import find_sandbox
+
+from conftest import REPO, make_attempt
+
+STATE01_MD = REPO / "phases" / "03-state" / "01-random-keys-without-surprises" / "lesson.md"
+WRONG_TWO_DRAWS = (
+    "noise_pair = jax.random.split(noise_key)\n"
+    "noisy_a = x + scale * jax.random.normal(noise_pair[0], x.shape)\n"
+    "noisy_b = x + scale * jax.random.normal(noise_pair[0], x.shape) + 1.0\n"
+)
+
+
+@pytest.fixture(scope="module")
+def state01():
+    return load_lesson(STATE01_MD)
+
+
+@pytest.fixture
+def files(state01, tmp_path):
+    right, wrong = tmp_path / "right.py", tmp_path / "wrong.py"
+    right.write_text(make_attempt(state01), encoding="utf-8")
+    wrong.write_text(make_attempt(state01, {"two-draws": WRONG_TWO_DRAWS}), encoding="utf-8")
+    return right, wrong
+
+
+@pytest.fixture(scope="module")
+def isolation() -> Isolation:
+    """The sandbox: where learner code runs as the grader's own user the store is off."""
+    sandbox, why = find_sandbox()
+    if sandbox is None:
+        pytest.skip(f"no sandbox here ({why}): the reference store is not used without one")
+    return Isolation(sandbox)
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, isolation):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    kept = reference_store(isolation)
+    assert kept is not None
+    return kept
+
+
+@pytest.fixture
+def trusted_starts(monkeypatch) -> list[bool]:
+    """Every child a grader starts, True for the trusted reference child."""
+    started: list[bool] = []
+    real = grader_module.WorkerHandle
+
+    def spy(*args, **kwargs):
+        started.append(kwargs["trusted"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grader_module, "WorkerHandle", spy)
+    return started
+
+
+def graded(lesson, paths, seed: int, isolation: Isolation) -> list[dict]:
+    """Each file's `--json` report, without the seconds it took."""
+    with Grader(seed=seed, isolation=isolation) as grader:
+        reports = [grader.grade(lesson, path).to_json() for path in paths]
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in reports]
+
+
+def test_a_second_grader_starts_no_trusted_child_and_grades_alike(
+    state01, files, store, trusted_starts, isolation
+):
+    first = graded(state01, files, seed=11, isolation=isolation)
+    assert trusted_starts.count(True) == 1
+    assert [r["passed"] for r in first] == [True, False]
+    assert len(list(store.folder.glob("*.json"))) == 1
+
+    trusted_starts.clear()
+    second = graded(state01, files, seed=11, isolation=isolation)
+    assert True not in trusted_starts  # the reference's record came from the store
+    assert second == first
+
+    trusted_starts.clear()
+    other_seed = graded(state01, files, seed=12, isolation=isolation)
+    assert trusted_starts.count(True) == 1  # another seed draws other inputs: a miss
+    assert [r["passed"] for r in other_seed] == [True, False]
+    assert len(list(store.folder.glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],  # cut short
+        lambda text: text.replace('"status": "ok"', '"status": "fine"', 1),  # no such status
+        lambda text: json.dumps({**json.loads(text), "key": "0" * 64}),  # another key
+        lambda text: "{" * 100_000,  # nested past any reader's depth
+    ],
+    ids=["cut", "bad-status", "other-key", "deep"],
+)
+def test_a_damaged_store_file_is_ignored_and_written_afresh(
+    state01, files, store, trusted_starts, damage, isolation
+):
+    first = graded(state01, files[:1], seed=21, isolation=isolation)
+    (entry,) = store.folder.glob("*.json")
+    text = entry.read_text(encoding="utf-8")
+    assert damage(text) != text
+    entry.write_text(damage(text), encoding="utf-8")
+
+    trusted_starts.clear()
+    again = graded(state01, files[:1], seed=21, isolation=isolation)
+    assert trusted_starts.count(True) == 1  # the reference ran again
+    assert again == first
+    assert json.loads(entry.read_text(encoding="utf-8"))["key"] != "0" * 64  # rewritten whole
+
+
+def test_switched_off_the_store_keeps_nothing(
+    state01, files, store, trusted_starts, monkeypatch, isolation
+):
+    monkeypatch.setenv(SWITCH_OFF, "1")
+    graded(state01, files[:1], seed=31, isolation=isolation)
+    graded(state01, files[:1], seed=31, isolation=isolation)
+    assert trusted_starts.count(True) == 2
+    assert not store.folder.exists() or not list(store.folder.glob("*.json"))

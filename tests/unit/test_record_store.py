@@ -1,0 +1,223 @@
+"""The reference store's parts without a child: the record's codec, the key, defensive reads,
+and the compile cache's folder and readability (issue 35, items 2 and 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+import pytest
+
+from lessonkit.grade.protocol import (
+    CellReport,
+    CellSpec,
+    ErrorInfo,
+    JitOutcome,
+    Request,
+    ScenarioSpec,
+)
+from lessonkit.grade.record import RunRecord
+from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
+from lessonkit.grade.reference_store import (
+    SWITCH_OFF,
+    ReferenceStore,
+    reference_key,
+    reference_store,
+)
+from lessonkit.grade.reported import (
+    Array,
+    KeyArray,
+    Mapping,
+    Module,
+    NoneValue,
+    Number,
+    Opaque,
+    Sequence,
+    Text,
+)
+from lessonkit.run import cache_folders
+from lessonkit.run.cache_access import cache_problem
+from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
+from lessonkit.run.sandbox import Sandbox
+
+VALUES = {
+    "none": NoneValue(),
+    "flag": Number("bool", True),
+    "count": Number("int", 3),
+    "huge": Number("int", float(2**60)),
+    "x": Number("float", -0.0),
+    "name": Text("abc", 5),
+    "w": Array("float32", (2, 2), (1.0, 2.5, -3.0, 4.0)),
+    "big": Array("float32", (10_000,), None),
+    "key": KeyArray("fry", "uint32", (2,), (0, 1, 2, 3)),
+    "np": Module("numpy"),
+    "tree": Mapping((("a", Number("int", 1)), (2, Sequence("tuple", ())), (1.5, NoneValue()))),
+    "state": Sequence("ScaleState", (Number("int", 0), Text("", 0)), ("count", "mu")),
+    "fn": Opaque("other", "function", None),
+    "odd": Opaque("other", "object", "ValueError"),
+    "deep": Opaque("big", "list", "too many entries"),
+}
+
+
+def record() -> RunRecord:
+    error = ErrorInfo("exception", "AssertionError", "builtins", "no", ((1, 3, 1),), None, ())
+    failed_jit = JitOutcome("step", "error", replace(error, trees=(("got", VALUES["tree"]),)))
+    runs = {
+        ("lesson", 0): CellReport("reference-1", "lesson", 0, "ok", "hi\n", None, VALUES, None),
+        ("batch-a", 1): CellReport(
+            "reference-1", "run-2", 1, "error", "", error, {}, {"x": Number("float", 1.0)},
+            (JitOutcome("f", "ok"), failed_jit),
+        ),
+    }  # fmt: skip
+    return RunRecord(runs, None, None, ("optax.adam",))
+
+
+def request(source: str = "x = 1", drawn: float = 0.5) -> Request:
+    cells = (CellSpec(0, source, 0, "lesson", ()),)
+    return Request(
+        "reference-7", ("jax",), None, cells, None, (), (ScenarioSpec("run-1", {"x": drawn}),)
+    )
+
+
+def test_a_record_comes_back_exactly_whatever_order_it_was_run_in():
+    kept = record()
+    data = json.loads(json.dumps(encode_record(kept)))
+    assert decode_record(data) == kept
+    shuffled = RunRecord(dict(reversed(list(kept.runs.items()))), None, None, kept.patched)
+    assert encode_record(shuffled) == encode_record(kept)
+
+
+def test_only_a_clean_run_is_kept():
+    with pytest.raises(ValueError):
+        encode_record(replace(record(), stop_reason="the run stopped"))
+    with pytest.raises(ValueError):
+        encode_record(replace(record(), interfered="a report line is not an object"))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d["cells"].append(d["cells"][0]),  # a cell twice
+        lambda d: d["cells"][0][2].update(cell=99),  # a report of another cell
+        lambda d: d["cells"][0][2].update(extra=1),  # a field no report has
+        lambda d: d["cells"][1][2]["values"]["w"].update(shape=[3]),  # data and shape differ
+        lambda d: d.update(patched="optax"),
+        lambda d: d.update(more=1),
+    ],
+)
+def test_a_damaged_record_is_refused(damage):
+    data = json.loads(json.dumps(encode_record(record())))
+    damage(data)
+    with pytest.raises(BadRecord):
+        decode_record(data)
+
+
+def test_the_key_changes_with_everything_the_reference_depends_on():
+    names = {"lesson": "lesson", "run-1": "batch-a"}
+    key = reference_key("state-02", "r1", 5, request(), names)
+    assert key == reference_key("state-02", "r1", 5, replace(request(), id="reference-9"), names)
+    others = [
+        reference_key("state-02", "r1", 6, request(), names),  # seed
+        reference_key("state-02", "r1", 5, request("x = 2"), names),  # the lesson's code
+        reference_key("state-02", "r1", 5, request(drawn=0.25), names),  # drawn inputs
+        reference_key("state-02", "r2", 5, request(), names),  # revision
+        reference_key("state-03", "r1", 5, request(), names),  # lesson
+        reference_key("state-02", "r1", 5, request(), {**names, "run-1": "probe-a"}),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_the_store_reads_only_its_own_entries(tmp_path):
+    store = ReferenceStore(tmp_path / "refs")
+    key = "a" * 64
+    assert store.load("state-02", key) is None  # nothing kept yet
+    store.save("state-02", key, record())
+    assert store.load("state-02", key) == record()
+    assert store.load("state-02", "b" * 64) is None
+    (path,) = store.folder.glob("*.json")
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)  # mkstemp's mode: the user's alone
+    for damaged in ("", "not json", "[]", '{"format": 1, "key": "' + key + '", "record": {}}'):
+        path.write_text(damaged, encoding="utf-8")
+        assert store.load("state-02", key) is None
+    entry = {"format": 2, "key": key, "record": encode_record(record())}
+    path.write_text(json.dumps(entry), encoding="utf-8")
+    assert store.load("state-02", key) is None  # another format
+
+
+def test_an_unwritable_store_is_simply_not_used(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    ReferenceStore(blocker / "refs").save("state-02", "a" * 64, record())  # no exception
+
+
+def test_the_store_keeps_the_newest_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr("lessonkit.grade.reference_store.KEEP", 3)
+    store = ReferenceStore(tmp_path)
+    for n in range(5):
+        store.save("state-02", f"{n}" * 64, record())
+        os.utime(store._path("state-02", f"{n}" * 64), (n, n))
+    kept = sorted(p.name[9:10] for p in tmp_path.glob("*.json"))
+    assert kept == ["2", "3", "4"]
+
+
+def test_the_compile_cache_folder_can_be_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("LESSONKIT_NO_COMPILE_CACHE", raising=False)
+    monkeypatch.setenv("LESSONKIT_COMPILE_CACHE", str(tmp_path / "shared" / "jax"))
+    assert cache_folders.compile_cache_folder() == tmp_path / "shared" / "jax"
+    assert (tmp_path / "shared" / "jax").is_dir()
+    monkeypatch.setenv("LESSONKIT_NO_COMPILE_CACHE", "1")
+    assert cache_folders.compile_cache_folder() is None
+
+
+def test_the_default_compile_cache_is_readable_by_others_whatever_the_umask(tmp_path, monkeypatch):
+    monkeypatch.delenv("LESSONKIT_NO_COMPILE_CACHE", raising=False)
+    monkeypatch.delenv("LESSONKIT_COMPILE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    old = os.umask(0o077)
+    try:
+        folder = cache_folders.compile_cache_folder()
+    finally:
+        os.umask(old)
+    assert folder is not None and folder.parent == tmp_path / "lessonkit"
+    assert folder.stat().st_mode & 0o005 == 0o005
+
+
+def test_a_cache_others_cannot_read_is_found(tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / "jit_f-1-cache").write_bytes(b"x")
+    os.chmod(folder / "jit_f-1-cache", 0o644)
+    os.chmod(folder, 0o755)
+    assert cache_problem(folder) is None
+    os.chmod(folder / "jit_f-1-cache", 0o600)
+    said = cache_problem(folder)
+    assert said is not None and "1 of the 1 files" in said and "0600" in said
+    assert cache_problem(folder, os.getuid(), os.getgid()) is None  # the owner reads it
+    os.chmod(folder, 0o700)
+    said = cache_problem(folder)
+    assert said is not None and "mode 0700" in said and "chmod -R a+rX" in said
+
+
+def test_the_isolation_says_it_once_in_its_note(tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    os.chmod(folder, 0o700)
+    privileged = Sandbox("bwrap", privileged=True)
+    problem = _cache_problem(privileged, folder)
+    assert "mode 0700" in problem
+    assert _cache_problem(Sandbox("bwrap", privileged=False), folder) == ""  # the caller's id
+    assert Isolation(privileged, cache=folder, cache_problem=problem).note == problem
+    assert Isolation(privileged, cache=folder).note is None
+
+
+def test_the_store_is_off_where_learner_code_runs_as_the_grader(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    sandboxed = Isolation(Sandbox("bwrap", privileged=True))
+    assert reference_store(sandboxed) == ReferenceStore(tmp_path / "lessonkit" / "references")
+    assert reference_store(UNSANDBOXED) is None  # a submission could write the store
+    exposed = Isolation(Sandbox("bwrap", privileged=True), cache=tmp_path)
+    assert reference_store(exposed) is None  # bound into the sandbox with the compile cache
+    monkeypatch.setenv(SWITCH_OFF, "1")
+    assert reference_store(sandboxed) is None
