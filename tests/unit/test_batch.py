@@ -1,4 +1,4 @@
-"""`grade.batch` items: the grader takes bytes, and a file that cannot be read is a row."""
+"""`grade.batch_folder` items: the grader takes bytes, and a file that cannot be read is a row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.batch import BatchItem, read_item, read_items
+from lessonkit.grade.batch_folder import BatchItem, read_item, read_items
 
 
 def test_an_item_holds_its_bytes_or_why_it_has_none():

@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from lessonkit.errors import UsageError
-from lessonkit.grade.batch import BatchEntry, BatchItem, grade_many, unreadable
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_folder import BatchItem
+from lessonkit.grade.lesson_batch import grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation, compile_cache
