@@ -7,12 +7,8 @@ the lesson or the grader that lets a wrong attempt through is caught before a le
 
 from __future__ import annotations
 
-import itertools
 import re
-import tempfile
-import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -87,45 +83,42 @@ def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Gr
     """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
     cache the reference writes, as `check --batch` is."""
     from lessonkit.grade.grader import Grader
-    from lessonkit.run.isolation import Isolation, compile_cache
-    from lessonkit.run.sandbox import find_sandbox
+    from lessonkit.run.isolation import compile_cache, sandbox_if_any
 
-    sandbox, reason = find_sandbox()
-    isolation = Isolation(sandbox, cache=compile_cache(), reason=reason)
+    isolation = sandbox_if_any(compile_cache())
     limits = DEFAULT_LIMITS.with_options(timeout=timeout)
     return Grader(limits, isolation=isolation, prestart=jobs)
-
-
-def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) -> list[GradedRun]:
-    """Grade built files (attempts, cheats) with one grader, `jobs` at a time, in order.
-
-    One grader for all of them: the reference runs once and every file is graded on the
-    same input sets.
-    """
-    from lessonkit.grade.sources import read_submission
-
-    lock, started = threading.Lock(), itertools.count(1)
-
-    def grade(path: Path) -> GradedRun:
-        with lock:  # start children ahead only for files still to come, as `grade_many` does
-            grader.prestart = min(jobs, len(paths) - next(started))
-        return grader.run_submission(lesson, read_submission(path))
-
-    with ThreadPoolExecutor(max(1, min(jobs, len(paths)))) as pool:
-        return list(pool.map(grade, paths))
 
 
 def grade_rounds(
     grader: Grader, lesson: Lesson, rounds: list[dict[str, str]], kind: str, jobs: int
 ) -> list[GradedRun]:
-    """Grade one practice file per round, each task cell replaced by that round's code."""
-    with tempfile.TemporaryDirectory(prefix=f"lessonkit-{kind}-") as folder:
-        paths = []
-        for number, bodies in enumerate(rounds):
-            path = Path(folder) / f"{kind}-{number:02d}.py"
-            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
-            paths.append(path)
-        return grade_files(grader, lesson, paths, jobs)
+    """Grade one practice file per round, each task cell replaced by that round's code,
+    `jobs` at a time, in order.
+
+    One grader for all of them: the reference runs once and every file is graded on the
+    same input sets. Each file is graded from its bytes (`grade.batch.grade_each`, the pool
+    every batch grades through), never written to a folder to be read back.
+    """
+    from lessonkit.grade.batch import grade_each
+    from lessonkit.grade.sources import read_submission
+
+    submissions = [
+        read_submission(Path(f"{kind}-{number:02d}.py"), attempt_script(lesson, bodies).encode())
+        for number, bodies in enumerate(rounds)
+    ]
+    jobs = max(1, min(jobs, len(submissions)))
+
+    def prestart(left: int) -> None:  # start children ahead only for files still to come
+        grader.prestart = min(jobs, left)
+
+    graded = grade_each(
+        submissions,
+        lambda submission: grader.run_submission(lesson, submission),
+        jobs=jobs,
+        on_take=prestart,
+    )
+    return list(graded)
 
 
 def prove_attempts(

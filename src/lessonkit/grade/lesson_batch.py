@@ -26,9 +26,8 @@ from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import Isolation
+from lessonkit.run.isolation import Isolation, sandbox_if_any
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
-from lessonkit.run.sandbox import find_sandbox
 
 
 def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
@@ -78,9 +77,7 @@ def grade_many(
     items = list(items)
     if not items:
         return ()
-    if isolation is None:
-        sandbox, reason = find_sandbox()
-        isolation = Isolation(sandbox, reason=reason)
+    isolation = sandbox_if_any() if isolation is None else isolation
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
     with Grader(limits, isolation=isolation, seed=seed, prestart=jobs) as grader:
 
