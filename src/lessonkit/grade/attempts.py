@@ -8,7 +8,7 @@ the lesson or the grader that lets a wrong attempt through is caught before a le
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -19,6 +19,7 @@ from lessonkit.run.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from lessonkit.grade.grader import GradedRun, Grader
+    from lessonkit.grade.results import TaskResult
 
 
 def attempt_script(
@@ -56,8 +57,13 @@ def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str
 
 
 class _ForTask(Protocol):
+    """A declared attempt or a built cheat: code for one task."""
+
     @property
     def task(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
 
 
 _T = TypeVar("_T", bound=_ForTask)
@@ -121,29 +127,71 @@ def grade_rounds(
     return list(graded)
 
 
-def prove_attempts(
-    lesson: Lesson,
-    jobs: int = 2,
-    timeout: float = DEFAULT_LIMITS.timeout,
-    *,
-    grader: Grader | None = None,
-) -> list[str]:
-    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
-    grading = lesson.grading
-    if grading is None or not grading.attempts:
-        return []
-    if grader is None:
-        with proving_grader(timeout, jobs) as own:
-            return prove_attempts(lesson, jobs, timeout, grader=own)
-    rounds = pack_by_task(grading.attempts)
-    bodies = [{task: attempt.code for task, attempt in chosen.items()} for chosen in rounds]
-    graded = grade_rounds(grader, lesson, bodies, "attempts", jobs)
-    problems = []
+def grade_packed(
+    grader: Grader, lesson: Lesson, items: tuple[_T, ...], kind: str, jobs: int
+) -> list[tuple[_T, GradedRun, TaskResult]]:
+    """Attempts (or cheats) packed by task (`pack_by_task`) and graded, one file per round:
+    each with the run of its file and its own task's result there."""
+    rounds = pack_by_task(items)
+    bodies = [{task: item.code for task, item in chosen.items()} for chosen in rounds]
+    graded = grade_rounds(grader, lesson, bodies, kind, jobs)
+    found = []
     for chosen, run in zip(rounds, graded, strict=True):
         results = {t.id: t for t in run.report.tasks}
-        for attempt in chosen.values():
-            result = results[attempt.task]
-            problem = _problem(lesson, attempt, result.status, result.message)
-            if problem:
-                problems.append(problem)
+        found += [(item, run, results[item.task]) for item in chosen.values()]
+    return found
+
+
+class Proof(Protocol):
+    """One of `verify`'s proofs: its problems, each a sentence at its lesson.md line."""
+
+    def __call__(
+        self,
+        lesson: Lesson,
+        jobs: int = 2,
+        timeout: float = DEFAULT_LIMITS.timeout,
+        *,
+        grader: Grader | None = None,
+    ) -> list[str]: ...
+
+
+def proof(
+    needed: Callable[[Lesson], bool],
+) -> Callable[[Callable[[Lesson, int, Grader], list[str]]], Proof]:
+    """A proof `prove(lesson, jobs, grader)` made callable with the grader of a lesson's
+    whole proof (one reference run for all), or alone: then with a proving grader of its
+    own, started only where `needed` says there is something to prove, and closed after."""
+
+    def wrap(prove: Callable[[Lesson, int, Grader], list[str]]) -> Proof:
+        def proving(
+            lesson: Lesson,
+            jobs: int = 2,
+            timeout: float = DEFAULT_LIMITS.timeout,
+            *,
+            grader: Grader | None = None,
+        ) -> list[str]:
+            if not needed(lesson):
+                return []
+            if grader is not None:
+                return prove(lesson, jobs, grader)
+            with proving_grader(timeout, jobs) as own:
+                return prove(lesson, jobs, own)
+
+        proving.__name__ = proving.__qualname__ = prove.__name__
+        proving.__doc__ = prove.__doc__
+        return proving
+
+    return wrap
+
+
+@proof(lambda lesson: lesson.grading is not None and bool(lesson.grading.attempts))
+def prove_attempts(lesson: Lesson, jobs: int, grader: Grader) -> list[str]:
+    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
+    grading = lesson.grading
+    assert grading is not None, "proved only where the lesson declares attempts"
+    problems = []
+    for attempt, _, result in grade_packed(grader, lesson, grading.attempts, "attempts", jobs):
+        problem = _problem(lesson, attempt, result.status, result.message)
+        if problem:
+            problems.append(problem)
     return problems
