@@ -128,9 +128,10 @@ def test_a_linked_file_in_the_batch_is_a_row_of_its_own_never_run(batch):
 
 
 def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Path, list[str]]:
-    """A copy of the batch's folder and the journal of a batch with the same seed stopped
-    once it had graded `keep` (their reports those the uninterrupted batch wrote, journalled
-    as the batch journals them), then cut short mid-line by Ctrl-C."""
+    """The batch's folder and the journal of a second batch of it, to another output
+    folder, with the same seed, stopped once it had graded `keep` (their reports those the
+    uninterrupted batch wrote, journalled as the batch journals them), then cut short
+    mid-line by Ctrl-C."""
     from lessonkit.commands.project import phase_contract
     from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import BatchEntry, BatchRun
@@ -141,8 +142,7 @@ def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Pa
     from lessonkit.run.limits import DEFAULT_LIMITS
 
     _, summary, _, first_out = batch
-    folder = tmp_path / "submitted"
-    shutil.copytree(first_out.parent / "submitted", folder, symlinks=True)
+    folder = first_out.parent / "submitted"  # read, never written
     out = tmp_path / "out"
     number, contract = phase_contract("phase-03")
     kind = project_kind(
