@@ -319,7 +319,7 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
-    from lessonkit.grade.batch import read_items
+    from lessonkit.grade.batch_folder import read_items
     from lessonkit.run.isolation import Isolation, compile_cache
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox

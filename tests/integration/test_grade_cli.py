@@ -151,8 +151,9 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
     from lessonkit.course.grading_key import grading_key
-    from lessonkit.grade.batch import BatchEntry, read_in_folder, submissions_in
-    from lessonkit.grade.batch_run import BatchRun
+    from lessonkit.grade.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batch_folder import read_in_folder, submissions_in
+    from lessonkit.grade.lesson_batch import lesson_kind
     from lessonkit.grade.results import GradeReport
 
     submissions = tmp_path / "class"
@@ -163,7 +164,8 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     out_dir = tmp_path / "results"
     listing = submissions_in(submissions)
     key = grading_key(None)  # the session's ($LESSONKIT_GRADING_KEY, see conftest)
-    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=None, key=key, listing=listing)
+    kind = lesson_kind(lesson)
+    run = BatchRun(kind, submissions, out_dir, resume=False, seed=None, key=key, listing=listing)
     paths = sorted(submissions.iterdir())
     run.prepare(paths)
     for name in ("alice.py", "carol.py"):  # graded before the interruption, as the run does
@@ -199,8 +201,9 @@ def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
     bob's file) is refused, naming the journal and the entry, before any grading."""
     from lessonkit.course.grading_key import grading_key
-    from lessonkit.grade.batch import submissions_in
-    from lessonkit.grade.batch_run import BatchRun
+    from lessonkit.grade.batch import BatchRun
+    from lessonkit.grade.batch_folder import submissions_in
+    from lessonkit.grade.lesson_batch import lesson_kind
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -208,7 +211,9 @@ def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     out_dir = tmp_path / "results"
     listing = submissions_in(submissions)
     key = grading_key(None)
-    run = BatchRun(lesson, submissions, out_dir, resume=False, seed=3, key=key, listing=listing)
+    run = BatchRun(
+        lesson_kind(lesson), submissions, out_dir, resume=False, seed=3, key=key, listing=listing
+    )
     run.prepare(list(listing.files))  # the signed header of a batch interrupted at once
     forged = _journalled_report(lesson, submissions / "bob.py", seed=3)
     for task in forged["tasks"]:
@@ -366,7 +371,7 @@ def test_b10_feedback_name_encoding_is_injective():
 
 def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
     """Read one folder at a time with O_NOFOLLOW: a linked folder or a path out is refused."""
-    from lessonkit.grade.batch import read_in_folder
+    from lessonkit.grade.batch_folder import read_in_folder
     from lessonkit.grade.sources import SubmissionError
 
     submissions = hostile_folder[0]
@@ -469,7 +474,7 @@ def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folde
 
 
 def test_b14_names_are_shown_on_one_line(lesson):
-    from lessonkit.grade.batch import unreadable
+    from lessonkit.grade.lesson_batch import unreadable
     from lessonkit.grade.report import report_view
 
     report = unreadable(lesson, Path("x.py\n# state-02: all passed"), "unreadable", 0.1)

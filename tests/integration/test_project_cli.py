@@ -127,6 +127,90 @@ def test_a_linked_file_in_the_batch_is_a_row_of_its_own_never_run(batch):
     assert (out / "feedback" / "leak.py.md").is_file()
 
 
+def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Path, list[str]]:
+    """The batch's folder and the journal of a second batch of it, to another output
+    folder, with the same seed, stopped once it had graded `keep` (their reports those the
+    uninterrupted batch wrote, journalled as the batch journals them), then cut short
+    mid-line by Ctrl-C."""
+    from lessonkit.commands.project import phase_contract
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batch_folder import read_in_folder, submissions_in
+    from lessonkit.project.batch import project_kind
+    from lessonkit.project.report import ProjectReport
+    from lessonkit.run.isolation import Isolation
+    from lessonkit.run.limits import DEFAULT_LIMITS
+
+    _, summary, _, first_out = batch
+    folder = first_out.parent / "submitted"  # read, never written
+    out = tmp_path / "out"
+    number, contract = phase_contract("phase-03")
+    kind = project_kind(
+        number, contract, folder, isolation=Isolation(None), limits=DEFAULT_LIMITS, jobs=1
+    )
+    listing = submissions_in(folder)
+    key = grading_key(None)  # the session's ($LESSONKIT_GRADING_KEY, see conftest)
+    run = BatchRun(kind, folder, out, resume=False, seed=SEED, key=key, listing=listing)
+    run.prepare(list(listing.entries))
+    reports = {r["file"]: r for r in summary["reports"]}
+    for name in keep:
+        path = folder / name
+        report = ProjectReport.from_json(reports[name])
+        run._journal(BatchEntry(path, report, read_in_folder(folder, path)[1], path.read_bytes()))
+    with run.journal.open("a", encoding="utf-8") as file:
+        file.write('{"run": "' + run.run_id + '", "path": "lea')  # cut short by Ctrl-C
+    return folder, out, run.journal.read_text(encoding="utf-8").splitlines()
+
+
+def test_an_interrupted_project_batch_resumed_writes_what_one_whole_run_writes(batch, tmp_path):
+    """--resume keeps the eight scripts the interrupted batch graded (none is run again) and
+    grades the ninth row: the JSON and every feedback file are byte for byte the
+    uninterrupted batch's."""
+    code, summary, _, first_out = batch
+    assert code == 0
+    scripts = tuple(sorted((*MUST_FAIL, *HOSTILE)))
+    assert len(scripts) == 8 and len(summary["reports"]) == 9  # 6 + 2 scripts, and leak.py
+    folder, out, _ = _interrupted(batch, tmp_path, scripts)
+    argv = ["project", "phase-03", "--batch", str(folder), "--out", str(out), "--resume"]
+    code, stdout, err = invoke([*argv, "--seed", str(SEED), "--json"])
+    assert code == 0, err
+    assert "Kept 8 result(s) from the interrupted batch" in err
+    assert "[9/9] leak.py: not every property holds" in err  # the one row graded now
+    assert not [line for line in err.splitlines() if line.startswith("[1/")]
+    resumed = json.loads(stdout)
+    assert resumed == summary
+    assert [r["seconds"] for r in resumed["reports"]] == [r["seconds"] for r in summary["reports"]]
+    assert sum(r["passed"] for r in resumed["reports"]) == 1  # reference.py, by hand
+    name = "project-phase-03.json"
+    assert (out / name).read_bytes() == (first_out / name).read_bytes()
+    feedback = sorted(p.name for p in (first_out / "feedback").iterdir())
+    assert feedback == sorted(p.name for p in (out / "feedback").iterdir())
+    assert len(feedback) == 9
+    for page in feedback:
+        assert (out / "feedback" / page).read_bytes() == (
+            first_out / "feedback" / page
+        ).read_bytes()
+    assert not (out / ".project-phase-03.journal.jsonl").exists()  # the outputs are written
+
+
+def test_a_project_journal_entry_that_does_not_verify_is_refused_before_any_run(batch, tmp_path):
+    """A journalled verdict changed by hand (key_reused.py's distinct-keys made to hold) is
+    refused by name, and nothing is graded or written; afresh, the journal is replaced."""
+    folder, out, lines = _interrupted(batch, tmp_path, ("key_reused.py", "reference.py"))
+    entry = json.loads(lines[1])
+    assert entry["path"] == "key_reused.py"
+    for result in entry["report"]["properties"]:
+        result["verdict"] = "holds"
+    lines[1] = json.dumps(entry)
+    (out / ".project-phase-03.journal.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    argv = ["project", "phase-03", "--batch", str(folder), "--out", str(out), "--resume"]
+    code, stdout, err = invoke([*argv, "--seed", str(SEED), "--json"])
+    assert code == 2, (stdout, err)
+    assert ".project-phase-03.journal.jsonl, entry 1 (line 2, 'key_reused.py'): it is not" in err
+    assert "grade afresh without --resume" in err
+    assert "/9]" not in err and not (out / "project-phase-03.json").exists()
+
+
 def test_one_file_exits_1_when_a_property_fails_and_prints_its_evidence(tmp_path):
     """A script that writes no file: `runs` fails with the reason, the rest are not checked."""
     script = tmp_path / "silent.py"
@@ -234,6 +318,7 @@ def test_a_run_is_stopped_at_its_deadline_its_folder_s_cap_and_its_memory_limit(
         (["project", "phase-03", "missing.py"], "missing.py: no such file"),
         (["project", "phase-03", "notes.txt"], "expected a .py project script"),
         (["project", "phase-03", "x.py", "--out", "o"], "only apply to --batch"),
+        (["project", "phase-03", "x.py", "--resume"], "only apply to --batch"),
     ],
 )
 def test_a_person_s_mistake_exits_2_with_one_message(tmp_path, argv, message):

@@ -1,4 +1,4 @@
-"""`grade.batch` items: the grader takes bytes, and a file that cannot be read is a row."""
+"""`grade.batch_folder` items: the grader takes bytes, and a file that cannot be read is a row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.batch import BatchItem, read_item, read_items
+from lessonkit.grade.batch_folder import BatchItem, read_item, read_items
 
 
 def test_an_item_holds_its_bytes_or_why_it_has_none():
@@ -30,3 +30,40 @@ def test_items_are_read_below_their_folder_without_links(tmp_path):
     outside = read_item(tmp_path / "secret.py", folder)
     assert outside.data is None and "outside the batch folder" in (outside.problem or "")
     assert read_item(tmp_path / "secret.py").data == b"token = 1\n"  # no folder: read as given
+
+
+def test_grade_each_keeps_item_order_and_tells_what_is_left():
+    """The pool every batch grades through: results in item order, whatever order they
+    finish in; `on_take` hears how many wait after each item taken, `on_done` each result."""
+    import time
+
+    from lessonkit.grade.batch import grade_each
+
+    left: list[int] = []
+    done: list[int] = []
+
+    def slow_first(n: int) -> int:
+        time.sleep(0.05 if n == 0 else 0)
+        return n * n
+
+    results = grade_each([0, 1, 2, 3], slow_first, jobs=2, on_done=done.append, on_take=left.append)
+    assert results == (0, 1, 4, 9)
+    assert sorted(left) == [0, 1, 2, 3] and sorted(done) == [0, 1, 4, 9]
+
+
+def test_grade_each_stops_at_an_exception_a_grade_one_raises():
+    """The lesson cannot be graded (its reference fails): no more items are taken, and the
+    exception is raised in the caller."""
+    from lessonkit.grade.batch import grade_each
+
+    taken: list[int] = []
+
+    def fails_on_one(n: int) -> int:
+        taken.append(n)
+        if n == 1:
+            raise RuntimeError("the reference failed")
+        return n
+
+    with pytest.raises(RuntimeError, match="the reference failed"):
+        grade_each(list(range(10)), fails_on_one, jobs=1)
+    assert taken == [0, 1]

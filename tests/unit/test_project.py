@@ -381,3 +381,38 @@ def test_the_report_serialises_with_stable_keys_and_passes_only_when_every_prope
     assert "**reproducible** (fails)" in report.feedback_markdown()
     held = ProjectReport("03", "a.py", 5, 6, results[:1], runs, 3.0, True, CONTRACT.properties)
     assert held.passed and not ProjectReport("03", "a.py", 5, 6, (), (), 0, True).passed
+
+
+def test_a_report_reads_back_from_its_json_as_the_same_report():
+    """A resumed project batch keeps journalled reports: read back, each writes the same
+    JSON and feedback; what is not a report of this schema is refused."""
+    from lessonkit.project import FinishedRun, ProjectReport, failed_to_read
+
+    results = (check_runs(tree()), check_same("reproducible", tree(), tree(1), "two runs"))
+    runs = (
+        FinishedRun("full", "python project.py --seed 5", 1.5, None),
+        FinishedRun("again", "python project.py --seed 5", 0.25, "it did not finish in 60 s"),
+    )
+    report = ProjectReport("03", "a.py", 5, 6, results, runs, 3.0, True, CONTRACT.properties)
+    unread = failed_to_read("03", "b.py", CONTRACT, "not UTF-8", 9)
+    for original in (report, unread):
+        again = ProjectReport.from_json(original.to_json())
+        assert again.to_json() == original.to_json()
+        assert again.feedback_markdown() == original.feedback_markdown()
+        assert (again.properties, again.runs, again.seed) == (
+            original.properties,
+            original.runs,
+            original.seed,
+        )
+    assert ProjectReport.from_json(report.to_json() | {"seconds": 3.14159}).seconds == 3.14159
+    for bad in (
+        report.to_json() | {"schema": 2},
+        {
+            **report.to_json(),
+            "properties": [{**report.to_json()["properties"][0], "verdict": "ok"}],
+        },
+        {**report.to_json(), "runs": [{**report.to_json()["runs"][0], "name": "sideways"}]},
+        [],
+    ):
+        with pytest.raises((ValueError, KeyError, TypeError)):
+            ProjectReport.from_json(bad)

@@ -138,7 +138,9 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     good = entry.line(KEY, head)
     other = JournalEntry("another", "b.py", "", 0.0, REPORT, None).line(KEY, head)  # skipped
     text = "\n".join([head.line(KEY), good, other])
-    header, entries = read_journal(text + '\n{"run": "r1", "pa', KEY)  # a cut line: skipped
+    header, entries = read_journal(
+        text + '\n{"run": "r1", "pa', KEY, GradeReport.from_json
+    )  # a cut line: skipped
     assert header == head and entries == (entry,)
     folder = tmp_path / "out"
     folder.mkdir()
@@ -153,13 +155,13 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     ]
     for line in forged:
         with pytest.raises(NotVerified, match=r"entry 1 \(line 2, "):
-            read_journal("\n".join([head.line(KEY), json.dumps(line)]), KEY)
+            read_journal("\n".join([head.line(KEY), json.dumps(line)]), KEY, GradeReport.from_json)
     another_key = JournalKey(b"m" * 32, "another key")
     with pytest.raises(NotVerified, match="its first line"):
-        read_journal(text, another_key)
+        read_journal(text, another_key, GradeReport.from_json)
     moved = dataclasses.replace(head, batch="b2")  # the entry moved under another batch's header
     with pytest.raises(NotVerified, match="for this batch"):
-        read_journal("\n".join([moved.line(KEY), good]), KEY)
+        read_journal("\n".join([moved.line(KEY), good]), KEY, GradeReport.from_json)
     with pytest.raises(UsageError, match=r"check-state-02.shard.jsonl, its first line: it is"):
         read_shard(folder, another_key)
     result.write_text('{"journal": 2}\n', encoding="utf-8")

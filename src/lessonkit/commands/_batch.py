@@ -1,24 +1,23 @@
 """What a batch shows while it runs: a bar on a terminal, else a line per finished file.
 
-The batch itself (journal, resume, shards, outputs) is `grade.batch_run.BatchRun`; this
+The batch itself (journal, resume, shards, outputs) is `grade.batch.BatchRun`; this
 module only shows its progress and says what it kept and how long it took.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_run import BatchRun
+from lessonkit.commands._common import quoted
+from lessonkit.grade.batch import BatchEntry, BatchRun
+from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.isolation import Isolation
-from lessonkit.run.limits import Limits
 
 
 class BatchProgress:
@@ -68,16 +67,8 @@ class BatchProgress:
 
 
 def grade_with_progress(
-    run: BatchRun,
-    paths: list[Path],
-    progress: Console,
-    *,
-    jobs: int | None,
-    limits: Limits,
-    isolation: Isolation,
-    dask: str | None = None,
-    allow_unsandboxed: bool = False,
-) -> tuple[BatchEntry, ...]:
+    run: BatchRun[GradeReport], paths: list[Path], progress: Console
+) -> tuple[BatchEntry[GradeReport], ...]:
     """`run.grade(paths)` with its progress shown on `progress`, then what it kept."""
     if run.note is not None:
         progress.print(Text(run.note, style="yellow"))
@@ -94,19 +85,30 @@ def grade_with_progress(
         progress, len(paths), len(paths) - len(todo), run.failures_kept(), run.relative
     )
     with bar:
-        entries = run.grade(
-            paths,
-            jobs=jobs,
-            limits=limits,
-            isolation=isolation,
-            on_report=bar.finished,
-            dask=dask,
-            allow_unsandboxed=allow_unsandboxed,
-        )
+        entries = run.grade(paths, on_report=bar.finished)
+    say_kept(run, progress)
+    elapsed = time.monotonic() - started
+    progress.print(f"Graded {run.graded_here} file(s) in {elapsed:.1f} s.")
+    return entries
+
+
+def say_kept(run: BatchRun, progress: Console) -> None:
+    """What the journal could not keep, and what was kept from an interrupted batch."""
     if run.journal_problem is not None:
         progress.print(Text(run.journal_problem, style="yellow"))
     if run.done:
         progress.print(f"Kept {len(run.done)} result(s) from the interrupted batch.")
-    elapsed = time.monotonic() - started
-    progress.print(f"Graded {run.graded_here} file(s) in {elapsed:.1f} s.")
-    return entries
+
+
+def say_interrupted(run: BatchRun, total: int, argv: Sequence[str], out: Console) -> int:
+    """After Ctrl-C: how much the journal keeps, and the command that goes on from there;
+    the exit status (130)."""
+    kept = len(run.done) + run.graded_now
+    out.print(
+        Text(
+            f"Interrupted: {kept} of {total} file(s) graded and kept in the journal "
+            f"{safe_name(quoted(run.journal))}. Go on from there with:\n  "
+            f"{safe_name(run.resume_command(argv))}"
+        )
+    )
+    return 130

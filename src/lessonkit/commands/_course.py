@@ -24,9 +24,10 @@ from lessonkit.course.gradebook import POLICIES, Gradebook, Identity, utc_stamp
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry, read_bytes_in_folder
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_folder import read_bytes_in_folder
 from lessonkit.grade.journal import JournalEntry
-from lessonkit.grade.results import stopped_at_a_limit
+from lessonkit.grade.results import GradeReport, stopped_at_a_limit
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 
@@ -138,7 +139,7 @@ class CourseIntake:
     def keep(
         self,
         lesson: Lesson,
-        records: Sequence[JournalEntry],
+        records: Sequence[JournalEntry[GradeReport]],
         toolkit: str = __version__,
         *,
         graded_here: bool = True,

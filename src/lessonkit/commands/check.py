@@ -220,12 +220,13 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
-    from lessonkit.commands._batch import grade_with_progress
+    from lessonkit.commands._batch import grade_with_progress, say_interrupted
     from lessonkit.commands._course import CourseIntake
     from lessonkit.course.grading_key import grading_key
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batch import submissions_in
-    from lessonkit.grade.batch_run import BatchRun
+    from lessonkit.grade.batch import BatchRun
+    from lessonkit.grade.batch_folder import submissions_in
+    from lessonkit.grade.lesson_batch import lesson_kind
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -263,8 +264,17 @@ def _batch(args: argparse.Namespace) -> int:
         if args.gradebook
         else None
     )
-    run = BatchRun(
+    kind = lesson_kind(
         lesson,
+        jobs=args.jobs or os.cpu_count(),
+        limits=limits_from(args),
+        isolation=isolation,
+        dask=args.dask,
+        allow_unsandboxed=args.no_sandbox,
+        shard=shard,
+    )
+    run = BatchRun(
+        kind,
         folder,
         out_dir,
         resume=args.resume,
@@ -280,26 +290,9 @@ def _batch(args: argparse.Namespace) -> int:
     if isolation.note and not args.dask:
         out.print(Text(isolation.note, style="yellow"))
     try:
-        entries = grade_with_progress(
-            run,
-            paths,
-            out,
-            jobs=args.jobs or os.cpu_count(),
-            limits=limits_from(args),
-            isolation=isolation,
-            dask=args.dask,
-            allow_unsandboxed=args.no_sandbox,
-        )
+        entries = grade_with_progress(run, paths, out)
     except KeyboardInterrupt:
-        kept = len(run.done) + run.graded_now
-        out.print(
-            Text(
-                f"Interrupted: {kept} of {len(paths)} file(s) graded and kept in the journal "
-                f"{safe_name(quoted(run.journal))}. Go on from there with:\n  "
-                f"{safe_name(run.resume_command(getattr(args, 'argv', sys.argv[1:])))}"
-            )
-        )
-        return 130
+        return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), out)
     # The gradebook first: until the outputs are written the journal is kept, so a gradebook
     # that cannot be written loses nothing (`--resume` goes on from the journal).
     kept = None if course is None else course.keep(lesson, [run.journal_entry(e) for e in entries])

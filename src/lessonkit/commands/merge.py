@@ -22,7 +22,7 @@ from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_outputs import write_results
-from lessonkit.grade.report import Scoring, summary_json
+from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 
@@ -82,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     }
     stem = f"check-{lesson.meta.id}"
     try:
-        written = write_results(
-            out_dir, stem, entries, [e.path for e in merged.entries], scoring, summary
-        )
+        reports, relatives = [e.report for e in entries], [e.path for e in merged.entries]
+        csv = summary_csv(entries, scoring)
+        written = write_results(out_dir, stem, reports, relatives, summary, csv)
     except OSError as exc:
         raise UsageError(
             f"cannot write {shown(Path(exc.filename or out_dir))}: {exc.strerror or exc}",

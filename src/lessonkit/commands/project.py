@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
+import sys
 from pathlib import Path
 
 from rich.table import Table
 from rich.text import Text
 
 from lessonkit.commands._common import (
+    add_key_argument,
     add_limit_arguments,
     console,
     limits_from,
@@ -62,6 +63,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "never inside the submissions folder",
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="--batch: keep the scripts an interrupted batch already graded, grade the rest",
+    )
+    add_key_argument(parser)
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="let --batch run scripts without the OS sandbox (when bubblewrap is missing)",
@@ -91,8 +98,10 @@ def phase_contract(name: str) -> tuple[str, ProjectContract]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.out or args.no_sandbox) and not args.batch:
-        raise UsageError("--out and --no-sandbox only apply to --batch", fix="add --batch DIR")
+    if (args.out or args.no_sandbox or args.resume or args.key) and not args.batch:
+        raise UsageError(
+            "--out, --resume, --key and --no-sandbox only apply to --batch", fix="add --batch DIR"
+        )
     if args.batch:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
@@ -150,11 +159,14 @@ def show_report(report: ProjectReport) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    """Grade every .py file below a folder, one report each; the folder is data."""
+    """Grade every .py file below a folder, one report each; the folder is data. Results
+    are journalled as they come (`--resume` goes on from there), outputs written at the end."""
+    from lessonkit.commands._batch import say_interrupted, say_kept
     from lessonkit.commands.check import refuse_inside
-    from lessonkit.grade.batch import BatchItem, read_item, submissions_in
-    from lessonkit.grade.batch_outputs import feedback_names
-    from lessonkit.project.batch import batch_summary, grade_scripts, write_outputs
+    from lessonkit.course.grading_key import grading_key
+    from lessonkit.grade.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batch_folder import submissions_in
+    from lessonkit.project.batch import project_kind
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -168,43 +180,35 @@ def _batch(args: argparse.Namespace) -> int:
         raise UsageError(f"{folder} holds no .py files")
     out_dir = Path(args.out) if args.out else Path(f"project-phase-{number}")
     refuse_inside(out_dir, folder)
-    relatives = [p.relative_to(folder).as_posix() for p in paths]
-    names = feedback_names(relatives)
-    seed = secrets.randbelow(MAX_SEED + 1) if args.seed is None else args.seed
+    key = grading_key(args.key, not_inside=(folder, out_dir))
+    kind = project_kind(
+        number, contract, folder, isolation=isolation, limits=limits_from(args), jobs=args.jobs
+    )
+    # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
+    seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
+    run = BatchRun(kind, folder, out_dir, resume=args.resume, seed=seed, key=key, listing=listing)
+    run.prepare(paths)
     progress = console(stderr=True)
+    if run.note is not None:
+        progress.print(Text(run.note, style="yellow"))
     if isolation.note:
         progress.print(Text(isolation.note, style="yellow"))
-    done = iter(range(1, len(paths) + 1))
+    done = iter(range(len(run.done) + 1, len(paths) + 1))
 
-    def finished(relative: str, report: ProjectReport) -> None:
-        mark = "every property holds" if report.passed else "not every property holds"
-        progress.print(Text(f"[{next(done)}/{len(paths)}] {safe_name(relative)}: {mark}"))
+    def finished(entry: BatchEntry[ProjectReport]) -> None:
+        mark = "every property holds" if entry.report.passed else "not every property holds"
+        name = safe_name(run.relative(entry.path))
+        progress.print(Text(f"[{next(done)}/{len(paths)}] {name}: {mark}"))
 
-    items = [
-        BatchItem(p, problem=unlisted[p]) if p in unlisted else read_item(p, folder) for p in paths
-    ]
-    reports = grade_scripts(
-        number,
-        contract,
-        items,
-        relatives,
-        isolation=isolation,
-        seed=seed,
-        limits=limits_from(args),
-        jobs=args.jobs,
-        on_report=finished,
-    )
-    summary = batch_summary(number, seed, reports)
-    stem = f"project-phase-{number}"
     try:
-        write_outputs(out_dir, stem, reports, [names[r] for r in relatives], summary)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot write in {shown(out_dir)}: {exc.strerror or exc}",
-            fix="give --out a folder you can write to",
-        ) from None
+        entries = run.grade(paths, on_report=finished)
+    except KeyboardInterrupt:
+        return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), progress)
+    say_kept(run, progress)
+    written = run.write_outputs(entries)
+    reports = [e.report for e in entries]
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(run.summary(entries), indent=2))
         return 0
     table = Table("file", *(name for name, _ in contract.properties))
     symbols = {"holds": "✓", "fails": "✗", "not checked": "·"}
@@ -215,8 +219,6 @@ def _batch(args: argparse.Namespace) -> int:
     view = console()
     view.print(table)
     passed = sum(r.passed for r in reports)
-    view.print(f"{passed} of {len(reports)} scripts have every property (seed {seed}).")
-    view.print(
-        Text(f"Wrote {quoted(out_dir / (stem + '.json'))} and {quoted(out_dir / 'feedback')}.")
-    )
+    view.print(f"{passed} of {len(reports)} scripts have every property (seed {run.seed}).")
+    view.print(Text(f"Wrote {quoted(written[0])} and {quoted(written[-1])}."))
     return 0

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import lessonkit
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import SUFFIXES, read_bytes_in_folder
+from lessonkit.grade.batch_folder import SUFFIXES, read_bytes_in_folder
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.report import Scoring
 from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport

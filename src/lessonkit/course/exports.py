@@ -21,7 +21,7 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from lessonkit.course.csv_input import read_csv
 from lessonkit.course.gradebook import (
@@ -35,7 +35,7 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.text import csv_cell, number_cell
 
 Export = Literal["canvas", "moodle", "csv"]
-EXPORTS: tuple[Export, ...] = ("canvas", "moodle", "csv")
+EXPORTS: tuple[Export, ...] = get_args(Export)
 
 
 def _write(rows: list[list[str]]) -> str:

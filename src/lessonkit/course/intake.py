@@ -23,6 +23,7 @@ from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.report import Scoring
+from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 
 
@@ -51,7 +52,7 @@ def student_of(relative: str, roster: Roster | None) -> str | None:
 
 def intake(
     lesson: Lesson,
-    records: Sequence[JournalEntry],
+    records: Sequence[JournalEntry[GradeReport]],
     *,
     roster: Roster | None,
     toolkit: str,

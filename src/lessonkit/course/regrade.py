@@ -15,7 +15,9 @@ from pathlib import Path, PurePosixPath
 
 from lessonkit.course.gradebook import Attempt, Gradebook, Policy, attempt_of, counting, current
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import BatchEntry, BatchItem, grade_many
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_folder import BatchItem
+from lessonkit.grade.lesson_batch import grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation

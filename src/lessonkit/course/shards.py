@@ -26,6 +26,7 @@ from lessonkit.grade.journal import (
     Shard,
     read_journal,
 )
+from lessonkit.grade.results import GradeReport
 
 MAX_SHARDS = 100_000
 MAX_SHARD_FILE_BYTES = 1 << 30
@@ -97,7 +98,7 @@ class ShardResult:
 
     path: Path
     header: JournalHeader
-    entries: tuple[JournalEntry, ...]
+    entries: tuple[JournalEntry[GradeReport], ...]
 
 
 def read_shard(folder: Path, key: JournalKey) -> ShardResult:
@@ -118,7 +119,7 @@ def read_shard(folder: Path, key: JournalKey) -> ShardResult:
             data = file.read(MAX_SHARD_FILE_BYTES + 1)
         if len(data) > MAX_SHARD_FILE_BYTES:
             raise UsageError(f"{shown(path)} is over {MAX_SHARD_FILE_BYTES >> 30} GiB")
-        header, entries = read_journal(data.decode("utf-8"), key)
+        header, entries = read_journal(data.decode("utf-8"), key, GradeReport.from_json)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {shown(path)}: {exc}") from None
     except NotVerified as exc:
@@ -142,7 +143,7 @@ class Merged:
     toolkit: str
     seed: int | None
     shards: int
-    entries: tuple[JournalEntry, ...]
+    entries: tuple[JournalEntry[GradeReport], ...]
     """Every shard's entries, by path."""
 
 
@@ -195,7 +196,7 @@ def merge_shards(results: Sequence[ShardResult]) -> Merged:
             fix="give every shard's --out folder, once each",
         )
     owner: dict[str, Path] = {}
-    entries: list[JournalEntry] = []
+    entries: list[JournalEntry[GradeReport]] = []
     for result in results:
         for entry in result.entries:
             if not result.header.shard.holds(entry.path):

@@ -7,12 +7,8 @@ the lesson or the grader that lets a wrong attempt through is caught before a le
 
 from __future__ import annotations
 
-import itertools
 import re
-import tempfile
-import threading
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -23,6 +19,7 @@ from lessonkit.run.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from lessonkit.grade.grader import GradedRun, Grader
+    from lessonkit.grade.results import TaskResult
 
 
 def attempt_script(
@@ -60,8 +57,13 @@ def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str
 
 
 class _ForTask(Protocol):
+    """A declared attempt or a built cheat: code for one task."""
+
     @property
     def task(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
 
 
 _T = TypeVar("_T", bound=_ForTask)
@@ -87,70 +89,109 @@ def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Gr
     """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
     cache the reference writes, as `check --batch` is."""
     from lessonkit.grade.grader import Grader
-    from lessonkit.run.isolation import Isolation, compile_cache
-    from lessonkit.run.sandbox import find_sandbox
+    from lessonkit.run.isolation import compile_cache, sandbox_if_any
 
-    sandbox, reason = find_sandbox()
-    isolation = Isolation(sandbox, cache=compile_cache(), reason=reason)
+    isolation = sandbox_if_any(compile_cache())
     limits = DEFAULT_LIMITS.with_options(timeout=timeout)
     return Grader(limits, isolation=isolation, prestart=jobs)
-
-
-def grade_files(grader: Grader, lesson: Lesson, paths: list[Path], jobs: int) -> list[GradedRun]:
-    """Grade built files (attempts, cheats) with one grader, `jobs` at a time, in order.
-
-    One grader for all of them: the reference runs once and every file is graded on the
-    same input sets.
-    """
-    from lessonkit.grade.sources import read_submission
-
-    lock, started = threading.Lock(), itertools.count(1)
-
-    def grade(path: Path) -> GradedRun:
-        with lock:  # start children ahead only for files still to come, as `grade_many` does
-            grader.prestart = min(jobs, len(paths) - next(started))
-        return grader.run_submission(lesson, read_submission(path))
-
-    with ThreadPoolExecutor(max(1, min(jobs, len(paths)))) as pool:
-        return list(pool.map(grade, paths))
 
 
 def grade_rounds(
     grader: Grader, lesson: Lesson, rounds: list[dict[str, str]], kind: str, jobs: int
 ) -> list[GradedRun]:
-    """Grade one practice file per round, each task cell replaced by that round's code."""
-    with tempfile.TemporaryDirectory(prefix=f"lessonkit-{kind}-") as folder:
-        paths = []
-        for number, bodies in enumerate(rounds):
-            path = Path(folder) / f"{kind}-{number:02d}.py"
-            path.write_text(attempt_script(lesson, bodies), encoding="utf-8")
-            paths.append(path)
-        return grade_files(grader, lesson, paths, jobs)
+    """Grade one practice file per round, each task cell replaced by that round's code,
+    `jobs` at a time, in order.
+
+    One grader for all of them: the reference runs once and every file is graded on the
+    same input sets. Each file is graded from its bytes (`grade.batch.grade_each`, the pool
+    every batch grades through), never written to a folder to be read back.
+    """
+    from lessonkit.grade.batch import grade_each
+    from lessonkit.grade.sources import read_submission
+
+    submissions = [
+        read_submission(Path(f"{kind}-{number:02d}.py"), attempt_script(lesson, bodies).encode())
+        for number, bodies in enumerate(rounds)
+    ]
+    jobs = max(1, min(jobs, len(submissions)))
+
+    def prestart(left: int) -> None:  # start children ahead only for files still to come
+        grader.prestart = min(jobs, left)
+
+    graded = grade_each(
+        submissions,
+        lambda submission: grader.run_submission(lesson, submission),
+        jobs=jobs,
+        on_take=prestart,
+    )
+    return list(graded)
 
 
-def prove_attempts(
-    lesson: Lesson,
-    jobs: int = 2,
-    timeout: float = DEFAULT_LIMITS.timeout,
-    *,
-    grader: Grader | None = None,
-) -> list[str]:
-    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
-    grading = lesson.grading
-    if grading is None or not grading.attempts:
-        return []
-    if grader is None:
-        with proving_grader(timeout, jobs) as own:
-            return prove_attempts(lesson, jobs, timeout, grader=own)
-    rounds = pack_by_task(grading.attempts)
-    bodies = [{task: attempt.code for task, attempt in chosen.items()} for chosen in rounds]
-    graded = grade_rounds(grader, lesson, bodies, "attempts", jobs)
-    problems = []
+def grade_packed(
+    grader: Grader, lesson: Lesson, items: tuple[_T, ...], kind: str, jobs: int
+) -> list[tuple[_T, GradedRun, TaskResult]]:
+    """Attempts (or cheats) packed by task (`pack_by_task`) and graded, one file per round:
+    each with the run of its file and its own task's result there."""
+    rounds = pack_by_task(items)
+    bodies = [{task: item.code for task, item in chosen.items()} for chosen in rounds]
+    graded = grade_rounds(grader, lesson, bodies, kind, jobs)
+    found = []
     for chosen, run in zip(rounds, graded, strict=True):
         results = {t.id: t for t in run.report.tasks}
-        for attempt in chosen.values():
-            result = results[attempt.task]
-            problem = _problem(lesson, attempt, result.status, result.message)
-            if problem:
-                problems.append(problem)
+        found += [(item, run, results[item.task]) for item in chosen.values()]
+    return found
+
+
+class Proof(Protocol):
+    """One of `verify`'s proofs: its problems, each a sentence at its lesson.md line."""
+
+    def __call__(
+        self,
+        lesson: Lesson,
+        jobs: int = 2,
+        timeout: float = DEFAULT_LIMITS.timeout,
+        *,
+        grader: Grader | None = None,
+    ) -> list[str]: ...
+
+
+def proof(
+    needed: Callable[[Lesson], bool],
+) -> Callable[[Callable[[Lesson, int, Grader], list[str]]], Proof]:
+    """A proof `prove(lesson, jobs, grader)` made callable with the grader of a lesson's
+    whole proof (one reference run for all), or alone: then with a proving grader of its
+    own, started only where `needed` says there is something to prove, and closed after."""
+
+    def wrap(prove: Callable[[Lesson, int, Grader], list[str]]) -> Proof:
+        def proving(
+            lesson: Lesson,
+            jobs: int = 2,
+            timeout: float = DEFAULT_LIMITS.timeout,
+            *,
+            grader: Grader | None = None,
+        ) -> list[str]:
+            if not needed(lesson):
+                return []
+            if grader is not None:
+                return prove(lesson, jobs, grader)
+            with proving_grader(timeout, jobs) as own:
+                return prove(lesson, jobs, own)
+
+        proving.__name__ = proving.__qualname__ = prove.__name__
+        proving.__doc__ = prove.__doc__
+        return proving
+
+    return wrap
+
+
+@proof(lambda lesson: lesson.grading is not None and bool(lesson.grading.attempts))
+def prove_attempts(lesson: Lesson, jobs: int, grader: Grader) -> list[str]:
+    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
+    grading = lesson.grading
+    assert grading is not None, "proved only where the lesson declares attempts"
+    problems = []
+    for attempt, _, result in grade_packed(grader, lesson, grading.attempts, "attempts", jobs):
+        problem = _problem(lesson, attempt, result.status, result.message)
+        if problem:
+            problems.append(problem)
     return problems

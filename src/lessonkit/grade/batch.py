@@ -1,283 +1,436 @@
-"""Grade many files at once for an instructor: a fresh child per file, no file stops the rest.
+"""One batch lifecycle for every batch: check the outputs, resume, grade, journal, write.
 
-A crash, a timeout or a hostile file costs that file's own child and nothing else: no child
-ever runs a second file. A file that cannot be read still gets a row: every task is `error`,
-with the reason.
+A lesson's `check --batch` and a phase's `project --batch` differ only in how one file is
+graded, what its report is and what the outputs hold: those are a `BatchKind`
+(`grade.lesson_batch.lesson_kind`, `project.batch.project_kind`); everything else is here,
+once. The grading itself is `grade_each`, the pool that the lesson batch, the project batch,
+regrade and a Dask worker share, each with its own grade-one function.
 
-The batch folder is data, perhaps unpacked from students' archives: submissions are found
-and opened without following a symbolic link anywhere below the folder (`O_NOFOLLOW`, one
-folder at a time), so a link to a file outside it is that row's error, never read.
+Each result is appended to a journal the moment it is known (so Ctrl-C loses nothing and
+`--resume` skips what is graded); the outputs (the JSON, a Markdown feedback file per
+submission, and for a lesson the CSV) are written only when every submission is graded,
+each to a temporary name and then renamed, so no submission's child can see or change them
+half-written.
+
+The submissions folder is data: nothing is written there and nothing found there is
+trusted. The outputs go to a folder outside it, every output path is checked before
+grading starts, and the journal is bound to its run (an id its first line holds), its batch
+(the folder's listing and the seed) and the sha256 of each file it graded, every line signed
+with the instructor's grading key: a stale entry is graded afresh, and one that does not
+verify is refused by name (`grade.journal`).
 """
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import hashlib
 import os
-import stat
+import shlex
+import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
-from lessonkit.errors import LessonkitError, grader_failed
-from lessonkit.grade.grader import Grader
-from lessonkit.grade.results import GradeReport, run_failed
-from lessonkit.grade.sources import (
-    Submission,
-    SubmissionError,
-    read_bytes,
-    read_open_file,
-    read_submission,
+from lessonkit import __version__
+from lessonkit.atomic import write_atomically
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.grade.batch_folder import BatchItem, Listing, read_bytes_in_folder, read_items
+from lessonkit.grade.batch_outputs import feedback_names, write_results
+from lessonkit.grade.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    NotVerified,
+    R,
+    Shard,
+    batch_id,
+    read_journal,
 )
-from lessonkit.grade.worker_handle import GradingError
-from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.isolation import Isolation
-from lessonkit.run.limits import DEFAULT_LIMITS, Limits
-from lessonkit.run.sandbox import find_sandbox
 
-SUFFIXES = (".py", ".ipynb")
+T = TypeVar("T")
+E = TypeVar("E")
 
 
 @dataclass(frozen=True)
-class BatchEntry:
+class BatchEntry(Generic[R]):
+    """One row of a batch: the file, its report, and the bytes graded."""
+
     path: Path
-    report: GradeReport
+    report: R
     sha256: str | None = None  # of the bytes graded; None when the file could not be read
     data: bytes | None = None  # the bytes graded, kept for a gradebook
 
 
-@dataclass(frozen=True)
-class Listing:
-    """What lies below a batch folder: the files to grade, and the folders that could not be
-    listed (unreadable, or named past the system's path limit), each with why."""
-
-    files: tuple[Path, ...]
-    unlisted: tuple[tuple[Path, str], ...] = ()
-
-    @property
-    def entries(self) -> list[Path]:
-        """Every row the batch has, in path order: each file, and each folder not listed."""
-        return sorted([*self.files, *(folder for folder, _ in self.unlisted)])
+OnEntry = Callable[[BatchEntry[R]], None]
 
 
-def submissions_in(folder: Path) -> Listing:
-    """Every .py and .ipynb entry below `folder` that is not a folder, in path order.
-
-    Hidden folders (checkpoints) are skipped and no link is followed, to a folder or a file;
-    links and other non-regular entries are kept, so that each gets a row saying why it was
-    not graded. A folder below `folder` that cannot be listed (no permission, a path longer
-    than the system allows) is a row of its own too, never the end of the batch: whoever
-    unpacked it, the other submissions are still graded. Only `folder` itself must list.
-    """
-    found: list[Path] = []
-    unlisted: list[tuple[Path, str]] = []
-    pending = [folder]
-    while pending:
-        current = pending.pop()
-        try:
-            with os.scandir(current) as entries:
-                for entry in entries:
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        pending.append(Path(entry.path))
-                    elif Path(entry.name).suffix in SUFFIXES:
-                        found.append(Path(entry.path))
-        except OSError as exc:
-            if current == folder:
-                raise LessonkitError(
-                    f"cannot list the folder {safe_name(str(current))} ({exc.strerror or exc})",
-                    fix="make the submissions folder readable",
-                ) from None
-            unlisted.append((current, unlisted_message(folder, current, exc)))
-    return Listing(tuple(sorted(found)), tuple(sorted(unlisted)))
-
-
-def unlisted_message(folder: Path, below: Path, exc: OSError) -> str:
-    """Why a folder below the batch folder has no submissions graded: its row's message."""
-    name = short_name(below.relative_to(folder).as_posix())
-    return (
-        f"the folder {name} cannot be listed ({exc.strerror or exc}), so no file in it was "
-        "graded; make it readable, or unpack it with shorter names"
-    )
-
-
-def short_name(relative: str, keep: int = 80) -> str:
-    """A path fit for a message: whole when short, else its start and end around `...`."""
-    name = safe_name(relative)
-    return name if len(name) <= 2 * keep + 5 else f"{name[:keep]} ... {name[-keep:]}"
-
-
-_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_NO_LINK = getattr(os, "O_NOFOLLOW", 0)
-
-
-def read_in_folder(folder: Path, path: Path) -> tuple[Submission, str]:
-    """`path`'s cells and the sha256 of its bytes, opened below `folder` without links."""
-    data = read_bytes_in_folder(folder, path)
-    return read_submission(path, data), hashlib.sha256(data).hexdigest()
-
-
-def read_bytes_in_folder(folder: Path, path: Path) -> bytes:
-    """`path`'s bytes, opened below `folder` without following a link.
-
-    Each folder on the way and the file itself are opened relative to the one before with
-    O_NOFOLLOW, so no link, planted before or during the batch, leads outside `folder`.
-    """
-    name = safe_name(str(path))
-    try:
-        parts = path.relative_to(folder).parts
-    except ValueError:
-        parts = ()
-    if not parts or any(p in ("", ".", "..") for p in parts):
-        raise SubmissionError(f"{name} lies outside the batch folder; it was not read")
-    try:
-        fd = os.open(folder, _DIRECTORY)
-    except OSError as exc:
-        raise SubmissionError(f"the batch folder cannot be opened ({exc.strerror})") from None
-    try:
-        for part in parts[:-1]:
-            step = _open_below(fd, part, _DIRECTORY | _NO_LINK, name)
-            os.close(fd)
-            fd = step
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | _NO_LINK
-        file = _open_below(fd, parts[-1], flags, name)
-    finally:
-        os.close(fd)
-    return read_open_file(file, path)
-
-
-def _open_below(folder_fd: int, part: str, flags: int, name: str) -> int:
-    try:
-        info = os.stat(part, dir_fd=folder_fd, follow_symlinks=False)
-        if stat.S_ISLNK(info.st_mode):
-            raise OSError(errno.ELOOP, "a symbolic link")
-        return os.open(part, flags, dir_fd=folder_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-            raise SubmissionError(
-                f"{name} is a symbolic link, or lies below one; a batch grades only regular "
-                "files inside its folder, so it was not read",
-                fix="copy the file itself into the batch folder",
-            ) from None
-        if exc.errno == errno.EISDIR:
-            raise SubmissionError(f"{name} is a folder, not a practice file") from None
-        raise SubmissionError(f"{name} cannot be opened ({exc.strerror or exc})") from None
-
-
-def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
-    """A report for a file that could not be graded at all."""
-    tasks = run_failed(lesson, message)
-    return GradeReport(lesson.meta.id, str(path), tasks, (), seconds)
-
-
-@dataclass(frozen=True)
-class BatchItem:
-    """One file of a batch as the grader takes it: the path its report names, and its bytes
-    or why they could not be read.
-
-    The grader takes bytes, not a path to open: a regrade's kept bytes and a Dask worker's
-    chunk are graded as they are, never written to a temporary folder to be read back. An
-    item with a `problem` is still a row (every task `error`, with the reason).
-    """
-
-    path: Path
-    data: bytes | None = None
-    problem: str | None = None
-
-    def __post_init__(self) -> None:
-        if (self.data is None) == (self.problem is None):
-            raise ValueError("a batch item holds either its bytes or why it has none")
-
-
-def read_item(path: Path, folder: Path | None = None) -> BatchItem:
-    """`path` as a batch item: its bytes (below `folder` without following a link, when
-    given), or the message saying why they could not be read."""
-    try:
-        data = read_bytes(path) if folder is None else read_bytes_in_folder(folder, path)
-    except LessonkitError as exc:
-        return BatchItem(path, problem=exc.message)
-    return BatchItem(path, data)
-
-
-def read_items(paths: Iterable[Path], folder: Path | None = None) -> tuple[BatchItem, ...]:
-    """Each path as a batch item (`read_item`), in the order given."""
-    return tuple(read_item(path, folder) for path in paths)
-
-
-def grade_many(
-    lesson: Lesson,
-    items: Iterable[BatchItem],
-    jobs: int | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    on_report: Callable[[BatchEntry], None] | None = None,
+def grade_each(
+    items: Sequence[T],
+    grade_one: Callable[[T], E],
     *,
-    isolation: Isolation | None = None,
-    seed: int | None = None,
-) -> tuple[BatchEntry, ...]:
-    """Grade every item, each in a child of its own; results come back in item order.
+    jobs: int,
+    on_done: Callable[[E], None] | None = None,
+    on_take: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[E, ...]:
+    """`grade_one` of every item, `jobs` at once; results in item order.
 
-    One `Grader` serves every job thread, so the reference runs once and every file is
-    graded on the same input sets; the next learner child starts while a file runs.
-    Without `isolation`, the sandbox where it works (and no compile cache).
+    Every batch grades through here, so none waits at another file's end and no file stops
+    the rest: `grade_one` turns a file's own failure into its row. An exception it raises
+    (the lesson itself cannot be graded) starts no more items and is raised here once the
+    others end. `on_take(left)` is told how many items wait after each one taken, and
+    `on_done` gets each result, one call at a time. An exception in the caller's thread
+    (Ctrl-C) sets `stop`, where given, and waits for the items in flight (a grade-one that
+    honours `stop` ends them); without `stop` the threads are left to the process's end.
     """
-    items = list(items)
-    if not items:
-        return ()
-    if isolation is None:
-        sandbox, reason = find_sandbox()
-        isolation = Isolation(sandbox, reason=reason)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
-    results: list[BatchEntry | None] = [None] * len(items)
-    next_index = iter(range(len(items)))
+    results: list[Any] = [None] * len(items)
+    indexes = iter(range(len(items)))
     lock = threading.Lock()
-    failures: list[GradingError] = []
+    failures: list[BaseException] = []
 
-    with Grader(limits, isolation=isolation, seed=seed, prestart=jobs) as grader:
-
-        def work() -> None:
-            while not failures:
-                with lock:
-                    index = next(next_index, None)
-                    if index is not None:
-                        grader.prestart = min(jobs, len(items) - index - 1)
-                if index is None:
-                    return
-                entry = _grade_one(grader, lesson, items[index])
-                if entry is None:
-                    return
-                results[index] = entry
-                if on_report is not None:
-                    with lock:
-                        on_report(entry)
-
-        def _grade_one(grader: Grader, lesson: Lesson, item: BatchItem) -> BatchEntry | None:
-            started = time.perf_counter()
-            path, data = item.path, item.data
-            digest = None if data is None else hashlib.sha256(data).hexdigest()
+    def work() -> None:
+        while not failures and not (stop is not None and stop.is_set()):
+            with lock:
+                index = next(indexes, None)
+                if index is not None and on_take is not None:
+                    on_take(len(items) - index - 1)
+            if index is None:
+                return
             try:
-                if data is None:
-                    raise SubmissionError(item.problem or "")
-                submission = read_submission(path, data)
-                report = grader.grade_submission(lesson, submission, started)
-            except GradingError as exc:  # the lesson itself cannot be graded: stop everything
+                result = grade_one(items[index])
+            except BaseException as exc:  # stop taking items; raised in the caller
                 failures.append(exc)
-                return None
-            except LessonkitError as exc:
-                report = unreadable(lesson, path, exc.message, time.perf_counter() - started)
-            except Exception as exc:  # a grader bug must not cost the other files their grades
-                message = grader_failed(exc)
-                report = unreadable(lesson, path, message, time.perf_counter() - started)
-            return BatchEntry(path, replace(report, seed=grader.seed), digest, data)
+                return
+            results[index] = result
+            if on_done is not None:
+                with lock:
+                    on_done(result)
 
-        threads = [threading.Thread(target=work, daemon=True) for _ in range(jobs)]
-        for thread in threads:
-            thread.start()
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, jobs))]
+    for thread in threads:
+        thread.start()
+    try:
         for thread in threads:
             thread.join()
+    except BaseException:  # Ctrl-C: stop the items in flight, take no more
+        if stop is not None:
+            stop.set()
+            for thread in threads:
+                thread.join()
+        raise
     if failures:
         raise failures[0]
-    return tuple(r for r in results if r is not None)
+    return tuple(results)
+
+
+GradeItems = Callable[[Sequence[BatchItem], int | None, OnEntry[R]], tuple[BatchEntry[R], ...]]
+"""A kind's grade-many: (items, seed, on_report) -> each item's entry, in item order."""
+
+
+@dataclass(frozen=True)
+class BatchKind(Generic[R]):
+    """What a batch of one kind (a lesson's, a project's) does its own way; the rest of the
+    lifecycle is `BatchRun`."""
+
+    subject: str  # the lesson or phase the journal is bound to
+    revision: str  # its revision: a journal of another revision is not resumed
+    stem: str  # the outputs' names: `stem`.json, `.stem.journal.jsonl`
+    from_json: Callable[[Any], R]  # a journalled report read back
+    unreadable: Callable[[Path, str, int | None], R]  # the row of a file that has no bytes
+    grade: GradeItems[R]
+    summary: Callable[[Sequence[BatchEntry[R]], int | None], dict]  # the JSON output
+    new_seed: Callable[[], int]
+    csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
+
+
+class BatchRun(Generic[R]):
+    """One batch: its journal, its seed, and its outputs in `out_dir`."""
+
+    def __init__(
+        self,
+        kind: BatchKind[R],
+        folder: Path,
+        out_dir: Path,
+        *,
+        resume: bool,
+        seed: int | None,
+        key: JournalKey,
+        listing: Listing,
+        shard: Shard | None = None,
+    ):
+        self.kind = kind
+        self.key = key  # signs every journal line; --resume keeps only lines it verifies
+        self.listing = listing
+        self.unlisted = dict(self.listing.unlisted)  # folder -> why it could not be listed
+        self.folder = folder
+        self.out_dir = out_dir
+        self.stem = kind.stem
+        self.journal = out_dir / f".{self.stem}.journal.jsonl"
+        self.csv_path = out_dir / f"{self.stem}.csv"
+        self.json_path = out_dir / f"{self.stem}.json"
+        self.shard = shard
+        self.shard_path = out_dir / f"{self.stem}.shard.jsonl"  # a shard's kept journal
+        self.feedback = out_dir / "feedback"
+        self.run_id = uuid.uuid4().hex
+        self.header: JournalHeader | None = None  # written by `prepare`
+        self.journalled: dict[str, JournalEntry[R]] = {}  # by relative path
+        self.done: dict[str, BatchEntry[R]] = {}  # kept from the journal, with their bytes
+        self.seed = seed
+        self.resume = resume
+        self.note: str | None = None  # said once the batch starts
+        self.journal_problem: str | None = None  # the journal could not be written
+        self.names: dict[str, str] = {}  # relative path -> feedback file name
+        self.known: dict[str, BatchEntry[R]] = {}  # unchanged since the gradebook kept them
+        self.graded_now = 0  # files graded (and journalled) by this run
+        self.graded_here = 0  # of those, files a grading child ran
+
+    def reuse(self, entries: Sequence[BatchEntry[R]]) -> None:
+        """Show these files as graded before (the gradebook holds their bytes), unregraded."""
+        self.known = {self.relative(e.path): e for e in entries}
+
+    def resume_command(self, argv: Sequence[str]) -> str:
+        """The command that goes on from where this run stopped (`argv` is this one's)."""
+        words = list(argv)
+        if "--resume" not in words:
+            words.append("--resume")
+        return "lessonkit " + shlex.join(words)
+
+    def prepare(self, paths: list[Path]) -> None:
+        """Check every output path, then read the journal (--resume) and start it afresh
+        with this batch's header and the entries kept from it.
+
+        Runs before any grading, so a folder where a file must go, an output folder that
+        cannot be written, or a journal that does not verify, costs no grading time and is
+        one message.
+        """
+        self._check_outputs(paths)
+        if self.resume:
+            self._read_journal()
+            self._keep_unchanged(paths)
+        self.header = JournalHeader(
+            run=self.run_id,
+            lesson=self.kind.subject,
+            revision=self.kind.revision,
+            toolkit=__version__,
+            folder=str(self.folder.resolve()),
+            seed=self.seed,
+            shard=self.shard,
+            batch=batch_id(self._listing_digests(), self.seed),
+        )
+        kept = [self.journalled[relative] for relative in self.done]
+        lines = [self.header.line(self.key), *(e.line(self.key, self.header) for e in kept)]
+        try:
+            write_atomically(self.journal, "".join(line + "\n" for line in lines))
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
+    def _listing_digests(self) -> list[tuple[str, str]]:
+        """Every entry of the folder (of every shard) and the sha256 of its bytes, "" for
+        one that cannot be read: what the batch id is made of."""
+        found = []
+        for path in self.listing.entries:
+            try:
+                digest = hashlib.sha256(read_bytes_in_folder(self.folder, path)).hexdigest()
+            except LessonkitError:
+                digest = ""
+            found.append((self.relative(path), digest))
+        return found
+
+    def _check_outputs(self, paths: list[Path]) -> None:
+        self.names = names = feedback_names([self.relative(p) for p in paths])
+        files = [self.json_path, self.journal, self.shard_path]
+        files += [self.csv_path] if self.kind.csv is not None else []
+        files += [self.feedback / n for n in names.values()]
+        try:
+            for folder in (self.out_dir, self.feedback):
+                if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                    raise UsageError(
+                        f"{shown(folder)} is not a folder; the batch writes its outputs in it",
+                        fix="move it away, or give --out another folder",
+                    )
+            for path in files:
+                if path.is_symlink() or (path.exists() and not path.is_file()):
+                    raise UsageError(
+                        f"{shown(path)} is a folder or a link; the batch writes a file there",
+                        fix="move it away, or give --out another folder",
+                    )
+            for folder in (self.out_dir, self.feedback):
+                folder.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryFile(dir=folder):
+                    pass  # the folder can be written to
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+
+    def _write_error(self, path: Path, exc: OSError) -> UsageError:
+        return UsageError(
+            f"cannot write {shown(path)}: {exc.strerror or exc}",
+            fix="give --out a folder you can write to (nothing graded is lost: the journal "
+            "keeps it, and --resume goes on from there)",
+        )
+
+    def _read_journal(self) -> None:
+        """The journal's entries of this run: each line names the run its first line opened."""
+        try:
+            text = self.journal.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"cannot read the batch journal {shown(self.journal)}: {exc}"
+            ) from None
+        try:
+            header, entries = read_journal(text, self.key, self.kind.from_json)
+            if (
+                header.lesson != self.kind.subject
+                or header.revision != self.kind.revision
+                or header.toolkit != __version__
+                or header.folder != str(self.folder.resolve())
+                or header.shard != self.shard
+            ):
+                raise ValueError
+        except NotVerified as exc:
+            raise UsageError(
+                f"{shown(self.journal)}, {exc.what}: {exc.why} ({self.key.where}); it was not "
+                "written by this instructor's batch, so nothing in it is kept",
+                fix="grade afresh without --resume (the journal is then replaced), or give "
+                "--key the grading key the batch was started with",
+            ) from None
+        except ValueError:
+            self.note = (
+                f"{safe_name(shown(self.journal))} is not this batch's journal: "
+                "every file is graded afresh."
+            )
+            return
+        self.run_id = header.run
+        self.journalled = {entry.path: entry for entry in entries}
+
+    def _keep_unchanged(self, paths: list[Path]) -> None:
+        """Keep a journalled report only for the same bytes, graded with one seed."""
+        for path in paths:
+            relative = self.relative(path)
+            if relative not in self.journalled:
+                continue
+            journalled = self.journalled[relative]
+            digest, report = journalled.sha256, journalled.report
+            try:
+                data = read_bytes_in_folder(self.folder, path)
+            except LessonkitError:
+                continue
+            if hashlib.sha256(data).hexdigest() != digest or report.seed is None:
+                continue
+            if self.seed is None:
+                self.seed = report.seed
+            elif report.seed != self.seed:
+                raise UsageError(
+                    f"the interrupted batch used input seed {report.seed}, not {self.seed}",
+                    fix=f"resume with --seed {report.seed}, or start afresh without --resume",
+                )
+            self.done[relative] = BatchEntry(path, report, digest, data)
+
+    def relative(self, path: Path) -> str:
+        """`path` below the batch folder, as the journal, the CSV and the progress name it."""
+        try:
+            return path.relative_to(self.folder).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def journal_entry(self, entry: BatchEntry[R]) -> JournalEntry[R]:
+        """`entry` as the journal keeps it (and a gradebook takes it)."""
+        try:
+            mtime = os.stat(entry.path, follow_symlinks=False).st_mtime
+        except OSError:
+            mtime = 0.0
+        relative = self.relative(entry.path)
+        digest = entry.sha256 or ""
+        return JournalEntry(self.run_id, relative, digest, mtime, entry.report, entry.data)
+
+    def _journal(self, entry: BatchEntry[R]) -> None:
+        if self.journal_problem is not None:
+            return  # an unreadable file (no sha256) is kept too, and read again on --resume
+        record = self.journal_entry(entry)
+        assert self.header is not None, "prepare() writes the header first"
+        try:
+            with self.journal.open("a", encoding="utf-8") as file:
+                file.write(record.line(self.key, self.header) + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+        except OSError as exc:
+            self.journal_problem = (
+                f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "
+                "--resume cannot go on from this run"
+            )
+
+    def todo(self, paths: Sequence[Path]) -> list[Path]:
+        """The paths this run grades: neither kept from the journal nor unchanged since the
+        gradebook kept them."""
+        return [
+            p for p in paths if (r := self.relative(p)) not in self.done and r not in self.known
+        ]
+
+    def failures_kept(self) -> int:
+        """How many of the results kept (journal, gradebook) did not pass."""
+        return sum(not e.report.passed for e in (*self.done.values(), *self.known.values()))
+
+    def grade(
+        self, paths: list[Path], on_report: OnEntry[R] | None = None
+    ) -> tuple[BatchEntry[R], ...]:
+        """Every submission's entry, in path order: journalled ones kept, the rest graded by
+        the kind's grade-many function on one seed; each one graded now is journalled, then
+        handed to `on_report`."""
+        todo = self.todo(paths)
+        items = read_items([p for p in todo if p not in self.unlisted], self.folder)
+        if items and self.seed is None:
+            self.seed = self.kind.new_seed()
+
+        def finished(entry: BatchEntry[R]) -> None:
+            self._journal(entry)
+            self.graded_now += 1
+            if on_report is not None:
+                on_report(entry)
+
+        unlisted = []
+        for path in todo:  # a folder that could not be listed: its row says why
+            if path in self.unlisted:
+                report = self.kind.unreadable(path, self.unlisted[path], self.seed)
+                unlisted.append(BatchEntry(path, report))
+                finished(unlisted[-1])
+        graded = self.kind.grade(items, self.seed, finished) if items else ()
+        self.graded_here = len(graded)
+        by_path = {self.relative(e.path): e for e in (*graded, *unlisted)}
+        entries = []
+        for path in paths:
+            relative = self.relative(path)
+            entry = by_path.get(relative)
+            if entry is None:
+                entry = self.done.get(relative) or self.known[relative]
+            entries.append(entry)
+        return tuple(entries)
+
+    def summary(self, entries: Sequence[BatchEntry[R]]) -> dict:
+        """The batch's JSON output."""
+        return self.kind.summary(entries, self.seed)
+
+    def write_outputs(self, entries: Sequence[BatchEntry[R]]) -> list[Path]:
+        """The outputs; then the journal is no longer needed, except by a shard, which keeps
+        it as its result for `lessonkit merge`."""
+        relatives = [self.relative(e.path) for e in entries]
+        csv = None if self.kind.csv is None else self.kind.csv(entries)
+        try:
+            reports = [e.report for e in entries]
+            summary = self.summary(entries)
+            written = write_results(self.out_dir, self.stem, reports, relatives, summary, csv)
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+        if self.shard is not None:
+            try:
+                os.replace(self.journal, self.shard_path)
+            except OSError as exc:
+                raise self._write_error(self.shard_path, exc) from None
+            return [*written[:-1], self.shard_path, self.feedback]
+        with contextlib.suppress(OSError):
+            self.journal.unlink()
+        return written

@@ -1,4 +1,4 @@
-"""A batch's outputs: the CSV, the JSON and one Markdown feedback file per submission.
+"""A batch's outputs: the JSON, one Markdown feedback file per submission, and a lesson's CSV.
 
 Each is written whole or not at all (`lessonkit.atomic`), so no submission's child and no
 spreadsheet ever sees one half-written, and every feedback file has a name of its own, even
@@ -16,8 +16,7 @@ from pathlib import Path
 
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.report import Scoring, summary_csv
+from lessonkit.grade.journal import Report
 
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
@@ -58,14 +57,15 @@ def feedback_names(relatives: list[str]) -> dict[str, str]:
 def write_results(
     out_dir: Path,
     stem: str,
-    entries: Sequence[BatchEntry],
+    reports: Sequence[Report],
     relatives: Sequence[str],
-    scoring: Scoring,
     summary: dict,
+    csv: str | None = None,
 ) -> list[Path]:
-    """A batch's outputs in `out_dir`: `stem`.csv, `stem`.json and a feedback file per entry.
+    """A batch's outputs in `out_dir`: a feedback file per report, `stem`.csv (when given),
+    and `stem`.json; the paths written, the feedback folder last.
 
-    `relatives` are the entries' paths below the batch folder; each file is written to a
+    `relatives` are the reports' paths below the batch folder; each file is written to a
     temporary name and renamed. OSError names the file that could not be written.
     """
 
@@ -76,8 +76,11 @@ def write_results(
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
 
     names = feedback_names(list(relatives))
-    for entry, relative in zip(entries, relatives, strict=True):
-        write(out_dir / "feedback" / names[relative], entry.report.feedback_markdown())
-    write(out_dir / f"{stem}.csv", summary_csv(entries, scoring))
+    for report, relative in zip(reports, relatives, strict=True):
+        write(out_dir / "feedback" / names[relative], report.feedback_markdown())
+    written = []
+    if csv is not None:
+        write(out_dir / f"{stem}.csv", csv)
+        written.append(out_dir / f"{stem}.csv")
     write(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")
-    return [out_dir / f"{stem}.csv", out_dir / f"{stem}.json", out_dir / "feedback"]
+    return [*written, out_dir / f"{stem}.json", out_dir / "feedback"]

@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.grade.attempts import grade_rounds, pack_by_task, proving_grader
+from lessonkit.grade.attempts import grade_packed, proof
 from lessonkit.grade.checks import LESSON, value_problem
 from lessonkit.grade.grader import GradedRun, Grader, LessonGrading
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
@@ -34,7 +34,6 @@ from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import differences
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.syntax import parse_python
-from lessonkit.run.limits import DEFAULT_LIMITS
 
 CheatKind = Literal["typed-in", "inputs unchanged", "zeros"]
 KINDS: tuple[CheatKind, ...] = ("typed-in", "inputs unchanged", "zeros")
@@ -210,37 +209,22 @@ def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, 
     grading = grader.grading(lesson)
     expected = grader.reference(lesson)
     built = build_cheats(grading, expected)
-    rounds = pack_by_task(built.cheats)  # as attempts are packed: three files for any lesson
-    bodies = [{task: cheat.code for task, cheat in chosen.items()} for chosen in rounds]
-    graded = grade_rounds(grader, lesson, bodies, "cheats", jobs)
     rubrics = {r.task.id: r for r in grading.rubrics}
     verdicts = []
-    for chosen, run in zip(rounds, graded, strict=True):
-        results = {t.id: t for t in run.report.tasks}
-        for cheat in chosen.values():
-            cell = grading.reference.task_cell(cheat.task)
-            assert cell is not None, "the reference plan holds every task"
-            reference_run = expected.get(LESSON, cell.index)
-            assert reference_run is not None, "build_cheats skips tasks the reference missed"
-            why = malformed(cheat, rubrics[cheat.task], run, reference_run)
-            result = results[cheat.task]
-            verdicts.append(CheatVerdict(cheat, result.status, result.message, why))
+    # Packed as attempts are: three files for any lesson.
+    for cheat, run, result in grade_packed(grader, lesson, built.cheats, "cheats", jobs):
+        cell = grading.reference.task_cell(cheat.task)
+        assert cell is not None, "the reference plan holds every task"
+        reference_run = expected.get(LESSON, cell.index)
+        assert reference_run is not None, "build_cheats skips tasks the reference missed"
+        why = malformed(cheat, rubrics[cheat.task], run, reference_run)
+        verdicts.append(CheatVerdict(cheat, result.status, result.message, why))
     return built, verdicts
 
 
-def prove_cheats(
-    lesson: Lesson,
-    jobs: int = 2,
-    timeout: float = DEFAULT_LIMITS.timeout,
-    *,
-    grader: Grader | None = None,
-) -> list[str]:
+@proof(lambda lesson: lesson.grading is not None and bool(lesson.tasks))
+def prove_cheats(lesson: Lesson, jobs: int, grader: Grader) -> list[str]:
     """Grade the cheat set; one problem per cheat that passes, or that the builder got wrong."""
-    if lesson.grading is None or not lesson.tasks:
-        return []
-    if grader is None:
-        with proving_grader(timeout, jobs) as own:
-            return prove_cheats(lesson, jobs, timeout, grader=own)
     built, verdicts = grade_cheats(lesson, grader, jobs)
     problems = list(built.errors)
     for verdict in verdicts:

@@ -19,10 +19,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from lessonkit.errors import UsageError
-from lessonkit.grade.batch import BatchEntry, BatchItem, grade_many, unreadable
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_folder import BatchItem
+from lessonkit.grade.lesson_batch import grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import Isolation, compile_cache
+from lessonkit.run.isolation import compile_cache, sandbox_if_any
 from lessonkit.run.limits import Limits
 
 CHUNKS_PER_WORKER = 2
@@ -55,16 +57,15 @@ def grade_chunk(
 ) -> list[tuple[int, GradeReport]]:
     """On a worker: grade each file in a child of its own; (index, report) for each."""
     from lessonkit.lesson.catalog import find_lesson
-    from lessonkit.run.sandbox import find_sandbox
 
     lesson = find_lesson(lesson_id)
     if lesson.meta.revision != revision:
         raise WorkerRefused(
             f"this worker has {lesson_id} revision {lesson.meta.revision}, not {revision}"
         )
-    sandbox, why = find_sandbox()
-    if sandbox is None and not allow_unsandboxed:
-        raise WorkerRefused(f"this worker has no grading sandbox: {why}")
+    isolation = sandbox_if_any(compile_cache())
+    if isolation.sandbox is None and not allow_unsandboxed:
+        raise WorkerRefused(f"this worker has no grading sandbox: {isolation.reason}")
     # Each under its index: names from two students never meet, even in a message.
     items = [BatchItem(Path(str(f.index)) / PurePosixPath(f.name).name, f.data) for f in files]
     entries = grade_many(
@@ -72,7 +73,7 @@ def grade_chunk(
         items,
         jobs=1,
         limits=limits,
-        isolation=Isolation(sandbox, cache=compile_cache(), reason=why),
+        isolation=isolation,
         seed=seed,
     )
     return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]

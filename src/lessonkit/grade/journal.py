@@ -1,6 +1,7 @@
 """The batch journal: one record format for `--resume`, for shard results and for merging.
 
-A journal is JSON lines: a header naming the run, the batch, the lesson and its revision,
+A journal is JSON lines: a header naming the run, the batch, the lesson (or the project's
+phase) and its revision,
 the toolkit version, the input seed and the shard, then one entry per graded file (its
 relative path, the sha256 and base64 of the bytes graded, its modification time and its
 report). A batch appends an entry the moment a file is graded, so Ctrl-C loses nothing; a
@@ -26,13 +27,29 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from lessonkit.grade.results import GradeReport
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 SCHEMA = 4  # 4: the batch id, and an HMAC on every line
+
+
+class Report(Protocol):
+    """What a batch keeps of one file's grading, a lesson's or a project's: the journal, the
+    batch lifecycle (`grade.batch`) and its outputs need no more than this."""
+
+    @property
+    def seed(self) -> int | None: ...
+
+    @property
+    def passed(self) -> bool: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def feedback_markdown(self) -> str: ...
+
+
+R = TypeVar("R", bound=Report)
 
 
 @dataclass(frozen=True)
@@ -138,13 +155,13 @@ class JournalHeader:
 
 
 @dataclass(frozen=True)
-class JournalEntry:
+class JournalEntry(Generic[R]):
     run: str
     path: str
     """The file's path relative to the batch folder, POSIX style."""
     sha256: str
     mtime: float
-    report: GradeReport
+    report: R
     data: bytes | None
     """The bytes graded (None when the batch did not keep them)."""
 
@@ -164,8 +181,9 @@ class JournalEntry:
         return json.dumps(fields | {"mac": key.mac("entry", _signed(fields, header))})
 
     @classmethod
-    def from_json(cls, data: Any) -> JournalEntry:
-        """The entry, or ValueError, KeyError or TypeError when the line is not one."""
+    def from_json(cls, data: Any, report: Callable[[Any], R]) -> JournalEntry[R]:
+        """The entry (its report read by `report`), or ValueError, KeyError or TypeError
+        when the line is not one."""
         raw = data.get("data")
         try:
             content = None if raw is None else base64.b64decode(raw, validate=True)
@@ -176,7 +194,7 @@ class JournalEntry:
             path=str(data["path"]),
             sha256=str(data["sha256"]),
             mtime=float(data.get("mtime", 0.0)),
-            report=GradeReport.from_json(data["report"]),
+            report=report(data["report"]),
             data=content,
         )
         if content is not None and hashlib.sha256(content).hexdigest() != entry.sha256:
@@ -189,8 +207,11 @@ def _signed(fields: dict[str, Any], header: JournalHeader) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if k not in ("data", "mac")} | {"batch": header.batch}
 
 
-def read_journal(text: str, key: JournalKey) -> tuple[JournalHeader, tuple[JournalEntry, ...]]:
-    """The header and the entries of its run, each verified with `key`.
+def read_journal(
+    text: str, key: JournalKey, report: Callable[[Any], R]
+) -> tuple[JournalHeader, tuple[JournalEntry[R], ...]]:
+    """The header and the entries of its run, each verified with `key`, each report read
+    by `report` (`GradeReport.from_json`, `ProjectReport.from_json`).
 
     Raises:
         ValueError: the first line is not a header of this schema.
@@ -218,7 +239,7 @@ def read_journal(text: str, key: JournalKey) -> tuple[JournalHeader, tuple[Journ
         if not key.verifies("entry", _signed(data, header), data.get("mac")):
             raise NotVerified(what, "it is not signed with this grading key for this batch")
         try:
-            entries.append(JournalEntry.from_json(data))
+            entries.append(JournalEntry.from_json(data, report))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise NotVerified(what, f"it is signed but unreadable ({exc})") from None
     return header, tuple(entries)

@@ -1,32 +1,33 @@
-"""A folder of phase project scripts graded as one batch: a report for every file, and no
-file stops the rest.
+"""A folder of phase project scripts as one batch: its grade-one function and `BatchKind`.
 
-The parent reads each script below the batch folder without following a link
-(`grade.batch.read_items`) and grades its bytes (`grade_project`); a file that cannot be
-read, and a grader bug on one file, is that file's report, never the end of the batch. The
-files share the workers, so none waits at another's end; an exception in the caller's
-thread (Ctrl-C) stops every run in flight and starts no more. The outputs, one JSON and a
-Markdown feedback file per script, are written whole, once every file is graded.
+The lifecycle (the outputs checked first, the signed journal, `--resume`, the outputs
+written whole at the end) is the lesson batch's own (`grade.batch.BatchRun`). Here is only
+what a project does its own way: each script's bytes graded by `grade_project`, a file that
+cannot be read and a grader bug on one file each that file's report, never the end of the
+batch, and the outputs: one JSON and a Markdown feedback file per script. The files share
+the workers, so none waits at another's end; Ctrl-C stops every run in flight.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError, grader_failed
-from lessonkit.grade.batch import BatchItem
+from lessonkit.grade.batch import BatchEntry, BatchKind, grade_each
+from lessonkit.grade.batch_folder import BatchItem
 from lessonkit.grade.sources import SubmissionError, decode_source, read_bytes
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.text import safe_name
 from lessonkit.project.grade import grade_project
 from lessonkit.project.report import ProjectReport, failed_to_read
+from lessonkit.project.runs import new_seed
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
+
+OnEntry = Callable[[BatchEntry[ProjectReport]], None]
 
 
 def read_script(path: Path, data: bytes | None = None) -> bytes:
@@ -41,77 +42,78 @@ def read_script(path: Path, data: bytes | None = None) -> bytes:
     return data
 
 
-def grade_scripts(
+def contract_revision(contract: ProjectContract) -> str:
+    """The contract's revision, for the journal: a journal of another contract is not
+    resumed (its verdicts answer other questions)."""
+    return hashlib.sha256(repr(contract).encode("utf-8")).hexdigest()[:16]
+
+
+def project_kind(
     phase: str,
     contract: ProjectContract,
-    items: Sequence[BatchItem],
-    relatives: Sequence[str],
+    folder: Path,
     *,
     isolation: Isolation,
-    seed: int,
     limits: Limits,
     jobs: int,
-    on_report: Callable[[str, ProjectReport], None] | None = None,
-) -> tuple[ProjectReport, ...]:
-    """Each item's report, in item order; `relatives` name them in the reports.
+) -> BatchKind[ProjectReport]:
+    """`project --batch` of the scripts below `folder`; each report names its script by its
+    path below the folder."""
 
-    `on_report(relative, report)` is called from a worker thread as each file is graded.
-    """
-    stop = threading.Event()
+    def relative(path: Path) -> str:
+        return path.relative_to(folder).as_posix()
 
-    def grade_one(item: BatchItem, relative: str) -> ProjectReport:
-        try:
-            if item.data is None:
-                raise LessonkitError(item.problem or "")
-            script = read_script(item.path, item.data)
-            report = grade_project(
-                phase,
-                contract,
-                relative,
-                script,
-                isolation=isolation,
-                seed=seed,
-                limits=limits,
-                jobs=1,  # the files share the workers, so no worker waits at a file's end
-                stop=stop,
-            )
-        except LessonkitError as exc:
-            report = failed_to_read(phase, relative, contract, exc.message, seed)
-        except Exception as exc:  # a grader bug must not cost the other files their grades
-            message = grader_failed(exc, detail=False)
-            report = failed_to_read(phase, relative, contract, message, seed)
-        if on_report is not None:
-            on_report(relative, report)
-        return report
+    def grade(
+        items: Sequence[BatchItem], seed: int | None, on_report: OnEntry
+    ) -> tuple[BatchEntry[ProjectReport], ...]:
+        assert seed is not None, "the batch draws its seed before grading"
+        stop = threading.Event()
 
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        futures = [pool.submit(grade_one, i, r) for i, r in zip(items, relatives, strict=True)]
-        return tuple(future.result() for future in futures)
-    except BaseException:  # Ctrl-C: stop every run in flight, start no more
-        stop.set()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        def grade_one(item: BatchItem) -> BatchEntry[ProjectReport]:
+            name = relative(item.path)
+            try:
+                if item.data is None:
+                    raise LessonkitError(item.problem or "")
+                script = read_script(item.path, item.data)
+                report = grade_project(
+                    phase,
+                    contract,
+                    name,
+                    script,
+                    isolation=isolation,
+                    seed=seed,
+                    limits=limits,
+                    jobs=1,  # the files share the workers, so no worker waits at a file's end
+                    stop=stop,
+                )
+            except LessonkitError as exc:
+                report = failed_to_read(phase, name, contract, exc.message, seed)
+            except Exception as exc:  # a grader bug must not cost the other files their grades
+                message = grader_failed(exc, detail=False)
+                report = failed_to_read(phase, name, contract, message, seed)
+            digest = None if item.data is None else hashlib.sha256(item.data).hexdigest()
+            return BatchEntry(item.path, report, digest, item.data)
+
+        return grade_each(items, grade_one, jobs=jobs, on_done=on_report, stop=stop)
+
+    def unreadable(path: Path, message: str, seed: int | None) -> ProjectReport:
+        return failed_to_read(phase, relative(path), contract, message, seed or 0)
+
+    def summary(entries: Sequence[BatchEntry[ProjectReport]], seed: int | None) -> dict:
+        return batch_summary(phase, seed, [e.report for e in entries])
+
+    return BatchKind(
+        subject=f"phase-{phase}",
+        revision=contract_revision(contract),
+        stem=f"project-phase-{phase}",
+        from_json=ProjectReport.from_json,
+        unreadable=unreadable,
+        grade=grade,
+        summary=summary,
+        new_seed=new_seed,
+    )
 
 
-def batch_summary(phase: str, seed: int, reports: Sequence[ProjectReport]) -> dict:
+def batch_summary(phase: str, seed: int | None, reports: Sequence[ProjectReport]) -> dict:
     """The batch's JSON: its phase, its seed and every report."""
     return {"schema": 1, "phase": phase, "seed": seed, "reports": [r.to_json() for r in reports]}
-
-
-def write_outputs(
-    out_dir: Path,
-    stem: str,
-    reports: Sequence[ProjectReport],
-    feedback_names: Sequence[str],
-    summary: dict,
-) -> None:
-    """Each report's feedback file (named by `feedback_names`, in order) and `stem`.json.
-
-    Raises:
-        OSError: a file could not be written.
-    """
-    for report, name in zip(reports, feedback_names, strict=True):
-        write_atomically(out_dir / "feedback" / name, report.feedback_markdown())
-    write_atomically(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")

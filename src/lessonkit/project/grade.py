@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -20,11 +19,11 @@ from lessonkit.project.properties import (
 from lessonkit.project.report import ProjectReport
 from lessonkit.project.runs import (
     DEVICE_RUNS,
-    MAX_SEED,
     FinishedRun,
     RunName,
     device_settings,
     execute,
+    new_seed,
     other_seed,
     plan_runs,
     shown,
@@ -99,7 +98,7 @@ def grade_project(
     (a batch's Ctrl-C) stops every run in flight.
     """
     started = time.monotonic()
-    seed = secrets.randbelow(MAX_SEED + 1) if seed is None else seed
+    seed = new_seed() if seed is None else seed
     other = other_seed(seed)
     plan = plan_runs(contract, seed, other)
     outcomes, records = execute(

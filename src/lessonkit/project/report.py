@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, get_args
 
-from lessonkit.lesson.project import ProjectContract
+from lessonkit.lesson.project import PROPERTIES, ProjectContract
 from lessonkit.lesson.text import markdown_text, safe_name
-from lessonkit.project.properties import PropertyResult
-from lessonkit.project.runs import FinishedRun, other_seed
+from lessonkit.project.properties import PropertyResult, Verdict
+from lessonkit.project.runs import FinishedRun, RunName, other_seed
 
 SCHEMA = 1
 
@@ -53,6 +53,30 @@ class ProjectReport:
             "seconds": round(self.seconds, 2),
         }
 
+    @classmethod
+    def from_json(cls, data: Any) -> ProjectReport:
+        """A report from its `to_json` (a resumed batch's journal): the same report, its
+        seconds rounded as written. ValueError, KeyError or TypeError when it is not one."""
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ValueError("not a project report of this schema")
+        results = tuple(_property_result(p) for p in data["properties"])
+        runs = tuple(_finished_run(r) for r in data["runs"])
+        wording = tuple(
+            (r.property, str(p["sentence"]))
+            for r, p in zip(results, data["properties"], strict=True)
+        )
+        return cls(
+            phase=str(data["phase"]),
+            file=str(data["file"]),
+            seed=int(data["seed"]),
+            other_seed=int(data["other_seed"]),
+            properties=results,
+            runs=runs,
+            seconds=float(data["seconds"]),
+            sandboxed=bool(data["sandboxed"]),
+            wording=wording,
+        )
+
     def feedback_markdown(self) -> str:
         """The report as a Markdown page, for a batch's feedback folder.
 
@@ -74,4 +98,29 @@ def failed_to_read(
     results = tuple(PropertyResult(name, "not checked", message) for name, _ in contract.properties)
     return ProjectReport(
         phase, file, seed, other_seed(seed), results, (), 0.0, False, contract.properties
+    )
+
+
+def _one_of(value: Any, allowed: tuple[str, ...], what: str) -> Any:
+    if value not in allowed:
+        raise ValueError(f"{what} {str(value)[:80]!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _property_result(data: Any) -> PropertyResult:
+    return PropertyResult(
+        _one_of(data["property"], PROPERTIES, "property"),
+        _one_of(data["verdict"], get_args(Verdict), "verdict"),
+        str(data["evidence"]),
+        tuple(str(p) for p in data["paths"]),
+    )
+
+
+def _finished_run(data: Any) -> FinishedRun:
+    problem = data["problem"]
+    return FinishedRun(
+        _one_of(data["name"], get_args(RunName), "run"),
+        str(data["command"]),
+        float(data["seconds"]),
+        None if problem is None else str(problem),
     )

@@ -100,9 +100,10 @@ def choose_isolation(
     would let learner code read everything.
     """
     require_posix()
-    sandbox, reason = find_sandbox()
-    if sandbox is not None:
-        return Isolation(sandbox, cache=cache, cache_problem=_cache_problem(sandbox, cache))
+    found = sandbox_if_any(cache)
+    if found.sandbox is not None:
+        return found
+    reason = found.reason
     if batch and not allow_unsandboxed:
         raise UsageError(
             f"--batch grades other people's code and will not run it unsandboxed: {reason}",
@@ -118,7 +119,17 @@ def choose_isolation(
                 fix=f"create the unprivileged account {account!r}, or install bubblewrap",
             )
         return Isolation(None, run_as=learner, cache=cache, reason=reason)
-    return Isolation(None, cache=cache, reason=reason)
+    return found
+
+
+def sandbox_if_any(cache: Path | None = None) -> Isolation:
+    """The sandbox where it works, else rlimits only, with the reason: for a caller that
+    decides for itself whether to go on without it (a proof, a Dask worker, the batch API).
+    `choose_isolation` starts here too, so the two never disagree on what is available."""
+    sandbox, reason = find_sandbox()
+    if sandbox is None:
+        return Isolation(None, cache=cache, reason=reason)
+    return Isolation(sandbox, cache=cache, cache_problem=_cache_problem(sandbox, cache))
 
 
 def compile_cache() -> Path | None:
