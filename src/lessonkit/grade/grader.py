@@ -20,6 +20,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
@@ -166,6 +167,13 @@ def build_request(
         checkpoint_names=grading.step_names,
         scenarios=tuple(_same_calls(sent)),
     )
+
+
+def _send_once_started(request: Request, started: Future[WorkerHandle]) -> None:
+    """Send the reference its request once it has started (one that failed to start says
+    so where its record is awaited)."""
+    if started.exception() is None:
+        started.result().send(request)
 
 
 def warm_up_request(lesson: Lesson, grading: LessonGrading, budget: float) -> Request:
@@ -345,7 +353,11 @@ class Grader:
         # started by a batch thread that has finished would be killed mid-run.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
         self._forker = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-forks")
-        self._reference: WorkerHandle | None = None  # started by `prepare`, unless it is kept
+        self._reference_pool = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-reference")
+        self._starter_lock = threading.Lock()
+        self._closed = False
+        # Started by `prepare`, unless the reference store keeps the record it would compute.
+        self._reference: Future[WorkerHandle] | None = None
         self.children = 0  # learner children started, for tests and benchmarks
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
@@ -364,22 +376,28 @@ class Grader:
         self.close()
 
     def close(self) -> None:
+        self._closed = True
         with self._lock:
             spares, self._spares = self._spares, []
-        if self._reference is not None:
-            self._reference.close()
-            self._reference = None
+        reference, self._reference = self._reference, None
         if self._starter is not None:
             self._starter.close()  # a spare still waiting for it gives up at once
-        for pool in (self._forker, self._spawner):
+        for pool in (self._forker, self._reference_pool, self._spawner):
             pool.shutdown(wait=False, cancel_futures=True)  # no child starts after close
+        if reference is not None:
+            spares.append(reference)
         for spare in spares:
             if not spare.cancel():
                 with contextlib.suppress(GradingError):
                     spare.result().close()
 
-    def _start(self, *, trusted: bool) -> WorkerHandle:
-        return self._spawner.submit(self._new_child, trusted).result()
+    def _start_reference(self) -> Future[WorkerHandle]:
+        """The trusted reference child on its way: the starter's reference fork (on a thread
+        of its own, so it never waits behind a learner's warm-up), else started from
+        scratch on the spawner thread."""
+        if self._starter is not None:
+            return self._reference_pool.submit(self._new_fork, True)
+        return self._spawner.submit(self._new_child, True)
 
     def _new_child(self, trusted: bool) -> WorkerHandle:
         """A child started from scratch, on the spawner thread: the reference, or a learner
@@ -389,20 +407,24 @@ class Grader:
             self._warm(worker)
         return worker
 
-    def _new_fork(self) -> WorkerHandle:
-        """A learner child forked by the starter, on the forking thread (a fork waits for
-        the starter to import JAX; the spawner thread meanwhile starts the reference). A
+    def _new_fork(self, trusted: bool = False) -> WorkerHandle:
+        """A child forked by the starter (a fork waits for the starter to import JAX). A
         starter that ended is replaced first, from the spawner thread."""
-        assert self._starter is not None
-        if not self._starter.alive:
-            self._starter.close()
-            self._starter = self._spawner.submit(
-                grading_starter, self.isolation, self.limits
-            ).result()
+        with self._starter_lock:
+            assert self._starter is not None
+            if self._closed:
+                raise GradingError("the grader was closed before this child started")
+            if not self._starter.alive:
+                self._starter.close()
+                self._starter = self._spawner.submit(
+                    grading_starter, self.isolation, self.limits
+                ).result()
+            starter = self._starter
         worker = WorkerHandle(
-            trusted=False, isolation=self.isolation, limits=self.limits, starter=self._starter
+            trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
         )
-        self._warm(worker)
+        if not trusted:
+            self._warm(worker)
         return worker
 
     def _warm(self, worker: WorkerHandle) -> None:
@@ -469,10 +491,20 @@ class Grader:
         yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
         keeps the record `prepare` looks for."""
         with self._reference_lock:
-            if self._reference is None or not self._reference.alive:
-                if self._reference is not None:
-                    self._reference.close()
-                self._reference = self._start(trusted=True)
+            self._live_reference()
+
+    def _live_reference(self) -> Future[WorkerHandle]:
+        """The reference child, started again if it ended; call with `_reference_lock`."""
+        if self._reference is not None and self._reference.done():
+            try:
+                if not self._reference.result().alive:
+                    self._reference.result().close()
+                    self._reference = None
+            except GradingError:
+                self._reference = None
+        if self._reference is None:
+            self._reference = self._start_reference()
+        return self._reference
 
     def prepare(self, lesson: Lesson) -> None:
         """Queue the reference run for this lesson, without waiting for it: none when the
@@ -491,11 +523,7 @@ class Grader:
             if kept is not None:
                 self._expected[key] = kept
                 return
-            if self._reference is None or not self._reference.alive:
-                if self._reference is not None:
-                    self._reference.close()
-                self._reference = self._start(trusted=True)
-            self._reference.send(request)
+            self._live_reference().add_done_callback(partial(_send_once_started, request))
             self._pending[key] = request
 
     def reference(self, lesson: Lesson) -> RunRecord:
@@ -505,8 +533,9 @@ class Grader:
         with self._reference_lock:
             key = lesson.meta.id
             if key not in self._expected:
-                worker, request = self._reference, self._pending.pop(key)
-                assert worker is not None
+                assert self._reference is not None
+                request = self._pending.pop(key)
+                worker = self._reference.result()  # a child that cannot start raises here
                 limit = self.limits.reference_timeout
                 record = worker.collect(
                     request,

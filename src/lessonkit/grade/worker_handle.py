@@ -103,15 +103,16 @@ class WorkerHandle:
         limits: Limits = DEFAULT_LIMITS,
         starter: Starter | None = None,
     ):
-        """`isolation` applies to a learner child (the trusted one is never sandboxed, and
-        alone may write the compile cache); `limits` to both. A learner child is forked by
-        `starter` where there is one (`grading_starter`), else started from scratch."""
+        """`isolation` applies to a learner child (the trusted one alone may write the
+        compile cache); `limits` to both. Both are forked by `starter` where there is one
+        (`grading_starter`: the trusted one as its reference fork), else started from
+        scratch (the trusted one then unsandboxed)."""
         self.trusted = trusted
         self._sent: Request | None = None
         read_fd, write_fd = os.pipe()
         try:
-            if starter is not None and not trusted:
-                self._child = starter.fork(write_fd, limits)
+            if starter is not None:
+                self._child = starter.fork(write_fd, limits, trusted=trusted)
             else:
                 self._child = start_confined(
                     [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd)],

@@ -164,6 +164,7 @@ def start_confined(
             uid=uid,
             working=working,
             capabilities=FORKING_CAPABILITIES if forks else (),
+            writable=(isolation.cache,) if forks and isolation.cache is not None else (),
         )
     except BaseException:
         if scratch is not None:

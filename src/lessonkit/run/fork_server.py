@@ -91,7 +91,8 @@ def _end_like(status: int) -> None:
 
 
 def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
-    """In the fork: confine this process, then serve its one learner's requests."""
+    """In the fork: confine this process, then serve its requests (a learner's one file, or
+    the reference's runs of the lesson's own code)."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.setsid()
@@ -113,11 +114,23 @@ def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
     if confinement.uid is not None and os.getuid() != confinement.uid:
         confine.drop_privileges(confinement.uid, confinement.gid)
     isolate.no_way_back()
+    if confinement.trusted and confinement.cache:
+        _write_compile_cache(confinement.cache)
     os.chdir(confinement.home)
     for key in ("HOME", "TMPDIR"):
         os.environ[key] = confinement.home
     os.environ["MPLCONFIGDIR"] = os.path.join(confinement.home, ".matplotlib")
     programs.runner.serve(REPORT_FD)
+
+
+def _write_compile_cache(folder: str) -> None:
+    """The reference fork keeps every program it compiles in JAX's cache, for the learner
+    forks to read (no compile has run in the starter, so the settings still apply)."""
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
 def _fork(programs: _Programs, message: dict, fds: list[int]) -> int:

@@ -59,8 +59,14 @@ class Confinement:
     account without one); None keeps the starter's user."""
     gid: int | None = None
     keep: tuple[str, ...] = ()
-    """Paths under /tmp the sandbox binds read-only (the Python installation, the child's
-    program, the compile cache), bound again on top of the fork's own /tmp."""
+    """Paths under /tmp the sandbox binds (the Python installation, the child's program,
+    the compile cache), bound again on top of the fork's own /tmp, read-only."""
+    cache: str | None = None
+    """The compile cache, which the starter's sandbox binds writable: the reference fork
+    (`trusted`) writes it; every other fork makes it read-only for itself first."""
+    trusted: bool = False
+    """The reference fork: it runs the lesson's own code only, keeps the starter's user and
+    may write `cache`."""
     home: str = "/tmp"
     """The child's working folder: the sandbox's private /tmp, or a scratch folder the
     parent made for it."""
@@ -69,6 +75,11 @@ class Confinement:
     def from_message(cls, message: dict) -> Confinement:
         fields = {key: message[key] for key in cls.__dataclass_fields__}
         return cls(**{**fields, "keep": tuple(fields["keep"])})
+
+    @property
+    def writable(self) -> tuple[str, ...]:
+        """What this fork may write besides its own /tmp."""
+        return (self.cache,) if self.trusted and self.cache else ()
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -133,22 +144,31 @@ def private_mounts(confinement: Confinement) -> None:
     size = f"size={confinement.scratch_bytes},mode=1777"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
     for path, handle in held:
-        _bind_read_only(f"/proc/self/fd/{handle}", path)
+        _bind_again(f"/proc/self/fd/{handle}", path, path not in confinement.writable)
         os.close(handle)
+    if confinement.cache and not confinement.writable:
+        _read_only(confinement.cache)  # a learner's fork: nothing it does reaches the cache
     if confinement.mode == "privileged":
         # In a user namespace the kernel refuses a new /proc under the sandbox's covered one;
         # there the old /proc stays, and names only processes this child cannot signal.
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
 
 
-def _bind_read_only(source: str, target: str) -> None:
-    """Bind `source` (a folder or a file) at `target` on the new /tmp, read-only."""
+def _bind_again(source: str, target: str, read_only: bool) -> None:
+    """Bind `source` (a folder or a file) at `target` on the new /tmp."""
     if os.path.isdir(source):
         os.makedirs(target, exist_ok=True)
     else:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
     _mount(source, target, None, MS_BIND | MS_REC, None)
+    if read_only:
+        _read_only(target)
+
+
+def _read_only(target: str) -> None:
+    """Make the mount at `target` read-only in this namespace; once this fork has no
+    capability left, neither it nor a namespace it makes can undo that."""
     flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
     _mount("none", target, None, flags, None)
 

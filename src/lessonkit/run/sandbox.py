@@ -56,6 +56,7 @@ class Sandbox:
         scratch: int,
         working: Path | None = None,
         capabilities: tuple[str, ...] = (),
+        writable: tuple[Path, ...] = (),
     ) -> list[str]:
         """`argv` wrapped in bubblewrap, with `readable` paths bound read-only.
 
@@ -63,7 +64,9 @@ class Sandbox:
         environment or checkout that lives under /tmp (CI's clones do) stays visible.
         `working`, a folder of the parent's, is bound writable as the working folder
         `WORKING` instead of /tmp: the parent reads what the child leaves there.
-        `capabilities` are kept in a privileged sandbox (the starter's, see `run/starter.py`).
+        `capabilities` are kept in a privileged sandbox, and `writable` paths (among
+        `readable`) are bound writable: both for the starter (`run/starter.py`), whose forks
+        give them up or make them read-only before learner code.
         """
         args = [self.bwrap]
         for path in SYSTEM_PATHS:
@@ -81,7 +84,8 @@ class Sandbox:
                 ):
                     args += ["--perms", "0755", "--dir", text]
                     made.add(text)
-            args += ["--ro-bind", path, path]
+            bind = "--bind" if Path(path) in writable else "--ro-bind"
+            args += [bind, path, path]
             made.add(path)
         if working is not None:
             args += ["--bind", str(working), WORKING]
@@ -105,6 +109,7 @@ def sandboxed_argv(
     uid: int,
     working: Path | None = None,
     capabilities: tuple[str, ...] = (),
+    writable: tuple[Path, ...] = (),
 ) -> tuple[list[str], ChildCgroup | None]:
     """`argv` wrapped in `sandbox` (when there is one) and, as root, in a cgroup of its own.
 
@@ -113,7 +118,7 @@ def sandboxed_argv(
     """
     if sandbox is None:
         return argv, None
-    argv = sandbox.command(argv, readable, limits.scratch_bytes, working, capabilities)
+    argv = sandbox.command(argv, readable, limits.scratch_bytes, working, capabilities, writable)
     cgroup = child_cgroup(sandbox, limits, uid)
     return (cgroup.enter(argv) if cgroup is not None else argv), cgroup
 

@@ -196,30 +196,38 @@ class Starter:
                     raise StarterError("the grading starter did not import JAX in time")
                 self._pump(0.2)
 
-    def fork(self, report_fd: int, limits: Limits) -> ConfinedChild:
+    def fork(self, report_fd: int, limits: Limits, *, trusted: bool = False) -> ConfinedChild:
         """A fresh grading child, confined, reporting on `report_fd` (a pipe's write end,
-        which the caller closes afterwards); requests go to the returned child's stdin."""
+        which the caller closes afterwards); requests go to the returned child's stdin.
+
+        `trusted`: the reference fork, which runs the lesson's own code only. It is confined
+        as a learner's fork is (its namespaces, /tmp, limits, no capability), so no sibling
+        can reach it, but it keeps the starter's user, needs no cgroup, and writes the
+        compile cache that the other forks only read."""
         self._wait_ready()
         sandbox = self.isolation.sandbox
-        become = child_identity(sandbox, self.isolation)
+        become = None if trusted else child_identity(sandbox, self.isolation)
         uid = become[0] if become else os.getuid()
         scratch = scratch_folder() if sandbox is None else None
         home = "/tmp" if scratch is None else scratch.name
         if scratch is not None and become is not None:
             os.chown(scratch.name, *become)
         mode = "none" if sandbox is None else "privileged" if sandbox.privileged else "userns"
+        cache = self.isolation.cache_for(trusted=trusted)
         confinement = {
             "mode": mode,
             "memory": limits.memory,
             "file_bytes": limits.file_bytes,
-            "processes": process_limit(uid, limits),
+            "processes": 0 if trusted else process_limit(uid, limits),
             "scratch_bytes": limits.scratch_bytes,
             "uid": become[0] if become else None,
             "gid": become[1] if become else None,
             "keep": self._keep if sandbox is not None else (),
             "home": home,
+            "cache": str(cache) if cache is not None else None,
+            "trusted": trusted,
         }
-        cgroup = child_cgroup(sandbox, limits, uid)
+        cgroup = None if trusted else child_cgroup(sandbox, limits, uid)
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         request_read, request_write = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
