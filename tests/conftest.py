@@ -248,6 +248,36 @@ def make_attempt(
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
+@pytest.fixture(scope="module")
+def sandbox():
+    """A working bubblewrap (a `run.sandbox.Sandbox`); skipped where there is none, never
+    on CI."""
+    from lessonkit.run.sandbox import find_sandbox
+
+    found, reason = find_sandbox()
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must grade in the sandbox: {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def one_cell_request(source: str, budget: float):
+    """A request that runs `source` as one task cell reporting `result`, on the lesson's
+    inputs only."""
+    from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+
+    return Request(
+        id="probe",
+        preload=(),
+        budget=budget,
+        cells=(CellSpec(0, source, 0, "task", ("result",)),),
+        checkpoint=None,
+        checkpoint_names=(),
+        scenarios=(ScenarioSpec("lesson", None),),
+    )
+
+
 _STARTERS: dict = {}
 
 
@@ -275,7 +305,6 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     are stopped."""
     import time
 
-    from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
     from lessonkit.grade.worker_handle import WorkerHandle
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import DEFAULT_LIMITS
@@ -283,15 +312,7 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     isolation, limits = Isolation(sandbox), limits or DEFAULT_LIMITS
     starter = session_starter(isolation, limits)
     worker = WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
-    request = Request(
-        id="probe",
-        preload=(),
-        budget=budget,
-        cells=(CellSpec(0, source, 0, "task", ("result",)),),
-        checkpoint=None,
-        checkpoint_names=(),
-        scenarios=(ScenarioSpec("lesson", None),),
-    )
+    request = one_cell_request(source, budget)
     try:
         worker.send(request)
         record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)

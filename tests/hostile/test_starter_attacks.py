@@ -26,41 +26,18 @@ from pathlib import Path
 import pytest
 
 from lessonkit.grade import reported
-from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
 from lessonkit.grade.worker_handle import WorkerHandle, grading_starter
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
-from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
+from lessonkit.run.sandbox import Account
 from lessonkit.run.starter import FORKING
 
-from conftest import REPO, session_starter
+from conftest import REPO, one_cell_request, session_starter
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not FORKING, reason="learner children are forks on Linux only"),
 ]
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    found, reason = find_sandbox()
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must grade in the sandbox: {reason}")
-        pytest.skip(reason)
-    return found
-
-
-def _request(source: str, budget: float) -> Request:
-    return Request(
-        id="probe",
-        preload=(),
-        budget=budget,
-        cells=(CellSpec(0, source, 0, "task", ("result",)),),
-        checkpoint=None,
-        checkpoint_names=(),
-        scenarios=(ScenarioSpec("lesson", None),),
-    )
 
 
 def run_together(
@@ -79,7 +56,7 @@ def run_together(
         WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
         for _ in sources
     ]
-    requests = [_request(source, budget) for source in sources]
+    requests = [one_cell_request(source, budget) for source in sources]
     try:
         for worker, request in zip(workers, requests, strict=True):
             assert worker.send(request)
@@ -616,82 +593,6 @@ def test_without_a_sandbox_a_fork_reaches_neither_starter_nor_sibling():
     )
     assert sibling == "alive"
     assert seen == "", seen
-
-
-TASK_HOG = r"""
-import os, time
-started = 0
-for _ in range(2000):
-    try:
-        if os.fork() == 0:
-            os.execv('/bin/sleep', ['/bin/sleep', '{marker}'])
-        started += 1
-    except OSError:
-        break
-time.sleep(4)
-result = started
-"""
-
-TASK_VICTIM = r"""
-import os, threading, time
-for _ in range(100):  # until the other file has taken its tasks
-    taken = 0
-    for entry in os.listdir('/proc'):
-        try:
-            taken += b'{marker}' in open(f'/proc/{entry}/cmdline', 'rb').read()
-        except OSError:
-            pass
-    if taken >= 50:
-        break
-    time.sleep(0.1)
-time.sleep(0.5)
-made, children = 0, []  # an honest file's few helpers, alive at once (as XLA's threads are)
-for _ in range(8):
-    try:
-        pid = os.fork()
-        if pid == 0:
-            time.sleep(1)
-            os._exit(0)
-        children.append(pid)
-        made += 1
-    except OSError:
-        pass
-gate = threading.Event()
-threads = []
-for _ in range(8):
-    try:
-        thread = threading.Thread(target=gate.wait)
-        thread.start()
-        threads.append(thread)
-        made += 1
-    except RuntimeError:
-        pass
-gate.set()
-for thread in threads:
-    thread.join()
-for pid in children:
-    os.waitpid(pid, 0)
-result = made
-"""
-
-
-def test_without_a_sandbox_one_fork_cannot_take_another_forks_tasks():
-    """Root without bubblewrap: every fork is the learner account, and RLIMIT_NPROC counts
-    the account's tasks together, so one file that takes all it may leaves none to another
-    file graded at the same time (a cgroup per child, or a user id per child, would not)."""
-    isolation = Isolation(run_as=_account())
-    marker = f"5{secrets.randbelow(10**6)}.{secrets.randbelow(10**6)}"
-    try:
-        # the victim first: each fork's limit is the account's tasks at its start plus
-        # the cap, so the later file may take everything the earlier one would need
-        victim, hog = run_together(
-            isolation,
-            [TASK_VICTIM.replace("{marker}", marker), TASK_HOG.replace("{marker}", marker)],
-        )
-    finally:
-        _left_behind(marker)
-    assert isinstance(hog, int) and hog >= 50, hog
-    assert victim == 16, f"the other file took {hog} tasks; this one could make {victim} of 16"
 
 
 # ------------------------------------------------- the userns mode (bubblewrap as a user)

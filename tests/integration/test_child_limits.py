@@ -19,7 +19,7 @@ import pytest
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.worker_handle import WorkerHandle
 from lessonkit.run.limits import Limits
-from lessonkit.run.sandbox import Sandbox, _v1_folder, find_sandbox
+from lessonkit.run.sandbox import Sandbox, _v1_folder
 
 from conftest import invoke, make_attempt, run_one_cell
 
@@ -85,14 +85,6 @@ def test_project_memory_option_is_each_runs_memory_limit(tmp_path):
 
 
 # --------------------------------------------------------------------------- one child's tasks
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    found, reason = find_sandbox()
-    if found is None:
-        pytest.skip(reason)
-    return found
 
 
 def run_cell(

@@ -15,21 +15,11 @@ import pytest
 
 from lessonkit.grade import reported
 from lessonkit.grade.worker_handle import WorkerHandle
-from lessonkit.run.sandbox import Sandbox, find_sandbox
+from lessonkit.run.sandbox import Sandbox
 
 from conftest import LESSON_MD, REPO, run_one_cell
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    found, reason = find_sandbox()
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must grade in the sandbox: {reason}")
-        pytest.skip(reason)
-    return found
 
 
 def run_cell(source: str, sandbox: Sandbox | None, budget: float = 20.0) -> dict:
