@@ -370,7 +370,7 @@ def check_seal(
         raise NotSealed(
             f"its seal is the seal of shard {seal.shard} (run {seal.run[:12]}, batch "
             f"{seal.batch[:12]}), not of this journal's shard {header.shard} (run "
-            f"{header.run[:12]}, batch {header.batch[:12]}): it was copied from another",
+            f"{header.run[:12]}, batch {header.batch[:12]}): it was copied from another journal",
             unfinished=False,
         )
     pairs = [(e.path, e.sha256) for e in entries]
