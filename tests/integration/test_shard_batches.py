@@ -56,7 +56,9 @@ def test_each_shard_grades_only_its_files_and_names_itself(shards):
         names = [Path(r["file"]).name for r in summary["reports"]]
         assert all(Shard(index, 2).holds(n) for n in names)
         graded += names
-        assert (out / "check-state-02.shard.jsonl").is_file()
+        journal = (out / "check-state-02.shard.jsonl").read_text(encoding="utf-8")
+        seal = json.loads(journal.splitlines()[-1])["seal"]  # a finished shard is sealed
+        assert (seal["shard"], seal["entries"]) == ({"index": index, "count": 2}, len(names))
     assert sorted(graded) == sorted(NAMES)
 
 
@@ -143,6 +145,67 @@ def test_d2_a_shard_result_written_by_hand_is_refused_naming_the_file_and_entry(
         assert f"{given[0].name}/check-state-02.shard.jsonl, {what}" in err, err
         assert "nothing in it is merged" in err and "Merged" not in out
         assert not (tmp_path / f"{given[0].name}-out").exists()
+
+
+def _tampered(tmp_path: Path, out: Path, name: str, lines: list[str]) -> Path:
+    """A copy of shard `out`'s --out folder whose journal is `lines`."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "check-state-02.shard.jsonl").write_text("".join(lines), encoding="utf-8")
+    return folder
+
+
+def _merge_refused(tmp_path: Path, given: list[Path], what: str) -> str:
+    """`merge` of `given` exits 2 naming the first folder's journal and `what`; no outputs."""
+    out_dir = tmp_path / f"{given[0].name}-out"
+    code, out, err = invoke(["merge", *map(str, given), "--out", str(out_dir)])
+    assert code == 2, (out, err)
+    assert f"{given[0].name}/check-state-02.shard.jsonl" in err and what in err, err
+    assert "Merged" not in out and not out_dir.exists()
+    return err
+
+
+def test_issue_34_an_entry_deleted_from_a_finished_shard_is_refused(shards, tmp_path):
+    """Issue 34: deleting one signed entry line made a student vanish from the merge."""
+    _, outs, _ = shards
+    real = (outs[0] / "check-state-02.shard.jsonl").read_text(encoding="utf-8")
+    lines = real.splitlines(keepends=True)
+    deleted = _tampered(tmp_path, outs[0], "deleted", [lines[0], *lines[2:]])
+    _merge_refused(tmp_path, [deleted, outs[1]], "entries")
+
+
+def test_issue_34_a_shard_without_its_seal_is_refused_as_unfinished(shards, tmp_path):
+    _, outs, _ = shards
+    real = (outs[0] / "check-state-02.shard.jsonl").read_text(encoding="utf-8")
+    unsealed = _tampered(tmp_path, outs[0], "unsealed", real.splitlines(keepends=True)[:-1])
+    _merge_refused(tmp_path, [unsealed, outs[1]], "did not finish")
+
+
+def test_issue_34_a_seal_copied_from_another_shard_is_refused(shards, tmp_path):
+    _, outs, _ = shards
+    one, two = ((o / "check-state-02.shard.jsonl").read_text(encoding="utf-8") for o in outs)
+    moved = [*one.splitlines(keepends=True)[:-1], two.splitlines(keepends=True)[-1]]
+    copied = _tampered(tmp_path, outs[0], "copied", moved)
+    _merge_refused(tmp_path, [copied, outs[1]], "seal of shard 2/2")
+
+
+def test_issue_34_a_shard_resumed_from_its_journal_is_sealed_anew_and_merges(shards, tmp_path):
+    """--resume of a shard whose journal lost an entry (and kept an old seal) grades only
+    that file again, drops the old seal and seals at its end: the merge is the whole batch."""
+    root, outs, _ = shards
+    real = (outs[0] / "check-state-02.shard.jsonl").read_text(encoding="utf-8")
+    lines = real.splitlines(keepends=True)
+    out = tmp_path / "resumed"
+    out.mkdir()
+    (out / ".check-state-02.journal.jsonl").write_text("".join([lines[0], *lines[2:]]))
+    argv = ["check", "state-02", "--batch", str(root / "week1"), "--shard", "1/2", "--seed"]
+    code, _, err = invoke([*argv, "11", "--jobs", "1", "--out", str(out), "--resume"])
+    assert code == 0 and "Graded 1 file(s)" in err, err
+    journal = (out / "check-state-02.shard.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"seal"' in line for line in journal) == 1 and '"seal"' in journal[-1]
+    code, stdout, err = invoke(["merge", str(out), str(outs[1]), "--out", str(tmp_path / "m")])
+    assert code == 0, err
+    assert "Merged 2 shard(s): 3 of 5 files pass every task (input seed 11" in stdout
 
 
 def test_merge_refuses_a_missing_shard(shards):

@@ -17,10 +17,15 @@ from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
     JournalKey,
+    JournalSeal,
+    NotSealed,
     NotVerified,
+    OldSchema,
     Shard,
     batch_id,
+    check_seal,
     read_journal,
+    read_sealed,
 )
 from lessonkit.grade.results import PASSED, GradeReport, TaskResult
 
@@ -145,7 +150,8 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     folder = tmp_path / "out"
     folder.mkdir()
     result = folder / "check-state-02.shard.jsonl"
-    result.write_text(text, encoding="utf-8")
+    seal = JournalSeal.of(head, [(entry.path, entry.sha256)]).line(KEY)
+    result.write_text(f"{text}\n{seal}\n", encoding="utf-8")
     assert read_shard(folder, KEY).entries == (entry,)
     forged = [
         json.loads(good) | {"data": "eQ=="},  # b"y" under the sha256 of b"x"
@@ -164,7 +170,12 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
         read_journal("\n".join([moved.line(KEY), good]), KEY, GradeReport.from_json)
     with pytest.raises(UsageError, match=r"check-state-02.shard.jsonl, its first line: it is"):
         read_shard(folder, another_key)
-    result.write_text('{"journal": 2}\n', encoding="utf-8")
+    result.write_text('{"journal": 4}\n', encoding="utf-8")
+    with pytest.raises(UsageError, match=r"another lessonkit \(a journal of schema 4; this"):
+        read_shard(folder, KEY)
+    with pytest.raises(OldSchema, match="schema 4; this lessonkit reads schema 5"):
+        read_journal('{"journal": 4}\n', KEY, GradeReport.from_json)  # --resume: graded afresh
+    result.write_text('{"run": "r1"}\n', encoding="utf-8")
     with pytest.raises(UsageError, match="not a shard result"):
         read_shard(folder, KEY)
 
@@ -175,3 +186,61 @@ def test_the_batch_id_is_the_listing_and_the_seed():
     assert batch_id(files, 7) != batch_id(files, 8)
     assert batch_id(files, 7) != batch_id([("a.py", "2" * 64), ("b/c.py", "")], 7)
     assert batch_id(files, 7) != batch_id(files[:1], 7)
+
+
+def _sealed(index: int, names: list[str]) -> tuple[JournalHeader, list[str]]:
+    """Shard `index`/2 of one batch: its header, then its signed entry lines and seal."""
+    head = dataclasses.replace(_result(index, 2, []).header, run=f"run{index}")
+    entries = [JournalEntry(head.run, n, "", 0.0, REPORT, None) for n in names]
+    seal = JournalSeal.of(head, [(e.path, e.sha256) for e in entries])
+    return head, [head.line(KEY), *(e.line(KEY, head) for e in entries), seal.line(KEY)]
+
+
+def _seal_refusal(lines: list[str]) -> NotSealed:
+    header, entries, seals = read_sealed("\n".join(lines), KEY, GradeReport.from_json)
+    with pytest.raises(NotSealed) as caught:
+        check_seal(header, entries, seals)
+    return caught.value
+
+
+def test_a_finished_shard_is_refused_unless_its_seal_binds_its_entries():
+    """Issue 34: one signed entry line deleted made a student vanish from the merge."""
+    head, lines = _sealed(1, ["a.py", "b.py", "c.py"])
+    header, entries, seals = read_sealed("\n".join(lines), KEY, GradeReport.from_json)
+    assert check_seal(header, entries, seals).entries == 3
+    deleted = _seal_refusal([lines[0], *lines[2:]])
+    assert not deleted.unfinished and "2 entries and its seal 3" in deleted.why
+    unfinished = _seal_refusal(lines[:-1])
+    assert unfinished.unfinished and "did not finish" in unfinished.why
+    doubled = _seal_refusal([lines[0], lines[1], lines[1], lines[3], lines[4]])
+    assert "'a.py' twice" in doubled.why
+    twice = _seal_refusal([*lines, lines[-1]])
+    assert "2 seals" in twice.why
+    _, other = _sealed(2, ["a.py", "b.py", "c.py"])
+    copied = _seal_refusal([*lines[:-1], other[-1]])
+    assert "the seal of shard 2/2 (run run2" in copied.why
+    # the same number of entries, one replaced by a signed one of another file: the digest
+    swapped = [*lines[:3], JournalEntry(head.run, "d.py", "", 0.0, REPORT, None).line(KEY, head)]
+    assert "not those its seal binds" in _seal_refusal([*swapped, lines[-1]]).why
+    forged = json.loads(lines[-1])
+    forged["seal"]["entries"] = 2
+    forged_text = "\n".join([lines[0], *lines[2:-1], json.dumps(forged)])  # b.py, c.py
+    with pytest.raises(NotVerified, match=r"its seal \(line 4\): it is not signed"):
+        read_sealed(forged_text, KEY, GradeReport.from_json)
+
+
+def test_read_shard_names_the_file_and_what_is_wrong_with_its_seal(tmp_path):
+    _, lines = _sealed(1, ["a.py", "b.py"])
+    folder = tmp_path / "out1"
+    folder.mkdir()
+    result = folder / "check-state-02.shard.jsonl"
+    for kept, message in (
+        ([lines[0], *lines[2:]], r"out1/check-state-02.shard.jsonl: it holds 1 entries"),
+        (lines[:-1], r"out1/check-state-02.shard.jsonl: it has no seal: its batch did not"),
+    ):
+        result.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        with pytest.raises(UsageError, match=message) as caught:
+            read_shard(folder, KEY)
+        assert "nothing in it is merged" in str(caught.value)
+    result.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [e.path for e in read_shard(folder, KEY).entries] == ["a.py", "b.py"]

@@ -5,7 +5,8 @@ A shard is chosen by `--shard K/N`, or by the engine running it: a Slurm job arr
 Kubernetes Indexed Job (`JOB_COMPLETION_INDEX + 1`, with `--shard-count N`). Each shard
 keeps its journal (`grade.journal`) as its result; `read_shard` refuses one whose lines do
 not verify with the instructor's grading key (written by hand, or changed), naming the file
-and the entry, and `merge_shards` joins them, refusing shards that were not graded alike
+and the entry, or whose seal is missing or does not bind its entries (an unfinished batch,
+an entry deleted), and `merge_shards` joins them, refusing shards that were not graded alike
 (folder, seed, batch, lesson, revision, toolkit), that overlap, or that leave a shard out,
 naming which.
 """
@@ -22,9 +23,13 @@ from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
     JournalKey,
+    JournalSeal,
+    NotSealed,
     NotVerified,
+    OldSchema,
     Shard,
-    read_journal,
+    check_seal,
+    read_sealed,
 )
 from lessonkit.grade.results import GradeReport
 
@@ -119,7 +124,7 @@ def read_shard(folder: Path, key: JournalKey) -> ShardResult:
             data = file.read(MAX_SHARD_FILE_BYTES + 1)
         if len(data) > MAX_SHARD_FILE_BYTES:
             raise UsageError(f"{shown(path)} is over {MAX_SHARD_FILE_BYTES >> 30} GiB")
-        header, entries = read_journal(data.decode("utf-8"), key, GradeReport.from_json)
+        header, entries, seals = read_sealed(data.decode("utf-8"), key, GradeReport.from_json)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {shown(path)}: {exc}") from None
     except NotVerified as exc:
@@ -129,11 +134,38 @@ def read_shard(folder: Path, key: JournalKey) -> ShardResult:
             fix="merge only the --out folders of `check --shard`, with the grading key they "
             "were graded with (--key FILE)",
         ) from None
+    except OldSchema as exc:
+        raise UsageError(
+            f"{shown(path)} is a shard result of another lessonkit ({exc}, where a finished "
+            "shard is sealed)",
+            fix="grade that shard again with this lessonkit, then merge its --out folder",
+        ) from None
     except ValueError:
         raise UsageError(f"{shown(path)} is not a shard result of this lessonkit") from None
     if header.shard is None:
         raise UsageError(f"{shown(path)} is the journal of a whole batch, not of a shard")
+    _check_sealed(path, header, entries, seals)
     return ShardResult(path, header, entries)
+
+
+def _check_sealed(
+    path: Path,
+    header: JournalHeader,
+    entries: Sequence[JournalEntry[GradeReport]],
+    seals: Sequence[JournalSeal],
+) -> None:
+    """A shard result is merged only whole: sealed at its batch's end, over these entries."""
+    try:
+        check_seal(header, entries, seals)
+    except NotSealed as exc:
+        fix = (
+            f"finish shard {header.shard}: run its `check --batch ... --shard {header.shard} "
+            "--resume` again, then merge its --out folder"
+            if exc.unfinished
+            else f"grade shard {header.shard} again (`check --batch ... --shard "
+            f"{header.shard}`) and merge its fresh --out folder"
+        )
+        raise UsageError(f"{shown(path)}: {exc.why}; nothing in it is merged", fix=fix) from None
 
 
 @dataclass(frozen=True)

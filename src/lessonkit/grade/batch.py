@@ -43,7 +43,9 @@ from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
     JournalKey,
+    JournalSeal,
     NotVerified,
+    OldSchema,
     R,
     Shard,
     batch_id,
@@ -299,6 +301,12 @@ class BatchRun(Generic[R]):
                 fix="grade afresh without --resume (the journal is then replaced), or give "
                 "--key the grading key the batch was started with",
             ) from None
+        except OldSchema as exc:
+            self.note = (
+                f"{safe_name(shown(self.journal))} is {exc} (an older lessonkit's): "
+                "every file is graded afresh."
+            )
+            return
         except ValueError:
             self.note = (
                 f"{safe_name(shown(self.journal))} is not this batch's journal: "
@@ -364,6 +372,26 @@ class BatchRun(Generic[R]):
                 "--resume cannot go on from this run"
             )
 
+    def _seal(self, entries: Sequence[BatchEntry[R]]) -> None:
+        """Close a shard's journal with its seal, of every entry this batch has: a journal
+        that misses one (deleted, or never written) is refused by `merge` (`check_seal`)."""
+        if self.journal_problem is not None:
+            raise UsageError(
+                f"{self.journal_problem}; this shard's result would miss files, so it is not "
+                "sealed and `merge` refuses it",
+                fix="give --out room and write access, then grade this shard again with --resume",
+            )
+        assert self.header is not None, "prepare() writes the header first"
+        pairs = [(self.relative(e.path), e.sha256 or "") for e in entries]
+        line = JournalSeal.of(self.header, pairs).line(self.key)
+        try:
+            with self.journal.open("a", encoding="utf-8") as file:
+                file.write(line + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
     def todo(self, paths: Sequence[Path]) -> list[Path]:
         """The paths this run grades: neither kept from the journal nor unchanged since the
         gradebook kept them."""
@@ -415,8 +443,8 @@ class BatchRun(Generic[R]):
         return self.kind.summary(entries, self.seed)
 
     def write_outputs(self, entries: Sequence[BatchEntry[R]]) -> list[Path]:
-        """The outputs; then the journal is no longer needed, except by a shard, which keeps
-        it as its result for `lessonkit merge`."""
+        """The outputs; then the journal is no longer needed, except by a shard, which seals
+        it and keeps it as its result for `lessonkit merge`."""
         relatives = [self.relative(e.path) for e in entries]
         csv = None if self.kind.csv is None else self.kind.csv(entries)
         try:
@@ -426,6 +454,7 @@ class BatchRun(Generic[R]):
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
         if self.shard is not None:
+            self._seal(entries)
             try:
                 os.replace(self.journal, self.shard_path)
             except OSError as exc:

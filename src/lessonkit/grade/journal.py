@@ -18,6 +18,13 @@ holds: the header's over its fields, each entry's over its fields and the header
 that does not parse (cut short by an interruption) or names another run is skipped; an
 entry of this run that does not verify is refused (`NotVerified`), never kept: whoever
 wrote it by hand, or moved it from another batch, did not have the key.
+
+A shard's journal is its result, and a signed line can still be deleted: so a finished
+shard is sealed. Its last line, signed too, binds its run, batch and shard, the number of
+entries and a digest of their (path, sha256) pairs (`JournalSeal`); `check_seal` refuses a
+journal without one (its batch did not finish), with two, with one of another shard, or
+whose entries are not those it binds (one deleted, duplicated or added), as `NotSealed`.
+`--resume` reads a journal without its seal, and a batch seals only at its end.
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-SCHEMA = 4  # 4: the batch id, and an HMAC on every line
+SCHEMA = 5  # 4: the batch id, and an HMAC on every line; 5: a finished shard is sealed
+
+Kind = Literal["header", "entry", "seal"]
 
 
 class Report(Protocol):
@@ -60,12 +70,12 @@ class JournalKey:
     secret: bytes = field(repr=False)  # never printed, in a message or a traceback
     where: str
 
-    def mac(self, kind: Literal["header", "entry"], fields: dict[str, Any]) -> str:
+    def mac(self, kind: Kind, fields: dict[str, Any]) -> str:
         """HMAC-SHA256 of `fields` as canonical JSON, for a line of `kind`."""
         text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hmac.new(self.secret, f"{kind}\n{text}".encode("ascii"), hashlib.sha256).hexdigest()
 
-    def verifies(self, kind: Literal["header", "entry"], fields: dict[str, Any], mac: Any) -> bool:
+    def verifies(self, kind: Kind, fields: dict[str, Any], mac: Any) -> bool:
         return isinstance(mac, str) and hmac.compare_digest(self.mac(kind, fields), mac)
 
 
@@ -75,6 +85,23 @@ class NotVerified(ValueError):
     def __init__(self, what: str, why: str):
         self.what, self.why = what, why
         super().__init__(f"{what}: {why}")
+
+
+class OldSchema(ValueError):
+    """A journal of another schema (an older lessonkit's): named, so a message can say so."""
+
+    def __init__(self, schema: object):
+        self.schema = schema
+        super().__init__(f"a journal of schema {schema!r}; this lessonkit reads schema {SCHEMA}")
+
+
+class NotSealed(ValueError):
+    """A journal whose seal is missing or does not bind its entries; `unfinished` when it
+    has none (its batch was interrupted, or the seal was removed)."""
+
+    def __init__(self, why: str, unfinished: bool):
+        self.why, self.unfinished = why, unfinished
+        super().__init__(why)
 
 
 def batch_id(listing: Iterable[tuple[str, str]], seed: int | None) -> str:
@@ -136,8 +163,10 @@ class JournalHeader:
     @classmethod
     def from_json(cls, data: Any) -> JournalHeader:
         """The header, or ValueError when it is not one of this schema."""
-        if not isinstance(data, dict) or data.get("journal") != SCHEMA:
-            raise ValueError("not a journal of this schema")
+        if not isinstance(data, dict) or "journal" not in data:
+            raise ValueError("not a journal")
+        if data["journal"] != SCHEMA:
+            raise OldSchema(data["journal"])
         shard = data.get("shard")
         if shard is not None:
             shard = Shard(int(shard["index"]), int(shard["count"]))
@@ -202,6 +231,59 @@ class JournalEntry(Generic[R]):
         return entry
 
 
+def entries_digest(pairs: Iterable[tuple[str, str]]) -> str:
+    """The sha256 of the entries' (relative path, sha256) pairs, sorted, duplicates kept:
+    what a seal binds, so that no entry can be deleted, added or doubled unseen."""
+    text = json.dumps(sorted(pairs), separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+@dataclass(frozen=True)
+class JournalSeal:
+    """A finished batch's last line: which run, batch and shard it closes, and its entries."""
+
+    run: str
+    batch: str
+    shard: Shard | None
+    entries: int
+    digest: str
+    """`entries_digest` of the entries' (path, sha256) pairs."""
+
+    @classmethod
+    def of(cls, header: JournalHeader, pairs: Sequence[tuple[str, str]]) -> JournalSeal:
+        """The seal of `header`'s journal holding entries of these (path, sha256) pairs."""
+        return cls(header.run, header.batch, header.shard, len(pairs), entries_digest(pairs))
+
+    def to_json(self) -> dict[str, Any]:
+        shard = (
+            None if self.shard is None else {"index": self.shard.index, "count": self.shard.count}
+        )
+        return {
+            "run": self.run,
+            "batch": self.batch,
+            "shard": shard,
+            "entries": self.entries,
+            "digest": self.digest,
+        }
+
+    def line(self, key: JournalKey) -> str:
+        """The seal as the journal's last line, signed."""
+        fields = self.to_json()
+        return json.dumps({"seal": fields, "mac": key.mac("seal", fields)})
+
+    @classmethod
+    def from_json(cls, data: Any) -> JournalSeal:
+        """The seal, or ValueError, KeyError or TypeError when `data` is not one."""
+        shard = data["shard"]
+        return cls(
+            run=str(data["run"]),
+            batch=str(data["batch"]),
+            shard=None if shard is None else Shard(int(shard["index"]), int(shard["count"])),
+            entries=int(data["entries"]),
+            digest=str(data["digest"]),
+        )
+
+
 def _signed(fields: dict[str, Any], header: JournalHeader) -> dict[str, Any]:
     """What an entry's HMAC covers: its fields but its data and HMAC, and its batch."""
     return {k: v for k, v in fields.items() if k not in ("data", "mac")} | {"batch": header.batch}
@@ -210,29 +292,45 @@ def _signed(fields: dict[str, Any], header: JournalHeader) -> dict[str, Any]:
 def read_journal(
     text: str, key: JournalKey, report: Callable[[Any], R]
 ) -> tuple[JournalHeader, tuple[JournalEntry[R], ...]]:
-    """The header and the entries of its run, each verified with `key`, each report read
-    by `report` (`GradeReport.from_json`, `ProjectReport.from_json`).
+    """The header and the entries of its run (`read_sealed` without its seals): what
+    `--resume` keeps."""
+    header, entries, _ = read_sealed(text, key, report)
+    return header, entries
+
+
+def read_sealed(
+    text: str, key: JournalKey, report: Callable[[Any], R]
+) -> tuple[JournalHeader, tuple[JournalEntry[R], ...], tuple[JournalSeal, ...]]:
+    """The header, the entries of its run and every seal in it (of any run: `check_seal`
+    says which do not belong), each verified with `key`, each report read by `report`
+    (`GradeReport.from_json`, `ProjectReport.from_json`).
 
     Raises:
-        ValueError: the first line is not a header of this schema.
-        NotVerified: the header, or an entry of its run, does not verify with `key`, or an
-            entry's bytes do not have the sha256 it names.
+        OldSchema: the first line is a header of another schema.
+        ValueError: the first line is not a header.
+        NotVerified: the header, a seal, or an entry of its run does not verify with `key`,
+            or an entry's bytes do not have the sha256 it names.
     """
     lines = text.splitlines()
     try:
         raw = json.loads(lines[0]) if lines else None
         header = JournalHeader.from_json(raw)
+    except OldSchema:
+        raise
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(str(exc)) from None
     fields = {k: v for k, v in raw.items() if k != "mac"}
     if not key.verifies("header", fields, raw.get("mac")):
         raise NotVerified("its first line", "it is not signed with this grading key")
-    entries = []
+    entries, seals = [], []
     for number, line in enumerate(lines[1:], start=2):
         try:
             data = json.loads(line)
         except ValueError:
             continue  # a line cut short by an interruption
+        if isinstance(data, dict) and "seal" in data:
+            seals.append(_seal(data, key, f"its seal (line {number})"))
+            continue
         if not isinstance(data, dict) or data.get("run") != header.run:
             continue  # not an entry of this run: never kept
         what = f"entry {number - 1} (line {number}, {str(data.get('path'))[:200]!r})"
@@ -242,4 +340,53 @@ def read_journal(
             entries.append(JournalEntry.from_json(data, report))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise NotVerified(what, f"it is signed but unreadable ({exc})") from None
-    return header, tuple(entries)
+    return header, tuple(entries), tuple(seals)
+
+
+def _seal(data: dict[str, Any], key: JournalKey, what: str) -> JournalSeal:
+    """A seal line, verified: one written without the key is refused like an entry."""
+    if not key.verifies("seal", data["seal"], data.get("mac")):
+        raise NotVerified(what, "it is not signed with this grading key")
+    try:
+        return JournalSeal.from_json(data["seal"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NotVerified(what, f"it is signed but unreadable ({exc})") from None
+
+
+def check_seal(
+    header: JournalHeader, entries: Sequence[JournalEntry[Any]], seals: Sequence[JournalSeal]
+) -> JournalSeal:
+    """The one seal of this journal, binding exactly its entries; else `NotSealed`, why."""
+    if not seals:
+        raise NotSealed(
+            "it has no seal: its batch did not finish (it was interrupted, or its last line "
+            "was removed)",
+            unfinished=True,
+        )
+    if len(seals) > 1:
+        raise NotSealed(f"it has {len(seals)} seals; a finished batch seals once", False)
+    seal = seals[0]
+    if (seal.run, seal.batch, seal.shard) != (header.run, header.batch, header.shard):
+        raise NotSealed(
+            f"its seal is the seal of shard {seal.shard} (run {seal.run[:12]}, batch "
+            f"{seal.batch[:12]}), not of this journal's shard {header.shard} (run "
+            f"{header.run[:12]}, batch {header.batch[:12]}): it was copied from another journal",
+            unfinished=False,
+        )
+    pairs = [(e.path, e.sha256) for e in entries]
+    twice = sorted(path for path, n in Counter(p for p, _ in pairs).items() if n > 1)
+    if twice:
+        raise NotSealed(f"it holds the entry of {twice[0][:200]!r} twice", False)
+    if len(pairs) != seal.entries:
+        raise NotSealed(
+            f"it holds {len(pairs)} entries and its seal {seal.entries}: entries were "
+            "deleted or added after its batch finished",
+            unfinished=False,
+        )
+    if entries_digest(pairs) != seal.digest:
+        raise NotSealed(
+            "its entries (their paths and sha256) are not those its seal binds: entries were "
+            "replaced after its batch finished",
+            unfinished=False,
+        )
+    return seal
