@@ -111,7 +111,7 @@ def main() -> None:
             toolkit="0.1.0",
             file=e.path,
             data=e.data or b"",
-            mtime=0.0,
+            submitted=0.0,
             graded_utc="2026-12-04T00:00:00Z",
         )
         for e in merged.entries
