@@ -376,12 +376,14 @@ class Grader:
         self.close()
 
     def close(self) -> None:
-        self._closed = True
+        with self._starter_lock:  # no fork thread starts a new starter after this
+            self._closed = True
+            starter = self._starter
         with self._lock:
             spares, self._spares = self._spares, []
         reference, self._reference = self._reference, None
-        if self._starter is not None:
-            self._starter.close()  # a spare still waiting for it gives up at once
+        if starter is not None:
+            starter.close()  # a spare still waiting for it gives up at once
         for pool in (self._forker, self._reference_pool, self._spawner):
             pool.shutdown(wait=False, cancel_futures=True)  # no child starts after close
         if reference is not None:

@@ -152,7 +152,11 @@ class Starter:
 
     def _pump(self, timeout: float) -> None:
         """Read what the starter said, waiting at most `timeout`; call with `_lock` held."""
-        ready, _, _ = select.select([self._control], [], [], max(0.0, timeout))
+        try:
+            ready, _, _ = select.select([self._control], [], [], max(0.0, timeout))
+        except (OSError, ValueError):  # closed meanwhile by `close`
+            self._gone = True
+            return
         while ready and not self._gone:
             try:
                 data = self._control.recv(1 << 16, socket.MSG_DONTWAIT)
