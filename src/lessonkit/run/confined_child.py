@@ -5,8 +5,9 @@ and a learner's whole script (`run/whole_script.py`) are started here alike, in 
 
 1. remove what killed parents left (`run/leftovers.py`);
 2. choose who the child becomes: in a privileged sandbox a user id of its own, without a
-   sandbox the isolation's account (an autograder as root), else the caller; the trusted
-   reference child is never sandboxed and stays the caller;
+   sandbox the isolation's account (an autograder as root), else the caller; a trusted
+   reference child started here (where there is no starter to fork it) is never sandboxed
+   and stays the caller;
 3. give it a folder of the parent's where it needs one (its scratch folder without the
    sandbox, or a working folder the caller reads back afterwards), owned by that identity;
 4. wrap the command in `run/confine.py` (memory, file size, tasks, CPU time, the identity),
