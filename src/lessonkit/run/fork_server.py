@@ -14,11 +14,11 @@ socket, one JSON message per datagram:
   when a child it forked has ended (negative: the signal that ended it).
 
 A child greets the parent twice on its own socket (once where it takes no namespaces),
-once as soon as it is forked and once as the process that will run learner code; each greeting carries its process id through the
-kernel (`SO_PASSCRED`), so the parent knows both without trusting anything the child
-says, moves the first into the child's cgroup and waits before answering `go`. The starter
-never reads what a child reports; when its socket closes (the parent ended), it ends every
-child and itself.
+once as soon as it is forked and once as the process that will run learner code; each
+greeting carries its process id through the kernel (`SO_PASSCRED`), so the parent knows
+both without trusting anything the child says, moves the first into the child's cgroup
+and waits before answering `go`. The starter never reads what a child reports; when its
+socket closes (the parent ended), it ends every child and itself.
 """
 
 from __future__ import annotations
