@@ -67,3 +67,37 @@ def test_grade_each_stops_at_an_exception_a_grade_one_raises():
     with pytest.raises(RuntimeError, match="the reference failed"):
         grade_each(list(range(10)), fails_on_one, jobs=1)
     assert taken == [0, 1]
+
+
+@pytest.mark.parametrize("given_stop", [False, True])
+def test_a_result_that_ends_after_ctrl_c_is_never_kept(given_stop):
+    """Ctrl-C counts what the journal keeps, and then says so: an item in flight that ends
+    after it (its child killed, or its run just done) must not reach `on_done` behind the
+    count's back (CI once said "1 of 6 kept" over a journal that kept 2)."""
+    import signal
+    import threading
+
+    from lessonkit.grade.batch import grade_each
+
+    release = threading.Event()
+    done: list[int] = []
+    ended = threading.Event()
+
+    def grade_one(n: int) -> int:
+        if n == 1:
+            # Ctrl-C while item 1 is in flight, to this very process's main thread
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            release.wait(10)
+            ended.set()
+        return n
+
+    stop = threading.Event() if given_stop else None
+    if given_stop:
+        threading.Timer(0.2, release.set).start()  # a grade-one that honours stop, ending
+    with pytest.raises(KeyboardInterrupt):
+        grade_each([0, 1, 2], grade_one, jobs=1, on_done=done.append, stop=stop)
+    release.set()
+    assert ended.wait(10)
+    time_for_a_late_keep = threading.Event()
+    time_for_a_late_keep.wait(0.2)
+    assert done == [0]

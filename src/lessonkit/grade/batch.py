@@ -86,16 +86,20 @@ def grade_each(
     (the lesson itself cannot be graded) starts no more items and is raised here once the
     others end. `on_take(left)` is told how many items wait after each one taken, and
     `on_done` gets each result, one call at a time. An exception in the caller's thread
-    (Ctrl-C) sets `stop`, where given, and waits for the items in flight (a grade-one that
-    honours `stop` ends them); without `stop` the threads are left to the process's end.
+    (Ctrl-C) sets `stop`, and from then on no result reaches `on_done`: the caller counts
+    what was kept once, and an item cut short is never kept as graded. With `stop` given it
+    waits for the items in flight (a grade-one that honours `stop` ends them); without, the
+    threads are left to end as their children do.
     """
     results: list[Any] = [None] * len(items)
     indexes = iter(range(len(items)))
     lock = threading.Lock()
     failures: list[BaseException] = []
+    wait_for_items = stop is not None
+    stop = threading.Event() if stop is None else stop
 
     def work() -> None:
-        while not failures and not (stop is not None and stop.is_set()):
+        while not failures and not stop.is_set():
             with lock:
                 index = next(indexes, None)
                 if index is not None and on_take is not None:
@@ -107,22 +111,26 @@ def grade_each(
             except BaseException as exc:  # stop taking items; raised in the caller
                 failures.append(exc)
                 return
-            results[index] = result
-            if on_done is not None:
-                with lock:
+            with lock:
+                if stop.is_set():
+                    return  # finished after Ctrl-C: the caller has counted what was kept
+                results[index] = result
+                if on_done is not None:
                     on_done(result)
 
     threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, jobs))]
-    for thread in threads:
-        thread.start()
     try:
         for thread in threads:
+            thread.start()
+        for thread in threads:
             thread.join()
-    except BaseException:  # Ctrl-C: stop the items in flight, take no more
-        if stop is not None:
+    except BaseException:  # Ctrl-C: stop the items in flight, take no more, keep no more
+        with lock:  # a result being kept is kept whole; none after it
             stop.set()
+        if wait_for_items:
             for thread in threads:
-                thread.join()
+                if thread.is_alive():
+                    thread.join()
         raise
     if failures:
         raise failures[0]
