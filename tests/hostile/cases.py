@@ -270,7 +270,8 @@ CASES: tuple[Case, ...] = (
         },
     ),
     # F1 counts scenarios: under an order that moves every probe it aims at (seed 1 of
-    # LESSONKIT_SCENARIO_ORDER) a count can land on none; any other order is as likely.
+    # LESSONKIT_SCENARIO_ORDER) a count can land on none; any other order is as likely. A
+    # count that lands on a probe fixes one of its three copies only (test_counting_cell.py).
     *_files(
         "value-forgery",
         "single",

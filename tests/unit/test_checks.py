@@ -35,7 +35,7 @@ from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_p
 from lessonkit.grade.grader import LessonGrading, interfered_report, lesson_grading, wire_names
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
-from lessonkit.grade.probes import probe_run
+from lessonkit.grade.probes import probe_copies
 from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
 from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
@@ -364,10 +364,12 @@ class World:
         timeout: float = 60.0,
     ) -> World:
         g = grading()
-        if probes:  # more probes after the lesson's own, numbered on
+        if probes:  # more probes after the lesson's own, numbered on, each with its copies
             block = lesson().grading
-            first = len(g.probes) + 1
-            more = tuple(probe_run(p, block, SEED, n) for n, p in enumerate(probes, first))
+            first = len(block.probes) + 1
+            more = tuple(
+                run for n, p in enumerate(probes, first) for run in probe_copies(p, block, SEED, n)
+            )
             g = dataclasses.replace(g, probes=g.probes + more)
         if inputs is not None:
             g = dataclasses.replace(g, inputs=inputs)
@@ -1215,6 +1217,32 @@ def test_a_value_that_follows_a_probe_it_should_ignore_gets_the_probes_message()
     want = expected_value("make-it-yours", "manual", "probe-1").data[0]
     assert said_expected(result.message) == pytest.approx(want, rel=1e-4)
     assert (result.status, result.hint) == (FAILED, hint("make-it-yours"))
+
+
+def test_a_probe_fails_its_task_when_one_copy_alone_is_wrong():
+    """Every copy of a probe must pass (issue 34, F1): a cell right at the one place it bet
+    on, or in every copy but one, still fails, with one message that names the probe once
+    and shows the first wrong copy's values."""
+    copies = [p.name for p in grading().probes if p.probe.name == "an extra gradient leaf"]
+    assert copies == ["probe-1", "probe-1-2", "probe-1-3"]
+    for wrong in copies:  # one copy wrong, the others right
+        world = World.make().set("make-it-yours", wrong, norm_squared=scalar(96.0))
+        world.succeed("make-it-yours", wrong)
+        result = world.task("make-it-yours")
+        assert (result.status, result.check) == (FAILED, "probes")
+        assert result.message.startswith("`norm_squared` does not count a leaf added")
+        assert result.message.count("an extra gradient leaf") == 1
+        want = expected_value("make-it-yours", "norm_squared", wrong).data[0]
+        assert said_expected(result.message) == pytest.approx(want, rel=1e-4)
+        assert_others_pass(world, "make-it-yours")
+    world = World.make()  # right only in the last copy: the place a counting cell bet on
+    for wrong in copies[:-1]:
+        world.set("make-it-yours", wrong, norm_squared=scalar(96.0))
+        world.succeed("make-it-yours", wrong)
+    result = world.task("make-it-yours")
+    assert (result.status, result.message.count("an extra gradient leaf")) == (FAILED, 1)
+    want = expected_value("make-it-yours", "norm_squared", copies[0]).data[0]
+    assert said_expected(result.message) == pytest.approx(want, rel=1e-4)
 
 
 def test_a_check_that_cannot_fail_is_caught_by_its_probe():

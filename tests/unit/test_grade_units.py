@@ -20,7 +20,7 @@ from lessonkit.child.guard import ModuleGuard
 from lessonkit.child.runner import WorkerProgram
 from lessonkit.grade import reported
 from lessonkit.grade.explain import explain_error
-from lessonkit.grade.inputs import draw_inputs, grading_of
+from lessonkit.grade.inputs import draw_inputs, draw_set, grading_of
 from lessonkit.grade.plan import (
     LESSON_ONLY,
     SETUP,
@@ -672,6 +672,36 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     for number, inputs in enumerate(own):
         assert inputs not in own[:number] and inputs not in drawn
     assert probe_runs(grading, seed=7) == probe_runs(grading, seed=7)
+
+
+def test_every_probe_runs_in_copies_on_inputs_and_members_of_their_own(lesson):
+    """Issue 34, F1: a probe runs three times, each copy drawn apart (inputs and, for a
+    family, its member), so a cell that counts scenarios must bet on three places at once.
+    Copy 1 draws as a single probe run always did, so a seed replays it."""
+    from lessonkit.grade import probes
+    from lessonkit.grade.probes import probe_runs
+
+    grading = grading_of(lesson)
+    runs = probe_runs(grading, seed=7)
+    by_probe: dict[str, list] = {}
+    for run in runs:
+        by_probe.setdefault(run.probe.name, []).append(run)
+    assert [len(copies) for copies in by_probe.values()] == [3] * len(grading.probes)
+    assert probes.COPIES == 3 and len({run.name for run in runs}) == len(runs)
+    names = grading.input_names
+    pairs = zip(grading.probes, by_probe.values(), strict=True)
+    for number, (probe, copies) in enumerate(pairs, 1):
+        assert [run.copy for run in copies] == [1, 2, 3]
+        own = [{k: run.inputs[k] for k in names} for run in copies]
+        assert all(own[i] not in own[:i] for i in range(1, 3)), probe.name
+        if probe.transform in ("add_leaf", "shift_key"):  # a family: each copy its own member
+            members = [(run.probe.key, run.probe.value) for run in copies]
+            assert len(set(members)) == 3, members
+        first = random.Random(f"7/probe/{number}")  # copy 1: the draw of a single probe run
+        assert {k: v for k, v in draw_set(grading, first).items() if k != probe.target} == {
+            k: v for k, v in own[0].items() if k != probe.target
+        }
+    assert probe_runs(grading, seed=7) == runs
 
 
 # --------------------------------------------------------------------------- edges and accept

@@ -20,6 +20,7 @@ from lessonkit.grade.protocol import (
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.reference_store import (
+    FORMAT,
     SWITCH_OFF,
     ReferenceStore,
     reference_key,
@@ -140,9 +141,10 @@ def test_the_store_reads_only_its_own_entries(tmp_path):
     for damaged in ("", "not json", "[]", '{"format": 1, "key": "' + key + '", "record": {}}'):
         path.write_text(damaged, encoding="utf-8")
         assert store.load("state-02", key) is None
-    entry = {"format": 2, "key": key, "record": encode_record(record())}
-    path.write_text(json.dumps(entry), encoding="utf-8")
-    assert store.load("state-02", key) is None  # another format
+    for other in (FORMAT - 1, FORMAT + 1):  # an older entry (fewer probe copies), a newer one
+        entry = {"format": other, "key": key, "record": encode_record(record())}
+        path.write_text(json.dumps(entry), encoding="utf-8")
+        assert store.load("state-02", key) is None  # another format
 
 
 def test_an_unwritable_store_is_simply_not_used(tmp_path):

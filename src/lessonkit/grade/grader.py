@@ -89,7 +89,7 @@ def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
 
 
 def scenarios(grading: LessonGrading) -> tuple[ScenarioSpec, ...]:
-    """The lesson's inputs, the drawn input sets, then one scenario per probe.
+    """The lesson's inputs, the drawn input sets, then `probes.COPIES` scenarios per probe.
 
     Every scenario but the lesson's runs the same way in the child (values for names the
     steps assign, library calls changed), so nothing there says which one is a probe.
@@ -105,7 +105,8 @@ def wire_names(grading: LessonGrading, order: random.Random | None = None) -> di
 
     The child runs its scenarios in the order of these names. With `order` (a grader draws
     one per request) the names go to the scenarios in a shuffled order, so neither a
-    scenario's name nor its place in the run says which it is (issue 34, F1).
+    scenario's name nor its place in the run says which it is, and a probe's copies land at
+    places of their own (issue 34, F1).
     """
     names = [s.name for s in scenarios(grading)[1:]]
     if order is not None:

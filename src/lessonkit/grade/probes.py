@@ -16,6 +16,11 @@ a probe by comparing (issue 34, F1-F2):
   drawn input replaces `params`;
 - `gradients` and `call`: the child wraps JAX's differentiation functions, or the named
   library function, so that what they return is changed where it is made.
+
+Every probe also runs `COPIES` times, each copy on inputs and a family member of its own,
+shuffled among the other scenarios like any of them; it passes only if every copy does. A
+cell that counts scenarios and applies a probe's change at a guessed place must then guess
+every copy's place at once (issue 34, F1).
 """
 
 from __future__ import annotations
@@ -28,6 +33,16 @@ from lessonkit.grade.inputs import Tree, draw_set
 from lessonkit.grade.protocol import ChangedCall
 from lessonkit.lesson.model import Grading, Probe, ProbeValue
 
+COPIES = 3
+"""How many times each probe runs, each copy on inputs and a family member of its own.
+
+Scenarios share one process, so a cell can count them and apply a probe's change itself at
+the place it guesses the probe runs. With one run per probe, a guess among N shuffled
+scenarios lands once in N; with three copies, all of which must pass, it must name exactly
+the three places of one probe: once in C(N, 3) (1771 for 2 drawn sets and 7 probes, N =
+23, where one run each gave 1 in 9). Each copy is one more run of the file, so three buys
+that for two extra runs per probe."""
+
 
 @dataclass(frozen=True)
 class ProbeRun:
@@ -37,6 +52,7 @@ class ProbeRun:
     probe: Probe
     inputs: dict[str, Tree] | None
     sources: tuple[ChangedCall, ...]
+    copy: int = 1  # which of the probe's `COPIES` runs this is
 
 
 def _changed(tree: Tree, probe: Probe) -> Tree:
@@ -94,21 +110,41 @@ def family_member(probe: Probe, rng: random.Random) -> Probe:
     return probe
 
 
-def probe_run(probe: Probe, grading: Grading, seed: int, number: int) -> ProbeRun:
-    """The scenario for one probe; `number` keeps each probe's draw apart from the others."""
-    name = f"probe-{number}"
-    rng = random.Random(f"{seed}/probe/{number}")
+def _rng(seed: int, number: int, copy: int) -> random.Random:
+    """Copy 1 draws as a probe always drew (a seed replays it); every other copy from its own
+    stream, so no two copies share inputs or a family member."""
+    suffix = "" if copy == 1 else f"/{copy}"
+    return random.Random(f"{seed}/probe/{number}{suffix}")
+
+
+def _name(number: int, copy: int) -> str:
+    return f"probe-{number}" if copy == 1 else f"probe-{number}-{copy}"
+
+
+def probe_run(probe: Probe, grading: Grading, seed: int, number: int, copy: int = 1) -> ProbeRun:
+    """The scenario for one copy of one probe; `number` and `copy` keep its draw apart from
+    every other scenario's."""
+    name = _name(number, copy)
+    rng = _rng(seed, number, copy)
     drawn = draw_set(grading, rng)
     probe = family_member(probe, rng)
     if probe.source == "input":
         drawn[probe.target] = _changed(drawn[probe.target], probe)
-        return ProbeRun(name, probe, drawn, ())
+        return ProbeRun(name, probe, drawn, (), copy)
     if probe.source == "step":
-        return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, ())  # type: ignore[dict-item]
+        return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, (), copy)  # type: ignore[dict-item]
     source = ChangedCall(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
-    return ProbeRun(name, probe, drawn or None, (source,))
+    return ProbeRun(name, probe, drawn or None, (source,), copy)
+
+
+def probe_copies(probe: Probe, grading: Grading, seed: int, number: int) -> tuple[ProbeRun, ...]:
+    """The `COPIES` scenarios of one probe, copy 1 first."""
+    return tuple(probe_run(probe, grading, seed, number, c) for c in range(1, COPIES + 1))
 
 
 def probe_runs(grading: Grading, seed: int) -> tuple[ProbeRun, ...]:
-    """Every probe of the lesson as a scenario, in declaration order."""
-    return tuple(probe_run(p, grading, seed, n) for n, p in enumerate(grading.probes, 1))
+    """Every copy of every probe as a scenario: probes in declaration order, each probe's
+    copies together, so the first failing run a task meets is its first failing probe's."""
+    return tuple(
+        run for n, p in enumerate(grading.probes, 1) for run in probe_copies(p, grading, seed, n)
+    )

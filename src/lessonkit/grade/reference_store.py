@@ -43,7 +43,7 @@ from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.process import GRADER_SETTINGS
 
-FORMAT = 1
+FORMAT = 2  # 2: every probe runs `probes.COPIES` times, so records hold more scenarios
 SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
 KEEP = 256  # entries kept; the oldest go first (each fresh seed of `check` writes one)
 MAX_ENTRY_BYTES = 64 * 2**20
