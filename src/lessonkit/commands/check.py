@@ -153,13 +153,14 @@ def run(args: argparse.Namespace) -> int:
     isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
     if isolation.note and not args.json:
         console(stderr=True).print(Text(isolation.note, style="yellow"))
-    grader = Grader(  # the children import JAX meanwhile
+    lesson = find_lesson(args.lesson)
+    grader = Grader(  # its starter imports JAX and the lesson's modules meanwhile
         limits_from(args),
         isolation=isolation,
         seed=args.seed,
+        lesson=lesson,
     )
     try:
-        lesson = find_lesson(args.lesson)
         grader.prepare(lesson)  # the reference child starts now, unless its record is kept
         path = practice_file(lesson, args.file)
         if args.watch:

@@ -288,7 +288,7 @@ def _results(lesson: Lesson, folder: Path, limits: Limits, started: float) -> di
     except UsageError as exc:  # root, with neither bubblewrap nor the account
         said = f"Isolation: none available ({exc.message}; setup.sh creates the account)."
         return not_graded_json(said, time.perf_counter() - started)
-    with Grader(limits, isolation=isolation) as grader:
+    with Grader(limits, isolation=isolation, lesson=lesson) as grader:
         try:
             path = find_submission(folder, lesson)
             submission = read_submission(path, read_bytes_in_folder(folder, path))

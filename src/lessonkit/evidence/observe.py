@@ -402,7 +402,7 @@ def collect_evidence(
     submission = read_submission(file)
     isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
     limits = DEFAULT_LIMITS.with_options(timeout=timeout_s)
-    with Grader(limits, isolation=isolation) as grader:
+    with Grader(limits, isolation=isolation, lesson=lesson) as grader:
         run = grader.run_submission(lesson, submission)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     if run.record.interfered:

@@ -339,11 +339,15 @@ class Grader:
         isolation: Isolation = UNSANDBOXED,
         seed: int | None = None,
         prestart: int = 0,
+        lesson: Lesson | None = None,
     ):
         """`limits` hold for every child (the time limit is each file's); `isolation` keeps
-        the learner children apart (the reference child is trusted, never sandboxed)."""
+        the learner children apart (the reference child is trusted, never sandboxed).
+        `lesson`, where the caller knows it already, has the starter import the lesson's own
+        modules once, ahead of every child it forks."""
         self.limits = limits
         self.isolation = isolation
+        self._preload = () if lesson is None else imported_modules(lesson)
         self.seed = new_seed() if seed is None else seed
         self.prestart = prestart
         self._ids = itertools.count(1)
@@ -363,7 +367,8 @@ class Grader:
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
         if FORKING:  # learner children are forks of a starter that imported JAX once
-            self._starter = self._spawner.submit(grading_starter, isolation, limits).result()
+            starting = self._spawner.submit(grading_starter, isolation, limits, self._preload)
+            self._starter = starting.result()
         # The first learner child is on its way while the parent reads the lesson and the file.
         self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
         self._gradings: dict[str, LessonGrading] = {}
@@ -420,7 +425,7 @@ class Grader:
             if not self._starter.alive:
                 self._starter.close()
                 self._starter = self._spawner.submit(
-                    grading_starter, self.isolation, self.limits
+                    grading_starter, self.isolation, self.limits, self._preload
                 ).result()
             starter = self._starter
         worker = WorkerHandle(

@@ -79,7 +79,7 @@ def grade_many(
         return ()
     isolation = sandbox_if_any() if isolation is None else isolation
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
-    with Grader(limits, isolation=isolation, seed=seed, prestart=jobs) as grader:
+    with Grader(limits, isolation=isolation, seed=seed, prestart=jobs, lesson=lesson) as grader:
 
         def prestart(left: int) -> None:
             grader.prestart = min(jobs, left)

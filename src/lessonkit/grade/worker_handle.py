@@ -20,6 +20,7 @@ import os
 import select
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,9 +48,10 @@ WORKER_SCRIPT = CHILD_FOLDER / "start.py"  # run by path; it loads the rest of t
 MAX_REPORT_BYTES = 64 * 2**20
 
 
-def grading_starter(isolation: Isolation, limits: Limits) -> Starter:
-    """The starter that forks this grader's learner children (see `run/starter.py`)."""
-    return Starter(CHILD_FOLDER, isolation=isolation, limits=limits)
+def grading_starter(isolation: Isolation, limits: Limits, preload: Sequence[str] = ()) -> Starter:
+    """The starter that forks this grader's children (see `run/starter.py`), with the
+    modules in `preload` imported once for all of them."""
+    return Starter(CHILD_FOLDER, isolation=isolation, limits=limits, preload=preload)
 
 
 class GradingError(LessonkitError):

@@ -1,11 +1,12 @@
 """The starter: a trusted process that imported JAX once and forks each learner's child.
 
 Run by path, never imported from lessonkit, as `python -I fork_server.py CONTROL_FD
-CHILD_FOLDER` (see `run/starter.py` for the parent's side); it loads `confine.py` and
-`isolate.py` beside it, and the grading child's program from CHILD_FOLDER, by path, as the
-sandbox binds only those. It imports JAX, jax.numpy and NumPy, runs no array op (a fork after the
-backend started would deadlock) and no learner code, and then serves the parent on a Unix
-socket, one JSON message per datagram:
+CHILD_FOLDER [MODULE...]` (see `run/starter.py` for the parent's side); it loads
+`confine.py` and `isolate.py` beside it, and the grading child's program from CHILD_FOLDER,
+by path, as the sandbox binds only those. It imports JAX, jax.numpy and NumPy, then each
+MODULE (the lesson's own imports, so no fork pays for them), runs no array op (a fork after
+the backend started would deadlock) and no learner code, and then serves the parent on a
+Unix socket, one JSON message per datagram:
 
 - `{"fork": ID, "confinement": {...}}` with four descriptors (the request pipe, the report
   pipe, the child's error output, and a socket of the child's own for its greetings): fork
@@ -167,11 +168,26 @@ def _reap(control: socket.socket, children: dict[int, object]) -> None:
             control.send(json.dumps({"ended": ident, "returncode": code}).encode())
 
 
+def _preload(modules: list[str], argv: list[str]) -> None:
+    """Import the lesson's own modules ahead of every fork. One that starts JAX's backend as
+    it is imported would deadlock every fork: the starter then begins again without them
+    (`exec`, same descriptors and confinement), and each fork imports them itself."""
+    import importlib
+
+    from jax._src import xla_bridge
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # the fork that imports it again reports the error
+            continue
+        if xla_bridge.backends_are_initialized():
+            os.execv(sys.executable, [sys.executable, "-I", __file__, *argv[:2]])
+
+
 def serve(control_fd: int, programs: _Programs) -> None:
-    """Import JAX, then fork a grading child for each request until the parent goes."""
+    """Fork a grading child for each request until the parent goes (JAX imported)."""
     import jax
-    import jax.numpy
-    import numpy  # noqa: F401
     from jax._src import xla_bridge
 
     if xla_bridge.backends_are_initialized():
@@ -215,6 +231,10 @@ def main(argv: list[str]) -> None:
     from lessonkit_child import runner, wire
 
     globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
+    import jax.numpy  # noqa: F401 - imported once here, for every fork
+    import numpy  # noqa: F401
+
+    _preload(argv[2:], argv)
     serve(control_fd, _Programs(confine, isolate, runner))
 
 

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -117,8 +118,16 @@ class ForkedProcess:
 class Starter:
     """The trusted starter process, started at once; `fork` waits until JAX is imported."""
 
-    def __init__(self, child_folder: Path, *, isolation: Isolation, limits: Limits):
-        """`child_folder` holds the grading child's program (`lessonkit/child/`)."""
+    def __init__(
+        self,
+        child_folder: Path,
+        *,
+        isolation: Isolation,
+        limits: Limits,
+        preload: Sequence[str] = (),
+    ):
+        """`child_folder` holds the grading child's program (`lessonkit/child/`); `preload`
+        names modules the starter imports before any fork (a lesson's own imports)."""
         self.isolation = isolation
         readable = (child_folder, FORK_SERVER, ISOLATE_SCRIPT)
         under_tmp = (p for p in bound_paths(isolation, readable=readable) if _under_tmp(p))
@@ -127,7 +136,7 @@ class Starter:
         command = [sys.executable, "-I", str(FORK_SERVER), str(theirs.fileno())]
         try:
             self._child = start_confined(
-                [*command, str(child_folder)],
+                [*command, str(child_folder), *preload],
                 isolation=isolation,
                 limits=limits,
                 forks=True,
