@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from lessonkit.grade.grader import lesson_grading, wire_names
+from lessonkit.grade.requests import lesson_grading, wire_names
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import invoke, make_attempt

@@ -32,12 +32,13 @@ from hypothesis import strategies as st
 
 from lessonkit.grade import reported as r
 from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_problem
-from lessonkit.grade.grader import LessonGrading, interfered_report, lesson_grading, wire_names
+from lessonkit.grade.grader import interfered_report
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
 from lessonkit.grade.probes import probe_copies
 from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
 from lessonkit.grade.record import RunRecord, run_record
+from lessonkit.grade.requests import LessonGrading, lesson_grading, wire_names
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells

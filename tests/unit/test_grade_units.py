@@ -936,7 +936,7 @@ def test_scenario_order_is_drawn_per_request_and_replayed_only_by_the_graders_se
 ):
     """Issue 34, F1: a count of scenarios says nothing, since each learner request runs them
     in an order drawn afresh; the lesson's own inputs run first, as in every order."""
-    from lessonkit.grade.grader import ORDER_VARIABLE, lesson_grading, scenario_order, wire_names
+    from lessonkit.grade.requests import ORDER_VARIABLE, lesson_grading, scenario_order, wire_names
 
     grading = lesson_grading(lesson, 5)
     monkeypatch.delenv(ORDER_VARIABLE, raising=False)

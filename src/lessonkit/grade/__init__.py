@@ -23,7 +23,8 @@ Modules, in the order data flows through them:
 - `record`, `reported`, `values`: a run's reports as data (`RunRecord`), the values in them
   typed, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
-- `grader`: the phases of one run; `watch` drives it on every save
+- `requests`: what a child is sent (the lesson's scenarios, their drawn order and names);
+  `grader`: the phases of one run; `watch` drives it on every save
 - `batch`: the one batch lifecycle (outputs checked, `journal`, resume, the `grade_each`
   pool, outputs written by `batch_outputs`) over items read by `batch_folder`; a lesson's
   grade-one function is `lesson_batch` (a project's is `lessonkit.project.batch`), and

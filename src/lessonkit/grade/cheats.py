@@ -24,11 +24,12 @@ from typing import Literal
 
 from lessonkit.grade.attempts import grade_packed, proof
 from lessonkit.grade.checks import LESSON, value_problem
-from lessonkit.grade.grader import GradedRun, Grader, LessonGrading
+from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
 from lessonkit.grade.protocol import CellReport
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import Value
+from lessonkit.grade.requests import LessonGrading
 from lessonkit.grade.results import PASSED, Status
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import differences
