@@ -221,6 +221,31 @@ def test_regrade_shows_progress_when_not_on_a_terminal(week, tmp_path):
     assert "Regraded 2 attempt(s)" in out and "No student's points changed" in out
 
 
+def test_regrade_refuses_kept_bytes_that_are_not_the_students(week, tmp_path):
+    """Red team D5: a gradebook changed by hand (tim's kept file swapped for ana's solved
+    one) must not regrade other bytes as tim's; before the check, `regrade` printed
+    `tim: 0 -> 8`. Nothing is graded and tim keeps his 0."""
+    import sqlite3
+
+    copy = tmp_path / "course.sqlite"
+    copy.write_bytes(week["book"].read_bytes())
+    with sqlite3.connect(copy) as db:
+        (tim,) = db.execute("SELECT sha256 FROM attempts WHERE student = 'tim'").fetchone()
+        (ana,) = db.execute("SELECT sha256 FROM attempts WHERE student = 'ana'").fetchone()
+        db.execute(
+            "UPDATE files SET content = (SELECT content FROM files WHERE sha256 = ?) "
+            "WHERE sha256 = ?",
+            (ana, tim),
+        )
+    argv = ["regrade", "state-02", "--gradebook", str(copy), "--student", "tim"]
+    code, out, err = invoke([*argv, "--timeout", "10"])
+    assert code == 2, (out, err)
+    assert "(tim, tim.py) do not hash to its sha256" in err
+    assert "Regraded" not in out
+    points = {s["id"]: s["points"]["state-02"] for s in _grades(copy)["students"]}
+    assert points["tim"] == 0
+
+
 def test_ctrl_c_on_a_batch_names_what_was_kept_and_the_command_that_goes_on(lesson, tmp_path):
     folder = tmp_path / "week1"
     solved = make_attempt(lesson, unsolved=OPTIONAL)
