@@ -39,22 +39,26 @@ from lessonkit.atomic import write_atomically
 from lessonkit.grade.protocol import Request
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
+from lessonkit.grade.worker_handle import CHILD_FOLDER
 from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.process import GRADER_SETTINGS
+from lessonkit.run.sandbox import CONFINE_SCRIPT
+from lessonkit.run.starter import FORK_SERVER, ISOLATE_SCRIPT
 
 FORMAT = 2  # 2: every probe runs `probes.COPIES` times, so records hold more scenarios
 SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
 KEEP = 256  # entries kept; the oldest go first (each fresh seed of `check` writes one)
 MAX_ENTRY_BYTES = 64 * 2**20
-CHILD_SOURCE = Path(__file__).resolve().parents[1] / "child"
 
 
 @functools.cache
 def _installation() -> str:
-    """A digest of what ran the reference: interpreter, packages, machine, child program."""
+    """A digest of what ran the reference: interpreter, packages, machine, and the programs
+    run by path (the grading child's, and the starter's that forks and confines it)."""
     child = hashlib.sha256()
-    for path in sorted(CHILD_SOURCE.glob("*.py")):
+    programs = [*sorted(CHILD_FOLDER.glob("*.py")), FORK_SERVER, ISOLATE_SCRIPT, CONFINE_SCRIPT]
+    for path in programs:
         child.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     facts = {
         "lessonkit": __version__,
