@@ -297,9 +297,10 @@ def _batch(args: argparse.Namespace) -> int:
     # The gradebook first: until the outputs are written the journal is kept, so a gradebook
     # that cannot be written loses nothing (`--resume` goes on from the journal).
     kept = None if course is None else course.keep(lesson, [run.journal_entry(e) for e in entries])
-    written = run.write_outputs(entries)
+    summary = run.summary(entries)
+    written = run.write_outputs(entries, summary)
     if args.json:
-        print(json.dumps(run.summary(entries), indent=2))
+        print(json.dumps(summary, indent=2))
     else:
         from lessonkit.grade.report import batch_table
 

@@ -205,10 +205,11 @@ def _batch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), progress)
     say_kept(run, progress)
-    written = run.write_outputs(entries)
+    summary = run.summary(entries)
+    written = run.write_outputs(entries, summary)
     reports = [e.report for e in entries]
     if args.json:
-        print(json.dumps(run.summary(entries), indent=2))
+        print(json.dumps(summary, indent=2))
         return 0
     table = Table("file", *(name for name, _ in contract.properties))
     symbols = {"holds": "✓", "fails": "✗", "not checked": "·"}

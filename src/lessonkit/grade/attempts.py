@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -115,14 +116,11 @@ def grade_rounds(
     ]
     jobs = max(1, min(jobs, len(submissions)))
 
-    def prestart(left: int) -> None:  # start children ahead only for files still to come
-        grader.prestart = min(jobs, left)
-
     graded = grade_each(
         submissions,
         lambda submission: grader.run_submission(lesson, submission),
         jobs=jobs,
-        on_take=prestart,
+        on_take=partial(grader.ahead_for, jobs),
     )
     return list(graded)
 

@@ -193,7 +193,6 @@ class BatchRun(Generic[R]):
         self.resume = resume
         self.note: str | None = None  # said once the batch starts
         self.journal_problem: str | None = None  # the journal could not be written
-        self.names: dict[str, str] = {}  # relative path -> feedback file name
         self.known: dict[str, BatchEntry[R]] = {}  # unchanged since the gradebook kept them
         self.graded_now = 0  # files graded (and journalled) by this run
         self.graded_here = 0  # of those, files a grading child ran
@@ -218,9 +217,10 @@ class BatchRun(Generic[R]):
         one message.
         """
         self._check_outputs(paths)
+        digests = self._listing_digests()  # every file read and hashed once, here
         if self.resume:
             self._read_journal()
-            self._keep_unchanged(paths)
+            self._keep_unchanged(paths, dict(digests))
         self.header = JournalHeader(
             run=self.run_id,
             lesson=self.kind.subject,
@@ -229,7 +229,7 @@ class BatchRun(Generic[R]):
             folder=str(self.folder.resolve()),
             seed=self.seed,
             shard=self.shard,
-            batch=batch_id(self._listing_digests(), self.seed),
+            batch=batch_id(digests, self.seed),
         )
         kept = [self.journalled[relative] for relative in self.done]
         lines = [self.header.line(self.key), *(e.line(self.key, self.header) for e in kept)]
@@ -251,7 +251,7 @@ class BatchRun(Generic[R]):
         return found
 
     def _check_outputs(self, paths: list[Path]) -> None:
-        self.names = names = feedback_names([self.relative(p) for p in paths])
+        names = feedback_names([self.relative(p) for p in paths])
         files = [self.json_path, self.journal, self.shard_path]
         files += [self.csv_path] if self.kind.csv is not None else []
         files += [self.feedback / n for n in names.values()]
@@ -324,20 +324,23 @@ class BatchRun(Generic[R]):
         self.run_id = header.run
         self.journalled = {entry.path: entry for entry in entries}
 
-    def _keep_unchanged(self, paths: list[Path]) -> None:
-        """Keep a journalled report only for the same bytes, graded with one seed."""
+    def _keep_unchanged(self, paths: list[Path], digests: dict[str, str]) -> None:
+        """Keep a journalled report only for the same bytes (`digests`: each file's sha256
+        now, "" for one that cannot be read), graded with one seed."""
         for path in paths:
             relative = self.relative(path)
             if relative not in self.journalled:
                 continue
             journalled = self.journalled[relative]
             digest, report = journalled.sha256, journalled.report
-            try:
-                data = read_bytes_in_folder(self.folder, path)
-            except LessonkitError:
+            if not digest or digests.get(relative) != digest or report.seed is None:
                 continue
-            if hashlib.sha256(data).hexdigest() != digest or report.seed is None:
-                continue
+            data = journalled.data
+            if data is None:  # an entry kept without its bytes: the file holds them
+                try:
+                    data = read_bytes_in_folder(self.folder, path)
+                except LessonkitError:
+                    continue
             if self.seed is None:
                 self.seed = report.seed
             elif report.seed != self.seed:
@@ -364,16 +367,20 @@ class BatchRun(Generic[R]):
         digest = entry.sha256 or ""
         return JournalEntry(self.run_id, relative, digest, mtime, entry.report, entry.data)
 
+    def _append(self, line: str) -> None:
+        """One line added to the journal and on disk before the next is graded."""
+        with self.journal.open("a", encoding="utf-8") as file:
+            file.write(line + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+
     def _journal(self, entry: BatchEntry[R]) -> None:
         if self.journal_problem is not None:
             return  # an unreadable file (no sha256) is kept too, and read again on --resume
         record = self.journal_entry(entry)
         assert self.header is not None, "prepare() writes the header first"
         try:
-            with self.journal.open("a", encoding="utf-8") as file:
-                file.write(record.line(self.key, self.header) + "\n")
-                file.flush()
-                os.fsync(file.fileno())
+            self._append(record.line(self.key, self.header))
         except OSError as exc:
             self.journal_problem = (
                 f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "
@@ -391,12 +398,8 @@ class BatchRun(Generic[R]):
             )
         assert self.header is not None, "prepare() writes the header first"
         pairs = [(self.relative(e.path), e.sha256 or "") for e in entries]
-        line = JournalSeal.of(self.header, pairs).line(self.key)
         try:
-            with self.journal.open("a", encoding="utf-8") as file:
-                file.write(line + "\n")
-                file.flush()
-                os.fsync(file.fileno())
+            self._append(JournalSeal.of(self.header, pairs).line(self.key))
         except OSError as exc:
             raise self._write_error(self.journal, exc) from None
 
@@ -450,14 +453,17 @@ class BatchRun(Generic[R]):
         """The batch's JSON output."""
         return self.kind.summary(entries, self.seed)
 
-    def write_outputs(self, entries: Sequence[BatchEntry[R]]) -> list[Path]:
-        """The outputs; then the journal is no longer needed, except by a shard, which seals
-        it and keeps it as its result for `lessonkit merge`."""
+    def write_outputs(
+        self, entries: Sequence[BatchEntry[R]], summary: dict | None = None
+    ) -> list[Path]:
+        """The outputs (`summary`: the JSON one, where the caller has built it already);
+        then the journal is no longer needed, except by a shard, which seals it and keeps it
+        as its result for `lessonkit merge`."""
         relatives = [self.relative(e.path) for e in entries]
         csv = None if self.kind.csv is None else self.kind.csv(entries)
+        summary = self.summary(entries) if summary is None else summary
         try:
             reports = [e.report for e in entries]
-            summary = self.summary(entries)
             written = write_results(self.out_dir, self.stem, reports, relatives, summary, csv)
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None

@@ -167,6 +167,12 @@ class BatchItem:
         if (self.data is None) == (self.problem is None):
             raise ValueError("a batch item holds either its bytes or why it has none")
 
+    @property
+    def sha256(self) -> str | None:
+        """The sha256 of the bytes graded, which the journal and the gradebook bind the
+        verdict to; None where there are none."""
+        return None if self.data is None else hashlib.sha256(self.data).hexdigest()
+
 
 def read_item(path: Path, folder: Path | None = None) -> BatchItem:
     """`path` as a batch item: its bytes (below `folder` without following a link, when

@@ -13,7 +13,6 @@ Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -135,7 +134,6 @@ def grade_on_dask(
                 )
                 for chunk in _chunks(files, threads)
             ]
-            by_index = {file.index: file for file in files}
             for future in as_completed(futures):
                 try:
                     graded = future.result()
@@ -146,14 +144,9 @@ def grade_on_dask(
                         "every worker",
                     ) from None
                 for index, report in graded:
-                    path = items[index].path
-                    data = by_index[index].data
-                    entry = BatchEntry(
-                        path,
-                        replace(report, file=str(path)),
-                        hashlib.sha256(data).hexdigest(),
-                        data,
-                    )
+                    item = items[index]
+                    report = replace(report, file=str(item.path))
+                    entry = BatchEntry(item.path, report, item.sha256, item.data)
                     results[index] = entry
                     if on_report is not None:
                         on_report(entry)

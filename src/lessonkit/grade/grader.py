@@ -152,17 +152,32 @@ def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> No
             )
 
 
-def _stored_as(grading: LessonGrading, request: Request, seed: int) -> tuple[str, str]:
-    """The reference store's (lesson id, key) for this reference request."""
+@dataclass(frozen=True)
+class _ReferenceRun:
+    """A reference request on its way: what the child is sent, the names it sees the
+    scenarios by, and where the reference store keeps its record (None: no store)."""
+
+    request: Request
+    names: dict[str, str]
+    store: ReferenceStore | None
+    stored_as: tuple[str, str]  # the store's (lesson id, key): the request, hashed once
+
+
+def _reference_run(
+    grading: LessonGrading, request_id: str, seed: int, store: ReferenceStore | None
+) -> _ReferenceRun:
+    """The reference request for `grading`, its scenarios named once for the child and the
+    store's key alike."""
+    names = wire_names(grading)
+    request = build_request(request_id, grading.reference, grading, None, names)
     meta = grading.lesson.meta
-    return meta.id, reference_key(meta.id, meta.revision, seed, request, wire_names(grading))
+    key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
+    return _ReferenceRun(request, names, store, (meta.id, key))
 
 
-def _kept_reference(
-    store: ReferenceStore, grading: LessonGrading, request: Request, seed: int
-) -> RunRecord | None:
+def _kept_reference(run: _ReferenceRun, grading: LessonGrading) -> RunRecord | None:
     """The stored record of this very reference run, if one is kept and still checks out."""
-    record = store.load(*_stored_as(grading, request, seed))
+    record = None if run.store is None else run.store.load(*run.stored_as)
     if record is None:
         return None
     try:
@@ -244,7 +259,7 @@ class Grader:
         # The first learner child is on its way while the parent reads the lesson and the file.
         self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
         self._gradings: dict[str, LessonGrading] = {}
-        self._pending: dict[str, Request] = {}  # reference requests sent, not collected
+        self._pending: dict[str, _ReferenceRun] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
 
     def __enter__(self) -> Grader:
@@ -346,6 +361,11 @@ class Grader:
                 self._spares.append(ahead)
         return child
 
+    def ahead_for(self, jobs: int, left: int) -> None:
+        """Start at most `jobs` children ahead, and none beyond the `left` files still to
+        come (a batch pool's `on_take`)."""
+        self.prestart = min(jobs, left)
+
     def start_spare(self) -> None:
         """Start a learner child ahead now, unless one is waiting already.
 
@@ -395,16 +415,14 @@ class Grader:
             key = lesson.meta.id
             if key in self._expected or key in self._pending:
                 return
-            request = build_request(
-                f"reference-{next(self._ids)}", grading.reference, grading, None
-            )
             store = reference_store(self.isolation)
-            kept = _kept_reference(store, grading, request, self.seed) if store else None
+            run = _reference_run(grading, f"reference-{next(self._ids)}", self.seed, store)
+            kept = _kept_reference(run, grading)
             if kept is not None:
                 self._expected[key] = kept
                 return
-            self._live_reference().add_done_callback(partial(_send_once_started, request))
-            self._pending[key] = request
+            self._live_reference().add_done_callback(partial(_send_once_started, run.request))
+            self._pending[key] = run
 
     def reference(self, lesson: Lesson) -> RunRecord:
         """The reference run's record for this lesson (waits for it the first time)."""
@@ -414,23 +432,19 @@ class Grader:
             key = lesson.meta.id
             if key not in self._expected:
                 assert self._reference is not None
-                request = self._pending.pop(key)
+                run = self._pending.pop(key)
                 worker = self._reference.result()  # a child that cannot start raises here
                 limit = self.limits.reference_timeout
                 record = worker.collect(
-                    request,
-                    time.monotonic() + limit,
-                    timeout=limit,
-                    names=wire_names(grading),
+                    run.request, time.monotonic() + limit, timeout=limit, names=run.names
                 )
                 try:
                     _check_reference(record, grading, worker.diagnostics())
                 except GradingError:
                     worker.close()
                     raise
-                store = reference_store(self.isolation)
-                if store is not None:  # written here, on the trusted side, after the checks
-                    store.save(*_stored_as(grading, request, self.seed), record)
+                if run.store is not None:  # written here, on the trusted side, after the checks
+                    run.store.save(*run.stored_as, record)
                 self._expected[key] = record
             return self._expected[key]
 

@@ -127,6 +127,15 @@ class Shard:
         return int(digest, 16) % self.count == self.index - 1
 
 
+def _shard_json(shard: Shard | None) -> dict[str, int] | None:
+    return None if shard is None else {"index": shard.index, "count": shard.count}
+
+
+def _shard_from_json(data: Any) -> Shard | None:
+    """A header's or a seal's shard; KeyError, TypeError or ValueError when malformed."""
+    return None if data is None else Shard(int(data["index"]), int(data["count"]))
+
+
 @dataclass(frozen=True)
 class JournalHeader:
     run: str
@@ -140,9 +149,6 @@ class JournalHeader:
     """`batch_id` of the folder's listing and the seed."""
 
     def to_json(self) -> dict[str, Any]:
-        shard = (
-            None if self.shard is None else {"index": self.shard.index, "count": self.shard.count}
-        )
         return {
             "journal": SCHEMA,
             "run": self.run,
@@ -152,7 +158,7 @@ class JournalHeader:
             "toolkit": self.toolkit,
             "folder": self.folder,
             "seed": self.seed,
-            "shard": shard,
+            "shard": _shard_json(self.shard),
         }
 
     def line(self, key: JournalKey) -> str:
@@ -167,9 +173,7 @@ class JournalHeader:
             raise ValueError("not a journal")
         if data["journal"] != SCHEMA:
             raise OldSchema(data["journal"])
-        shard = data.get("shard")
-        if shard is not None:
-            shard = Shard(int(shard["index"]), int(shard["count"]))
+        shard = _shard_from_json(data.get("shard"))
         seed = data.get("seed")
         return cls(
             run=str(data["run"]),
@@ -255,13 +259,10 @@ class JournalSeal:
         return cls(header.run, header.batch, header.shard, len(pairs), entries_digest(pairs))
 
     def to_json(self) -> dict[str, Any]:
-        shard = (
-            None if self.shard is None else {"index": self.shard.index, "count": self.shard.count}
-        )
         return {
             "run": self.run,
             "batch": self.batch,
-            "shard": shard,
+            "shard": _shard_json(self.shard),
             "entries": self.entries,
             "digest": self.digest,
         }
@@ -274,11 +275,10 @@ class JournalSeal:
     @classmethod
     def from_json(cls, data: Any) -> JournalSeal:
         """The seal, or ValueError, KeyError or TypeError when `data` is not one."""
-        shard = data["shard"]
         return cls(
             run=str(data["run"]),
             batch=str(data["batch"]),
-            shard=None if shard is None else Shard(int(shard["index"]), int(shard["count"])),
+            shard=_shard_from_json(data["shard"]),
             entries=int(data["entries"]),
             digest=str(data["digest"]),
         )

@@ -7,11 +7,11 @@ with the reason. The lifecycle around it (journal, resume, outputs) is `grade.ba
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from lessonkit import __version__
@@ -44,7 +44,6 @@ def grade_item(grader: Grader, lesson: Lesson, item: BatchItem) -> BatchEntry[Gr
     """
     started = time.perf_counter()
     path, data = item.path, item.data
-    digest = None if data is None else hashlib.sha256(data).hexdigest()
     try:
         if data is None:
             raise SubmissionError(item.problem or "")
@@ -55,7 +54,7 @@ def grade_item(grader: Grader, lesson: Lesson, item: BatchItem) -> BatchEntry[Gr
         report = unreadable(lesson, path, exc.message, time.perf_counter() - started)
     except Exception as exc:  # a grader bug must not cost the other files their grades
         report = unreadable(lesson, path, grader_failed(exc), time.perf_counter() - started)
-    return BatchEntry(path, replace(report, seed=grader.seed), digest, data)
+    return BatchEntry(path, replace(report, seed=grader.seed), item.sha256, data)
 
 
 def grade_many(
@@ -80,16 +79,12 @@ def grade_many(
     isolation = sandbox_if_any() if isolation is None else isolation
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
     with Grader(limits, isolation=isolation, seed=seed, prestart=jobs, lesson=lesson) as grader:
-
-        def prestart(left: int) -> None:
-            grader.prestart = min(jobs, left)
-
         return grade_each(
             items,
             lambda item: grade_item(grader, lesson, item),
             jobs=jobs,
             on_done=on_report,
-            on_take=prestart,
+            on_take=partial(grader.ahead_for, jobs),
         )
 
 

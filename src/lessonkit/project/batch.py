@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError, grader_failed
-from lessonkit.grade.batch import BatchEntry, BatchKind, grade_each
+from lessonkit.grade.batch import BatchEntry, BatchKind, OnEntry, grade_each
 from lessonkit.grade.batch_folder import BatchItem
 from lessonkit.grade.sources import SubmissionError, decode_source, read_bytes
 from lessonkit.lesson.project import ProjectContract
@@ -26,8 +26,6 @@ from lessonkit.project.report import ProjectReport, failed_to_read
 from lessonkit.project.runs import new_seed
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
-
-OnEntry = Callable[[BatchEntry[ProjectReport]], None]
 
 
 def read_script(path: Path, data: bytes | None = None) -> bytes:
@@ -64,7 +62,7 @@ def project_kind(
         return path.relative_to(folder).as_posix()
 
     def grade(
-        items: Sequence[BatchItem], seed: int | None, on_report: OnEntry
+        items: Sequence[BatchItem], seed: int | None, on_report: OnEntry[ProjectReport]
     ) -> tuple[BatchEntry[ProjectReport], ...]:
         assert seed is not None, "the batch draws its seed before grading"
         stop = threading.Event()
@@ -91,8 +89,7 @@ def project_kind(
             except Exception as exc:  # a grader bug must not cost the other files their grades
                 message = grader_failed(exc, detail=False)
                 report = failed_to_read(phase, name, contract, message, seed)
-            digest = None if item.data is None else hashlib.sha256(item.data).hexdigest()
-            return BatchEntry(item.path, report, digest, item.data)
+            return BatchEntry(item.path, report, item.sha256, item.data)
 
         return grade_each(items, grade_one, jobs=jobs, on_done=on_report, stop=stop)
 
