@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.cell import Cell, task_cell_source
 from lessonkit.lesson.files import CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
+from lessonkit.receipts.machine_paths import without_machine_paths
 from lessonkit.run.child import run_child, write_report
 from lessonkit.run.process import child_environment
 
@@ -83,8 +85,13 @@ def run_cells(lesson: Lesson, timeout_s: float) -> tuple[CellOutput, ...]:
             fix="fix lesson.md so that its cells run top to bottom, then record again",
         )
     by_id = {c.id: c for c in recorded_cells(lesson)}
+    root = repo_root(lesson.directory)
     return tuple(
-        CellOutput(c["id"], code_sha256(by_id[c["id"]].source), report[c["id"]])
+        CellOutput(
+            c["id"],
+            code_sha256(by_id[c["id"]].source),
+            without_machine_paths(report[c["id"]], root),
+        )
         for c in cells
         if c["record"]
     )
