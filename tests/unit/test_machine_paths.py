@@ -69,3 +69,17 @@ def test_no_installed_package_folder_survives(user, folders, module, before):
     path = "/".join(["", "home", user, *folders, "lib", "python3.11", "site-packages", module])
     shortened = without_machine_paths(f"{before}{path}.py:3", ROOT)
     assert shortened == f"{before}<site-packages>/{module}.py:3"
+
+
+def test_a_folder_on_pythonpath_is_a_package_folder_whatever_its_name(monkeypatch):
+    """A TPU image keeps JAX in /opt/device-scrub, found through PYTHONPATH."""
+    monkeypatch.setenv("PYTHONPATH", "/opt/device-scrub")
+    warning = "/opt/device-scrub/jax/_src/cloud_tpu_init.py:88: UserWarning: hugepages"
+    assert without_machine_paths(warning, ROOT) == (
+        "<site-packages>/jax/_src/cloud_tpu_init.py:88: UserWarning: hugepages"
+    )
+
+
+def test_the_repositorys_own_source_folder_stays_relative(monkeypatch):
+    monkeypatch.setattr("sys.path", [*__import__("sys").path, f"{ROOT}/src"])
+    assert without_machine_paths(f"{ROOT}/src/lessonkit/cli.py", ROOT) == "src/lessonkit/cli.py"

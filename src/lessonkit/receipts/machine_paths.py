@@ -4,14 +4,16 @@ A receipt is committed and shared: a JAX warning in its stderr, a traceback or a
 prints `__file__` would otherwise carry the recorder's home folder, user name and package
 layout into the repository. Paths inside the repository become relative to it; an installed
 package's folder becomes ``<site-packages>``, the standard library ``<stdlib>``, the home
-folder ``~`` and the temporary folder ``<tmp>``. Only whole path prefixes are replaced, so
-what the lesson printed (numbers, trees, messages) is kept as it was.
+folder ``~`` and the temporary folder ``<tmp>``; any folder packages are imported from is
+``<site-packages>`` whatever it is called (a machine image can keep JAX in ``/opt/...``). Only
+whole path prefixes are replaced, so what the lesson printed is kept as it was.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import sysconfig
 import tempfile
 from pathlib import Path
@@ -30,6 +32,22 @@ _STDLIB_FOLDER = re.compile(r"(?<![\w.<~-])/(?:[^\s'\"<>:;,()\[\]]*/)?lib/python
 """An absolute path that ends in a Python's standard library folder (`.../lib/python3.11`)."""
 
 
+def _import_roots(root: Path) -> list[str]:
+    """The folders this interpreter imports packages from (a `PYTHONPATH` entry, a machine
+    image's package folder, the user site), outside the repository: a package's path is
+    shown below `<site-packages>` whatever the folder is called."""
+    inside = os.path.realpath(root)
+    found = []
+    for entry in [*sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]:
+        if not entry or not os.path.isabs(entry) or entry.endswith(".zip"):
+            continue
+        real = os.path.realpath(entry)
+        if real == inside or real.startswith(inside + os.sep):
+            continue
+        found.append(entry)
+    return found
+
+
 def _folders(root: Path) -> list[tuple[str, str]]:
     """(folder, what it is shown as), the longest first, so a nested folder wins."""
     named: dict[str, str] = {}
@@ -43,6 +61,8 @@ def _folders(root: Path) -> list[tuple[str, str]]:
 
     add(root, "")
     add(sysconfig.get_paths().get("stdlib"), STDLIB)
+    for folder in _import_roots(root):
+        add(folder, SITE_PACKAGES)
     add(tempfile.gettempdir(), TMP)
     add(os.path.expanduser("~"), HOME)
     return sorted(named.items(), key=lambda item: len(item[0]), reverse=True)
