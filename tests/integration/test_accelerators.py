@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 from html import unescape
 
 import pytest
 
+from lessonkit.lesson.files import GOING_FURTHER
 from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import (
     load_accelerator_records,
@@ -27,6 +29,12 @@ def _gpu_receipt(lesson, **changes):
         cpu.environment, backend="gpu", device_kinds=("NVIDIA H200",), device_count=1
     )
     return dataclasses.replace(cpu, environment=environment, **changes)
+
+
+def _going_further_fields(lesson):
+    cpu = load_record(lesson, GOING_FURTHER)
+    names = ("script", "script_sha256", "code_sha256", "command", "stdout")
+    return {name: getattr(cpu, name) for name in names}
 
 
 @pytest.fixture
@@ -64,6 +72,16 @@ def test_the_page_shows_an_accelerator_receipt_or_says_there_is_none(repo):
     assert "NVIDIA H200 receipt of <code>code/main.py</code>" in html
     assert "matched the CPU reference: 3 lines, numbers within a relative 1e-06" in html
     assert "older than the lesson" not in html and "No accelerator receipt" not in html
+    # main.py alone is recorded on the GPU: going_further.py is not, so not verified there yet
+    site = root / "build" / "site"
+    assert "verified on CPU." in (site / "index.html").read_text(encoding="utf-8")
+    going_further = replace(_gpu_receipt(lesson), **_going_further_fields(lesson))
+    save_record(going_further, lesson, "gpu")
+    code, _, err = invoke(["build"], root=root, cwd=root)
+    assert code == 0, err
+    assert "verified on CPU and NVIDIA H200." in (site / "index.html").read_text("utf-8")
+    guide = (site / "phase-03" / "index.html").read_text(encoding="utf-8")
+    assert "Verified on CPU and NVIDIA H200: its recorded runs" in guide
 
 
 def test_an_old_accelerator_receipt_is_said_to_be_old_and_does_not_fail_verify(repo):
