@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError
 from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.cell import Cell, task_cell_source
@@ -110,8 +111,7 @@ def render_record(lesson: Lesson, outputs: tuple[CellOutput, ...]) -> str:
 
 def save_record(lesson: Lesson, outputs: tuple[CellOutput, ...]) -> Path:
     path = record_path(lesson)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_record(lesson, outputs), encoding="utf-8")
+    write_atomically(path, render_record(lesson, outputs))
     return path
 
 
