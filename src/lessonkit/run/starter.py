@@ -42,6 +42,7 @@ from lessonkit.run.confined_child import (
     child_identity,
     start_confined,
 )
+from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
@@ -136,7 +137,7 @@ class Starter:
         command = [sys.executable, "-I", str(FORK_SERVER), str(theirs.fileno())]
         try:
             self._child = start_confined(
-                [*command, str(child_folder), *preload],
+                [*command, str(child_folder), encoded_import_paths(), *preload],
                 isolation=isolation,
                 limits=limits,
                 forks=True,
