@@ -283,13 +283,14 @@ _STARTERS: dict = {}
 
 def session_starter(isolation, limits):
     """One grading starter per isolation and limits for the whole session, as a grader
-    keeps one (None where learner children are not forks: not Linux)."""
+    keeps one (None where learner children are not forks: not Linux, or a system call
+    forking needs is missing)."""
     import atexit
 
     from lessonkit.grade.worker_handle import grading_starter
-    from lessonkit.run.starter import FORKING
+    from lessonkit.run.forking import forks_children
 
-    if not FORKING:
+    if not forks_children():
         return None
     key = (isolation, limits)
     if key not in _STARTERS or not _STARTERS[key].alive:

@@ -48,9 +48,6 @@ from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import child_cgroup, process_limit
 
-FORKING = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
-"""Whether learner children are forks of a starter: Linux only (namespaces, process
-descriptors, SO_PASSCRED); elsewhere each child is started from scratch."""
 FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
 ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
 START_WAIT_S = 300.0
