@@ -77,6 +77,21 @@ def test_packages_found_through_pythonpath(tmp_path, files, lesson):
     _grades_solved_and_wrong(python, files, env, lesson)
 
 
+def test_the_notebooks_check_finds_them_too(tmp_path, files, lesson):
+    """check() in the learner's own Python starts the grading server, which must find
+    lessonkit's packages where that Python does."""
+    python = _bare_python(tmp_path / "venv", system_site_packages=False)
+    env = _environment(PYTHONPATH=os.pathsep.join([SITE_PACKAGES, SOURCE]))
+    script = tmp_path / "solved.py"
+    script.write_text((files / "solved.py").read_text() + "\ncheck()\n", encoding="utf-8")
+    done = subprocess.run(
+        [str(python), str(script)], capture_output=True, text=True, env=env, timeout=600
+    )
+    said = [line for line in done.stdout.splitlines() if " · " in line]
+    assert [line.split(" · ")[0] for line in said] == [t.id for t in lesson.tasks], done
+    assert all(line.endswith(": passed") for line in said), done.stdout + done.stderr
+
+
 def test_packages_found_in_the_user_site(tmp_path, files, lesson):
     # A virtual environment with the system's site-packages reads the user site too.
     python = _bare_python(tmp_path / "venv", system_site_packages=True)
