@@ -248,6 +248,17 @@ def make_attempt(
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
+MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
+"""A make-it-yours answer that hard-codes the numbers: the wrong attempt `check` tests grade."""
+
+
+def write_solved_and_wrong(lesson: Lesson, folder: Path) -> Path:
+    """`solved.py` (every task solved) and `wrong.py` (`MK_WRONG`) in `folder`."""
+    (folder / "solved.py").write_text(make_attempt(lesson), encoding="utf-8")
+    (folder / "wrong.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def sandbox():
     """A working bubblewrap (a `run.sandbox.Sandbox`); skipped where there is none, never

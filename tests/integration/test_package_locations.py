@@ -23,21 +23,17 @@ import pytest
 import lessonkit
 from lessonkit.run import forking
 
-from conftest import REPO, check_wrong_attempt, invoke, make_attempt
+from conftest import REPO, check_wrong_attempt, invoke, write_solved_and_wrong
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX grading only")
 
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]  # this environment's packages, JAX among them
 SOURCE = str(Path(lessonkit.__file__).resolve().parent.parent)  # lessonkit itself (editable)
-MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 
 
 @pytest.fixture(scope="module")
 def files(lesson, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("package-locations")
-    (folder / "solved.py").write_text(make_attempt(lesson), encoding="utf-8")
-    (folder / "wrong.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
-    return folder
+    return write_solved_and_wrong(lesson, tmp_path_factory.mktemp("package-locations"))
 
 
 def _bare_python(folder: Path, *, system_site_packages: bool) -> Path:
