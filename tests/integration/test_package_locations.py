@@ -23,7 +23,14 @@ import pytest
 import lessonkit
 from lessonkit.run import forking
 
-from conftest import REPO, check_wrong_attempt, invoke, write_solved_and_wrong
+from conftest import (
+    REPO,
+    check_wrong_attempt,
+    invoke,
+    make_attempt,
+    task_result,
+    write_solved_and_wrong,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX grading only")
 
@@ -118,3 +125,26 @@ def test_without_pidfd_open_every_child_starts_afresh_and_grades_right(files, le
         check_wrong_attempt(json.loads(out), lesson, "make-it-yours", "hard-coded")
     finally:
         forking.fork_problem.cache_clear()
+
+
+def test_a_course_folder_on_pythonpath_is_never_shown_to_learner_code(tmp_path, lesson):
+    """`PYTHONPATH=.` inside the course repository must not bind the repository, with every
+    lesson's solutions, into the sandbox where the learner's code runs."""
+    lesson_md = str(lesson.path.resolve())
+    peek = f"import os\nassert not os.path.exists({lesson_md!r}), 'the course is readable'\n"
+    path = tmp_path / "peek.py"
+    solution = lesson.task("make-it-yours").solution
+    path.write_text(make_attempt(lesson, {"make-it-yours": peek + solution}), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), SOURCE])}
+    done = subprocess.run(
+        [sys.executable, "-m", "lessonkit", "check", "state-02", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+    )
+    if "Not sandboxed" in done.stderr:
+        pytest.skip("no sandbox here: learner code can read every file anyway")
+    report = json.loads(done.stdout)
+    assert task_result(report, "make-it-yours")["status"] == "passed", done.stdout
