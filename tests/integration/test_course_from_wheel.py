@@ -7,8 +7,8 @@ start, check of the blank and of the solved practice file, check --batch.
 
 The third-party packages come from this test environment's site-packages, copied (hard
 links where the file system allows) so the test needs no index; with
-LESSONKIT_JOURNEY_PINNED=1 (CI's step after the README's test command) they are installed
-by pip from the new course's own requirements-cpu.txt, lessonkit coming from the wheel.
+LESSONKIT_JOURNEY_PINNED=1 (CI's step after the README's test command) pip installs a new
+course's requirements-cpu.txt (the pins, lessonkit from the wheel) instead.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.new_course import render_course
 
 from conftest import REPO, make_attempt
 
@@ -92,10 +93,16 @@ def tools() -> Iterator[Path]:
         wheel = _build_wheel(top)
         venv = top / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        if not PINNED:
-            _copy_dependencies(venv)
         pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
-        done = _call([*pip, "install", "-q", "--no-deps", str(wheel)], top, dict(os.environ))
+        if PINNED:  # a new course's own requirements-cpu.txt, lessonkit from the wheel
+            pins = top / "requirements-cpu.txt"
+            pins.write_text(render_course("Pinned")["requirements-cpu.txt"], encoding="utf-8")
+            wheels = ["--find-links", str(wheel.parent)]
+            install = [*pip, "install", "-q", *wheels, "-r", str(pins)]
+        else:
+            _copy_dependencies(venv)
+            install = [*pip, "install", "-q", "--no-deps", str(wheel)]
+        done = _call(install, top, dict(os.environ))
         assert done.returncode == 0, done.stderr
         yield top
     finally:
@@ -116,11 +123,6 @@ def journey(tools: Path) -> dict[str, subprocess.CompletedProcess]:
         return done
 
     steps["init"] = _call([lessonkit, "init", str(course)], tools, env)
-    if PINNED:  # the course's own set-up: its pins, lessonkit from the wheel
-        pip = [sys.executable, "-m", "pip", "--python", str(tools / "venv" / "bin" / "python")]
-        wheels = ["--find-links", str(tools / "wheels")]
-        install = [*pip, "install", "-q", *wheels, "-r", "requirements-cpu.txt"]
-        steps["install"] = _call(install, course, dict(os.environ))
     step("new", "new", LESSON, "--phase", "01")
     step("build", "build")
     step("run", "run", LESSON, "--record")
