@@ -23,6 +23,7 @@ from lessonkit import __version__
 from lessonkit.errors import LessonkitError
 
 COMMANDS: dict[str, str] = {
+    "init": "Start a new course repository in a new or empty folder.",
     "list": "List the lessons in this repository.",
     "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
