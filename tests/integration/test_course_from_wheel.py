@@ -123,6 +123,7 @@ def journey(tools: Path) -> dict[str, subprocess.CompletedProcess]:
         return done
 
     steps["init"] = _call([lessonkit, "init", str(course)], tools, env)
+    step("verify-empty", "verify")  # the new course passes its own checks before any lesson
     step("new", "new", LESSON, "--phase", "01")
     step("build", "build")
     step("run", "run", LESSON, "--record")
@@ -155,6 +156,7 @@ def test_the_environment_runs_lessonkit_from_the_wheel_under_tmp(tools):
 def test_a_course_from_nothing_builds_records_verifies_and_grades(journey, tools):
     failed = {k: v.returncode for k, v in journey.items() if k != "check-blank" and v.returncode}
     assert not failed, _report(journey)
+    assert "verify: no lessons yet" in journey["verify-empty"].stdout
     course = tools / "course"
     blank = json.loads(journey["check-blank"].stdout)
     solved = json.loads(journey["check-solved"].stdout)

@@ -139,6 +139,11 @@ def run(args: argparse.Namespace) -> int:
     for lesson in lessons:
         for note in accelerator_notes(lesson):
             out.print(marked("warn", note))
+    if not lessons:
+        out.print(
+            marked("ok", "verify: no lessons yet; `lessonkit new ID --phase NN` starts one")
+        )
+        return 0
     names = ", ".join(lesson.meta.id for lesson in lessons)
     out.print(
         marked(
