@@ -140,9 +140,7 @@ def run(args: argparse.Namespace) -> int:
         for note in accelerator_notes(lesson):
             out.print(marked("warn", note))
     if not lessons:
-        out.print(
-            marked("ok", "verify: no lessons yet; `lessonkit new ID --phase NN` starts one")
-        )
+        out.print(marked("ok", "verify: no lessons yet; `lessonkit new ID --phase NN` starts one"))
         return 0
     names = ", ".join(lesson.meta.id for lesson in lessons)
     out.print(
