@@ -69,8 +69,8 @@ def test_kernel_calls_jupyter_would_run_are_run(lesson, tmp_path):
     ids=["other magic", "system"],
 )
 def test_other_kernel_calls_are_named_in_their_own_cell(lesson, tmp_path, line, named):
-    code, report, err = _check(tmp_path, "kernel-call.ipynb", _notebook(lesson, line))
-    assert code == 1 and report is not None, err
+    _, report, err = _check(tmp_path, "kernel-call.ipynb", _notebook(lesson, line))
+    assert report is not None, err
     failing = [p for p in report["prerequisites"] if p["status"] != "passed"]
     assert [p["name"] for p in failing] == ["Helper (cell [1])"], failing
     message = failing[0]["message"]
