@@ -383,8 +383,8 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
         if report is None:
             continue  # not run in the learner's own scenario (an optional experiment)
         error = _error_text(run, cell.index)
-        if cell.placeholders or (report.error and report.error.type == "NotImplementedError"):
-            status = NOT_ATTEMPTED  # an optional task's cell ends quietly at its todo(...)
+        if report.placeholder is not None:
+            status = NOT_ATTEMPTED  # a todo(...) ran: escaped, or caught by optional_task()
         elif report.error is None:
             status = "ran"
         else:
