@@ -172,7 +172,8 @@ def test_an_entry_edited_with_its_key_and_format_kept_is_recomputed(
 
     trusted_starts.clear()
     again = graded(lesson, [solution, constant], seed=7, isolation=isolation)
+    solution_says = {t["id"]: (t["status"], t["message"]) for t in again[0]["tasks"]}
+    assert again[0]["passed"] is True, solution_says["make-it-yours"]
+    constant_says = {t["id"]: t["status"] for t in again[1]["tasks"]}
+    assert constant_says["make-it-yours"] == "failed"
     assert trusted_starts.count(True) == 1  # the edited entry was not used: the reference ran
-    assert again[0]["passed"] is True
-    mine = {t["id"]: t["status"] for t in again[1]["tasks"]}
-    assert mine["make-it-yours"] == "failed"
