@@ -67,7 +67,7 @@ shows its letters backwards, and could pass for another."""
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
 
 
-def invisible(char: str) -> bool:
+def _invisible(char: str) -> bool:
     """A character that shows nothing by itself (whitespace, a format character such as a
     zero-width space, word joiner or byte-order mark, a combining mark): a spreadsheet may
     skip it, so what follows it is where a formula would start."""
@@ -82,7 +82,7 @@ def csv_cell(text: str) -> str:
     for char in text:
         if char in FORMULA_START:
             return "'" + text
-        if not invisible(char):
+        if not _invisible(char):
             break
     return text
 
