@@ -22,11 +22,12 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from lessonkit.atomic import create_private
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.report import Scoring
@@ -284,6 +285,8 @@ class Gradebook:
 
     def __init__(self, path: Path, *, migrate_to: int = SCHEMA):
         self.path = path
+        with suppress(OSError):  # where it cannot be made, SQLite's message says why
+            create_private(path)  # private: every student's submissions and grades
         try:
             self.db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")

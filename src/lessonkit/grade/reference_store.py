@@ -162,7 +162,8 @@ class ReferenceStore:
         try:
             signed = {"format": FORMAT, "key": key, "record": encode_record(record)}
             entry = signed | {"mac": self.signer.mac("reference", signed)}
-            write_atomically(self._path(lesson_id, key), json.dumps(entry))
+            # private: it holds what the lesson's own solution computed, a learner's answers
+            write_atomically(self._path(lesson_id, key), json.dumps(entry), private=True)
         except (OSError, ValueError):
             return
         self._prune()
