@@ -980,3 +980,43 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
         assert by_child[name].tolist() == pytest.approx(expected, abs=1e-6)
     if key == "missing":
         assert by_parent == plain and by_child is arrays
+
+
+def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
+    """The bend of a changed call's shift is drawn per copy, within the range the child's
+    test below covers; a probe that adds or drops a key, or moves an input, has none."""
+    from lessonkit.grade.requests import lesson_grading
+
+    runs = lesson_grading(lesson, 5).probes
+    bends = {r.name: s.bend for r in runs for s in r.sources}
+    shifted = {n: b for n, b in bends.items() if b is not None}
+    assert shifted and len(set(shifted.values())) == len(shifted)
+    assert all(0.3 <= d <= 0.6 and 0.7 <= f <= 1.3 for d, f, _ in shifted.values())
+    calls = [r for r in runs if r.sources and r.probe.transform != "shift_key"]
+    assert calls and all(s.bend is None for r in calls for s in r.sources)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    depth=st.floats(0.3, 0.6),
+    frequency=st.floats(0.7, 1.3),
+    phase=st.floats(0.0, 6.283),
+    known=st.floats(-4, 4),
+    real=st.floats(-4, 4),
+)
+def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, known, real):
+    """Issue 43, item 3: a changed call's shift follows the value it moves, so a cell that
+    calls it on an answer it knows (0 for a function of its own making) learns how far that
+    answer moves, not how far the task's own result does; every leaf still moves."""
+    import jax
+    import jax.numpy as jnp
+
+    bend = (depth, frequency, phase)
+    calls = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    source = {"call": "x.y", "transform": "shift_key", "key": "", "value": 1.0, "bend": bend}
+    ((_, change),) = calls.prepare([source])
+    moved = {v: float(change(jnp.float32(v))) - v for v in (known, real)}
+    assert all(0.39 <= by <= 1.61 for by in moved.values()), moved
+    apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))
+    if apart > 1e-3:  # the same place on the bend (a coincidence a run cannot aim for)
+        assert moved[known] != pytest.approx(moved[real], abs=1e-4), (bend, moved)
