@@ -24,6 +24,7 @@ _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")
 MAX_BYTES = 2_000_000
 MAX_LINES = 50_000
 MAX_CELLS = 2_000
+MAX_CODE_CELLS = 500  # a practice file has tens; each more one runs in every scenario
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -203,4 +204,10 @@ def read_submission(path: str | Path, data: bytes | None = None) -> Submission:
         cells = _percent_cells(text)
     else:
         raise SubmissionError(f"{safe_name(str(path))}: expected a .py or .ipynb practice file")
+    if len(cells) > MAX_CODE_CELLS:
+        raise SubmissionError(
+            f"{safe_name(str(path))} has {len(cells):,} code cells; a practice file is far "
+            f"smaller (at most {MAX_CODE_CELLS:,} are graded)",
+            fix="run `lessonkit start` for a fresh copy and paste your answers in",
+        )
     return Submission(path, tuple(cells))
