@@ -30,9 +30,9 @@ from grading_cost import Meter, Tree, make_tree
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from hostile.cases import practice_script, shuffled_cells  # noqa: E402
-
 from lessonkit.lesson.catalog import find_lesson  # noqa: E402
+
+from hostile.cases import practice_script, shuffled_cells  # noqa: E402
 
 FILES = ("blank", "junk")
 SEED = "3"
@@ -49,7 +49,8 @@ def write_files(folder: Path) -> dict[str, Path]:
 def measure(meter: Meter, tree: Tree, files: dict[str, Path]) -> None:
     for name, path in files.items():
         args = ["check", "state-02", str(path), "--json", "--seed", SEED]
-        usage = meter.lessonkit(tree, args, tree.work, expect=(0, 1))  # verdicts, not crashes
+        # a verdict (0, 1) or a refusal (2), never a crash
+        usage = meter.lessonkit(tree, args, tree.work, expect=(0, 1, 2))
         tree.add(f"{name} CPU-s", usage.cpu)
         tree.add(f"{name} parent CPU-s", usage.parent_cpu)
         tree.add(f"{name} wall s", usage.wall)
