@@ -869,8 +869,10 @@ def _junk_cells(lesson, kind: str) -> list[str]:
         rng.shuffle(chars)
         return "# " + "".join(chars).replace("\n", "\n# ")
 
+    from lessonkit.grade.sources import MAX_CODE_CELLS
+
     cells, size = [], 0
-    while len(cells) < 1_999:
+    while len(cells) < MAX_CODE_CELLS:
         cell = shaped(len(cells))
         size += len(cell.encode()) + 6
         if size > 1_990_000:
@@ -881,18 +883,24 @@ def _junk_cells(lesson, kind: str) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["lines", "chars", "dense", "dense+lines", "tasks"])
 def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
-    """Reading and planning the largest file the caps allow costs the parent under 1 s."""
+    """Reading, planning and reviewing the largest file the caps allow costs the parent
+    under 1 s."""
     import time
 
-    from lessonkit.grade.sources import MAX_BYTES, read_submission
+    from lessonkit.grade.known_answers import varied_of
+    from lessonkit.grade.requests import lesson_grading
+    from lessonkit.grade.review import review_marks
+    from lessonkit.grade.sources import MAX_BYTES, MAX_CODE_CELLS, read_submission
 
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
     assert path.stat().st_size <= MAX_BYTES
+    varied = varied_of(lesson_grading(lesson, 5).grading.probes)
     started = time.process_time()
     plan = plan_submission(read_submission(path), lesson)
+    review_marks(plan, varied)
     spent = time.process_time() - started
-    assert len(plan.cells) >= 1_000
+    assert len(plan.cells) == MAX_CODE_CELLS
     assert spent <= 1.0, f"{kind}: {spent:.2f} s of parent CPU"
 
 
