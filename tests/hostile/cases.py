@@ -267,6 +267,8 @@ CASES: tuple[Case, ...] = (
             "b6-print-instead-of-mismatch": ("repair",),
             "f2-undo-probe-from-frame": MIY,
             "f3-unwrapped-original": ("adam-by-hand",),
+            "k1-undo-scale-gradient-by-known-answer": ("nested-model",),
+            "k2-undo-optax-step-by-known-answer": ("adam-by-hand",),
         },
     ),
     # F1 counts scenarios: under an order that moves every probe it aims at (seed 1 of

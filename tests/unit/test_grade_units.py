@@ -861,8 +861,10 @@ def _junk_cells(lesson, kind: str) -> list[str]:
         rng.shuffle(chars)
         return "# " + "".join(chars).replace("\n", "\n# ")
 
+    from lessonkit.grade.sources import MAX_CODE_CELLS
+
     cells, size = [], 0
-    while len(cells) < 1_999:
+    while len(cells) < MAX_CODE_CELLS:
         cell = shaped(len(cells))
         size += len(cell.encode()) + 6
         if size > 1_990_000:
@@ -873,18 +875,24 @@ def _junk_cells(lesson, kind: str) -> list[str]:
 
 @pytest.mark.parametrize("kind", ["lines", "chars", "dense", "dense+lines", "tasks"])
 def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
-    """Reading and planning the largest file the caps allow costs the parent under 1 s."""
+    """Reading, planning and reviewing the largest file the caps allow costs the parent
+    under 1 s."""
     import time
 
-    from lessonkit.grade.sources import MAX_BYTES, read_submission
+    from lessonkit.grade.known_answers import varied_of
+    from lessonkit.grade.requests import lesson_grading
+    from lessonkit.grade.review import review_marks
+    from lessonkit.grade.sources import MAX_BYTES, MAX_CODE_CELLS, read_submission
 
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
     assert path.stat().st_size <= MAX_BYTES
+    varied = varied_of(lesson_grading(lesson, 5).grading.probes)
     started = time.process_time()
     plan = plan_submission(read_submission(path), lesson)
+    review_marks(plan, varied)
     spent = time.process_time() - started
-    assert len(plan.cells) >= 1_000
+    assert len(plan.cells) == MAX_CODE_CELLS
     assert spent <= 1.0, f"{kind}: {spent:.2f} s of parent CPU"
 
 
@@ -972,3 +980,43 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
         assert by_child[name].tolist() == pytest.approx(expected, abs=1e-6)
     if key == "missing":
         assert by_parent == plain and by_child is arrays
+
+
+def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
+    """The bend of a changed call's shift is drawn per copy, within the range the child's
+    test below covers; a probe that adds or drops a key, or moves an input, has none."""
+    from lessonkit.grade.requests import lesson_grading
+
+    runs = lesson_grading(lesson, 5).probes
+    bends = {r.name: s.bend for r in runs for s in r.sources}
+    shifted = {n: b for n, b in bends.items() if b is not None}
+    assert shifted and len(set(shifted.values())) == len(shifted)
+    assert all(0.3 <= d <= 0.6 and 0.7 <= f <= 1.3 for d, f, _ in shifted.values())
+    calls = [r for r in runs if r.sources and r.probe.transform != "shift_key"]
+    assert calls and all(s.bend is None for r in calls for s in r.sources)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    depth=st.floats(0.3, 0.6),
+    frequency=st.floats(0.7, 1.3),
+    phase=st.floats(0.0, 6.283),
+    known=st.floats(-4, 4),
+    real=st.floats(-4, 4),
+)
+def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, known, real):
+    """Issue 43, item 3: a changed call's shift follows the value it moves, so a cell that
+    calls it on an answer it knows (0 for a function of its own making) learns how far that
+    answer moves, not how far the task's own result does; every leaf still moves."""
+    import jax
+    import jax.numpy as jnp
+
+    bend = (depth, frequency, phase)
+    calls = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    source = {"call": "x.y", "transform": "shift_key", "key": "", "value": 1.0, "bend": bend}
+    ((_, change),) = calls.prepare([source])
+    moved = {v: float(change(jnp.float32(v))) - v for v in (known, real)}
+    assert all(0.39 <= by <= 1.61 for by in moved.values()), moved
+    apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))
+    if apart > 1e-3:  # the same place on the bend (a coincidence a run cannot aim for)
+        assert moved[known] != pytest.approx(moved[real], abs=1e-4), (bend, moved)

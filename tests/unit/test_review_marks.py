@@ -94,3 +94,66 @@ def test_marks_reach_the_json_and_the_csv(lesson):
     csv_text = summary_csv([BatchEntry(Path("a.py"), report)], Scoring.of(lesson))
     header, row = csv_text.splitlines()
     assert header.endswith(",review") and row.endswith(",reads `f_back` at line 3")
+
+
+def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
+    from lessonkit.grade.known_answers import varied_of
+    from lessonkit.grade.requests import lesson_grading
+
+    script = make_attempt(lesson, {task: body})
+    plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
+    return review_marks(plan, varied_of(lesson_grading(lesson, 5).grading.probes))
+
+
+@pytest.mark.parametrize(
+    ("attack", "said", "fragment"),
+    [
+        (
+            "k1-undo-scale-gradient-by-known-answer",
+            "differentiates a function of its own making (`grad`)",
+            "lambda p: 0.0",
+        ),
+        (
+            "k2-undo-optax-step-by-known-answer",
+            "calls `apply_updates` on values of its own making",
+            'apply_updates({"weight": 0.',
+        ),
+    ],
+)
+def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fragment):
+    """Issue 43, item 3: round 4's known-answer undos are marked as well as failed."""
+    from lessonkit.grade.known_answers import varied_of
+    from lessonkit.grade.requests import lesson_grading
+
+    from hostile.cases import patched_script
+
+    found = next(HOSTILE.glob(f"*/{attack}.py"))
+    script = patched_script(lesson, found.read_text(encoding="utf-8"))
+    plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
+    line = next(n for n, text in enumerate(script.splitlines(), 1) if fragment in text)
+    varied = varied_of(lesson_grading(lesson, 5).grading.probes)
+    assert f"{said} at line {line}" in review_marks(plan, varied)
+
+
+@pytest.mark.parametrize(
+    ("task", "body", "marked"),
+    [
+        # the known answer solved for point by point: a constant the cell picks each time
+        (
+            "nested-model",
+            "for c in (0.0, 1.0):\n    m = jax.grad(lambda p: c * p['scale'])(nested)",
+            True,
+        ),
+        ("adam-by-hand", "import optax\nz = {'weight': 0.}\nm = optax.apply_updates(z, z)", True),
+        # the task's own function and values, however they are written
+        ("nested-model", "g = jax.grad(nested_loss)(nested)", False),
+        ("nested-model", "g = jax.grad(lambda p: nested_loss(p))(nested)", False),
+        ("nested-model", "def f(p):\n    return nested_loss(p)\ng = jax.grad(f)(nested)", False),
+        ("adam-by-hand", "import optax\nstep = optax.apply_updates(params, updates)", False),
+    ],
+)
+def test_known_answer_marks_read_only_calls_of_the_cells_making(lesson, task, body, marked):
+    """A lesson's own pure functions (state-04's `safe_log1p`, in a task no probe varies a
+    call for) stay unmarked: `test_a_solved_file_of_every_lesson_has_no_mark`."""
+    marks = _varied_marks(lesson, task, body)
+    assert bool([m for m in marks if "of its own making" in m]) is marked, marks

@@ -258,3 +258,23 @@ def test_a_kernel_call_that_cannot_run_is_explained_in_its_own_cell(lesson):
         "%timeit and %matplotlib made Python; remove it, or write the line in Python\n"
         "  cell [2], line 1: get_ipython().system('ls')"
     )
+
+
+@pytest.mark.parametrize("suffix", [".py", ".ipynb"])
+def test_a_file_of_more_code_cells_than_a_practice_file_could_hold_is_refused(tmp_path, suffix):
+    """Issue 43, item 4: every code cell runs in every scenario, so a file of junk cells (the
+    hostile suite's 1,750) is refused by its count, before any child starts."""
+    from lessonkit.grade.sources import MAX_CODE_CELLS
+
+    for count, refused in ((MAX_CODE_CELLS, False), (MAX_CODE_CELLS + 1, True)):
+        path = tmp_path / f"attempt-{count}{suffix}"
+        if suffix == ".py":
+            path.write_text("".join(f"# %%\nx = {n}\n" for n in range(count)), encoding="utf-8")
+        else:
+            cells = [{"cell_type": "code", "source": f"x = {n}"} for n in range(count)]
+            path.write_text(_notebook(cells), encoding="utf-8")
+        if refused:
+            with pytest.raises(SubmissionError, match=f"has {count:,} code cells; a practice"):
+                read_submission(path)
+        else:
+            assert len(read_submission(path).cells) == count

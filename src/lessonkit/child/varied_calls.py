@@ -15,6 +15,10 @@ class VariedCalls:
     A probe changes a value where it is made, so every path from it (a second name bound in
     the same statement, a list, a closure) carries the change. A result the transform does
     not fit (a key it lacks) is returned as it is.
+
+    A shift depends on the value it moves (`bend`): a call on a function or values of the
+    cell's own making, whose answer it knows, learns how far that answer moved, which says
+    nothing about how far the task's own result moved, so it cannot be subtracted.
     """
 
     def __init__(self, jax_module, make_array):
@@ -54,10 +58,16 @@ class VariedCalls:
 
     def _change(self, source: dict):
         name, key, value = source["transform"], source.get("key"), source.get("value")
-        leaf, apply = self._make_array, transforms.apply
+        leaf, apply, bend = self._make_array, transforms.apply, source.get("bend")
+
+        def bent(moved, by):
+            if not bend:
+                return moved + by
+            depth, frequency, phase = bend
+            return moved + by * (1.0 + depth * self._jax.numpy.sin(frequency * moved + phase))
 
         def shift(tree, by):
-            return _shift(tree, leaf(by))
+            return _shift(tree, leaf(by), bent)
 
         def change(tree):
             return apply(name, tree, key, value, leaf, shift)  # unchanged where it does not fit
@@ -65,13 +75,14 @@ class VariedCalls:
         return change
 
 
-def _shift(tree, value):
-    """Every leaf of a subtree plus `value` (dicts, lists and tuples walked; arrays shifted)."""
+def _shift(tree, value, bent):
+    """Every leaf of a subtree moved by `value` as `bent` says (dicts, lists and tuples walked;
+    arrays shifted)."""
     if type(tree) is dict:
-        return {k: _shift(v, value) for k, v in tree.items()}
+        return {k: _shift(v, value, bent) for k, v in tree.items()}
     if type(tree) in (list, tuple):
-        return type(tree)(_shift(v, value) for v in tree)
-    return tree + value
+        return type(tree)(_shift(v, value, bent) for v in tree)
+    return bent(tree, value)
 
 
 def _each(change):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
 from lessonkit.grade.inputs import new_seed
+from lessonkit.grade.known_answers import varied_of
 from lessonkit.grade.plan import (
     Plan,
     imported_modules,
@@ -483,7 +484,7 @@ class Grader:
         finally:
             worker.close()  # one child per file: never reused
         seconds = time.perf_counter() - started
-        review = review_marks(plan)
+        review = review_marks(plan, varied_of(grading.grading.probes))
         if record.interfered:
             path = str(submission.path)
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)

@@ -15,7 +15,8 @@ a probe by comparing (issue 34, F1-F2):
 - `step`: a name a step assigns gets the probe's value instead (`updated`), exactly as a
   drawn input replaces `params`;
 - `gradients` and `call`: the child wraps JAX's differentiation functions, or the named
-  library function, so that what they return is changed where it is made.
+  library function, so that what they return is changed where it is made; a shift is bent
+  by the value it moves (`_bend`), so a call on an answer the cell knows cannot measure it.
 
 Every probe also runs `COPIES` times, each copy on inputs and a family member of its own,
 shuffled among the other scenarios like any of them; it passes only if every copy does. A
@@ -133,8 +134,17 @@ def probe_run(probe: Probe, grading: Grading, seed: int, number: int, copy: int 
         return ProbeRun(name, probe, drawn, (), copy)
     if probe.source == "step":
         return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, (), copy)  # type: ignore[dict-item]
-    source = ChangedCall(probe.target, probe.transform, probe.key, probe.value)  # type: ignore[arg-type]
+    source = ChangedCall(probe.target, probe.transform, probe.key, probe.value, _bend(probe, rng))  # type: ignore[arg-type]
     return ProbeRun(name, probe, drawn or None, (source,), copy)
+
+
+def _bend(probe: Probe, rng: random.Random) -> tuple[float, float, float] | None:
+    """How a changed call's shift follows the value it moves (`ChangedCall.bend`), drawn for
+    each copy: a depth under 1 (every leaf still moves, by 0.4 to 1.6 times the shift), a
+    frequency of about 1 (a result that differs in its last bits moves alike) and a phase."""
+    if probe.transform != "shift_key":
+        return None
+    return (rng.uniform(0.3, 0.6), rng.uniform(0.7, 1.3), rng.uniform(0.0, 6.283))
 
 
 def probe_copies(probe: Probe, grading: Grading, seed: int, number: int) -> tuple[ProbeRun, ...]:

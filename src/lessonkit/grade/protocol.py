@@ -69,6 +69,10 @@ class ChangedCall:
     transform: str
     key: str
     value: float | tuple[float, ...] | None
+    # A shift's bend (depth, frequency, phase): each leaf t moves by
+    # value * (1 + depth * sin(frequency * t + phase)), so how far a result moves depends on
+    # the result itself and a call on an answer the cell knows learns nothing of another's.
+    bend: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)

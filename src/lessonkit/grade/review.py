@@ -12,7 +12,10 @@ The marks are read here, in the parent, from the source text alone: nothing runs
 from __future__ import annotations
 
 import ast
+import functools
+import re
 
+from lessonkit.grade.known_answers import NOTHING_VARIED, Varied, known_answer_marks
 from lessonkit.grade.plan import Plan
 from lessonkit.lesson.syntax import parse_python
 
@@ -46,15 +49,6 @@ INTROSPECTION_ATTRIBUTES = frozenset(
 MAX_REVIEWED = 200_000  # characters of a cell read for marks; a longer cell is marked itself
 
 
-def _module_names(tree: ast.Module) -> set[str]:
-    """The names a cell binds to an imported module (`import sys`, `import numpy as np`)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-    return names
-
-
 def _imported(node: ast.AST) -> list[str]:
     """Modules a statement or call imports, including `__import__("gc")` and
     `importlib.import_module("gc")`."""
@@ -70,24 +64,64 @@ def _imported(node: ast.AST) -> list[str]:
     return []
 
 
-def cell_marks(source: str) -> list[tuple[int, str]]:
-    """(line in the cell, what it does) for each reach into the grader in one cell."""
+@functools.lru_cache(maxsize=16)
+def _triggers(calls: frozenset[str]) -> re.Pattern[str]:
+    """Text without which a cell can earn no mark: a cell that holds none is not parsed."""
+    words = sorted({"import", *INTROSPECTION_MODULES, *INTROSPECTION_ATTRIBUTES})
+    patterns = list(map(re.escape, words))
+    if calls:
+        patterns.append(rf"\b(?:{'|'.join(map(re.escape, sorted(calls)))})\s*\(")
+    return re.compile("|".join(patterns))
+
+
+def _tree(source: str) -> ast.Module | None:
+    try:
+        return parse_python(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # a cell that does not parse is that cell's error, reported by the run
+
+
+def _bound_by_imports(tree: ast.Module) -> set[str]:
+    """The names a cell's imports bind (`import numpy as np`: np; `from jax import grad`)."""
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+def cell_marks(
+    source: str, calls: frozenset[str] = frozenset(), imported: frozenset[str] = frozenset()
+) -> list[tuple[int, str]]:
+    """(line in the cell, what it does) for each reach into the grader in one cell; `calls`
+    (varied calls to read here) and `imported` as `known_answers.known_answer_marks` reads
+    them."""
     if len(source) > MAX_REVIEWED:
         return [(1, f"a cell too long to read for marks ({len(source):,} characters)")]
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []  # a cell that does not parse is that cell's error, reported by the run
-    modules = _module_names(tree)
-    found = []
+    if not _triggers(calls).search(source):
+        return []
+    tree = _tree(source)
+    if tree is None:
+        return []
+    modules = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    found = known_answer_marks(tree, calls, imported | modules)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 1)
-        found += [
-            (line, f"imports `{name}`") for name in _imported(node) if name in INTROSPECTION_MODULES
-        ]
-        if isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRIBUTES:
+        if isinstance(node, ast.Import | ast.ImportFrom | ast.Call):
+            found += [
+                (line, f"imports `{name}`")
+                for name in _imported(node)
+                if name in INTROSPECTION_MODULES
+            ]
+        elif isinstance(node, ast.Attribute) and node.attr in INTROSPECTION_ATTRIBUTES:
             found.append((line, f"reads `{node.attr}`"))
-        if (
+        elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
             and node.value in INTROSPECTION_ATTRIBUTES
@@ -107,10 +141,21 @@ def cell_marks(source: str) -> list[tuple[int, str]]:
     return sorted(set(found))
 
 
-def review_marks(plan: Plan) -> tuple[str, ...]:
-    """Every reach into the grader in a file, each with the place a person finds it."""
+def review_marks(plan: Plan, varied: Varied = NOTHING_VARIED) -> tuple[str, ...]:
+    """Every reach into the grader in a file, each with the place a person finds it.
+
+    `varied`: the calls the lesson's probes vary (`known_answers.varied_of`). A cell met
+    again (a file of repeated cells) is read once."""
+    imported: set[str] = set()
+    for source in {cell.source for cell in plan.cells if "import" in cell.source}:
+        tree = _tree(source) if len(source) <= MAX_REVIEWED else None
+        imported |= _bound_by_imports(tree) if tree is not None else set()
+    known: dict[tuple[str, frozenset[str]], list[tuple[int, str]]] = {}
     marks = []
     for cell in plan.cells:
-        for line, what in cell_marks(cell.source):
+        key = (cell.source, varied.read_in(cell.task, cell.label))
+        if key not in known:
+            known[key] = cell_marks(*key, frozenset(imported))
+        for line, what in known[key]:
             marks.append(f"{what} at {plan.where(cell.index, line + cell.offset)}")
     return tuple(marks)

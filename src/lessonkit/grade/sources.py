@@ -27,6 +27,7 @@ MAX_NOTEBOOK_BYTES = 64 * 2**20  # a notebook file with the outputs Jupyter save
 MAX_JSON_ITEMS = 1_000_000  # commas and brackets in a notebook's JSON (a practice one: 5k)
 MAX_LINES = 50_000
 MAX_CELLS = 2_000
+MAX_CODE_CELLS = 500  # a practice file has tens; each more one runs in every scenario
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -235,4 +236,10 @@ def read_submission(path: str | Path, data: bytes | None = None) -> Submission:
         cells = _percent_cells(text)
     else:
         raise SubmissionError(f"{safe_name(str(path))}: expected a .py or .ipynb practice file")
+    if len(cells) > MAX_CODE_CELLS:
+        raise SubmissionError(
+            f"{safe_name(str(path))} has {len(cells):,} code cells; a practice file is far "
+            f"smaller (at most {MAX_CODE_CELLS:,} are graded)",
+            fix="run `lessonkit start` for a fresh copy and paste your answers in",
+        )
     return Submission(path, tuple(cells))
