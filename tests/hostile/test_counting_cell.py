@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,33 @@ def test_a_counting_cell_fails_at_every_place_it_can_bet_on(tmp_path, monkeypatc
     assert len(verdicts) == places - 1, (out, err)
     passed = [name for name, status in verdicts.items() if status != "failed"]
     assert not passed, verdicts
+
+
+REPLAY_SEED = "20240917"
+
+
+def _without_time(report: dict) -> dict:
+    """A report but for how long it took, the one thing a replay may change."""
+    return {key: value for key, value in report.items() if key != "seconds"}
+
+
+def test_one_seed_replays_the_counting_file_exactly(tmp_path, monkeypatch):
+    """Round 3's counting file depends on the scenario order; with `--seed` the order comes
+    from the seed and the file, so four checks give one report (messages and verdicts)."""
+    from hostile.cases import patched_script
+
+    lesson = find_lesson("state-02")
+    attack = Path(__file__).parent / "value-forgery" / "f1-count-scenarios-apply-probe.py"
+    path = tmp_path / "attempt.py"
+    path.write_text(patched_script(lesson, attack.read_text(encoding="utf-8")), encoding="utf-8")
+    monkeypatch.delenv("LESSONKIT_SCENARIO_ORDER", raising=False)
+    argv = ["check", "state-02", str(path), "--seed", REPLAY_SEED, "--json", "--timeout", "60"]
+    reports = []
+    for _ in range(4):
+        code, out, err = invoke(argv, cwd=tmp_path)
+        assert code == 1, (out, err)  # the wrong tasks fail
+        reports.append(_without_time(json.loads(out)))
+    distinct = {json.dumps(report, sort_keys=True) for report in reports}
+    assert len(distinct) == 1, [{t["id"]: t["message"] for t in r["tasks"]} for r in reports]
+    statuses = {t["id"]: t["status"] for t in reports[0]["tasks"]}
+    assert statuses["make-it-yours"] != "passed" and statuses["adam-by-hand"] != "passed"

@@ -931,20 +931,46 @@ def test_one_wire_schema_names_every_tag_both_sides_use():
             reported.parse_value({**data, wire.VALUE_TAG: tag + "?"})
 
 
-def test_scenario_order_is_drawn_per_request_and_replayed_only_by_the_graders_setting(
+_CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
+
+
+def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
+    from lessonkit.grade.requests import scenario_order, wire_names
+
+    order = scenario_order(seed, read_submission(Path(name), data))
+    return tuple(wire_names(grading, order).values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), body=_CELL_TEXT)
+def test_scenario_order_is_a_pure_function_of_the_seed_and_the_files_bytes(lesson, seed, body):
+    """`--seed N` replays a file's scenario order: asked again, from another path or after
+    other files, the same seed and bytes give the same order, the lesson's inputs first."""
+    from lessonkit.grade.requests import lesson_grading, wire_names
+
+    grading = lesson_grading(lesson, 5)
+    data = f"# %% [markdown]\n# mine\n# %%\nx = {body!r}\n".encode()
+    first = _order(grading, seed, "alice.py", data)
+    _order(grading, seed + 1, "other.py", data + b"y = 1\n")  # drawn in between
+    assert _order(grading, seed, "submissions/bob.py", data) == first
+    assert first[0] == "lesson" and sorted(first) == sorted(wire_names(grading).values())
+
+
+def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_the_setting(
     lesson, monkeypatch
 ):
-    """Issue 34, F1: a count of scenarios says nothing, since each learner request runs them
-    in an order drawn afresh; the lesson's own inputs run first, as in every order."""
-    from lessonkit.grade.requests import ORDER_VARIABLE, lesson_grading, scenario_order, wire_names
+    """Issue 34, F1: a count of scenarios says nothing, since the order is drawn per seed
+    and file (a fresh seed per command unless `--seed`); the grader's own setting gives
+    every file one order."""
+    from lessonkit.grade.requests import ORDER_VARIABLE, lesson_grading, wire_names
 
     grading = lesson_grading(lesson, 5)
     monkeypatch.delenv(ORDER_VARIABLE, raising=False)
-    orders = {tuple(wire_names(grading, scenario_order()).values()) for _ in range(30)}
-    assert len(orders) > 20 and all(order[0] == "lesson" for order in orders)
-    assert all(sorted(order) == sorted(wire_names(grading).values()) for order in orders)
+    by_seed = {_order(grading, seed, "a.py", b"x = 1\n") for seed in range(30)}
+    by_file = {_order(grading, 7, "a.py", f"x = {n}\n".encode()) for n in range(30)}
+    assert len(by_seed) > 20 and len(by_file) > 20
     monkeypatch.setenv(ORDER_VARIABLE, "1")
-    replayed = {tuple(wire_names(grading, scenario_order()).values()) for _ in range(5)}
+    replayed = {_order(grading, seed, "a.py", f"x = {seed}\n".encode()) for seed in range(5)}
     assert len(replayed) == 1 and replayed != {tuple(wire_names(grading).values())}
 
 

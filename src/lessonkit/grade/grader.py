@@ -469,7 +469,7 @@ class Grader:
         plan = plan_submission(submission, lesson)
         self.prepare(lesson)
         worker = self._take_child()
-        names = wire_names(grading, scenario_order())
+        names = wire_names(grading, scenario_order(self.seed, submission))
         try:
             timeout = self.limits.timeout
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)

@@ -1,13 +1,16 @@
 """What a grader sends a child: a lesson's grading (inputs, probes, the reference's plan),
 its scenarios, the names and order the child sees them in, and the requests built from them.
 
-A learner request's scenario order is drawn per request (`scenario_order`), and every
-scenario wraps the same library calls (`_same_calls`), so neither a scenario's name, its
-place nor its wrappers say which one is a probe (issue 34).
+A learner request's scenario order is drawn per request (`scenario_order`) from the
+command's seed and the file's content, and every scenario wraps the same library calls
+(`_same_calls`), so neither a scenario's name, its place nor its wrappers say which one is a
+probe, and one seed replays every draw of a grading.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import random
 from dataclasses import dataclass, replace
@@ -25,20 +28,26 @@ from lessonkit.grade.plan import (
 from lessonkit.grade.probes import ProbeRun, probe_runs
 from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
 from lessonkit.grade.rubric import TaskRubric, rubric_for
-from lessonkit.grade.sources import read_submission
+from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 
-_ORDER = random.SystemRandom()  # each learner request's scenario order: no seed can foretell it
 ORDER_VARIABLE = "LESSONKIT_SCENARIO_ORDER"
 
 
-def scenario_order() -> random.Random:
-    """What shuffles a learner request's scenarios: the system's randomness, which neither the
-    input seed nor the published lesson foretells, unless the grader's own environment sets
-    `LESSONKIT_SCENARIO_ORDER` to a number to replay one order (the hostile suite does)."""
+def scenario_order(seed: int, submission: Submission) -> random.Random:
+    """What shuffles a learner request's scenarios: a stream of its own, seeded by the
+    command's input seed and the sha256 of the file's cells, so `--seed N` replays the order
+    (a resumed batch, a shard and a second check give the same report) while a fresh seed,
+    drawn secretly per command, leaves it unforeseeable. The grader's own environment can
+    set `LESSONKIT_SCENARIO_ORDER` to a number to give every file one order (the hostile
+    suite does)."""
     replay = os.environ.get(ORDER_VARIABLE, "").strip()
-    return random.Random(int(replay)) if replay.isdigit() else _ORDER
+    if replay.isdigit():
+        return random.Random(int(replay))
+    cells = [[cell.source, cell.line, cell.task] for cell in submission.cells]
+    digest = hashlib.sha256(json.dumps(cells, ensure_ascii=True).encode()).hexdigest()
+    return random.Random(f"{seed}/order/{digest}")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,92 @@
+"""A batch killed with SIGKILL half-way and resumed, beside the same batch undisturbed.
+
+N students (default 1,000), each with a file of their own, made from a few contents:
+solved, wrong in one task, and cells that count scenarios (each its own bytes and bet), so
+a replay that drew another scenario order would show in the messages. Both batches grade
+with one `--seed` into a gradebook of their own:
+
+- undisturbed: `check --batch DIR --seed S --gradebook G`
+- killed: the same command in a process group of its own, SIGKILLed once its journal holds
+  half the files, then the same command with `--resume`
+
+Printed side by side: wall time of each (the killed one counts both of its runs), then for
+each output whether it is identical: the CSV and JSON (exact but for each file's `seconds`,
+the time its grading took), every feedback file byte for byte, the gradebook's exports
+(per-student counting attempts, points, verdicts, attempt counts; the Canvas CSV; the
+course table), and SQLite's `PRAGMA integrity_check` of each gradebook.
+
+Run from the repository root:  python bench/batch_faults.py [--files 1000] [--jobs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from fault_cohort import (
+    INTEGRITY,
+    batch_argv,
+    gradebook_view,
+    killed_half_way,
+    lessonkit_command,
+    outputs,
+    write_cohort,
+)
+
+SEED = "4242"
+
+
+def printed(argv: list[str]) -> str:
+    """What `lessonkit ARGV` printed; exits with its stderr when it fails."""
+    done = subprocess.run(lessonkit_command(*argv), capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"lessonkit {' '.join(argv)} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def timed(argv: list[str]) -> float:
+    started = time.perf_counter()
+    printed(argv)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lessonkit-faults-") as scratch:
+        root = Path(scratch)
+        folder = root / "week1"
+        write_cohort(folder, args.files)
+        plain_out, plain_book = root / "undisturbed", root / "undisturbed.sqlite"
+        plain = timed(batch_argv(folder, plain_out, SEED, args.jobs, plain_book))
+        killed_out, killed_book = root / "killed", root / "killed.sqlite"
+        argv = batch_argv(folder, killed_out, SEED, args.jobs, killed_book)
+        until_kill, kept, _ = killed_half_way(lessonkit_command(*argv), killed_out, args.files)
+        resumed = timed([*argv, "--resume"])
+        print(f"{args.files} files, --jobs {args.jobs}, --seed {SEED}")
+        print(f"{'undisturbed':<34}{plain:>10.1f} s")
+        print(
+            f"{'killed + resumed':<34}{until_kill + resumed:>10.1f} s"
+            f"  (SIGKILL after {until_kill:.1f} s with {kept} journalled; resume {resumed:.1f} s)"
+        )
+        print(f"{'ratio killed+resumed / undisturbed':<34}{(until_kill + resumed) / plain:>10.2f}")
+        expected = {**outputs(plain_out), **gradebook_view(plain_book, root, printed)}
+        got = {**outputs(killed_out), **gradebook_view(killed_book, root, printed)}
+        checks = {"undisturbed": expected.pop(INTEGRITY), "killed + resumed": got.pop(INTEGRITY)}
+        for name, value in expected.items():
+            same = "yes" if got[name] == value else "NO"
+            print(f"{name:<34}{'identical: ' + same:>20}")
+        for label, check in checks.items():
+            print(f"{'integrity_check ' + label:<34}{check!s:>20}")
+
+
+if __name__ == "__main__":
+    main()
