@@ -173,7 +173,7 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     result.write_text('{"journal": 4}\n', encoding="utf-8")
     with pytest.raises(UsageError, match=r"another lessonkit \(a journal of schema 4; this"):
         read_shard(folder, KEY)
-    with pytest.raises(OldSchema, match="schema 4; this lessonkit reads schema 5"):
+    with pytest.raises(OldSchema, match="schema 4; this lessonkit reads schema 6"):
         read_journal('{"journal": 4}\n', KEY, GradeReport.from_json)  # --resume: graded afresh
     result.write_text('{"run": "r1"}\n', encoding="utf-8")
     with pytest.raises(UsageError, match="not a shard result"):
