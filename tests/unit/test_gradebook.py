@@ -81,7 +81,7 @@ def test_every_attempt_is_kept_and_the_policy_picks_which_counts(lesson, tmp_pat
                 _attempt(lesson, "alice", 3, b"first", submitted=1.0),
                 _attempt(lesson, "alice", 1, b"second", submitted=2.0),  # a worse resubmission
                 _attempt(lesson, "bob", 2, submitted=1.0),
-                _attempt(lesson, "bob", 2, b"again", submitted=2.0),  # a tie: the latest of the best
+                _attempt(lesson, "bob", 2, b"again", submitted=2.0),  # a tie: the newer counts
             ]
         ).ids
         attempts = book.attempts()
@@ -321,7 +321,9 @@ def test_without_a_roster_in_the_gradebook_no_file_makes_a_student_up(lesson):
     assert [g.attempt.student for g in made.attempts] == ["frank", "zoe"]
     assert made.unmatched == ("notes_from_ta.py",)
     times = {"zoe.py": 5_000.0}
-    later = intake(lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1", submitted_at=times)
+    later = intake(
+        lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1", submitted_at=times
+    )
     assert [g.attempt.submitted for g in later.attempts] == [0.0, 5_000.0]
 
 
