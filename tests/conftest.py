@@ -257,6 +257,17 @@ def make_attempt(
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
 
+MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
+"""A make-it-yours answer that hard-codes the numbers: the wrong attempt `check` tests grade."""
+
+
+def write_solved_and_wrong(lesson: Lesson, folder: Path) -> Path:
+    """`solved.py` (every task solved) and `wrong.py` (`MK_WRONG`) in `folder`."""
+    (folder / "solved.py").write_text(make_attempt(lesson), encoding="utf-8")
+    (folder / "wrong.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def sandbox():
     """A working bubblewrap (a `run.sandbox.Sandbox`); skipped where there is none, never
@@ -292,13 +303,14 @@ _STARTERS: dict = {}
 
 def session_starter(isolation, limits):
     """One grading starter per isolation and limits for the whole session, as a grader
-    keeps one (None where learner children are not forks: not Linux)."""
+    keeps one (None where learner children are not forks: not Linux, or a system call
+    forking needs is missing)."""
     import atexit
 
     from lessonkit.grade.worker_handle import grading_starter
-    from lessonkit.run.starter import FORKING
+    from lessonkit.run.forking import forks_children
 
-    if not FORKING:
+    if not forks_children():
         return None
     key = (isolation, limits)
     if key not in _STARTERS or not _STARTERS[key].alive:

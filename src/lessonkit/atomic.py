@@ -1,34 +1,156 @@
-"""Write a file whole or not at all: the one way lessonkit replaces a file it owns.
+"""Write a file the way tools expect: whole or not at all, through links, with the umask's mode.
 
-A batch's outputs, an `--output FILE` and a lesson's execution record are each read by
-someone else (a person, a spreadsheet, `lessonkit verify`) who must never see half a file,
-even when the disk fills or the run is interrupted. The bytes go to a temporary file beside
-the target, which is then renamed over it in one step; on any failure the temporary file is
-removed and the target is left as it was.
+Every file lessonkit writes goes through here. A batch's outputs, an `--output FILE` and a
+lesson's execution record are each read by someone else (a person, a spreadsheet, a TA's
+account, a web server, `lessonkit verify`) who must never see half a file, even when the disk
+fills or the run is interrupted. So a regular file is never written in place: the bytes go to
+a new temporary file beside it, which is then renamed over it in one step; on any failure the
+temporary file is removed and the target is left as it was.
+
+Who may read it: a new file gets the mode the umask gives (0644 under 0022), as `touch` or
+a shell's `>` would. Only what must stay the instructor's is private (mode 0600 whatever the
+umask): the gradebook, a batch's journal (both hold every submission's bytes and grade), and
+the reference store (the lesson's own answers); the grading key has its own writer
+(`course.grading_key`), which never replaces a key.
+
+Two ways in:
+
+- `write_atomically`: a file lessonkit owns in a folder it chose (a batch's `--out`, a
+  lesson's folder, a cache). What is at the path is replaced, never followed: an output
+  folder may be writable by others, and a link planted there must not send the write
+  elsewhere.
+- `write_named`: a file a person named (`--output FILE`). It is written where they meant:
+  through a link (the link stays, its target is replaced), into a FIFO, a device or a socket
+  in place (`/dev/stdout`, `/dev/null`, a named pipe), and a regular file keeps its
+  permission bits. `--output -` (standard output) is the command layer's
+  (`commands._common.write_output`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import secrets
+import stat
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+PRIVATE_MODE = 0o600
+_NEW_MODE = 0o666  # what the umask is taken from, as open(2) does for `touch` and `>`
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+_IN_PLACE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+
+Way = Literal["replace", "in_place"]
+"""`replace`: a temporary file beside the target renamed over it; `in_place`: the target
+opened and written (a FIFO, a device, a socket: nothing there to rename over)."""
 
 
-def write_atomically(path: Path, content: str | bytes) -> None:
-    """Write `content` (text as UTF-8) to a temporary file beside `path`, then rename it
-    into place; the parent folders are made if missing.
+@dataclass(frozen=True)
+class Destination:
+    """Where the bytes for a named path go, and how."""
+
+    path: Path
+    way: Way
+
+
+def destination(path: Path) -> Destination:
+    """Where `write_named` puts the bytes for `path`: a link (in any folder of the path) is
+    followed to its final target, which is replaced when it is a regular file or missing and
+    written in place when it is anything else but a folder.
+
+    Raises:
+        IsADirectoryError: `path` names a folder.
+        OSError: `path` cannot be looked at (a link loop, a folder without permission).
+    """
+    try:
+        info = os.stat(path)  # links followed, `/dev/stdout`'s too
+    except FileNotFoundError:
+        info = None  # missing, or a link to nothing: made where the link points
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return Destination(path, "in_place")
+    return Destination(Path(os.path.realpath(path)), "replace")
+
+
+def write_named(path: Path, content: str | bytes) -> None:
+    """Write `content` (text as UTF-8) to the file a person named, as `destination` says: a
+    link is written through and stays a link, a FIFO or device is written in place, a regular
+    file is replaced whole and keeps its mode; a new file gets the umask's mode.
+
+    Raises:
+        OSError: it cannot be written (a regular file is then left unchanged).
+    """
+    where = destination(path)
+    if where.way == "replace":
+        write_atomically(where.path, content, keep_mode=True)
+        return
+    fd = os.open(where.path, _IN_PLACE_FLAGS)
+    with os.fdopen(fd, "wb") as file:
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # became a regular file since it was looked at
+            raise FileExistsError(errno.EEXIST, "it changed while being written", str(path))
+        file.write(_encoded(content))
+
+
+def write_atomically(
+    path: Path, content: str | bytes, *, private: bool = False, keep_mode: bool = False
+) -> None:
+    """Write `content` (text as UTF-8) to a new temporary file beside `path`, then rename it
+    over whatever `path` is (a link is replaced, not followed); parent folders are made if
+    missing.
+
+    The file gets the umask's mode; with `keep_mode`, a regular file replaced keeps its
+    permission bits instead; with `private`, it is 0600 whatever was there, for what only
+    the instructor may read (say why at the call).
 
     Raises:
         OSError: the folder or the file cannot be written (`path` is left unchanged).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    mode = PRIVATE_MODE if private else _regular_mode(path) if keep_mode else None
+    fd, temporary = _create_beside(path, PRIVATE_MODE if private else _NEW_MODE)
     try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(content.encode("utf-8") if isinstance(content, str) else content)
+        with os.fdopen(fd, "wb") as file:
+            file.write(_encoded(content))
+            if mode is not None:
+                os.chmod(file.fileno(), mode)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def create_private(path: Path) -> bool:
+    """Make `path` an empty file of mode 0600 unless something is there already (a file
+    another program then fills, such as SQLite's database); whether it was made."""
+    try:
+        os.close(os.open(path, _FLAGS, PRIVATE_MODE))
+    except FileExistsError:
+        return False
+    return True
+
+
+def _create_beside(path: Path, mode: int) -> tuple[int, Path]:
+    """A new file opened for writing in `path`'s folder, `mode` filtered by the umask."""
+    while True:
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+        try:
+            return os.open(temporary, _FLAGS, mode), temporary
+        except FileExistsError:
+            continue
+
+
+def _regular_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at `path` (links not followed), else None."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+
+
+def _encoded(content: str | bytes) -> bytes:
+    return content.encode("utf-8") if isinstance(content, str) else content

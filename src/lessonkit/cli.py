@@ -3,7 +3,9 @@
 Each command module exposes `configure(parser)` and `run(args) -> int`. A subcommand's
 arguments are parsed by its own parser with `parse_intermixed_args`, so options may come
 before or after FILE and a usage error shows that subcommand's usage line. Errors a person
-can cause arrive here as `LessonkitError` and leave as one message and exit status 2.
+can cause arrive here as `LessonkitError` and leave as one message and exit status 2; a
+command run with `--json` also prints it on stdout as one JSON object, `{"command", "error":
+{"message", "where", "fix"}}`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import contextlib
 import faulthandler
 import importlib
+import json
 import signal
 import sys
 import threading
@@ -20,6 +23,7 @@ from lessonkit import __version__
 from lessonkit.errors import LessonkitError
 
 COMMANDS: dict[str, str] = {
+    "init": "Start a new course repository in a new or empty folder.",
     "list": "List the lessons in this repository.",
     "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
@@ -106,6 +110,8 @@ def _main(argv: list[str]) -> int:
         from lessonkit.lesson.text import safe_text  # a file name in it may hold escapes
 
         print(safe_text(f"lessonkit {args.command}: {exc}"), file=sys.stderr)
+        if getattr(args, "json", False):  # tools expect JSON on stdout, a failure included
+            print(json.dumps({"command": args.command, "error": exc.to_json()}, indent=2))
         return 2
     except KeyboardInterrupt:
         print(f"lessonkit {args.command}: interrupted", file=sys.stderr)

@@ -19,6 +19,11 @@ class LessonkitError(Exception):
         text = f"{self.where}: {self.message}" if self.where else self.message
         return f"{text}\n  fix: {self.fix}" if self.fix else text
 
+    def to_json(self) -> dict[str, str | None]:
+        """The message's parts, for a command run with `--json`: tools read one JSON
+        object on stdout whether the command succeeded or not."""
+        return {"message": self.message, "where": self.where, "fix": self.fix}
+
 
 class LessonError(LessonkitError):
     """A mistake in a lesson source file; `where` is always `file:line`."""

@@ -27,16 +27,16 @@ import pytest
 
 from lessonkit.grade import reported
 from lessonkit.grade.worker_handle import WorkerHandle, grading_starter
+from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.sandbox import Account
-from lessonkit.run.starter import FORKING
 
 from conftest import REPO, one_cell_request, session_starter
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not FORKING, reason="learner children are forks on Linux only"),
+    pytest.mark.skipif(not forks_children(), reason="learner children are not forks here"),
 ]
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from dataclasses import replace
 from html import unescape
 
 import pytest
 
+from lessonkit.lesson.files import GOING_FURTHER
 from lessonkit.lesson.load import load_lesson
 from lessonkit.receipts import (
     load_accelerator_records,
@@ -29,9 +31,18 @@ def _gpu_receipt(lesson, **changes):
     return dataclasses.replace(cpu, environment=environment, **changes)
 
 
+def _going_further_fields(lesson):
+    cpu = load_record(lesson, GOING_FURTHER)
+    names = ("script", "script_sha256", "code_sha256", "command", "stdout")
+    return {name: getattr(cpu, name) for name in names}
+
+
 @pytest.fixture
 def repo(tmp_path):
+    """A copy of the lesson without the accelerator receipts committed with it."""
     folder = copy_lesson_repo(tmp_path)
+    for receipt in (folder / "outputs").glob("*-[gt]pu.json"):
+        receipt.unlink()
     return tmp_path, load_lesson(folder / "lesson.md")
 
 
@@ -42,9 +53,10 @@ def test_an_accelerator_record_lies_beside_the_cpu_one_and_never_replaces_it(rep
     path = save_record(_gpu_receipt(lesson), lesson, "gpu")
     assert path == cpu_path.with_name("execution-gpu.json")
     assert cpu_path.read_bytes() == before
-    (found,) = load_accelerator_records(lesson)
-    assert (found.platform, found.stale) == ("gpu", False)
-    assert load_accelerator_records(load_lesson(REPO / lesson.path.relative_to(repo[0]))) == ()
+    (found,) = [r for r in load_accelerator_records(lesson) if r.platform == "gpu"]
+    assert (found.platform, found.stale, found.verified) == ("gpu", False, True)
+    committed = load_accelerator_records(load_lesson(REPO / lesson.path.relative_to(repo[0])))
+    assert all(r.platform != "gpu" for r in committed)
 
 
 def test_the_page_shows_an_accelerator_receipt_or_says_there_is_none(repo):
@@ -57,8 +69,19 @@ def test_the_page_shows_an_accelerator_receipt_or_says_there_is_none(repo):
     code, _, err = invoke(["build"], root=root, cwd=root)
     html = page.read_text(encoding="utf-8")
     assert code == 0, err
-    assert "GPU receipt:" in html and "NVIDIA H200" in html
+    assert "NVIDIA H200 receipt of <code>code/main.py</code>" in html
+    assert "matched the CPU reference: 3 lines, numbers within a relative 1e-06" in html
     assert "older than the lesson" not in html and "No accelerator receipt" not in html
+    # main.py alone is recorded on the GPU: going_further.py is not, so not verified there yet
+    site = root / "build" / "site"
+    assert "verified on CPU." in (site / "index.html").read_text(encoding="utf-8")
+    going_further = replace(_gpu_receipt(lesson), **_going_further_fields(lesson))
+    save_record(going_further, lesson, "gpu")
+    code, _, err = invoke(["build"], root=root, cwd=root)
+    assert code == 0, err
+    assert "verified on CPU and NVIDIA H200." in (site / "index.html").read_text("utf-8")
+    guide = (site / "phase-03" / "index.html").read_text(encoding="utf-8")
+    assert "Verified on CPU and NVIDIA H200: its recorded runs" in guide
 
 
 def test_an_old_accelerator_receipt_is_said_to_be_old_and_does_not_fail_verify(repo):

@@ -15,17 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, REPORT_KEYS, copy_lesson_repo, imported_by, invoke, make_attempt
-
-MK_WRONG = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
+from conftest import (
+    MK_WRONG,
+    REPO,
+    REPORT_KEYS,
+    copy_lesson_repo,
+    imported_by,
+    invoke,
+    make_attempt,
+    write_solved_and_wrong,
+)
 
 
 @pytest.fixture(scope="module")
 def files(lesson, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("check-cli")
-    (folder / "solved.py").write_text(make_attempt(lesson), encoding="utf-8")
-    (folder / "wrong.py").write_text(make_attempt(lesson, MK_WRONG), encoding="utf-8")
-    return folder
+    return write_solved_and_wrong(lesson, tmp_path_factory.mktemp("check-cli"))
 
 
 def test_json_report_for_tools(files, lesson):

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,9 +50,8 @@ def test_the_plugin_renders_every_block_kind():
     assert named == set(ROLES) - MYST_OWN
 
 
-@pytest.fixture(scope="module")
-def myst_site(tmp_path_factory) -> tuple[str, dict[str, dict]]:
-    """`myst build --site` of a copy of the repository's book: its output and its pages."""
+def _book_copy(tmp_path_factory) -> Path:
+    """A copy of the repository's book (myst.yml, the plugin, every lesson.md)."""
     if not MYST.exists():
         if os.environ.get("CI") == "true":
             pytest.fail("mystmd is not installed: run `npm ci --prefix myst` (.ci/run does)")
@@ -65,6 +65,51 @@ def myst_site(tmp_path_factory) -> tuple[str, dict[str, dict]]:
         copy = root / path.relative_to(REPO)
         copy.parent.mkdir(parents=True)
         shutil.copy(path, copy)
+    return root
+
+
+def _offline() -> list[str]:
+    """A prefix that runs a command with no network (a new user and network namespace), or
+    nothing where this machine cannot make one."""
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, check=False)
+    return ["unshare", "-rn"] if probe.returncode == 0 else []
+
+
+@pytest.fixture(scope="module")
+def myst_offline_book(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """docs/authoring.md's offline book: Markdown exports of every lesson, no network."""
+    root = _book_copy(tmp_path_factory)
+    lessons = [str(p.relative_to(REPO)) for p in LESSONS]
+    done = subprocess.run(
+        [*_offline(), str(MYST), "build", "--md", "--force", *lessons],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    return done, root / "_build" / "exports"
+
+
+def test_the_offline_book_has_every_lesson_with_no_download(myst_offline_book):
+    done, exports = myst_offline_book
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Querying template" not in output and "Error:" not in output, output
+    texts = [p.read_text(encoding="utf-8") for p in sorted(exports.glob("*.md"))]
+    assert len(texts) == len(LESSONS), output
+    for path in LESSONS:
+        lesson = load_lesson(path)
+        # Each section keeps its MyST target, the lesson's id in front (the plugin's).
+        targets = [f"({lesson.meta.id}-{s.id})=" for part in lesson.parts for s in part.sections]
+        found = [t for t in texts if all(target in t for target in targets)]
+        assert len(found) == 1 and lesson.meta.title in found[0], lesson.meta.id
+
+
+@pytest.fixture(scope="module")
+def myst_site(tmp_path_factory) -> tuple[str, dict[str, dict]]:
+    """`myst build --site` of a copy of the repository's book: its output and its pages."""
+    root = _book_copy(tmp_path_factory)
     done = subprocess.run(
         [str(MYST), "build", "--site"],
         cwd=root,

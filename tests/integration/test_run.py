@@ -221,3 +221,24 @@ def test_a_failing_run_names_the_lesson_md_declaration_and_never_asks_to_re_reco
     assert f"lesson.md:{line}: learning_rate is declared 0.05 but the code gives 0.1" in out
     assert "re-recording cannot make a failing run pass" in out
     assert "--record" not in out
+
+
+def test_a_receipt_keeps_no_path_of_the_machine_it_ran_on(tmp_path):
+    folder = copy_lesson_repo(tmp_path)
+    (folder / "code" / "main.py").write_text(
+        "import os, sys\nimport jax\n"
+        "print(os.path.abspath(__file__))\n"
+        "print(os.path.expanduser('~') + '/notes.txt')\n"
+        "print(jax.__file__, file=sys.stderr)\n"
+        "sys.exit(3)\n",
+        encoding="utf-8",
+    )
+    code, _, _ = invoke(["run", "state-02"], root=tmp_path)
+    assert code == 1
+    (path,) = (tmp_path / "runs" / "state-02").glob("*.json")
+    receipt = read_receipt(path)
+    relative = (folder / "code" / "main.py").relative_to(tmp_path).as_posix()
+    assert receipt.stdout == f"{relative}\n~/notes.txt\n"
+    assert "<site-packages>/jax/__init__.py" in receipt.stderr
+    text = path.read_text(encoding="utf-8")
+    assert str(tmp_path) not in text and str(Path.home()) + "/" not in text

@@ -30,7 +30,7 @@ def _preload_in_a_fresh_python(tmp_path, modules: list[str]) -> list[str]:
             sys.exit(0)
 
         os.execv = execv
-        server._preload({modules!r}, ["7", "/child", *{modules!r}])
+        server._preload({modules!r}, ["7", "/child", '["/pkgs"]', *{modules!r}])
         print("LOADED", *sorted(m for m in {modules!r} if m in sys.modules))
         """
     )
@@ -48,4 +48,5 @@ def test_the_lessons_modules_are_imported_and_a_broken_one_is_left_to_the_fork(t
 
 def test_a_module_that_starts_the_backend_sends_the_starter_back_without_any(tmp_path):
     said = _preload_in_a_fresh_python(tmp_path, ["plain_module", "starts_backend", "json"])
-    assert said == ["EXEC", "-I", str(FORK_SERVER), "7", "/child"]
+    # begun again with the parent's import paths, which a fresh start needs as much
+    assert said == ["EXEC", "-I", str(FORK_SERVER), "7", "/child", '["/pkgs"]']

@@ -55,6 +55,12 @@ def test_cell_outputs_are_recorded_only_with_a_passing_recording_of_main(lesson)
     assert not cell_outputs_due(recording, (other,))
 
 
+@pytest.mark.parametrize("platform", ["gpu", "tpu"])
+def test_an_accelerator_recording_never_rewrites_the_cpu_cell_outputs(lesson, platform):
+    good = _run(lesson, recording=True)
+    assert not cell_outputs_due(RunOptions(record=True, platform=platform), (good,))
+
+
 def test_a_script_out_of_date_with_lesson_md_cannot_be_recorded(lesson):
     changed = dataclasses.replace(MAIN, render=lambda lesson: "# changed since the build\n")
     with pytest.raises(UsageError, match=r"out of date with lesson\.md"):

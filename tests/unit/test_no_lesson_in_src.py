@@ -20,8 +20,9 @@ SRC = REPO / "src" / "lessonkit"
 # conventional word for a parameter tree, as Flax and Optax do, not one lesson's variable.
 CONVENTIONS = {"trees": {"params"}}
 # Plain words that some lesson also uses as a variable: the toolkit's own meaning is unrelated
-# ("a reported value is nested too deeply", `functools.partial`, "the output's mismatch").
-WORDS = {"nested", "partial", "mismatch"}
+# ("a reported value is nested too deeply", `functools.partial`, "the output's mismatch",
+# `lessonkit init`, the command that starts a course).
+WORDS = {"nested", "partial", "mismatch", "init"}
 LESSONS = [load_lesson(p) for p in lesson_paths(REPO)]  # the fixture's names are plain words
 GUIDES = sorted((REPO / "phases").glob("*/phase.yaml"))
 # Options of lessonkit's own commands (`check --seed`, `check --out`): a project's script may

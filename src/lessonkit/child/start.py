@@ -1,13 +1,15 @@
 """The grading child's entry: runs lesson and learner cells and reports what they produced.
 
-It never judges. It runs as a plain script (`python -I child/start.py FD`), started by
+It never judges. It runs as a plain script (`python -I child/start.py FD PATHS`), started by
 `run/confine.py` once its limits hold and, for a learner, once it runs as a user of its own.
 It imports nothing from lessonkit: the program is this folder, `lessonkit/child/`, a set
 of standard-library modules with one job each (channel, encoder, guard, cells, names,
 transforms, varied calls, jit watch, runner), loaded here by path as the package
 `lessonkit_child`, as the sandbox binds only that folder. It talks to the parent over two
 channels: requests arrive as JSON lines on a private copy of stdin, reports leave as JSON
-lines on the pipe FD (see `lessonkit.grade.protocol` for both).
+lines on the pipe FD (see `lessonkit.grade.protocol` for both). PATHS, a JSON list, names
+where the parent finds packages beyond what an isolated Python finds
+(`run/import_paths.py`): its PYTHONPATH and user site, put first on `sys.path` here.
 
 A child runs either the lesson's reference code (trusted, never learner code) or one
 learner's file, never both and never two learners' files. Once learner code has run, the
@@ -17,6 +19,7 @@ parent trusts nothing this process says: its reports are parsed strictly as data
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 
@@ -35,7 +38,16 @@ def load_child_package():
     return package
 
 
+def use_import_paths(encoded: str) -> list[str]:
+    """Put the parent's import paths (a JSON list of folders) first on `sys.path`; returns
+    them. Only ever given by the parent that started this process, never by a learner."""
+    paths = [p for p in json.loads(encoded) if isinstance(p, str)]
+    sys.path[:0] = [p for p in paths if p not in sys.path]
+    return paths
+
+
 if __name__ == "__main__":
+    use_import_paths(sys.argv[2])
     load_child_package()
     from lessonkit_child import runner, wire
 

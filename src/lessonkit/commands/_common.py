@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
-from lessonkit.atomic import write_atomically
+from lessonkit.atomic import write_named
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
@@ -196,13 +196,44 @@ def practice_file(lesson: Lesson, given: str | None) -> Path:
     return found.path
 
 
-def write_output(path: Path, content: str | bytes) -> None:
-    """`--output FILE`, written whole or not at all; a path that cannot be written is the
-    person's error, with one message."""
+STDOUT = "-"
+"""`--output -`: the output goes to standard output, and what the command says to stderr."""
+
+
+def write_output(given: str, content: str | bytes, said: str) -> None:
+    """`--output FILE` as `atomic.write_named` writes it, then `Wrote FILE{said}`.
+
+    `-` (or a path naming the file standard output already is, such as `/dev/stdout`
+    redirected to a file) writes to standard output, and the note goes to stderr. Bytes
+    (a zip) are refused there while standard output is a terminal, as `curl` and `tar` do:
+    they would garble it, and a pipe or a redirect was surely meant. A path that cannot be
+    written is the person's error, with one message.
+    """
+    if given == STDOUT or _is_stdout(Path(given)):
+        if isinstance(content, bytes) and sys.stdout.isatty():
+            raise UsageError(
+                "the output is binary and standard output is a terminal",
+                fix="give --output FILE, or send it on: `--output - > FILE` or `| COMMAND`",
+            )
+        sys.stdout.flush()
+        sys.stdout.buffer.write(content.encode("utf-8") if isinstance(content, str) else content)
+        sys.stdout.flush()
+        console(stderr=True).print(Text(f"Wrote standard output{said}"))
+        return
+    path = Path(given)
     try:
-        write_atomically(path, content)
+        write_named(path, content)
     except OSError as exc:
         raise UsageError(
             f"cannot write {shown(path)}: {exc.strerror or exc}",
-            fix="give --output a file in a folder you can write to",
+            fix="give --output a file in a folder you can write to, or - for standard output",
         ) from None
+    console().print(Text(f"Wrote {quoted(path)}{said}"))
+
+
+def _is_stdout(path: Path) -> bool:
+    """Whether `path` names the very file standard output writes to."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # missing; stdout closed or not a real file
+        return False

@@ -18,7 +18,6 @@ from lessonkit.commands._common import (
     add_timeout_argument,
     console,
     limits_from,
-    quoted,
     write_output,
 )
 from lessonkit.course.autograder import bundle_zip, run_autograder
@@ -57,10 +56,6 @@ def run(args: argparse.Namespace) -> int:
         results = run_autograder(lesson, root, limits_from(args))
         console().print(Text(f"Score {results['score']:g}. {results['output']}"))
         return 0
-    output = Path(args.output)
     data = bundle_zip(lesson, repo_root())
-    write_output(output, data)
-    console().print(
-        Text(f"Wrote {quoted(output)} ({len(data) // 1024} KiB): upload it to Gradescope.")
-    )
+    write_output(args.output, data, f" ({len(data) // 1024} KiB): upload it to Gradescope.")
     return 0

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.commands._common import console, quoted, write_output
+from lessonkit.commands._common import console, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.exports import EXPORTS, export, read_canvas_assignments
 from lessonkit.course.gradebook import (
@@ -232,11 +232,8 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     if args.export:
-        output = Path(args.output)
-        write_output(output, export(args.export, table, attempts, assignments))
-        console().print(
-            Text(f"Wrote {quoted(output)} ({args.export}, {len(table.rows)} students).")
-        )
+        content = export(args.export, table, attempts, assignments)
+        write_output(args.output, content, f" ({args.export}, {len(table.rows)} students).")
         return 0
     if args.json:
         print(json.dumps(table_json(table), indent=2))

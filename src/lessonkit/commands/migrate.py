@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lessonkit.atomic import write_named
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.migrate import migrate_lesson
@@ -34,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
             out.print(marked("bad", f"{quoted(path)} needs `lessonkit migrate {given}`"))
             status = 1
         else:
-            path.write_text(migrated, encoding="utf-8")
+            write_named(path, migrated)  # the author's file: a link is written through
             out.print(marked("ok", f"{quoted(path)} rewritten in the MyST forms"))
     return status

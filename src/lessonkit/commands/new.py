@@ -19,6 +19,7 @@ from string import Template
 
 import yaml
 
+from lessonkit.atomic import write_atomically
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import find_lesson, repo_root
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     folder = place.folder
     text = skeleton(args.lesson, title, place, dt.date.today())
     folder.mkdir(parents=True)
-    (folder / "lesson.md").write_text(text, encoding="utf-8")
+    write_atomically(folder / "lesson.md", text)
     out = console()
     out.print(f"wrote {quoted(folder / 'lesson.md')}")
     for path in write_all(load_lesson(folder / "lesson.md")):  # what the record is made from

@@ -9,11 +9,8 @@ network and no script.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from rich.text import Text
-
-from lessonkit.commands._common import add_lesson_argument, console, quoted, write_output
+from lessonkit.commands._common import add_lesson_argument, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.lesson.catalog import find_lesson
@@ -33,12 +30,10 @@ def run(args: argparse.Namespace) -> int:
     with existing_gradebook(args.gradebook) as book:
         attempts = book.attempts(lesson=lesson.meta.id)
     report = class_report(attempts, lesson.meta.id, args.policy)
-    output = Path(args.output)
-    write_output(output, render_class_report(report))
-    console().print(
-        Text(
-            f"Wrote {quoted(output)}: {len(report.tasks)} tasks, {report.students} students, "
-            f"{report.submissions} submissions."
-        )
+    write_output(
+        args.output,
+        render_class_report(report),
+        f": {len(report.tasks)} tasks, {report.students} students, "
+        f"{report.submissions} submissions.",
     )
     return 0

@@ -11,12 +11,12 @@ never suggests re-recording, which cannot make a failing run pass.
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from rich.console import Console
 
 from lessonkit.commands._common import (
-    add_lesson_argument,
     add_timeout_argument,
     console,
     marked,
@@ -39,7 +39,12 @@ from lessonkit.receipts.lesson_runs import (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_lesson_argument(parser)
+    parser.add_argument(
+        "lesson",
+        nargs="+",
+        help="lesson id, from `lessonkit list`; several run one after another in one command "
+        "(how an accelerator's receipts are recorded for a whole course)",
+    )
     names = ", ".join(s.name for s in SCRIPTS)
     parser.add_argument(
         "--script",
@@ -189,7 +194,24 @@ def _run_one(
 
 
 def run(args: argparse.Namespace) -> int:
-    return 0 if run_lesson(console(), find_lesson(args.lesson), _options(args)) else 1
+    lessons = [find_lesson(lesson_id) for lesson_id in dict.fromkeys(args.lesson)]
+    out, options = console(), _options(args)
+    if len(lessons) == 1:
+        return 0 if run_lesson(out, lessons[0], options) else 1
+    timings = []
+    for index, lesson in enumerate(lessons):
+        if index:
+            out.print()
+        out.rule(lesson.meta.id, align="left")
+        started = time.monotonic()
+        passed = run_lesson(out, lesson, options)
+        timings.append((lesson.meta.id, passed, time.monotonic() - started))
+    out.print()
+    for lesson_id, passed, seconds in timings:
+        out.print(marked("ok" if passed else "bad", f"{lesson_id}: {seconds:.1f} s wall"))
+    passed = sum(p for _, p, _ in timings)
+    out.print(f"{passed} of {len(lessons)} lessons passed")
+    return 0 if passed == len(lessons) else 1
 
 
 def run_lesson(out: Console, lesson: Lesson, options: RunOptions) -> bool:

@@ -17,7 +17,7 @@ from lessonkit.errors import LessonError, LessonkitError
 from lessonkit.grade.attempts import prove_attempts, proving_grader
 from lessonkit.grade.cheats import prove_cheats
 from lessonkit.lesson.catalog import all_lessons, find_lesson
-from lessonkit.lesson.files import MAIN, lesson_scripts
+from lessonkit.lesson.files import lesson_scripts
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import (
     RecordError,
@@ -139,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
     for lesson in lessons:
         for note in accelerator_notes(lesson):
             out.print(marked("warn", note))
+    if not lessons:
+        out.print(marked("ok", "verify: no lessons yet; `lessonkit new ID --phase NN` starts one"))
+        return 0
     names = ", ".join(lesson.meta.id for lesson in lessons)
     out.print(
         marked(
@@ -159,8 +162,9 @@ def accelerator_notes(lesson: Lesson) -> list[str]:
             continue
         name = record.platform.upper()
         notes.append(
-            f"{quoted(record_path(lesson, MAIN, record.platform))}: the {name} receipt is older "
-            f"than the lesson's code (recorded {record.receipt.started_utc}); the page says so "
-            f"until `{record_command(lesson)} --platform {record.platform}` runs on a {name}"
+            f"{quoted(record_path(lesson, record.script, record.platform))}: the {name} receipt "
+            f"is older than the lesson's code (recorded {record.receipt.started_utc}); the page "
+            f"says so until `{record_command(lesson, record.script)} --platform "
+            f"{record.platform}` runs on a {name}"
         )
     return notes

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import lessonkit
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch_folder import SUFFIXES, read_bytes_in_folder
 from lessonkit.grade.grader import Grader
@@ -303,6 +304,5 @@ def run_autograder(lesson: Lesson, root: Path, limits: Limits = DEFAULT_LIMITS) 
     started = time.perf_counter()
     results = _results(lesson, root / "submission", limits, started)
     out = root / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_atomically(out / "results.json", json.dumps(results, indent=2) + "\n")
     return results

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from lessonkit.atomic import create_private
 from lessonkit.course.attempts import (
     POLICIES,
     Added,
@@ -90,6 +91,8 @@ class Gradebook:
 
     def __init__(self, path: Path, *, migrate_to: int = SCHEMA):
         self.path = path
+        with contextlib.suppress(OSError):  # where it cannot be made, SQLite's message says why
+            create_private(path)  # private: every student's submissions and grades
         try:
             self.db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
             self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")

@@ -46,9 +46,10 @@ from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
 from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
 from lessonkit.lesson.model import Lesson
+from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
-from lessonkit.run.starter import FORKING, Starter
+from lessonkit.run.starter import Starter
 
 
 def _send_once_started(request: Request, started: Future[WorkerHandle]) -> None:
@@ -253,7 +254,7 @@ class Grader:
         self.children = 0  # learner children started, for tests and benchmarks
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
-        if FORKING:  # learner children are forks of a starter that imported JAX once
+        if forks_children():  # learner children are forks of a starter that imported JAX once
             starting = self._spawner.submit(grading_starter, isolation, limits, self._preload)
             self._starter = starting.result()
         # The first learner child is on its way while the parent reads the lesson and the file.

@@ -140,7 +140,8 @@ class ReferenceStore:
         """Keep `record` under `key`; a store that cannot be written is simply not used."""
         try:
             entry = {"format": FORMAT, "key": key, "record": encode_record(record)}
-            write_atomically(self._path(lesson_id, key), json.dumps(entry))
+            # private: it holds what the lesson's own solution computed, a learner's answers
+            write_atomically(self._path(lesson_id, key), json.dumps(entry), private=True)
         except (OSError, ValueError):
             return
         self._prune()

@@ -38,6 +38,7 @@ from lessonkit.grade.protocol import (
 )
 from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.run.confined_child import start_confined
+from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.process import describe_end
@@ -112,12 +113,13 @@ class WorkerHandle:
         self.trusted = trusted
         self._sent: Request | None = None
         read_fd, write_fd = os.pipe()
+        paths = encoded_import_paths()
         try:
             if starter is not None:
                 self._child = starter.fork(write_fd, limits, trusted=trusted)
             else:
                 self._child = start_confined(
-                    [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd)],
+                    [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), paths],
                     isolation=isolation,
                     limits=limits,
                     trusted=trusted,

@@ -3,7 +3,9 @@
 One server per kernel, started on the first check and kept for the session, so later
 checks find its reference run done and a fresh learner child waiting. The server runs
 with Python's isolated mode, in a session of its own (interrupting the kernel does not
-kill it), and ends when the kernel does, since its stdin closes.
+kill it), and ends when the kernel does, since its stdin closes. Isolated mode reads no
+PYTHONPATH and no user site, so the kernel hands over where it finds its packages
+(`run/import_paths.py`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ from lessonkit.learner.protocol import (
     decode_reply,
     encode_request,
 )
+from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.process import child_environment, start_child
 
 FIRST_REPLY_LIMIT = 420.0  # starting JAX, the reference run and one grading, on a slow machine
 REPLY_LIMIT = 120.0
 _PACKAGE_PARENT = str(Path(lessonkit.__file__).resolve().parent.parent)
 _SERVER_CODE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); from lessonkit.learner.server import main; main()"
+    "import sys; sys.path.insert(0, sys.argv[1]); from lessonkit.run.import_paths import adopt; "
+    "adopt(sys.argv[2]); from lessonkit.learner.server import main; main()"
 )
 
 
@@ -42,7 +46,7 @@ class ServerProcess:
     def __init__(self) -> None:
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept until close())
         self._process = start_child(
-            [sys.executable, "-I", "-c", _SERVER_CODE, _PACKAGE_PARENT],
+            [sys.executable, "-I", "-c", _SERVER_CODE, _PACKAGE_PARENT, encoded_import_paths()],
             env=child_environment("inherit"),
             stdin="pipe",
             stdout="pipe",

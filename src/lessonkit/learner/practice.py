@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from lessonkit.atomic import write_atomically
 from lessonkit.lesson.layout import generated_note, practice_note
 from lessonkit.lesson.model import Lesson
 
@@ -66,9 +67,8 @@ def remember_folder(lesson: Lesson, folder: Path, root: Path) -> bool:
     state[lesson.meta.id] = str(folder.resolve())
     path = root / STATE_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         body = {"schema": STATE_SCHEMA, "practice": dict(sorted(state.items()))}
-        path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(body, indent=2) + "\n")
     except OSError:
         return False
     return True

@@ -36,6 +36,7 @@ from lessonkit.receipts.store import (
     save_record,
     save_run,
     script_path,
+    verified_hardware,
     write_new,
 )
 
@@ -66,6 +67,7 @@ __all__ = [
     "save_record",
     "save_run",
     "script_path",
+    "verified_hardware",
     "with_device_count",
     "write_new",
 ]

@@ -21,12 +21,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError
+from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.cell import Cell, task_cell_source
 from lessonkit.lesson.files import CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
+from lessonkit.receipts.machine_paths import without_machine_paths
 from lessonkit.run.child import run_child, write_report
 from lessonkit.run.process import child_environment
 
@@ -83,8 +86,13 @@ def run_cells(lesson: Lesson, timeout_s: float) -> tuple[CellOutput, ...]:
             fix="fix lesson.md so that its cells run top to bottom, then record again",
         )
     by_id = {c.id: c for c in recorded_cells(lesson)}
+    root = repo_root(lesson.directory)
     return tuple(
-        CellOutput(c["id"], code_sha256(by_id[c["id"]].source), report[c["id"]])
+        CellOutput(
+            c["id"],
+            code_sha256(by_id[c["id"]].source),
+            without_machine_paths(report[c["id"]], root),
+        )
         for c in cells
         if c["record"]
     )
@@ -103,8 +111,7 @@ def render_record(lesson: Lesson, outputs: tuple[CellOutput, ...]) -> str:
 
 def save_record(lesson: Lesson, outputs: tuple[CellOutput, ...]) -> Path:
     path = record_path(lesson)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_record(lesson, outputs), encoding="utf-8")
+    write_atomically(path, render_record(lesson, outputs))
     return path
 
 

@@ -197,8 +197,15 @@ def run_and_keep(lesson: Lesson, script: Script, root: Path, options: RunOptions
 
 
 def cell_outputs_due(options: RunOptions, runs: tuple[ScriptRun, ...]) -> bool:
-    """Recording main, and every run passed: the notebook's cell outputs are recorded too."""
-    return options.record and any(r.script == MAIN for r in runs) and all(r.passed for r in runs)
+    """Recording main on the CPU, and every run passed: the notebook's cell outputs are
+    recorded too. An accelerator's recording keeps its receipt alone: the cell outputs are a
+    CPU artifact, which no accelerator run may rewrite."""
+    return (
+        options.record
+        and options.platform == "cpu"
+        and any(r.script == MAIN for r in runs)
+        and all(r.passed for r in runs)
+    )
 
 
 def record_cell_outputs(lesson: Lesson, timeout_s: float) -> Path:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonError
 from lessonkit.lesson.files import NUMBERS_CHECK, NUMBERS_SCHEMA
 from lessonkit.lesson.model import Diagram, Lesson, Number
@@ -199,6 +200,5 @@ def check_numbers(lesson: Lesson, *, keep: bool = True) -> bool:
     if keep:
         path, content = _record_path(lesson), _render_record(lesson, key)
         if not path.is_file() or path.read_bytes() != content:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
+            write_atomically(path, content)
     return True

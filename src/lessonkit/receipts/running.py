@@ -16,6 +16,7 @@ from pathlib import Path
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.lesson.files import MAIN, Script
 from lessonkit.lesson.model import Lesson
+from lessonkit.receipts.machine_paths import without_machine_paths
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
 from lessonkit.receipts.store import PLATFORMS, Platform, script_path
 from lessonkit.run.child import BACKEND_UNAVAILABLE, run_child
@@ -108,9 +109,9 @@ def run_script(
         code_sha256=code_sha256(source),
         started_utc=run.started_utc.isoformat(timespec="microseconds"),
         duration_s=round(run.duration_s, 3),
-        command=f"{assignments} {command}",
+        command=without_machine_paths(f"{assignments} {command}", root),
         exit_code=TIMEOUT if run.timed_out else int(run.exit_code or 0),
-        stdout=run.stdout,
-        stderr=run.stderr,
+        stdout=without_machine_paths(run.stdout, root),
+        stderr=without_machine_paths(run.stderr, root),
         environment=environment,
     )

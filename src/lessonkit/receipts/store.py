@@ -19,6 +19,7 @@ from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.files import ALL, DEFAULT, MAIN, Script, lesson_scripts, script_at
 from lessonkit.lesson.model import Lesson
+from lessonkit.receipts.comparison import OutputComparison, compare_output
 from lessonkit.receipts.schema import (
     SCHEMA,
     CorruptRecordError,
@@ -187,35 +188,83 @@ def load_records(lesson: Lesson) -> dict[Script, Receipt]:
 
 @dataclass(frozen=True)
 class AcceleratorRecord:
-    """A receipt recorded on a GPU or TPU: informational, since it cannot be re-recorded where
-    no such device exists. `stale` says the lesson's code changed after it was recorded."""
+    """A script's receipt recorded on a GPU or TPU: informational, since it cannot be
+    re-recorded where no such device exists. `stale` says the lesson's code changed after it
+    was recorded; `comparison` sets its output beside the CPU record of the same script
+    (None when that record cannot be read)."""
 
     platform: Platform
+    script: Script
     receipt: Receipt
     stale: bool
+    comparison: OutputComparison | None
+
+    @property
+    def verified(self) -> bool:
+        """It ran the lesson's current code and printed what the CPU reference printed."""
+        return not self.stale and self.comparison is not None and self.comparison.matches
+
+    @property
+    def hardware(self) -> str:
+        """What it ran on, as JAX names the device (`TPU v5 lite`), else the platform."""
+        kinds = self.receipt.environment.device_kinds
+        return ", ".join(dict.fromkeys(kinds)) if kinds else self.platform.upper()
+
+
+def _cpu_comparison(lesson: Lesson, script: Script, receipt: Receipt) -> OutputComparison | None:
+    try:
+        reference = read_receipt(record_path(lesson, script))
+    except RecordError:
+        return None
+    return compare_output(reference.stdout, receipt.stdout)
 
 
 def load_accelerator_records(lesson: Lesson) -> tuple[AcceleratorRecord, ...]:
-    """The accelerator receipts committed for the lesson's main script, stale ones included.
+    """The accelerator receipts committed for the lesson's scripts, stale ones included.
 
     Raises:
         CorruptRecordError: a receipt is unreadable, invalid, or for another lesson or script.
     """
     found = []
     for platform in ACCELERATORS:
-        path = record_path(lesson, MAIN, platform)
-        if not path.is_file():
-            continue
-        fix = f"run `{record_command(lesson)} --platform {platform}` on a {platform.upper()}"
-        try:
-            receipt = read_receipt(path)
-        except RecordError as exc:
-            raise type(exc)(exc.message, where=exc.where, fix=fix) from None
-        mismatch = _mismatch(lesson, MAIN, receipt)
-        if mismatch:
-            raise CorruptRecordError(mismatch, where=shown(path), fix=fix)
-        found.append(AcceleratorRecord(platform, receipt, is_stale(lesson, receipt)))
+        for script in lesson_scripts(lesson):
+            path = record_path(lesson, script, platform)
+            if not path.is_file():
+                continue
+            fix = (
+                f"run `lessonkit run {lesson.meta.id} --script {ALL} --record --platform "
+                f"{platform}` on a {platform.upper()}"
+            )
+            try:
+                receipt = read_receipt(path)
+            except RecordError as exc:
+                raise type(exc)(exc.message, where=exc.where, fix=fix) from None
+            mismatch = _mismatch(lesson, script, receipt)
+            if mismatch:
+                raise CorruptRecordError(mismatch, where=shown(path), fix=fix)
+            found.append(
+                AcceleratorRecord(
+                    platform,
+                    script,
+                    receipt,
+                    is_stale(lesson, receipt),
+                    _cpu_comparison(lesson, script, receipt),
+                )
+            )
     return tuple(found)
+
+
+def verified_hardware(lesson: Lesson) -> tuple[str, ...]:
+    """What the lesson is verified on: the CPU (its records must be current to build), and
+    each accelerator whose receipts of every script ran the current code and matched."""
+    records = load_accelerator_records(lesson)
+    scripts = set(lesson_scripts(lesson))
+    verified = ["CPU"]
+    for platform in ACCELERATORS:
+        mine = [r for r in records if r.platform == platform]
+        if mine and {r.script for r in mine} == scripts and all(r.verified for r in mine):
+            verified.append(mine[0].hardware)
+    return tuple(verified)
 
 
 def _timestamp(moment: dt.datetime) -> str:

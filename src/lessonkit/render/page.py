@@ -158,8 +158,13 @@ def render_lesson_page(
     return env.get_template("lesson.html").render(context)
 
 
-def render_index(site_lessons: Sequence[Lesson], course_pages: Sequence[CoursePage] = ()) -> str:
-    """The course overview: each phase with its lessons, linked where this site has them."""
+def render_index(
+    site_lessons: Sequence[Lesson],
+    course_pages: Sequence[CoursePage] = (),
+    verified: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """The course overview: each phase with its lessons, linked where this site has them;
+    `verified` names, by lesson id, the hardware each lesson's receipts verify it on."""
     env = _environment()
     phases: dict[str, Lesson] = {}
     for lesson in site_lessons:
@@ -172,6 +177,7 @@ def render_index(site_lessons: Sequence[Lesson], course_pages: Sequence[CoursePa
         tracks=tracks,
         guide_href=guide_page_path,
         course_pages=course_pages,
+        verified=verified or {},
     )
 
 
@@ -180,8 +186,10 @@ def render_study_guide(
     site_lessons: Sequence[Lesson],
     guide: StudyGuide | None,
     course_pages: Sequence[CoursePage] = (),
+    verified: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """The study guide of `lesson`'s phase: preparation, milestones per lesson, the project."""
+    """The study guide of `lesson`'s phase: preparation, milestones per lesson (with the
+    hardware each is verified on, as `render_index`), the project."""
     return (
         _environment()
         .get_template("study-guide.html")
@@ -191,6 +199,7 @@ def render_study_guide(
             rows=phase_lessons(lesson, site_lessons),
             guide=guide,
             course_pages=course_pages,
+            verified=verified or {},
         )
     )
 

@@ -1,9 +1,11 @@
 """The starter: a trusted process that imported JAX once and forks each learner's child.
 
 Run by path, never imported from lessonkit, as `python -I fork_server.py CONTROL_FD
-CHILD_FOLDER [MODULE...]` (see `run/starter.py` for the parent's side); it loads
+CHILD_FOLDER PATHS [MODULE...]` (see `run/starter.py` for the parent's side); it loads
 `confine.py` and `isolate.py` beside it, and the grading child's program from CHILD_FOLDER,
-by path, as the sandbox binds only those. It imports JAX, jax.numpy and NumPy, then each
+by path, as the sandbox binds only those. PATHS (a JSON list) are where the parent finds
+packages beyond an isolated Python's own (`run/import_paths.py`), put first on `sys.path`
+before anything is imported. It imports JAX, jax.numpy and NumPy, then each
 MODULE (the lesson's own imports, so no fork pays for them), runs no array op (a fork after
 the backend started would deadlock) and no learner code, and then serves the parent on a
 Unix socket, one JSON message per datagram:
@@ -182,7 +184,7 @@ def _preload(modules: list[str], argv: list[str]) -> None:
         except Exception:  # the fork that imports it again reports the error
             continue
         if xla_bridge.backends_are_initialized():
-            os.execv(sys.executable, [sys.executable, "-I", __file__, *argv[:2]])
+            os.execv(sys.executable, [sys.executable, "-I", __file__, *argv[:3]])
 
 
 def serve(control_fd: int, programs: _Programs) -> None:
@@ -227,14 +229,16 @@ def main(argv: list[str]) -> None:
     control_fd, child_folder = int(argv[0]), argv[1]
     confine = _load("lessonkit_confine", os.path.join(HERE, "confine.py"))
     isolate = _load("lessonkit_isolate", os.path.join(HERE, "isolate.py"))
-    _load("lessonkit_child_start", os.path.join(child_folder, "start.py")).load_child_package()
+    start = _load("lessonkit_child_start", os.path.join(child_folder, "start.py"))
+    start.use_import_paths(argv[2])
+    start.load_child_package()
     from lessonkit_child import runner, wire
 
     globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
     import jax.numpy  # noqa: F401 - imported once here, for every fork
     import numpy  # noqa: F401
 
-    _preload(argv[2:], argv)
+    _preload(argv[3:], argv)
     serve(control_fd, _Programs(confine, isolate, runner))
 
 

@@ -60,7 +60,8 @@ class Confinement:
     gid: int | None = None
     keep: tuple[str, ...] = ()
     """Paths under /tmp the sandbox binds (the Python installation, the child's program,
-    the compile cache), bound again on top of the fork's own /tmp, read-only."""
+    the compile cache), bound again on top of the fork's own /tmp, read-only (a path inside
+    another comes with its bind: `outermost`)."""
     cache: str | None = None
     """The compile cache, which the starter's sandbox binds writable: the reference fork
     (`trusted`) writes it; every other fork makes it read-only for itself first."""
@@ -140,7 +141,7 @@ def private_mounts(confinement: Confinement) -> None:
     _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     # What the sandbox binds under /tmp (a virtual environment or checkout there: CI's
     # clones) is held open, so it can be bound again on top of the new /tmp.
-    held = [(path, os.open(path, os.O_PATH)) for path in confinement.keep]
+    held = [(path, os.open(path, os.O_PATH)) for path in outermost(confinement.keep)]
     size = f"size={confinement.scratch_bytes},mode=1777"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
     for path, handle in held:
@@ -152,6 +153,21 @@ def private_mounts(confinement: Confinement) -> None:
         # In a user namespace the kernel refuses a new /proc under the sandbox's covered one;
         # there the old /proc stays, and names only processes this child cannot signal.
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """The kept paths to bind again, parents first: those inside no other kept folder.
+
+    A bind is recursive, so binding a folder again brings what the sandbox bound inside it,
+    as the sandbox bound it (the writable compile cache included); binding a path inside an
+    already read-only folder would have to create its mount point there, which fails.
+    """
+    ordered = sorted(set(paths), key=lambda path: (path.count("/"), path))
+    kept: list[str] = []
+    for path in ordered:
+        if not any(path.startswith(parent.rstrip("/") + "/") for parent in kept):
+            kept.append(path)
+    return tuple(kept)
 
 
 def _bind_again(source: str, target: str, read_only: bool) -> None:

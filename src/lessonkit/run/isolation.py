@@ -19,6 +19,7 @@ from typing import Literal
 from lessonkit.errors import UsageError
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.cache_folders import compile_cache_folder
+from lessonkit.run.forking import fork_problem
 from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
 
 IsolationKind = Literal["sandbox", "account", "limits"]
@@ -45,9 +46,9 @@ class Isolation:
 
     @property
     def note(self) -> str | None:
-        """What to say once per command: learner code runs without the sandbox, or cannot
-        read the compile cache (None: neither)."""
-        notes = [n for n in (self._unsandboxed_note(), self.cache_problem) if n]
+        """What to say once per command: learner code runs without the sandbox, cannot
+        read the compile cache, or each child starts afresh (None: none of these)."""
+        notes = [n for n in (self._unsandboxed_note(), self.cache_problem, fork_problem()) if n]
         return "\n".join(notes) or None
 
     def _unsandboxed_note(self) -> str | None:

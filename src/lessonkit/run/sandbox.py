@@ -1,7 +1,8 @@
 """The OS sandbox around every child that runs learner code (Linux, bubblewrap).
 
 What a learner child sees: a read-only view of the system's programs and libraries, of the
-Python installation and of the grading worker, nothing of home, the repository or the other
+Python installation (with the folders the grader finds packages in through PYTHONPATH or
+its user site) and of the grading worker, nothing of home, the repository or the other
 submissions; a private scratch folder (`/tmp`, capped in size) as its working folder; no
 network; its own PID, IPC and UTS namespaces; it dies with the parent. When the grader runs
 as root (as in CI), bubblewrap starts privileged and the worker drops to a user id of its
@@ -29,6 +30,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.run.import_paths import import_paths
 from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, remove_stale_scratch, stale_cgroups
 from lessonkit.run.limits import Limits
 
@@ -132,9 +134,12 @@ def child_cgroup(sandbox: Sandbox | None, limits: Limits, uid: int) -> ChildCgro
 
 
 def python_paths() -> tuple[Path, ...]:
-    """What a sandboxed child must read to run Python with this environment's packages."""
+    """What a sandboxed child must read to run Python with this environment's packages:
+    the installation, and where this process finds packages beyond it (PYTHONPATH, the
+    user site: `run/import_paths.py`), which the child is told to search."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
     paths.add(Path(os.path.realpath(sys.executable)).parent)
+    paths.update(Path(p) for p in import_paths())
     return tuple(sorted(p for p in paths if p.exists()))
 
 

@@ -42,14 +42,12 @@ from lessonkit.run.confined_child import (
     child_identity,
     start_confined,
 )
+from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import child_cgroup, process_limit
 
-FORKING = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
-"""Whether learner children are forks of a starter: Linux only (namespaces, process
-descriptors, SO_PASSCRED); elsewhere each child is started from scratch."""
 FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
 ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
 START_WAIT_S = 300.0
@@ -136,7 +134,7 @@ class Starter:
         command = [sys.executable, "-I", str(FORK_SERVER), str(theirs.fileno())]
         try:
             self._child = start_confined(
-                [*command, str(child_folder), *preload],
+                [*command, str(child_folder), encoded_import_paths(), *preload],
                 isolation=isolation,
                 limits=limits,
                 forks=True,

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError
 from lessonkit.lesson.files import (
     EVIDENCE_TEMPLATE,
@@ -271,12 +272,10 @@ def write_all(
             validate(content)  # every one before the first write: a bad file stops them all
     written = []
     for path, content in changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content)
+        write_atomically(path, content)
         written.append(path)
     manifest, content = lesson.directory / MANIFEST, render_manifest(lesson, rendered)
     if not manifest.is_file() or manifest.read_bytes() != content:
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_bytes(content)
+        write_atomically(manifest, content)
         written.append(manifest)
     return written

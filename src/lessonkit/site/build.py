@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.study_guide import StudyGuide, guide_path, load_study_guide
-from lessonkit.receipts import load_accelerator_records, load_records
+from lessonkit.receipts import load_accelerator_records, load_records, verified_hardware
 from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, PhaseProject, render_my_learning
 from lessonkit.render.page import (
@@ -79,11 +79,12 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
         )
     files: SiteFiles = dict(render_assets())
     pages = course_pages(lessons[0])
-    files[INDEX] = render_index(lessons, pages).encode("utf-8")
+    verified = {lesson.meta.id: verified_hardware(lesson) for lesson in lessons}
+    files[INDEX] = render_index(lessons, pages, verified).encode("utf-8")
     for lesson in lessons:
         files.update(_lesson_files(lesson, lessons, pages))
     guides = _phase_guides(lessons)
-    files.update(_guide_files(guides, lessons, pages))
+    files.update(_guide_files(guides, lessons, pages, verified))
     projects = [
         PhaseProject(lesson.meta.phase.number, guide.project)
         for lesson, guide in guides
@@ -110,12 +111,15 @@ def _phase_guides(lessons: Sequence[Lesson]) -> list[tuple[Lesson, StudyGuide | 
 
 
 def _guide_files(
-    guides: Sequence[tuple[Lesson, StudyGuide | None]], lessons, pages: Sequence[CoursePage]
+    guides: Sequence[tuple[Lesson, StudyGuide | None]],
+    lessons: Sequence[Lesson],
+    pages: Sequence[CoursePage],
+    verified: Mapping[str, Sequence[str]],
 ) -> SiteFiles:
     """One study guide page per phase, from the phase's phase.yaml when it has one."""
     return {
         guide_page_path(lesson.meta.phase.number): render_study_guide(
-            lesson, lessons, guide, pages
+            lesson, lessons, guide, pages, verified
         ).encode("utf-8")
         for lesson, guide in guides
     }

@@ -594,8 +594,10 @@ assert jax.tree.structure(init) == jax.tree.structure(params)
 # answers on this page are saved in this browser; export them with every other lesson's under
 # "My learning". `lessonkit evidence state-01` writes a report filled from your own run.
 #
-# This lesson is verified on a local CPU. `lessonkit run state-01 --platform gpu` or
-# `--platform tpu` records an execution receipt on an accelerator with the same command.
+# This lesson's reference run is recorded on a local CPU, and the same scripts were run on a
+# Cloud TPU chip: its receipts are shown beside the CPU record under the recorded execution,
+# with whether they matched it. `lessonkit run state-01 --script all --platform tpu --record` (or
+# `--platform gpu`) records receipts on your own accelerator with the same command.
 
 # %% [markdown]
 # ### Primary references

@@ -889,8 +889,10 @@ with optional_task():  # indent your code under this line
 # time under "My learning". `lessonkit evidence state-02` writes a report filled from your own
 # run.
 #
-# This lesson is verified on a local CPU. `lessonkit run state-02 --platform gpu` or
-# `--platform tpu` records an execution receipt on an accelerator with the same command.
+# This lesson's reference run is recorded on a local CPU, and the same scripts were run on a
+# Cloud TPU chip: its receipts are shown beside the CPU record under the recorded execution,
+# with whether they matched it. `lessonkit run state-02 --script all --platform tpu --record` (or
+# `--platform gpu`) records receipts on your own accelerator with the same command.
 
 # %% [markdown]
 # ### Primary references

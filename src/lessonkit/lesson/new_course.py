@@ -1,0 +1,81 @@
+"""A new course repository: the files lessonkit needs to find and check a course, no lesson.
+
+Each file is rendered from a Jinja2 template under `lessonkit/skeleton/course/` (package data,
+so an installed lessonkit can write it). The course is found by `pyproject.toml` beside
+`phases/` (`lessonkit.lesson.catalog.repo_root`); `phases/` holds a README so that git keeps
+it while it has no lesson.
+"""
+
+from __future__ import annotations
+
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from lessonkit import __version__
+from lessonkit.errors import UsageError, shown
+
+
+@dataclass(frozen=True)
+class CourseFile:
+    """One file of a new course: its template and where it goes in the course."""
+
+    template: str
+    path: str
+    executable: bool = False
+
+
+COURSE_FILES = (
+    CourseFile("README.md.j2", "README.md"),
+    CourseFile("pyproject.toml.j2", "pyproject.toml"),
+    CourseFile("requirements-cpu.txt.j2", "requirements-cpu.txt"),
+    CourseFile("gitignore.j2", ".gitignore"),
+    CourseFile("ci-run.j2", ".ci/run", executable=True),
+    CourseFile("phases-README.md.j2", "phases/README.md"),
+)
+
+ALLOWED_BEFORE = frozenset({".git"})
+"""What a folder may already hold to become a course: an empty git repository's `.git`."""
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("lessonkit", "skeleton/course"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_course(title: str) -> dict[str, str]:
+    """Each file of a new course (its path inside the course) with its text."""
+    env = _environment()
+    context = {"title": title, "version": __version__}
+    return {f.path: env.get_template(f.template).render(**context) for f in COURSE_FILES}
+
+
+def write_course(folder: Path, title: str) -> list[Path]:
+    """Write a new course into `folder` (made if missing, else empty); the files written."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{shown(folder)} is a file, not a folder", fix="choose a new folder")
+    present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    if set(present) - ALLOWED_BEFORE:
+        raise UsageError(
+            f"{shown(folder)} is not empty (it holds {', '.join(present[:3])}"
+            f"{', ...' if len(present) > 3 else ''}); a new course is only written into a new "
+            "or empty folder, so that nothing there is overwritten",
+            fix="choose a new folder, e.g. `lessonkit init my-course`",
+        )
+    texts = render_course(title)
+    written = []
+    for course_file in COURSE_FILES:
+        path = folder / course_file.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(texts[course_file.path], encoding="utf-8")
+        if course_file.executable:
+            path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        written.append(path)
+    return written

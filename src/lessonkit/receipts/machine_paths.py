@@ -1,0 +1,84 @@
+"""Paths in what a run printed, written so that a receipt says nothing about the machine.
+
+A receipt is committed and shared: a JAX warning in its stderr, a traceback or a script that
+prints `__file__` would otherwise carry the recorder's home folder, user name and package
+layout into the repository. Paths inside the repository become relative to it; an installed
+package's folder becomes ``<site-packages>``, the standard library ``<stdlib>``, the home
+folder ``~`` and the temporary folder ``<tmp>``; any folder packages are imported from is
+``<site-packages>`` whatever it is called (a machine image can keep JAX in ``/opt/...``). Only
+whole path prefixes are replaced, so what the lesson printed is kept as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+SITE_PACKAGES = "<site-packages>"
+STDLIB = "<stdlib>"
+TMP = "<tmp>"
+HOME = "~"
+
+_PACKAGES_FOLDER = re.compile(
+    r"(?<![\w.<~-])/(?:[^\s'\"<>:;,()\[\]]*/)?(?:site|dist)-packages(?![\w.-])"
+)
+"""An absolute path that ends in a site-packages or dist-packages folder: a virtual
+environment's, the system's, a `pip install --target` folder named so, another machine's."""
+_STDLIB_FOLDER = re.compile(r"(?<![\w.<~-])/(?:[^\s'\"<>:;,()\[\]]*/)?lib/python3\.\d+(?![\w.-])")
+"""An absolute path that ends in a Python's standard library folder (`.../lib/python3.11`)."""
+
+
+def _import_roots(root: Path) -> list[str]:
+    """The folders this interpreter imports packages from (a `PYTHONPATH` entry, a machine
+    image's package folder, the user site), outside the repository: a package's path is
+    shown below `<site-packages>` whatever the folder is called."""
+    inside = os.path.realpath(root)
+    found = []
+    for entry in [*sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]:
+        if not entry or not os.path.isabs(entry) or entry.endswith(".zip"):
+            continue
+        real = os.path.realpath(entry)
+        if real == inside or real.startswith(inside + os.sep):
+            continue
+        found.append(entry)
+    return found
+
+
+def _folders(root: Path) -> list[tuple[str, str]]:
+    """(folder, what it is shown as), the longest first, so a nested folder wins."""
+    named: dict[str, str] = {}
+
+    def add(folder: str | os.PathLike[str] | None, shown_as: str) -> None:
+        if not folder:
+            return
+        for form in {os.path.abspath(folder), os.path.realpath(folder)}:
+            if form != "/":
+                named.setdefault(form.rstrip("/"), shown_as)
+
+    add(root, "")
+    add(sysconfig.get_paths().get("stdlib"), STDLIB)
+    for folder in _import_roots(root):
+        add(folder, SITE_PACKAGES)
+    add(tempfile.gettempdir(), TMP)
+    add(os.path.expanduser("~"), HOME)
+    return sorted(named.items(), key=lambda item: len(item[0]), reverse=True)
+
+
+def _replace_folder(text: str, folder: str, shown_as: str) -> str:
+    """`folder` and the paths below it, as whole path prefixes, written as `shown_as`."""
+    prefix = re.compile(r"(?<![\w.~-])" + re.escape(folder) + r"(?![\w.-])(/?)")
+    if shown_as:
+        return prefix.sub(lambda m: shown_as + m.group(1), text)
+    return prefix.sub(lambda m: "." if not m.group(1) else "", text)
+
+
+def without_machine_paths(text: str, root: Path) -> str:
+    """`text` with every path on this machine written relative to `root` or shortened."""
+    text = _STDLIB_FOLDER.sub(STDLIB, _PACKAGES_FOLDER.sub(SITE_PACKAGES, text))
+    for folder, shown_as in _folders(root):
+        text = _replace_folder(text, folder, shown_as)
+    return text

@@ -1,0 +1,150 @@
+"""`lessonkit check` grades wherever the interpreter finds its packages: through PYTHONPATH
+(`pip install --target`, an HPC module, a TPU image) or the user site (`pip install
+--user`), and where the system calls that forking children needs are missing (gVisor).
+
+The interpreters here are fresh virtual environments with no package of their own, which
+find JAX, lessonkit and the rest only through this test environment's site-packages,
+named by PYTHONPATH or by a `.pth` file in a user site of their own: nothing is installed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+import lessonkit
+from lessonkit.run import forking
+
+from conftest import (
+    REPO,
+    check_wrong_attempt,
+    invoke,
+    make_attempt,
+    task_result,
+    write_solved_and_wrong,
+)
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX grading only")
+
+SITE_PACKAGES = sysconfig.get_paths()["purelib"]  # this environment's packages, JAX among them
+SOURCE = str(Path(lessonkit.__file__).resolve().parent.parent)  # lessonkit itself (editable)
+
+
+@pytest.fixture(scope="module")
+def files(lesson, tmp_path_factory) -> Path:
+    return write_solved_and_wrong(lesson, tmp_path_factory.mktemp("package-locations"))
+
+
+def _bare_python(folder: Path, *, system_site_packages: bool) -> Path:
+    """A virtual environment without pip or any package; its python."""
+    venv.create(folder, with_pip=False, system_site_packages=system_site_packages, symlinks=True)
+    return folder / "bin" / "python"
+
+
+def _environment(**settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    return {**env, **settings}
+
+
+def _grades_solved_and_wrong(python: Path, files: Path, env: dict[str, str], lesson) -> None:
+    for name, passed in (("solved.py", True), ("wrong.py", False)):
+        done = subprocess.run(
+            [str(python), "-m", "lessonkit", "check", "state-02", str(files / name), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=600,
+        )
+        assert done.returncode == (0 if passed else 1), done.stdout + done.stderr
+        report = json.loads(done.stdout)
+        assert report["passed"] is passed
+        if passed:
+            assert {t["status"] for t in report["tasks"]} == {"passed"}
+        else:
+            check_wrong_attempt(report, lesson, "make-it-yours", "hard-coded")
+
+
+def test_packages_found_through_pythonpath(tmp_path, files, lesson):
+    python = _bare_python(tmp_path / "venv", system_site_packages=False)
+    env = _environment(PYTHONPATH=os.pathsep.join([SITE_PACKAGES, SOURCE]))
+    assert subprocess.run([python, "-I", "-c", "import jax"], env=env).returncode != 0
+    _grades_solved_and_wrong(python, files, env, lesson)
+
+
+def test_the_notebooks_check_finds_them_too(tmp_path, files, lesson):
+    """check() in the learner's own Python starts the grading server, which must find
+    lessonkit's packages where that Python does."""
+    python = _bare_python(tmp_path / "venv", system_site_packages=False)
+    env = _environment(PYTHONPATH=os.pathsep.join([SITE_PACKAGES, SOURCE]))
+    script = tmp_path / "solved.py"
+    script.write_text((files / "solved.py").read_text() + "\ncheck()\n", encoding="utf-8")
+    done = subprocess.run(
+        [str(python), str(script)], capture_output=True, text=True, env=env, timeout=600
+    )
+    said = [line for line in done.stdout.splitlines() if " · " in line]
+    assert [line.split(" · ")[0] for line in said] == [t.id for t in lesson.tasks], done
+    assert all(line.endswith(": passed") for line in said), done.stdout + done.stderr
+
+
+def test_packages_found_in_the_user_site(tmp_path, files, lesson):
+    # A virtual environment with the system's site-packages reads the user site too.
+    python = _bare_python(tmp_path / "venv", system_site_packages=True)
+    env = _environment(PYTHONUSERBASE=str(tmp_path / "user"))
+    where = [python, "-c", "import site; print(site.getusersitepackages())"]
+    user_site = Path(subprocess.run(where, env=env, capture_output=True, text=True).stdout.strip())
+    user_site.mkdir(parents=True)
+    (user_site / "packages.pth").write_text(f"{SITE_PACKAGES}\n{SOURCE}\n", encoding="utf-8")
+    assert subprocess.run([python, "-I", "-c", "import jax"], env=env).returncode != 0
+    _grades_solved_and_wrong(python, files, env, lesson)
+
+
+@pytest.mark.skipif(not forking.FORKING, reason="children are forks on Linux only")
+def test_without_pidfd_open_every_child_starts_afresh_and_grades_right(files, lesson, monkeypatch):
+    """As under gVisor, where pidfd_open answers ENOSYS: said once, and still graded."""
+
+    def enosys(pid: int) -> int:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+
+    monkeypatch.setattr(os, "pidfd_open", enosys)
+    forking.fork_problem.cache_clear()
+    try:
+        code, out, err = invoke(["check", "state-02", str(files / "solved.py")])
+        assert code == 0, out + err
+        assert err.count("pidfd_open ([Errno 38] Function not implemented)") == 1, err
+        code, out, err = invoke(["check", "state-02", str(files / "wrong.py"), "--json"])
+        assert code == 1, out + err
+        check_wrong_attempt(json.loads(out), lesson, "make-it-yours", "hard-coded")
+    finally:
+        forking.fork_problem.cache_clear()
+
+
+def test_a_course_folder_on_pythonpath_is_never_shown_to_learner_code(tmp_path, lesson):
+    """`PYTHONPATH=.` inside the course repository must not bind the repository, with every
+    lesson's solutions, into the sandbox where the learner's code runs."""
+    lesson_md = str(lesson.path.resolve())
+    peek = f"import os\nassert not os.path.exists({lesson_md!r}), 'the course is readable'\n"
+    path = tmp_path / "peek.py"
+    solution = lesson.task("make-it-yours").solution
+    path.write_text(make_attempt(lesson, {"make-it-yours": peek + solution}), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), SOURCE])}
+    done = subprocess.run(
+        [sys.executable, "-m", "lessonkit", "check", "state-02", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+    )
+    if "Not sandboxed" in done.stderr:
+        pytest.skip("no sandbox here: learner code can read every file anyway")
+    report = json.loads(done.stdout)
+    assert task_result(report, "make-it-yours")["status"] == "passed", done.stdout
