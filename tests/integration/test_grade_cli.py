@@ -154,9 +154,9 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
-    from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import BatchEntry, BatchRun
     from lessonkit.grade.batch_folder import read_in_folder, submissions_in
+    from lessonkit.grade.grading_key import grading_key
     from lessonkit.grade.lesson_batch import lesson_kind
     from lessonkit.grade.results import GradeReport
 
@@ -204,9 +204,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
 def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
     bob's file) is refused, naming the journal and the entry, before any grading."""
-    from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import BatchRun
     from lessonkit.grade.batch_folder import submissions_in
+    from lessonkit.grade.grading_key import grading_key
     from lessonkit.grade.lesson_batch import lesson_kind
 
     submissions = tmp_path / "class"

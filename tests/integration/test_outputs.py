@@ -96,10 +96,10 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
     server reads them); the journal and the gradebook (every submission and grade) and the
     reference store (the lesson's answers) are 0600."""
     from lessonkit.course.gradebook import Gradebook
-    from lessonkit.course.grading_key import grading_key
     from lessonkit.grade.batch import BatchRun
     from lessonkit.grade.batch_folder import submissions_in
     from lessonkit.grade.batch_outputs import write_results
+    from lessonkit.grade.grading_key import grading_key
     from lessonkit.grade.lesson_batch import lesson_kind
     from lessonkit.grade.record import RunRecord
     from lessonkit.grade.reference_store import ReferenceStore
@@ -124,7 +124,7 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
         written = write_results(out_dir, "check-state-02", [], [], {}, csv="a,b\n")
         with Gradebook(tmp_path / "course.sqlite"):
             pass
-        store = ReferenceStore(tmp_path / "store")
+        store = ReferenceStore(tmp_path / "store", grading_key(None))
         store.save("state-02", "k", RunRecord({}, None, None, ()))
     finally:
         os.umask(old)

@@ -148,3 +148,21 @@ def test_a_course_folder_on_pythonpath_is_never_shown_to_learner_code(tmp_path, 
         pytest.skip("no sandbox here: learner code can read every file anyway")
     report = json.loads(done.stdout)
     assert task_result(report, "make-it-yours")["status"] == "passed", done.stdout
+
+
+def test_a_phase_project_runs_where_packages_come_through_pythonpath(tmp_path):
+    """A learner's whole script (`lessonkit project`) starts without `-I`, with the parent's
+    import folders as its PYTHONPATH: the reference project has every property there."""
+    python = _bare_python(tmp_path / "venv", system_site_packages=False)
+    env = _environment(PYTHONPATH=os.pathsep.join([SITE_PACKAGES, SOURCE]))
+    script = REPO / "tests" / "fixtures" / "projects" / "reference.py"
+    done = subprocess.run(
+        [str(python), "-m", "lessonkit", "project", "phase-03", str(script), "--seed", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ModuleNotFoundError" not in done.stdout + done.stderr

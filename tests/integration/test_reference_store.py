@@ -2,7 +2,9 @@
 
 A second grader on the same lesson and seed takes the reference's record from the store and
 starts no trusted child, and grades right and wrong files exactly as the first did; another
-seed misses; a store file that was damaged is ignored and written afresh.
+seed misses; a store file that was damaged is ignored and written afresh, and so is one
+whose values were edited with its key and format kept (issue 42, item 3): its MAC, made
+with the grading key, no longer verifies.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from lessonkit.lesson.load import load_lesson
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import find_sandbox
 
-from conftest import REPO, make_attempt
+from conftest import LESSON_MD, REPO, make_attempt
 
 STATE01_MD = REPO / "phases" / "03-state" / "01-random-keys-without-surprises" / "lesson.md"
 WRONG_TWO_DRAWS = (
@@ -134,3 +136,44 @@ def test_switched_off_the_store_keeps_nothing(
     graded(state01, files[:1], seed=31, isolation=isolation)
     assert trusted_starts.count(True) == 2
     assert not store.folder.exists() or not list(store.folder.glob("*.json"))
+
+
+def _set_values(data: object, names: tuple[str, ...], number: float) -> int:
+    """Every reported value named in `names`, anywhere in a stored record, set to `number`;
+    how many were set."""
+    count = 0
+    if isinstance(data, dict):
+        for name, value in data.items():
+            if name in names and isinstance(value, dict) and value.get("t") == "array":
+                value["data"] = [number] * len(value["data"])
+                count += 1
+            else:
+                count += _set_values(value, names, number)
+    elif isinstance(data, list):
+        count += sum(_set_values(item, names, number) for item in data)
+    return count
+
+
+def test_an_entry_edited_with_its_key_and_format_kept_is_recomputed(
+    store, trusted_starts, isolation, tmp_path
+):
+    """Red team: the seed-7 entry's `norm_squared` and `manual` set to 1.0 made a file that
+    answers 1.0 pass make-it-yours, and the lesson's own solution fail."""
+    lesson = load_lesson(LESSON_MD)
+    solution, constant = tmp_path / "solution.py", tmp_path / "constant.py"
+    solution.write_text(make_attempt(lesson), encoding="utf-8")
+    answer = "norm_squared = 1.0\nmanual = 1.0\n"
+    constant.write_text(make_attempt(lesson, {"make-it-yours": answer}), encoding="utf-8")
+    graded(lesson, [solution], seed=7, isolation=isolation)
+    (entry,) = store.folder.glob("*.json")
+    kept = json.loads(entry.read_text(encoding="utf-8"))
+    assert _set_values(kept["record"], ("norm_squared", "manual"), 1.0) > 0
+    entry.write_text(json.dumps(kept), encoding="utf-8")  # key, format (and MAC) kept
+
+    trusted_starts.clear()
+    again = graded(lesson, [solution, constant], seed=7, isolation=isolation)
+    solution_says = {t["id"]: (t["status"], t["message"]) for t in again[0]["tasks"]}
+    assert again[0]["passed"] is True, solution_says["make-it-yours"]
+    constant_says = {t["id"]: t["status"] for t in again[1]["tasks"]}
+    assert constant_says["make-it-yours"] == "failed"
+    assert trusted_starts.count(True) == 1  # the edited entry was not used: the reference ran

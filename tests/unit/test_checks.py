@@ -288,6 +288,11 @@ def line_of(plan: Plan, index: int, fragment: str) -> int:
     raise AssertionError(f"{fragment!r} is not in cell {index}")
 
 
+def is_placeholder_report(error: ErrorInfo) -> bool:
+    """What the child reports as a placeholder: `todo(...)`'s NotImplementedError."""
+    return error.type == "NotImplementedError" and error.message.startswith("TODO: ")
+
+
 def _error_at(plan: Plan, index: int, fragment: str, **fields) -> ErrorInfo | None:
     try:
         line = line_of(plan, index, fragment)
@@ -449,16 +454,35 @@ class World:
         reference: bool = False,
         **fields,
     ):
-        """The cell raises at the line holding `at`; only `keep` are assigned by then."""
+        """The cell raises at the line holding `at`; only `keep` are assigned by then. A
+        `todo(...)`'s error is also the cell's placeholder, as the child reports it."""
         plan = self._side(reference)[0]
         index = self.index(where, reference=reference)
         error = _error_at(plan, index, at, **fields)
         assert error is not None, at
         old = self.report(where, scenario, reference=reference).values
         values = old if keep is None else {n: v for n, v in old.items() if n in keep}
+        placeholder = error if is_placeholder_report(error) else None
         return self.edit(
-            where, scenario, reference=reference, status="error", error=error, values=values
+            where,
+            scenario,
+            reference=reference,
+            status="error",
+            error=error,
+            values=values,
+            placeholder=placeholder,
         )
+
+    def left(self, where: Where, at: str, text: str, keep: tuple[str, ...] = ()):
+        """An optional task's cell ends quietly: `optional_task()` caught the `todo(...)` at
+        the line holding `at`, with only `keep` assigned by then."""
+        todo = _error_at(
+            self.plan, self.index(where), at, type="NotImplementedError", message=f"TODO: {text}"
+        )
+        assert todo is not None, at
+        old = self.report(where).values
+        values = {n: v for n, v in old.items() if n in keep}
+        return self.edit(where, status="ok", error=None, values=values, placeholder=todo)
 
     def succeed(self, where: Where, scenario: str = LESSON):
         return self.edit(where, scenario, status="ok", error=None)
@@ -627,13 +651,12 @@ def _not_attempted_world(notebook: bool = False) -> World:
 
 def test_a_todo_left_in_place_is_not_attempted():
     world = _not_attempted_world()
-    first, second = world.plan.task_cell("make-it-yours").placeholders
-    assert second.line == first.line + 2
+    line = world.line("make-it-yours", "norm_squared = todo(")
     assert_verdict(
         world.task("make-it-yours"),
         NOT_ATTEMPTED,
-        f'todo(...) is still at line {first.line} ("norm_squared: add up the squares of every '
-        'gradient leaf") and 1 more.',
+        f'todo(...) is still at line {line} ("norm_squared: add up the squares of every '
+        'gradient leaf") and ran before `norm_squared` was assigned.',
     )
     assert_others_pass(world, "make-it-yours")
     assert_passed(World.make().task("make-it-yours"))
@@ -646,18 +669,48 @@ def test_a_todo_in_a_notebook_is_cited_by_cell_and_line():
         world.task("make-it-yours"),
         NOT_ATTEMPTED,
         f'todo(...) is still at cell [{cell.line}] ("Make it yours"), line 3 ("norm_squared: '
-        'add up the squares of every gradient leaf") and 1 more.',
+        'add up the squares of every gradient leaf") and ran before `norm_squared` was '
+        "assigned.",
     )
 
 
 def test_one_todo_without_a_text_is_named_by_its_line_alone():
     norm = "norm_squared = sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads))\n"
-    plan = plan_of(bodies=(("make-it-yours", norm + "manual = todo(3)\n"),))
+    plan = plan_of(bodies=(("make-it-yours", norm + 'manual = todo("")\n'),))
     world = World.make(plan)
-    line = world.line("make-it-yours", "manual = todo(3)")
-    assert_verdict(
-        world.task("make-it-yours"), NOT_ATTEMPTED, f"todo(...) is still at line {line}."
+    at = 'manual = todo("")'
+    world.fail(
+        "make-it-yours", at, keep=("norm_squared",), type="NotImplementedError", message="TODO: "
     )
+    line = world.line("make-it-yours", at)
+    assert_verdict(
+        world.task("make-it-yours"),
+        NOT_ATTEMPTED,
+        f"todo(...) is still at line {line} and ran before `manual` was assigned.",
+    )
+
+
+def test_a_todo_that_never_ran_hides_no_value():
+    """The run decides, not the text: a wrong value with a dead `todo(...)` beside it fails."""
+    plan = plan_of(unsolved=("make-it-yours",))
+    world = World.make(plan).set("make-it-yours", norm_squared=scalar(80.0))
+    assert_verdict(world.task("make-it-yours"), FAILED, "`norm_squared` is 80.0; expected 96.0.")
+
+
+def test_a_todo_that_ran_after_every_name_was_bound_leaves_the_values_graded():
+    world = World.make().set("adam-by-hand", adam_by_hand=tree(bias=scalar(0.4)))
+    names = tuple(world.report("adam-by-hand").values)
+    world.left("adam-by-hand", "adam_by_hand =", "more later", keep=names)
+    result = world.task("adam-by-hand")
+    assert result.status == FAILED and result.optional and not result.counts_as_passed
+
+
+def test_a_placeholder_the_learner_raised_in_an_optional_task_is_left_for_later():
+    plan = plan_of(unsolved=("adam-by-hand",))
+    world = World.make(plan).left("adam-by-hand", "adam_by_hand = todo(", "adam: later")
+    result = world.task("adam-by-hand")
+    assert result.status == NOT_ATTEMPTED and result.counts_as_passed
+    assert '("adam: later") and ran before `' in result.message
 
 
 def test_a_task_not_attempted_gets_no_hint_and_no_prerequisite_note():
@@ -673,10 +726,11 @@ def test_a_task_not_attempted_gets_no_hint_and_no_prerequisite_note():
 
 def test_an_optional_task_left_undone_still_counts_as_passed():
     plan = plan_of(unsolved=("adam-by-hand",))
-    world = World.make(plan)
-    world.fail("adam-by-hand", "adam_by_hand = todo(", keep=(), type="NotImplementedError")
+    world = World.make(plan).left("adam-by-hand", "adam_by_hand = todo(", "adam_by_hand")
     result = world.task("adam-by-hand")
     assert result.status == NOT_ATTEMPTED and result.optional and result.counts_as_passed
+    failed = World.make(plan).edit("adam-by-hand", values={}).task("adam-by-hand")
+    assert failed.status == FAILED  # no placeholder ran: the missing name is the verdict
     required = _not_attempted_world().task("make-it-yours")
     assert not required.optional and not required.counts_as_passed
 

@@ -13,7 +13,9 @@ from lessonkit.lesson.files import lesson_scripts
 from lessonkit.receipts import load_accelerator_records, load_record, verified_hardware
 
 LESSONS = all_lessons()
-MACHINE_PATH = re.compile(r"(?<![\w.<~-])/(?:home|root|tmp|usr|opt|work|Users|var)/|site-packages")
+MACHINE_PATH = re.compile(
+    r"(?<![\w.<~-])/(?:home|root|tmp|usr|opt|work|Users|var)/|(?<!<)(?:site|dist)-packages"
+)
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.meta.id)

@@ -27,7 +27,6 @@ from lessonkit.grade.plan import (
     SKIP,
     TASK,
     match_cells,
-    placeholders,
     plan_submission,
     reference_plan,
 )
@@ -159,13 +158,6 @@ def test_matching_keeps_order_and_skips_strangers():
     lesson_cells = ["import jax", "x = 1\ny = 2", "assert x == 1"]
     learner = ["import jax", "print('mine')", "x = 1\ny = 3", "assert x == 1"]
     assert match_cells(learner, lesson_cells) == {0: 0, 2: 1, 3: 2}
-
-
-def test_placeholders_are_found_with_file_lines():
-    found = placeholders('a = 1\nb = todo("b: the thing")\nc = todo(f"{a}")\n', offset=100)
-    assert [(p.line, p.text) for p in found] == [(102, "b: the thing"), (103, "")]
-    assert placeholders("def todo(what): pass\n# todo(x)\n", 0) == ()
-    assert placeholders("this is not python (", 0) == ()
 
 
 def test_notebook_lines_are_cited_by_cell(lesson):

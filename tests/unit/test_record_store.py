@@ -9,6 +9,8 @@ from dataclasses import replace
 
 import pytest
 
+from lessonkit.grade.grading_key import grading_key
+from lessonkit.grade.journal import JournalKey
 from lessonkit.grade.protocol import (
     CellReport,
     CellSpec,
@@ -42,6 +44,7 @@ from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
 from lessonkit.run.sandbox import Sandbox
 
+SIGNER = JournalKey(b"k" * 32, "a test's key")
 VALUES = {
     "none": NoneValue(),
     "flag": Number("bool", True),
@@ -130,7 +133,7 @@ def test_the_key_changes_with_everything_the_reference_depends_on():
 
 
 def test_the_store_reads_only_its_own_entries(tmp_path):
-    store = ReferenceStore(tmp_path / "refs")
+    store = ReferenceStore(tmp_path / "refs", SIGNER)
     key = "a" * 64
     assert store.load("state-02", key) is None  # nothing kept yet
     store.save("state-02", key, record())
@@ -147,15 +150,36 @@ def test_the_store_reads_only_its_own_entries(tmp_path):
         assert store.load("state-02", key) is None  # another format
 
 
+def test_an_entry_not_signed_with_our_key_is_not_used(tmp_path):
+    """Whoever can write the store but not read the key cannot make an entry it believes:
+    an edited value (key and format kept), an entry without a MAC, or one signed with
+    another key is ignored, as if missing."""
+    store = ReferenceStore(tmp_path / "refs", SIGNER)
+    key = "a" * 64
+    store.save("state-02", key, record())
+    (path,) = store.folder.glob("*.json")
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert set(kept) == {"format", "key", "record", "mac"}
+    edited = json.loads(json.dumps(kept).replace('"value": 3', '"value": 4', 1))
+    assert edited != kept and decode_record(edited["record"]) != record()
+    unsigned = {k: v for k, v in kept.items() if k != "mac"}
+    forged = {**unsigned, "mac": JournalKey(b"x" * 32, "another").mac("reference", unsigned)}
+    for entry in (edited, unsigned, forged):
+        path.write_text(json.dumps(entry), encoding="utf-8")
+        assert store.load("state-02", key) is None
+    path.write_text(json.dumps(kept), encoding="utf-8")
+    assert store.load("state-02", key) == record()
+
+
 def test_an_unwritable_store_is_simply_not_used(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    ReferenceStore(blocker / "refs").save("state-02", "a" * 64, record())  # no exception
+    ReferenceStore(blocker / "refs", SIGNER).save("state-02", "a" * 64, record())  # no exception
 
 
 def test_the_store_keeps_the_newest_entries(tmp_path, monkeypatch):
     monkeypatch.setattr("lessonkit.grade.reference_store.KEEP", 3)
-    store = ReferenceStore(tmp_path)
+    store = ReferenceStore(tmp_path, SIGNER)
     for n in range(5):
         store.save("state-02", f"{n}" * 64, record())
         os.utime(store._path("state-02", f"{n}" * 64), (n, n))
@@ -217,9 +241,21 @@ def test_the_store_is_off_where_learner_code_runs_as_the_grader(monkeypatch, tmp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv(SWITCH_OFF, raising=False)
     sandboxed = Isolation(Sandbox("bwrap", privileged=True))
-    assert reference_store(sandboxed) == ReferenceStore(tmp_path / "lessonkit" / "references")
+    folder = tmp_path / "lessonkit" / "references"
+    assert reference_store(sandboxed) == ReferenceStore(folder, grading_key(None))
     assert reference_store(UNSANDBOXED) is None  # a submission could write the store
     exposed = Isolation(Sandbox("bwrap", privileged=True), cache=tmp_path)
     assert reference_store(exposed) is None  # bound into the sandbox with the compile cache
     monkeypatch.setenv(SWITCH_OFF, "1")
     assert reference_store(sandboxed) is None
+
+
+def test_the_store_is_off_without_a_grading_key_of_its_own(monkeypatch, tmp_path):
+    """No entry can be proved with a key others can read (or none at all)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    shared = tmp_path / "shared.key"
+    shared.write_text("ab" * 32 + "\n", encoding="ascii")
+    shared.chmod(0o644)
+    monkeypatch.setenv("LESSONKIT_GRADING_KEY", str(shared))
+    assert reference_store(Isolation(Sandbox("bwrap", privileged=True))) is None

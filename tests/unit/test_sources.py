@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -161,3 +162,99 @@ def test_a_notebook_of_many_magics_is_read_in_bounded_work(monkeypatch):
     out = magics.python_of_cells([small, huge, *[small] * 2_000])
     assert out[0] == "\n".join(["x = 1"] * 20) and out[1] == huge  # past the cap: as written
     assert sum(size * 21 for size in given) <= magics.MAX_WORK
+
+
+# --------------------------------------------------------------------------- as Jupyter saves
+
+
+def _code_cell(source: str, outputs: list | None = None) -> dict:
+    return {"cell_type": "code", "source": source, "metadata": {}, "outputs": outputs or []}
+
+
+def test_saved_outputs_do_not_count_towards_the_code_cap(tmp_path):
+    image = "iVBORw0KGgo" * 300_000  # 3.3 MB of base64, as a saved figure is
+    output = {"output_type": "display_data", "metadata": {}, "data": {"image/png": image}}
+    path = tmp_path / "attempt.ipynb"
+    path.write_text(_notebook([_code_cell("# TASK t\nx = 1", [output])]), encoding="utf-8")
+    assert path.stat().st_size > MAX_BYTES
+    assert [c.source for c in read_submission(path).cells] == ["# TASK t\nx = 1"]
+
+
+def test_a_notebooks_code_is_capped(tmp_path):
+    path = tmp_path / "attempt.ipynb"
+    cells = [_code_cell("x = 1  # " + "#" * 100_000) for _ in range(21)]
+    path.write_text(_notebook(cells), encoding="utf-8")
+    with pytest.raises(SubmissionError, match=r"over 2,000,000 characters of code"):
+        read_submission(path)
+
+
+def test_a_notebook_of_many_json_items_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "attempt.ipynb"
+    many = {"output_type": "stream", "name": "stdout", "text": [[0] * 1_100_000]}
+    path.write_text(_notebook([_code_cell("x = 1", [many])]), encoding="utf-8")
+    with pytest.raises(SubmissionError, match=r"holds [\d,]+ JSON items") as refused:
+        read_submission(path)
+    assert "Clear Outputs" in refused.value.fix
+
+
+def test_a_notebook_over_its_file_cap_is_refused_after_reading_its_limit_only(tmp_path):
+    from lessonkit.grade.sources import MAX_NOTEBOOK_BYTES
+
+    path = tmp_path / "attempt.ipynb"
+    with path.open("wb") as file:
+        file.truncate(MAX_NOTEBOOK_BYTES + 10)  # sparse: no 64 MiB written
+    with pytest.raises(SubmissionError, match=r"over 64 MiB with its saved outputs"):
+        read_submission(path)
+
+
+KERNEL_CELLS = [
+    ('get_ipython().run_line_magic("matplotlib", "inline")\nx = 1', "pass\nx = 1"),
+    ("x = 1\nget_ipython().run_line_magic('time', 'y = x + 1')", "x = 1\ny = x + 1"),
+    ("if True:\n    get_ipython().run_line_magic('timeit', '-n1 f()')", "if True:\n    f()"),
+    # Left as written, for the child to fail at its line: calls it cannot make Python.
+    ("get_ipython().run_line_magic('env', 'A=1')", "get_ipython().run_line_magic('env', 'A=1')"),
+    ("get_ipython().system('ls')\nx = 1", "get_ipython().system('ls')\nx = 1"),
+]
+
+
+@pytest.mark.parametrize(("cell", "python"), KERNEL_CELLS)
+def test_kernel_calls_of_the_magics_it_runs_are_made_python(cell, python):
+    from lessonkit.grade.magics import python_of_cell
+
+    assert python_of_cell(cell) == python
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        ("get_ipython().run_line_magic('env', 'A=1')", "%env"),
+        ('x = get_ipython().run_cell_magic("bash", "", "ls")', "%%bash"),
+        ("get_ipython().system('pip install optax')", "get_ipython().system"),
+        ("get_ipython ( ) . getoutput('ls')", None),  # not IPython's spelling: not a call
+        ("shell = get_ipython()", "get_ipython()"),
+        ("x = 1", None),
+    ],
+)
+def test_a_kernel_call_is_named_as_it_asks(line, named):
+    from lessonkit.grade.magics import kernel_call_in
+
+    assert kernel_call_in(line) == named
+
+
+def test_a_kernel_call_that_cannot_run_is_explained_in_its_own_cell(lesson):
+    from lessonkit.grade.explain import explain_error
+    from lessonkit.grade.plan import plan_submission
+    from lessonkit.grade.protocol import ErrorInfo
+    from lessonkit.grade.sources import CodeCell, Submission
+
+    cells = (CodeCell("x = 1", 1, None), CodeCell("get_ipython().system('ls')", 2, None))
+    plan = plan_submission(Submission(Path("attempt.ipynb"), cells), lesson)
+    error = ErrorInfo(
+        "exception", "NameError", "builtins", "name 'get_ipython' is not defined", ((1, 1, 1),)
+    )
+    assert explain_error(error, plan, 10.0) == (
+        "NameError at cell [2], line 1: uses a Jupyter shell command: get_ipython().system, "
+        "which the grader cannot run: it runs each cell as plain Python, with only %time, "
+        "%timeit and %matplotlib made Python; remove it, or write the line in Python\n"
+        "  cell [2], line 1: get_ipython().system('ls')"
+    )

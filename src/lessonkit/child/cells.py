@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .names import bound_at_top
+from .placeholders import watch_placeholders
 from .wire import MAX_MESSAGE, MAX_TEXT
 
 
@@ -49,8 +50,9 @@ def _watch_jit(body: list, names: frozenset[str]) -> list:
 
 
 def compile_cell(cell: dict, strip: frozenset[str]):
-    """The cell's code, without the assignments of names the scenario supplies, and with
-    the functions its task's `jit:` rule names handed to the jit watch as they are bound."""
+    """The cell's code, without the assignments of names the scenario supplies, with the
+    functions its task's `jit:` rule names handed to the jit watch as they are bound, and,
+    in a task cell, each `with` and `except` reporting the placeholders that reach it."""
     filename = f"<cell {cell['index']}>"
     try:
         tree = ast.parse(cell["source"], filename=filename)
@@ -71,6 +73,8 @@ def compile_cell(cell: dict, strip: frozenset[str]):
     if watched:
         tree.body = _watch_jit(tree.body, watched)
         ast.fix_missing_locations(tree)
+    if cell.get("role") == "task":
+        tree = watch_placeholders(tree)
     ast.increment_lineno(tree, cell["offset"])
     return compile(tree, filename, "exec", dont_inherit=True)  # not this file's __future__
 

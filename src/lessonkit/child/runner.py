@@ -19,6 +19,7 @@ from .channel import Channel, OutputCapture, private_stdin
 from .encoder import Encoder
 from .guard import ModuleGuard
 from .jit_watch import JitWatch
+from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
 from .varied_calls import VariedCalls
 
 
@@ -194,6 +195,7 @@ class WorkerProgram:
         watch = JitWatch(self._jit, files) if watched else None
         if watch is not None:
             namespace[JIT_HOOK] = watch.wrap
+        placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
         sys.stdout = sys.stderr = capture
         try:
             self._arm()
@@ -202,8 +204,10 @@ class WorkerProgram:
             finally:
                 self._disarm()
                 namespace.pop(JIT_HOOK, None)
+                namespace.pop(PLACEHOLDER_HOOK, None)
         except BaseException as exc:  # learner code may raise anything, SystemExit included
             self._disarm()
+            placeholders.note(exc)
             error = error_report(exc, files)
             trees = self._mismatched_trees(exc, cell, namespace, error)
             if trees:
@@ -214,6 +218,8 @@ class WorkerProgram:
         result = {"status": "error" if error else "ok", "output": capture.text()}
         if error:
             result["error"] = error
+        if placeholders.first is not None:  # the first `todo(...)` that ran, escaped or caught
+            result["placeholder"] = error_report(placeholders.first, files)
         if watch is not None:
             result["jit"] = watch.report(watched)
         return result

@@ -249,6 +249,10 @@ class CourseIntake:
         out.print(Text(self.kept_text(kept, safe_name(shown(self.gradebook.path)))))
         for relative in kept.unmatched:
             name = PurePosixPath(relative).parts[0]
+            candidates = () if self.roster is None else self.roster.candidates(name)
+            if len(candidates) > 1:
+                out.print(Text(_ambiguous(relative, name, candidates), style="yellow"))
+                continue
             near = None if self.roster is None else self.roster.near(name)
             why = (
                 f" (it begins with the id `{safe_name(near)}`, but what follows is not a "
@@ -276,3 +280,15 @@ class CourseIntake:
                     style="yellow",
                 )
             )
+
+
+def _ambiguous(relative: str, name: str, candidates: Sequence[str]) -> str:
+    """Why a file that two roster ids could make is not in the gradebook."""
+    each = [f"`{safe_name(sid)}`'s" for sid in candidates]
+    whose = ", ".join(each[:-1]) + f" or {each[-1]}"
+    return (
+        f"{safe_name(relative)}: ambiguous, `{safe_name(name)}` could be {whose} (an id, or "
+        "another id with a version tag); it is not in the gradebook (name the file so that "
+        "one id alone makes it, or give one of those students an id that is not the other's "
+        "with a version tag, in the roster)"
+    )

@@ -230,10 +230,10 @@ def _batch(args: argparse.Namespace) -> int:
     """Grade a folder; results are journalled as they come, outputs written at the end."""
     from lessonkit.commands._batch import grade_with_progress, say_interrupted
     from lessonkit.commands._course import CourseIntake
-    from lessonkit.course.grading_key import grading_key
     from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batch import BatchRun
     from lessonkit.grade.batch_folder import submissions_in
+    from lessonkit.grade.grading_key import grading_key
     from lessonkit.grade.lesson_batch import lesson_kind
 
     folder = Path(args.batch)

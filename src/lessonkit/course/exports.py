@@ -11,14 +11,16 @@
   per lesson title.
 - `csv`: one row per student and task, for a spreadsheet or another tool.
 
-Every cell goes through `csv_cell`, so a name or message that starts with `=` reaches a
-spreadsheet as text, never as a formula.
+Every file is written by `csv_text`, so a name or message that starts a formula (behind
+invisible characters too) reaches a spreadsheet as text, and no bidi control reorders it.
+Canvas's importer takes any row whose Student cell matches /Points Possible/ for its points
+possible row: a student named so would have their grades skipped and the maximums read from
+their points, so `canvas_student` keeps every student's cell from matching it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal, get_args
@@ -32,21 +34,24 @@ from lessonkit.course.gradebook import (
     counting,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.lesson.text import csv_cell, number_cell
+from lessonkit.lesson.text import csv_text, number_cell
 
 Export = Literal["canvas", "moodle", "csv"]
 EXPORTS: tuple[Export, ...] = get_args(Export)
 
 
-def _write(rows: list[list[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerows([[csv_cell(cell) for cell in row] for row in rows])
-    return buffer.getvalue()
-
-
 CANVAS_POINTS_POSSIBLE = "    Points Possible"
 """The Student cell of the second row of Canvas's export (with its four leading spaces)."""
+_POINTS_POSSIBLE = re.compile(r"(points\s*)(possible)", re.IGNORECASE)
+WORD_JOINER = "\u2060"
+
+
+def canvas_student(name: str) -> str:
+    """`name` as a Student cell Canvas reads as a student's: where it holds the words
+    "Points Possible" (in any case and spacing, to be safe), an invisible word joiner goes
+    before "Possible", so that Canvas's /Points Possible/ does not match it and the name
+    still shows as it is. Canvas matches the row's student by its ID and SIS columns."""
+    return _POINTS_POSSIBLE.sub(lambda found: found[1] + WORD_JOINER + found[2], name)
 
 
 def canvas_csv(table: CourseTable, assignments: Mapping[str, str] | None = None) -> str:
@@ -64,9 +69,9 @@ def canvas_csv(table: CourseTable, assignments: Mapping[str, str] | None = None)
     )
     for row in table.rows:
         s = row.student
-        who = [s.name or s.id, s.lms_id, s.sis_user_id, s.sis_login_id, s.section]
+        who = [canvas_student(s.name or s.id), s.lms_id, s.sis_user_id, s.sis_login_id, s.section]
         rows.append(who + [number_cell(p) for p in row.points])
-    return _write(rows)
+    return csv_text(rows)
 
 
 def read_canvas_assignments(path: Path) -> dict[str, str]:
@@ -103,7 +108,7 @@ def moodle_csv(table: CourseTable) -> str:
         )
     rows = [["Email address"] + [c.title for c in table.lessons]]
     rows += [[row.student.email] + [number_cell(p) for p in row.points] for row in table.rows]
-    return _write(rows)
+    return csv_text(rows)
 
 
 def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
@@ -127,7 +132,7 @@ def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
                     str(counts[key]),
                 ]
             )
-    return _write(rows)
+    return csv_text(rows)
 
 
 def export(

@@ -5,8 +5,9 @@ shards `lessonkit merge` joins.
 
 A file's student comes from the roster (`Roster.match`): the one given, or the one the
 gradebook keeps. Without any roster the file's path is the student. A file no roster id
-matches, or one that could not be read (so there are no bytes to keep), is listed, never
-made into a student. A file's submission time is its modification time at intake, or the
+matches, or two do (an id, and another id with a version tag: `Roster.candidates`), or one
+that could not be read (so there are no bytes to keep), is listed, never made into a
+student. A file's submission time is its modification time at intake, or the
 time a submission system gave for it (`submitted_at`); attempts are kept in that order.
 """
 
@@ -32,14 +33,14 @@ class Intake:
     attempts: tuple[Graded, ...]
     """In the order the files were submitted."""
     unmatched: tuple[str, ...]
-    """Relative paths no roster id matches."""
+    """Relative paths no roster id matches, or more than one does."""
     unreadable: tuple[str, ...]
     """Relative paths whose bytes could not be read, so nothing was graded to keep."""
 
 
 def student_of(relative: str, roster: Roster | None) -> str | None:
     """The student a file is from: a roster id, or without a roster its path; None when
-    the roster has no id for it.
+    the roster has no id for it, or two.
 
     A file in the batch folder itself is matched by its name (`alice_v2.py`); a file in a
     subfolder by the subfolder it lies in at the top (`alice/state-02.py`, a folder per

@@ -6,7 +6,9 @@ match its own students). A file belongs to the student whose id is its name with
 suffix (or, below a subfolder, that folder's name), or that id followed by version tags,
 each after a `-`, `_` or `.`: `alice_v2.py`, `alice-2.py`, `alice-late.py`,
 `alice.resubmit.ipynb` are alice's (`VERSION_TAG` lists the tags). Any other name is
-reported, never guessed: `ana-maria.py` is not `ana`'s, though it begins with her id.
+reported, never guessed: `ana-maria.py` is not `ana`'s, though it begins with her id; and
+a name two ids could make is a question, never settled by taking the longer id: with `bob`
+and `bob-2` on the roster, `bob-2.py` may be bob's second version or bob-2's file.
 Without a roster, a student is the submission's relative path without its suffix.
 """
 
@@ -50,10 +52,17 @@ class Roster:
         return {s.id: s for s in self.students}
 
     def match(self, file_name: str) -> str | None:
-        """The id `file_name` is, with version tags after it at most; None for any other."""
+        """The one id `file_name` is, with version tags after it at most; None for any other
+        name, and for one that is two ids' (`candidates`)."""
+        found = self.candidates(file_name)
+        return found[0] if len(found) == 1 else None
+
+    def candidates(self, file_name: str) -> tuple[str, ...]:
+        """Every id `file_name` is, with version tags after it at most, shortest first: two
+        or more make the name ambiguous (`bob-2.py` with `bob` and `bob-2` on the roster)."""
         stem = _stem(file_name)
         found = [s.id for s in self.students if _is_version_of(stem, s.id)]
-        return max(found, key=len) if found else None
+        return tuple(sorted(found, key=lambda sid: (len(sid), sid)))
 
     def near(self, file_name: str) -> str | None:
         """The longest id `file_name` begins with at a separator, though not as a version of

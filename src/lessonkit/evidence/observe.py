@@ -377,14 +377,17 @@ def _error_text(run: GradedRun, index: int) -> str | None:
 
 
 def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
+    verdicts = {task.id: task.status for task in run.report.tasks}
     out = []
     for cell in run.plan.cells:
         report = run.record.get(LESSON, cell.index)
         if report is None:
             continue  # not run in the learner's own scenario (an optional experiment)
         error = _error_text(run, cell.index)
-        if cell.placeholders or (report.error and report.error.type == "NotImplementedError"):
-            status = NOT_ATTEMPTED  # an optional task's cell ends quietly at its todo(...)
+        if cell.task is not None and verdicts.get(cell.task) == NOT_ATTEMPTED:
+            status = NOT_ATTEMPTED  # as the grader judged it: a todo(...) ran before its names
+        elif cell.task is None and report.placeholder is not None:
+            status = NOT_ATTEMPTED
         elif report.error is None:
             status = "ran"
         else:

@@ -2,7 +2,7 @@
 
 Every comparison happens here, in the parent, against the reference solution's values on
 the same inputs. Task checks run in a fixed order and each returns a `Problem` or None; the
-first problem is the task's verdict: its cell exists, its placeholders are gone, it is
+first problem is the task's verdict: its cell exists (once), no placeholder stopped it, it is
 right on the lesson's inputs, right on the other input sets, and its checks respond to
 the probes.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from lessonkit.child.placeholders import PREFIX
 from lessonkit.grade.explain import (
     explain_error,
     explain_jit_error,
@@ -193,9 +194,20 @@ def _differs(name: str, expected: CellReport, got: CellReport, accept: Accept = 
 
 
 def _cell_present(facts: TaskFacts) -> Problem | None:
-    if facts.cell is not None:
-        return None
     marker = f"# TASK {facts.rubric.task.id}"
+    plan = facts.runs.learner
+    cells = [c for c in plan.cells if c.task == facts.rubric.task.id]
+    if len(cells) > 1:
+        places = " and ".join(plan.place(c.index) for c in cells[:2])
+        more = f" (and {len(cells) - 2} more)" if len(cells) > 2 else ""
+        return Problem(
+            ERROR,
+            f"More than one cell starts with `{marker}`: {places}{more}; the grader cannot tell "
+            "which is your answer. Keep that first line in one cell only (delete the other "
+            "cell, or its first line).",
+        )
+    if cells:
+        return None
     return Problem(
         ERROR,
         f"No cell starting with `{marker}` was found. Keep that first line in the task's "
@@ -204,15 +216,26 @@ def _cell_present(facts: TaskFacts) -> Problem | None:
 
 
 def _attempted(facts: TaskFacts) -> Problem | None:
+    """Not attempted: on the lesson's inputs a placeholder ran in the task's cell (the
+    child's report: a `todo(...)`, escaped or caught) and a name the task grades is still
+    unbound after it. A placeholder that never ran, or one after every name is bound, leaves
+    the task to be graded on its values."""
     cell = facts.cell
-    if cell is None or not cell.placeholders:
+    _, got = facts.pair(LESSON)
+    if cell is None or got is None or got.placeholder is None:
         return None
-    first = cell.placeholders[0]
-    where = facts.runs.learner.where(cell.index, first.line)
-    what = f' ("{first.text}")' if first.text else ""
-    more = len(cell.placeholders) - 1
-    others = f" and {more} more" if more else ""
-    return Problem(NOT_ATTEMPTED, f"todo(...) is still at {where}{what}{others}.")
+    missing = _missing_names(facts, got)
+    if not missing:
+        return None
+    placeholder, plan = got.placeholder, facts.runs.learner
+    lines = [line for index, line, _ in placeholder.frames if index == cell.index]
+    where = plan.where(cell.index, lines[-1]) if lines else plan.place(cell.index)
+    text = placeholder.message.removeprefix(PREFIX).strip().split("\n", 1)[0][:120]
+    what = f' ("{text}")' if text else ""
+    return Problem(
+        NOT_ATTEMPTED,
+        f"todo(...) is still at {where}{what} and ran before `{missing[0]}` was assigned.",
+    )
 
 
 def _method(facts: TaskFacts) -> Problem | None:

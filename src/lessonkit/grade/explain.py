@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from lessonkit.grade.magics import magic_in
+from lessonkit.grade.magics import kernel_call_in, magic_in
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import ErrorInfo
 from lessonkit.grade.values import differences, explain_layout
@@ -95,9 +95,13 @@ def tree_mismatch(error: ErrorInfo) -> str | None:
     return None
 
 
+SHELL_CALLS = frozenset({"get_ipython().system", "get_ipython().getoutput"})
+
+
 def magic_message(magic: str, notebook: bool) -> str:
     """Why a line with a Jupyter magic or shell command is an error in the grader."""
-    what = "shell command" if magic.startswith("!") else "magic"
+    shell = magic.startswith("!") or magic in SHELL_CALLS
+    what = "shell command" if shell else "magic" if magic.startswith("%") else "kernel call"
     why = (
         "which the grader cannot run: it runs each cell as plain Python, with only %time, "
         "%timeit and %matplotlib made Python"
@@ -105,6 +109,14 @@ def magic_message(magic: str, notebook: bool) -> str:
         else "which only Jupyter runs: a .py practice file is plain Python"
     )
     return f"uses a Jupyter {what}: {magic}, {why}; remove it, or write the line in Python"
+
+
+def _kernel_call(error: ErrorInfo, plan: Plan) -> str | None:
+    """The magic or kernel method a line asked of `get_ipython()`, which a grading child
+    does not define (the magics it can run were made Python before it ran)."""
+    if error.type != "NameError" or "'get_ipython'" not in error.message:
+        return None
+    return kernel_call_in(failing_statement(error, plan))
 
 
 def out_of_memory(error: ErrorInfo) -> bool:
@@ -125,6 +137,10 @@ def explain_error(error: ErrorInfo, plan: Plan, timeout: float, memory: int | No
         magic = magic_in(code) if error.type == "SyntaxError" else None
         message = error.message if magic is None else magic_message(magic, plan.notebook)
         return f"{error.type} at {where}: {message}{shown}"
+    call = _kernel_call(error, plan)
+    if call is not None:
+        code = failing_statement(error, plan)
+        return f"{error.type} at {where}: {magic_message(call, plan.notebook)}\n  {where}: {code}"
     if kind == "exit":
         code = error.exit_code
         return (

@@ -12,7 +12,7 @@ path and the sha256 of its bytes) and the seed, so two shards of one batch name 
 one and shards of another folder, or of this one after a file changed, do not.
 
 A journal is believed only where it verifies. Each line carries an HMAC-SHA256 under the
-instructor's grading key (`course.grading_key`), which no submission and no output folder
+instructor's grading key (`grade.grading_key`), which no submission and no output folder
 holds: the header's over its fields, each entry's over its fields and the header's batch
 (its bytes through their sha256, which the entry names and its data must have). A line
 that does not parse (cut short by an interruption) or names another run is skipped; an
@@ -42,7 +42,8 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 SCHEMA = 6  # 4: the batch id, and an HMAC on every line; 5: a finished shard is sealed;
 # 6: the header names the grading fingerprint
 
-Kind = Literal["header", "entry", "seal"]
+Kind = Literal["header", "entry", "seal", "reference"]
+"""What a MAC is over: a journal's line, or a reference-store entry (`grade.reference_store`)."""
 
 
 class Report(Protocol):
@@ -65,8 +66,8 @@ R = TypeVar("R", bound=Report)
 
 @dataclass(frozen=True)
 class JournalKey:
-    """The instructor's grading key: the secret every journal line is signed with, and
-    where it is kept (named in messages, never its content)."""
+    """The instructor's grading key: the secret every journal line and reference-store entry
+    is signed with, and where it is kept (named in messages, never its content)."""
 
     secret: bytes = field(repr=False)  # never printed, in a message or a traceback
     where: str

@@ -15,8 +15,15 @@ it, never inside a string, and then:
   as written: the child reports the syntax error at that line, and the grader's message
   says which magic it is (`magic_in`): "uses a Jupyter magic: %env".
 
-Every line keeps its number, so an error is cited at the line Jupyter shows. A cell that is
-already Python is never changed, and without IPython nothing is.
+A cell that is already Python may call the kernel as IPython would
+(`get_ipython().run_line_magic("matplotlib", "inline")`, as a notebook exported from another
+tool does): such a line of one of the magics above becomes the same plain Python; any other
+(`run_line_magic("env", ...)`, `get_ipython().system(...)`) stays, fails in its own cell
+because a grading child has no `get_ipython`, and is named by `kernel_call_in`.
+
+Every line keeps its number (a `run_cell_magic` line becomes its cell's lines), so an error
+is cited at the line Jupyter shows. Without IPython only the `get_ipython()` lines of a cell
+that is already Python are changed.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ magic lines took 2.7 s. Past this bound a cell is left as written (its magic is 
 its error); the practice notebook with a magic in each task cell needs under 10,000."""
 
 NO_EFFECT = frozenset({"matplotlib"})
+KERNEL = "get_ipython()"
 # A line that could hold a magic: only such cells are given to IPython.
 _MAYBE_MAGIC = re.compile(r"^[ \t]*[%!]|=[ \t]*[%!]|\?[ \t]*$", re.M)
 # The options a magic takes before its code: `%time --no-raise-error`, `%timeit -n10 -r 3 -q`.
@@ -49,8 +57,8 @@ def python_of_cells(sources: Sequence[str]) -> list[str]:
     """`python_of_cell` of each of a file's cells, in bounded time (`MAX_WORK`)."""
     work, out = 0, []
     for source in sources:
-        cost = len(source) * (len(_MAYBE_MAGIC.findall(source)) + 1)
-        if _MAYBE_MAGIC.search(source) and work + cost <= MAX_WORK:
+        cost = len(source) * (len(_MAYBE_MAGIC.findall(source)) + source.count(KERNEL) + 1)
+        if (KERNEL in source or _MAYBE_MAGIC.search(source)) and work + cost <= MAX_WORK:
             work += cost
             out.append(python_of_cell(source))
         else:
@@ -60,6 +68,9 @@ def python_of_cells(sources: Sequence[str]) -> list[str]:
 
 def python_of_cell(source: str) -> str:
     """The cell as the code Jupyter would run, with the magics above made plain Python."""
+    if KERNEL in source and _parses(source):
+        plain = [_plain_kernel_line(line) or line for line in source.split("\n")]
+        return "\n".join(plain) if _parses("\n".join(plain)) else source
     if not _MAYBE_MAGIC.search(source) or _parses(source):
         return source
     lines = source.split("\n")
@@ -95,11 +106,33 @@ def python_of_kernel_input(source: str) -> str | None:
     still needs the kernel (another magic, a shell command, a call of its own)."""
     out = []
     for line in source.split("\n"):
-        plain = line if "get_ipython()" not in line else _cell_magic(line) or _line_magic(line)
+        plain = _plain_kernel_line(line)
         if plain is None:
             return None
         out.append(plain)
     return "\n".join(out)
+
+
+def _plain_kernel_line(line: str) -> str | None:
+    """The line with its `get_ipython()` magic call made plain Python; None when it still
+    needs the kernel."""
+    return line if KERNEL not in line else _cell_magic(line) or _line_magic(line)
+
+
+_KERNEL_CALL = re.compile(r"get_ipython\(\)\s*\.\s*(\w+)\s*\(\s*(?:[rbuRBU]?(['\"])%*([\w.]*))?")
+_CALL_PREFIX = {"run_line_magic": "%", "run_cell_magic": "%%"}
+
+
+def kernel_call_in(line: str) -> str | None:
+    """What a line that calls the kernel asks of it: the magic (`%env`, `%%bash`) or the
+    kernel's method (`get_ipython().system`), as an error at that line names it."""
+    match = _KERNEL_CALL.search(line)
+    if match is None:
+        return KERNEL if KERNEL in line else None
+    method, name = match[1], match[3]
+    if method in _CALL_PREFIX and name:
+        return _CALL_PREFIX[method] + name
+    return f"get_ipython().{method}"
 
 
 def magic_in(line: str) -> str | None:

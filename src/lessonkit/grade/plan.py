@@ -22,7 +22,7 @@ from typing import Final
 
 from lessonkit.child.names import bindings
 from lessonkit.grade.protocol import CellRole
-from lessonkit.grade.sources import CodeCell, Submission
+from lessonkit.grade.sources import Submission
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Experiment, Lesson
 from lessonkit.lesson.syntax import parse_python
@@ -36,12 +36,6 @@ MAX_COMPARISONS = 4_000
 MAX_PARSED = 100_000  # characters of learner code parsed to match cells (a practice file: 25k)
 MAX_PARSED_CELLS = 500  # cells parsed to match (a practice file: 40)
 MAX_DIFF_WORK = 10_000_000  # characters squared given to difflib (a practice file: < 6M)
-
-
-@dataclass(frozen=True)
-class Placeholder:
-    line: int
-    text: str  # the todo(...) argument, e.g. "manual: add the weight and bias contributions"
 
 
 @dataclass(frozen=True)
@@ -63,7 +57,6 @@ class PlannedCell:
     role: CellRole
     task: str | None
     label: str | None  # the lesson cell it matches, if any
-    placeholders: tuple[Placeholder, ...]
     task_title: str | None = None  # the task's title, for a task cell
 
 
@@ -234,37 +227,14 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
     return matched
 
 
-def placeholders(source: str, offset: int) -> tuple[Placeholder, ...]:
-    """Every `todo(...)` call still in the code."""
-    try:
-        tree = parse_python(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
-    found = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "todo"
-        ):
-            first = node.args[0] if node.args else None
-            text = (
-                first.value
-                if isinstance(first, ast.Constant) and isinstance(first.value, str)
-                else ""
-            )
-            found.append(Placeholder(node.lineno + offset, text))
-    return tuple(sorted(found, key=lambda p: p.line))
-
-
 def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
-    """The learner's cells with roles, labels and placeholders."""
+    """The learner's cells with roles and labels."""
     notebook = submission.path.suffix == ".ipynb"
     known = practice_cells(lesson)
     others = [c for c in submission.cells if c.task is None]
     matches = match_cells([c.source for c in others], [c.source for c in known])
     label_of = {id(cell): known[matches[i]] for i, cell in enumerate(others) if i in matches}
-    cells, seen_tasks = [], set()
+    cells = []
     titles = {task.id: task.title for task in lesson.tasks}
     for index, cell in enumerate(submission.cells):
         offset = 0 if notebook else cell.line - 1
@@ -284,21 +254,10 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
                 role=role,
                 task=cell.task,
                 label=label,
-                placeholders=_graded_placeholders(cell, offset, seen_tasks),
                 task_title=titles.get(cell.task) if cell.task else None,
             )
         )
     return Plan(str(submission.path), notebook, tuple(cells), _checkpoint(cells, lesson))
-
-
-def _graded_placeholders(cell: CodeCell, offset: int, seen: set[str]) -> tuple[Placeholder, ...]:
-    """Placeholders of the cell that is graded (a task's first), within the parsing bound."""
-    if cell.task is None or cell.task in seen:
-        return ()
-    seen.add(cell.task)
-    if "todo" not in cell.source or len(cell.source) > MAX_PARSED:
-        return ()
-    return placeholders(cell.source, offset)
 
 
 def _checkpoint(cells: list[PlannedCell], lesson: Lesson) -> int | None:
@@ -318,11 +277,11 @@ def reference_plan(lesson: Lesson) -> Plan:
     for step in lesson.steps:
         offset = _code_offset(lesson, step.line, step.code)
         label = f"step-{step.number}"
-        cells.append(PlannedCell(len(cells), step.code, offset + 1, offset, SETUP, None, label, ()))
+        cells.append(PlannedCell(len(cells), step.code, offset + 1, offset, SETUP, None, label))
     for task in lesson.tasks:
         offset = _code_offset(lesson, task.line, task.solution)
         cells.append(
-            PlannedCell(len(cells), task.solution, offset + 1, offset, TASK, task.id, None, ())
+            PlannedCell(len(cells), task.solution, offset + 1, offset, TASK, task.id, None)
         )
     checkpoint = len(lesson.steps) - 1
     return Plan(str(lesson.path), False, tuple(cells), checkpoint)

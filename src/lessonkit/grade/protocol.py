@@ -143,6 +143,7 @@ class CellReport:
     values: dict[str, Value]
     checkpoint: dict[str, Value] | None
     jit: tuple[JitOutcome, ...] = ()
+    placeholder: ErrorInfo | None = None  # the first `todo(...)` that ran, escaped or caught
 
 
 @dataclass(frozen=True)
@@ -266,4 +267,5 @@ def parse_event(line: bytes) -> Event:
         values=_values(data.get("values", {}), budget),
         checkpoint=None if checkpoint is None else _values(checkpoint, budget),
         jit=_jit(data["jit"]) if "jit" in data else (),
+        placeholder=_error(data["placeholder"]) if "placeholder" in data else None,
     )

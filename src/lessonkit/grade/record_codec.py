@@ -101,6 +101,8 @@ def encode_report(report: CellReport) -> dict[str, Any]:
         entries["checkpoint"] = {name: encode_value(v) for name, v in report.checkpoint.items()}
     if report.jit:
         entries["jit"] = [_encode_jit(outcome) for outcome in report.jit]
+    if report.placeholder is not None:
+        entries["placeholder"] = _encode_error(report.placeholder)
     return event("cell", **entries)
 
 

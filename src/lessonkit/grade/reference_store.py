@@ -14,11 +14,15 @@ was asked to run and on what ran it, so it is kept under a key made of exactly t
 
 Entries are written only here, in the grader's own process (the trusted side), whole or not
 at all (`atomic.write_atomically`), and only for a run that finished and passed the grader's
-checks of the lesson. Reading is defensive: an entry that is missing, cut short, edited, of
-another format or another key is ignored, and the reference runs again. A sandboxed learner
-child never sees this folder, and one that runs as another account cannot write it; where
-learner code runs as the grader's own user (rlimits alone) the store is not used at all.
-`LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
+checks of the lesson. Each entry carries an HMAC-SHA256 over its format, key and record
+under the grading key (`grade.grading_key`: private to this account, kept apart from this
+folder), so whoever can write this folder but cannot read the key cannot make an entry the
+store believes: an edited value, even with the key and the format kept, does not verify.
+Reading is defensive: an entry that is missing, cut short, edited, unsigned, of another
+format or another key is ignored, and the reference runs again. A sandboxed learner child
+never sees this folder, and one that runs as another account cannot write it; where learner
+code runs as the grader's own user (rlimits alone) the store is not used at all, nor where
+the grading key cannot be read or made. `LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
 """
 
 from __future__ import annotations
@@ -35,14 +39,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.atomic import write_atomically
+from lessonkit.errors import LessonkitError
 from lessonkit.grade.fingerprint import grader_digest
+from lessonkit.grade.grading_key import grading_key
+from lessonkit.grade.journal import JournalKey
 from lessonkit.grade.protocol import Request
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
 from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
 
-FORMAT = 2  # 2: every probe runs `probes.COPIES` times, so records hold more scenarios
+FORMAT = 3  # 2: every probe runs `probes.COPIES` times; 3: each entry is signed
 SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
 KEEP = 256  # entries kept; the oldest go first (each fresh seed of `check` writes one)
 MAX_ENTRY_BYTES = 64 * 2**20
@@ -111,16 +118,18 @@ def reference_key(
 
 @dataclass(frozen=True)
 class ReferenceStore:
-    """Reference records in one folder, one file per key."""
+    """Reference records in one folder, one file per key, each signed with `signer`."""
 
     folder: Path
+    signer: JournalKey
 
     def _path(self, lesson_id: str, key: str) -> Path:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", lesson_id)[:60]
         return self.folder / f"{name}-{key}.json"
 
     def load(self, lesson_id: str, key: str) -> RunRecord | None:
-        """The record kept under `key`, or None: missing, unreadable or not exactly ours."""
+        """The record kept under `key`, or None: missing, unreadable, not signed with our
+        key, or not exactly ours."""
         path = self._path(lesson_id, key)
         try:
             with open(path, "rb") as file:
@@ -128,18 +137,23 @@ class ReferenceStore:
             if len(raw) > MAX_ENTRY_BYTES:
                 return None
             data = json.loads(raw)
-            if type(data) is not dict or set(data) != {"format", "key", "record"}:
+            if type(data) is not dict or set(data) != {"format", "key", "record", "mac"}:
                 return None
+            signed = {name: data[name] for name in ("format", "key", "record")}
             if data["format"] != FORMAT or data["key"] != key:
                 return None
+            if not self.signer.verifies("reference", signed, data["mac"]):
+                return None  # written or edited without the key
             return decode_record(data["record"])
         except (OSError, ValueError, BadRecord, RecursionError):
             return None
 
     def save(self, lesson_id: str, key: str, record: RunRecord) -> None:
-        """Keep `record` under `key`; a store that cannot be written is simply not used."""
+        """Keep `record` under `key`, signed; a store that cannot be written is simply not
+        used."""
         try:
-            entry = {"format": FORMAT, "key": key, "record": encode_record(record)}
+            signed = {"format": FORMAT, "key": key, "record": encode_record(record)}
+            entry = signed | {"mac": self.signer.mac("reference", signed)}
             # private: it holds what the lesson's own solution computed, a learner's answers
             write_atomically(self._path(lesson_id, key), json.dumps(entry), private=True)
         except (OSError, ValueError):
@@ -163,10 +177,15 @@ def reference_store(isolation: Isolation) -> ReferenceStore | None:
     where learner code runs as this very user (rlimits alone): it could write the store
     there, and a record it wrote would grade the next run with the same seed. Also None
     where the compile cache (bound into every sandbox) holds the store's folder: the
-    records are the expected values."""
+    records are the expected values. And None where the grading key (the default one, made
+    on first use) cannot be read or made: no entry could be proved."""
     if os.environ.get(SWITCH_OFF) or isolation.kind == "limits":
         return None
     folder = cache_home() / "references"
     if isolation.cache is not None and folder.resolve().is_relative_to(isolation.cache.resolve()):
         return None  # the compile cache is bound into the sandbox: the records would be too
-    return ReferenceStore(folder)
+    try:
+        signer = grading_key(None, not_inside=(folder,))
+    except LessonkitError:
+        return None
+    return ReferenceStore(folder, signer)

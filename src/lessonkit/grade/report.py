@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -14,7 +12,7 @@ from rich.text import Text
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, SCHEMA, GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.text import csv_cell, number_cell, safe_name
+from lessonkit.lesson.text import csv_text, number_cell, safe_name
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),
@@ -193,12 +191,10 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
     (optional tasks), the only way `points` can exceed `max points`. `review` names where a
     file reaches into the grader (empty for nearly every file).
 
-    Every cell goes through `csv_cell`, so a message or file name that starts with `=` is
-    text to a spreadsheet, never a formula.
+    Written by `csv_text`, so a message or file name that starts a formula is text to a
+    spreadsheet, and no bidi control reorders it.
     """
     task_ids = scoring.task_ids
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
     header = [
         "file",
         "passed",
@@ -212,7 +208,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
         "seed",
         "review",
     ]
-    writer.writerow(header)
+    rows = [header]
     for entry in entries:
         by_id = {t.id: t for t in entry.report.tasks}
         earned = scoring.earned(entry.report)
@@ -229,8 +225,8 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
             "" if entry.report.seed is None else str(entry.report.seed),
             "; ".join(entry.report.review),
         ]
-        writer.writerow([csv_cell(cell) for cell in row])
-    return buffer.getvalue()
+        rows.append(row)
+    return csv_text(rows)
 
 
 def summary_json(entries: Sequence[BatchEntry], lesson_id: str, scoring: Scoring) -> dict:

@@ -2,8 +2,9 @@
 
 Task cells are found by their first line, `# TASK <id>`, so a file keeps working after an
 editor drops cell metadata. A notebook's cells are read as Jupyter runs them: a timing
-magic (`%time`) is the code it times (`grade.magics`). Unreadable files become one
-`SubmissionError` message.
+magic (`%time`) is the code it times (`grade.magics`), and its saved outputs and
+attachments are dropped, so only its code counts towards `MAX_BYTES`. Unreadable files
+become one `SubmissionError` message.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from lessonkit.lesson.text import safe_name
 
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
 _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")
-MAX_BYTES = 2_000_000
+MAX_BYTES = 2_000_000  # of code: a .py file, or a notebook's code cells (in characters)
+MAX_NOTEBOOK_BYTES = 64 * 2**20  # a notebook file with the outputs Jupyter saved in it
+MAX_JSON_ITEMS = 1_000_000  # commas and brackets in a notebook's JSON (a practice one: 5k)
 MAX_LINES = 50_000
 MAX_CELLS = 2_000
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -55,8 +58,13 @@ def task_of(source: str) -> str | None:
     return match["id"] if match else None
 
 
+def _cap(path: Path) -> int:
+    """Bytes a file may have: a notebook holds its saved outputs besides its code."""
+    return MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_BYTES
+
+
 def read_bytes(path: Path) -> bytes:
-    """A regular file's bytes, at most MAX_BYTES + 1 of them, in bounded time.
+    """A regular file's bytes, at most its cap (`_cap`) + 1 of them, in bounded time.
 
     Opened without blocking (a FIFO would wait for a writer forever) and checked to be a
     regular file before reading (a link to /dev/zero would never end).
@@ -78,8 +86,8 @@ def read_bytes(path: Path) -> bytes:
 
 
 def read_open_file(fd: int, path: Path) -> bytes:
-    """The bytes of the regular file open as `fd` (closed here), at most MAX_BYTES + 1."""
-    name = safe_name(str(path))
+    """The bytes of the regular file open as `fd` (closed here), at most its cap + 1."""
+    name, cap = safe_name(str(path)), _cap(path)
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -87,8 +95,8 @@ def read_open_file(fd: int, path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise SubmissionError(f"{name} is not a regular file (a device, pipe or socket)")
         chunks, size = [], 0
-        while size <= MAX_BYTES:
-            chunk = os.read(fd, min(1 << 20, MAX_BYTES + 1 - size))
+        while size <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -102,7 +110,13 @@ def read_open_file(fd: int, path: Path) -> bytes:
 
 def decode_source(path: Path, data: bytes) -> str:
     name = safe_name(str(path))
-    if len(data) > MAX_BYTES:
+    if len(data) > _cap(path) and path.suffix == ".ipynb":
+        raise SubmissionError(
+            f"{name} is over {MAX_NOTEBOOK_BYTES >> 20} MiB with its saved outputs; a practice "
+            "notebook is far smaller",
+            fix=_CLEAR_OUTPUTS,
+        )
+    if len(data) > _cap(path):
         raise SubmissionError(f"{name} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
     if b"\x00" in data:
         raise SubmissionError(f"{name} is a binary file, not Python or a notebook")
@@ -149,8 +163,20 @@ def _percent_cells(text: str) -> list[CodeCell]:
     return cells
 
 
+_CLEAR_OUTPUTS = (
+    "clear its outputs in Jupyter (Edit > Clear Outputs of All Cells), save, and check again"
+)
+
+
 def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
     name = safe_name(str(path))
+    items = text.count(",") + text.count("[") + text.count("{")  # what json.loads would build
+    if items > MAX_JSON_ITEMS:
+        raise SubmissionError(
+            f"{name} holds {items:,} JSON items; a practice notebook, with its saved outputs, "
+            "holds far fewer",
+            fix=_CLEAR_OUTPUTS,
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -170,6 +196,7 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
     if len(raw) > MAX_CELLS:
         raise SubmissionError(f"{name} has {len(raw):,} cells; a practice notebook is far smaller")
     found: list[tuple[str, int]] = []
+    code = 0  # characters of code: outputs and attachments are never read
     index = 0  # the code cell's number: Jupyter's count for it after running all from the top
     for cell in raw:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -186,6 +213,11 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
         source = "\n".join(python_lines(source)).strip("\n")
         if source.strip():
             found.append((source, index))
+            code += len(source)
+    if code > MAX_BYTES:
+        raise SubmissionError(
+            f"{name} has over {MAX_BYTES:,} characters of code; a practice notebook is far smaller"
+        )
     plain = python_of_cells([source for source, _ in found])  # magics as Jupyter reads them
     return [
         CodeCell(code, index, task_of(source))

@@ -6,7 +6,7 @@ Every learner-controlled string reaches one of four media, each through one func
   passes everything it prints through `safe_text`, and so does the CLI's error line;
 - a Markdown file (feedback, evidence, the autograder's output): `markdown_text` (a table
   cell: `cell=True`; output shown verbatim goes in `evidence.template.fence`);
-- a CSV cell: `csv_cell`;
+- a CSV file: `csv_text`, every cell through `csv_cell`;
 - HTML (the class report, every page template, the notebook's check() table): `html_text`.
 
 Lone surrogates cannot be encoded as UTF-8 and would crash any file or terminal write;
@@ -19,7 +19,11 @@ cannot pass for another line of output.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 from markupsafe import Markup, escape
 
@@ -54,10 +58,41 @@ def safe_name(text: str, limit: int | None = None) -> str:
     return safe_text(_NAME_UNSAFE.sub(_escape, text), limit)
 
 
+FORMULA_START = frozenset("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
+"""What makes a spreadsheet read a cell as a formula (the fullwidth forms too, which an East
+Asian spreadsheet may fold to ASCII)."""
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Marks and overrides that reorder the text around them as it is shown: a name after U+202E
+shows its letters backwards, and could pass for another."""
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
+
+
+def _invisible(char: str) -> bool:
+    """A character that shows nothing by itself (whitespace, a format character such as a
+    zero-width space, word joiner or byte-order mark, a combining mark): a spreadsheet may
+    skip it, so what follows it is where a formula would start."""
+    return char.isspace() or unicodedata.category(char) in _INVISIBLE_CATEGORIES
+
+
 def csv_cell(text: str) -> str:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    text = safe_text(text)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """A CSV cell that a spreadsheet shows as the text it is: never run as a formula (one
+    that starts with a formula character, or whose leading invisible characters hide or
+    are one, gets a `'` before it), and with no bidi control (each shown as U+FFFD)."""
+    text = BIDI_CONTROLS.sub(REPLACEMENT, safe_text(text))
+    for char in text:
+        if char in FORMULA_START:
+            return "'" + text
+        if not _invisible(char):
+            break
+    return text
+
+
+def csv_text(rows: Iterable[Sequence[str]]) -> str:
+    """A CSV file of `rows`, every cell through `csv_cell`: the one way lessonkit writes CSV."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerows([csv_cell(cell) for cell in row] for row in rows)
+    return buffer.getvalue()
 
 
 def number_cell(value: float | None) -> str:

@@ -48,11 +48,14 @@ CHILD_SETTINGS = frozenset(
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES",
         "MPLCONFIGDIR",
+        "PYTHONPATH",
         "XLA_FLAGS",
     }
 )
-"""What the grader may add under the allow-list: the compile cache, matplotlib's scratch and
-JAX's device settings."""
+"""What the grader may add under the allow-list: the compile cache, matplotlib's scratch,
+JAX's device settings, and (for a learner's whole script, which Python starts without `-I`)
+the parent's own import folders as PYTHONPATH (`run/import_paths.py`), never the parent's
+variable as it is."""
 
 
 def child_environment(

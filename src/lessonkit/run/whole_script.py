@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.run.confined_child import seen_from_child, start_confined
+from lessonkit.run.import_paths import import_paths
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
@@ -97,7 +98,7 @@ def run_confined(
             isolation=isolation,
             limits=limits,
             working=work,
-            settings=settings,
+            settings={**(settings or {}), **_import_folders()},
             cpu_seconds=limits.cpu_seconds,
         )
         try:
@@ -114,6 +115,14 @@ def run_confined(
         return ConfinedRun(code, ended, tail, seconds, files)
     finally:
         folder.cleanup()
+
+
+def _import_folders() -> dict[str, str]:
+    """The folders this process imports packages from beyond its installation (JAX through
+    PYTHONPATH on a TPU image, the user site), as the PYTHONPATH of the learner's script,
+    which the sandbox binds read-only (`sandbox.python_paths`)."""
+    paths = import_paths()
+    return {"PYTHONPATH": os.pathsep.join(paths)} if paths else {}
 
 
 def _watch(

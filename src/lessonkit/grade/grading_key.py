@@ -1,8 +1,11 @@
-"""The instructor's grading key: the secret that signs every batch journal and shard result.
+"""The instructor's grading key: the secret that signs every batch journal and shard result,
+and every entry of the reference store.
 
 `check --batch` signs each line of its journal with an HMAC under this key, and `merge` and
 `check --batch --resume` keep only lines that verify (`grade.journal`), so a shard result
 or a journal written by hand, by a student or by anyone else without the key, is refused.
+The reference store (`grade.reference_store`) signs each entry under the key found where
+`--key` names none, and uses none that does not verify.
 
 The key is one per instructor account, in the user's configuration folder
 (`$XDG_CONFIG_HOME/lessonkit/grading.key`, by default `~/.config/lessonkit/grading.key`;
