@@ -113,6 +113,7 @@ def main() -> None:
             data=e.data or b"",
             submitted=0.0,
             graded_utc="2026-12-04T00:00:00Z",
+            fingerprint=merged.fingerprint,
         )
         for e in merged.entries
     ]

@@ -134,6 +134,15 @@ def lesson() -> Lesson:
     return load_lesson(LESSON_MD)
 
 
+def lesson_changed(lesson: Lesson, folder: Path, old: str, new: str) -> Lesson:
+    """`lesson` with `old` (found exactly once in its lesson.md) replaced by `new`, loaded
+    from a copy in `folder`: a lesson edited without a revision bump."""
+    assert lesson.source.count(old) == 1, old
+    path = folder / "lesson.md"
+    path.write_text(lesson.source.replace(old, new), encoding="utf-8")
+    return load_lesson(path)
+
+
 def _lesson_params() -> tuple[list, list]:
     """pytest params of the lesson.md paths, each with its lesson id as test id."""
     from lessonkit.lesson.catalog import lesson_paths

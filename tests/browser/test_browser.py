@@ -950,8 +950,9 @@ def _class_report_page(lesson, folder: Path) -> Path:
             for t in lesson.tasks
         )
         return Attempt(
-            number, student, lesson.meta.id, lesson.meta.title, f"{student}.py", "0" * 64, 1,
-            "2026-12-04T00:00:00Z", 0.0, "0.1.0", "r1",
+            number, student, lesson.meta.id, lesson.meta.title, f"{student}.py",
+            f"{number:064d}", 1,
+            "2026-12-04T00:00:00Z", float(number), "0.1.0", "r1",
             sum(t.points for t in tasks), float(len(tasks)), None, tasks,
         )  # fmt: skip
 

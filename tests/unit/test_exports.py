@@ -67,6 +67,7 @@ def _attempts():
             data=student.encode(),
             submitted=float(number),
             graded_utc="2026-12-05T00:00:00Z",
+            fingerprint="fp-1",
         )
         made.append(dataclasses.replace(graded.attempt, id=number))
     return made

@@ -51,9 +51,14 @@ def _report(lesson, passing: int, seed: int = 7) -> GradeReport:
 
 
 def _attempt(
-    lesson, student: str, passing: int, data: bytes | None = None, submitted: float = 0.0
+    lesson,
+    student: str,
+    passing: int,
+    data: bytes | None = None,
+    submitted: float = 0.0,
+    fingerprint: str = "fp-1",
 ) -> Graded:
-    """`data` defaults to bytes of their own (the same bytes would be the same attempt)."""
+    """`data` defaults to bytes of their own (the same bytes would be graded once)."""
     return attempt_of(
         _report(lesson, passing),
         Scoring.of(lesson),
@@ -65,6 +70,7 @@ def _attempt(
         data=f"# {student} passes {passing}\n".encode() if data is None else data,
         submitted=submitted,
         graded_utc="2026-12-04T00:00:00Z",
+        fingerprint=fingerprint,
     )
 
 
@@ -72,10 +78,10 @@ def test_every_attempt_is_kept_and_the_policy_picks_which_counts(lesson, tmp_pat
     with Gradebook(tmp_path / "course.sqlite") as book:
         ids = book.add_attempts(
             [
-                _attempt(lesson, "alice", 3, b"first"),
-                _attempt(lesson, "alice", 1, b"second"),  # a worse resubmission
-                _attempt(lesson, "bob", 2),
-                _attempt(lesson, "bob", 2, b"again"),  # a tie: the latest of the best counts
+                _attempt(lesson, "alice", 3, b"first", submitted=1.0),
+                _attempt(lesson, "alice", 1, b"second", submitted=2.0),  # a worse resubmission
+                _attempt(lesson, "bob", 2, submitted=1.0),
+                _attempt(lesson, "bob", 2, b"again", submitted=2.0),  # a tie: the newer counts
             ]
         ).ids
         attempts = book.attempts()
@@ -143,7 +149,7 @@ def test_a_first_version_gradebook_is_migrated_and_keeps_its_attempts(lesson, tm
         with pytest.raises(sqlite3.OperationalError):
             old.students()  # the roster table came with version 2
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 5
+        assert book.version == SCHEMA == 6
         (attempt,) = book.attempts()
         (task,) = attempt.tasks  # graded before checks were recorded: neither check nor path
         assert (task.status, task.message, task.check, task.path) == ("failed", "wrong", None, None)
@@ -193,12 +199,12 @@ def _course(lesson, tmp_path):
     with Gradebook(tmp_path / "course.sqlite") as book:
         book.store_roster(read_roster(FIXTURES / "roster.csv"), "2026-12-04T00:00:00Z")
         made = [
-            _attempt(lesson, "alice", 1),
-            _attempt(lesson, "alice", 4),
-            _attempt(lesson, "al", 2),
-            _attempt(lesson, "carol", 0),
+            _attempt(lesson, "alice", 1, submitted=1.0),
+            _attempt(lesson, "alice", 4, submitted=2.0),
+            _attempt(lesson, "al", 2, submitted=3.0),
+            _attempt(lesson, "carol", 0, submitted=4.0),
         ]
-        later = _attempt(lesson, "alice", 2)
+        later = _attempt(lesson, "alice", 2, submitted=5.0)
         moved = dataclasses.replace(later.attempt, lesson=other.id, lesson_title=other.title)
         made.append(Graded(moved, later.data, later.report))
         book.add_attempts(made)
@@ -232,29 +238,32 @@ def test_one_students_files_in_a_batch_are_attempts_in_modification_order(lesson
     ]
     records.append(JournalEntry("run", "link.py", "", 0.0, _report(lesson, 0), None))
     roster = Roster((Student("alice"),))
-    made = intake(lesson, records, roster=roster, toolkit="0.1.0")
+    made = intake(lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1")
     assert [g.attempt.file for g in made.attempts] == ["alice.py", "alice.ipynb"]
     assert made.unmatched == ("zed.py",) and made.unreadable == ("link.py",)
-    loose = intake(lesson, records, roster=None, toolkit="0.1.0")
+    loose = intake(lesson, records, roster=None, toolkit="0.1.0", fingerprint="fp-1")
     assert [g.attempt.student for g in loose.attempts] == ["zed", "alice", "alice"]
 
 
 def test_a_regrade_takes_its_originals_place_in_both_policies(lesson, tmp_path):
     with Gradebook(tmp_path / "course.sqlite") as book:
         first, second = book.add_attempts(
-            [_attempt(lesson, "alice", 4, b"inflated"), _attempt(lesson, "alice", 2, b"later")]
+            [
+                _attempt(lesson, "alice", 4, b"inflated", submitted=1.0),
+                _attempt(lesson, "alice", 2, b"later", submitted=2.0),
+            ]
         ).ids
         # The rubric is fixed: the first attempt's 9 points were wrong, and it gets 0.
-        regraded = _attempt(lesson, "alice", 0, b"inflated")
+        regraded = _attempt(lesson, "alice", 0, b"inflated", submitted=1.0)
         again = dataclasses.replace(regraded.attempt, regrade_of=first)
         added = book.add_attempts([Graded(again, regraded.data, regraded.report)])
-        assert added.ids and not added.unchanged  # a regrade is kept, though its bytes are
+        assert not added.ids and not added.unchanged  # a grading kept, no new submission
         attempts = book.attempts()
     key = ("alice", lesson.meta.id)
     assert counting(attempts, "latest")[key].id == second  # the regrade is not newer work
     assert counting(attempts, "best")[key].id == second  # 5 beats the regraded 0
     assert attempt_counts(attempts)[key] == 2
-    assert [a.id for a in current(attempts)] == [first + 2, second]
+    assert [(a.id, a.points) for a in current(attempts)] == [(first, 0), (second, 5)]
 
 
 def test_the_same_bytes_of_a_student_are_one_attempt_however_often_handed_in(lesson, tmp_path):
@@ -266,12 +275,10 @@ def test_the_same_bytes_of_a_student_are_one_attempt_however_often_handed_in(les
         assert len(first.ids) == 2 and len(again.ids) == 1
         assert [a.file for a in again.unchanged] == ["frank.py"]
         assert len(book.attempts()) == 3
-        kept = book.kept_report(_attempt(lesson, "frank", 2, b"v1").attempt.identity)
+        kept = book.kept_report(_attempt(lesson, "frank", 2, b"v1").attempt.grading_key)
         assert kept == _report(lesson, 2)  # shown again without grading
-        other_toolkit = dataclasses.replace(
-            _attempt(lesson, "frank", 2, b"v1").attempt, toolkit="9"
-        )
-        assert book.kept_report(other_toolkit.identity) is None
+        other = _attempt(lesson, "frank", 2, b"v1", fingerprint="fp-2").attempt
+        assert book.kept_report(other.grading_key) is None
 
 
 def test_latest_is_the_newest_submission_not_the_last_graded(lesson, tmp_path):
@@ -310,11 +317,13 @@ def test_without_a_roster_in_the_gradebook_no_file_makes_a_student_up(lesson):
         JournalEntry("run", name, "", 0.0, _report(lesson, 1), name.encode())
         for name in ("frank_v2.py", "notes_from_ta.py", "zoe.py")
     ]
-    made = intake(lesson, records, roster=roster, toolkit="0.1.0")
+    made = intake(lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1")
     assert [g.attempt.student for g in made.attempts] == ["frank", "zoe"]
     assert made.unmatched == ("notes_from_ta.py",)
     times = {"zoe.py": 5_000.0}
-    later = intake(lesson, records, roster=roster, toolkit="0.1.0", submitted_at=times)
+    later = intake(
+        lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1", submitted_at=times
+    )
     assert [g.attempt.submitted for g in later.attempts] == [0.0, 5_000.0]
 
 
@@ -403,7 +412,7 @@ def test_going_back_to_earlier_bytes_is_a_new_submission(lesson, tmp_path):
         book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=100.0)])
         book.add_attempts([_attempt(lesson, "alice", 1, b"Y", submitted=200.0)])
         again = book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=300.0)])
-        assert len(again.ids) == 1 and not again.unchanged
+        assert len(again.ids) == 1 and len(again.unchanged) == 1  # submitted, not regraded
         # the same folder handed in again, Wednesday's X with it: nothing new
         same = book.add_attempts([_attempt(lesson, "alice", 4, b"X", submitted=300.0)])
         assert not same.ids and len(same.unchanged) == 1
@@ -418,9 +427,9 @@ def test_a_new_toolkit_grades_a_kept_submission_in_its_place_not_as_another(less
     with Gradebook(tmp_path / "course.sqlite") as book:
         (first,) = book.add_attempts([_attempt(lesson, "bob", 1, b"Z", submitted=100.0)]).ids
         upgraded = _attempt(lesson, "bob", 4, b"Z", submitted=150.0)
-        moved = dataclasses.replace(upgraded.attempt, toolkit="0.2.0")
+        moved = dataclasses.replace(upgraded.attempt, toolkit="0.2.0", fingerprint="fp-2")
         added = book.add_attempts([Graded(moved, upgraded.data, upgraded.report)])
-        assert [a.regrade_of for a in added.regraded] == [first]
+        assert len(added.regraded) == 1 and first
         attempts = book.attempts()
     key = ("bob", lesson.meta.id)
     assert attempt_counts(attempts)[key] == 1
@@ -442,12 +451,13 @@ def test_a_grading_stopped_at_a_limit_is_graded_again_in_its_place(lesson, tmp_p
             data=b"T",
             submitted=100.0,
             graded_utc="2026-12-04T00:00:00Z",
+            fingerprint="fp-1",
         )
         (first,) = book.add_attempts([stopped]).ids
         again = _attempt(lesson, "tim", 4, b"T", submitted=100.0)
         assert book.add_attempts([again]).unchanged  # handed in again (a merge): the same
         added = book.add_attempts([again], replace_limited=True)  # graded again on purpose
-        assert [a.regrade_of for a in added.regraded] == [first]
+        assert len(added.regraded) == 1 and first
         assert counting(book.attempts(), "latest")[("tim", lesson.meta.id)].points == 9
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from lessonkit.course.shards import ShardResult, choose_shard, merge_shards, parse_shard, read_shard
 from lessonkit.errors import UsageError
+from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
@@ -28,6 +29,8 @@ from lessonkit.grade.journal import (
     read_sealed,
 )
 from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+
+from conftest import lesson_changed
 
 REPORT = GradeReport("state-02", "a.py", (TaskResult("t", "T", PASSED, "ok"),), (), 1.0, 7)
 
@@ -124,6 +127,23 @@ def test_a_mix_that_is_not_one_whole_batch_is_refused_naming_it(results, message
         merge_shards(results)
 
 
+def test_shards_graded_under_different_points_are_refused_naming_both_fingerprints(
+    lesson, tmp_path
+):
+    """Red team: two shards of one batch, both v0.7.0, graded under different points for
+    repair; merge took them and recomputed the points (a shard's CSV 9,9, the merged 8,8)."""
+    changed = lesson_changed(lesson, tmp_path, "  repair: 3\n", "  repair: 4\n")
+    before, after = grading_fingerprint(lesson), grading_fingerprint(changed)
+    assert changed.meta.revision == lesson.meta.revision and before != after
+    one = _result(1, 2, PATHS, toolkit="0.7.0", fingerprint=before)
+    two = _result(2, 2, PATHS, toolkit="0.7.0", fingerprint=after)
+    with pytest.raises(UsageError, match="different grading fingerprints") as raised:
+        merge_shards([one, two])
+    assert short(before) in str(raised.value) and short(after) in str(raised.value)
+    alike = _result(2, 2, PATHS, toolkit="0.7.0", fingerprint=before)
+    assert merge_shards([one, alike]).fingerprint == before
+
+
 def test_a_file_in_the_wrong_shard_or_in_two_is_refused():
     one, two = _result(1, 2, PATHS), _result(2, 2, PATHS)
     stray = JournalEntry("r1", two.entries[0].path, "", 0.0, REPORT, None)
@@ -173,7 +193,7 @@ def test_the_journal_round_trips_and_refuses_what_does_not_verify(tmp_path):
     result.write_text('{"journal": 4}\n', encoding="utf-8")
     with pytest.raises(UsageError, match=r"another lessonkit \(a journal of schema 4; this"):
         read_shard(folder, KEY)
-    with pytest.raises(OldSchema, match="schema 4; this lessonkit reads schema 5"):
+    with pytest.raises(OldSchema, match="schema 4; this lessonkit reads schema 6"):
         read_journal('{"journal": 4}\n', KEY, GradeReport.from_json)  # --resume: graded afresh
     result.write_text('{"run": "r1"}\n', encoding="utf-8")
     with pytest.raises(UsageError, match="not a shard result"):

@@ -1,10 +1,11 @@
 """What `check --batch --gradebook` adds to a batch: the gradebook, opened before grading.
 
 The gradebook is opened (and migrated) and the roster read and kept in it before any file
-is graded, so a wrong path or a broken roster costs no grading time, and every later batch,
-merge and regrade matches files with the roster the gradebook keeps. A file whose bytes
-the gradebook already holds as its student's attempt is not graded again; the attempts are
-kept once the batch's own outputs are written. Like the outputs, the gradebook never lies inside the
+is graded, so a wrong path, a broken roster or a gradebook that cannot be written costs no
+grading time, and every later batch, merge and regrade matches files with the roster the
+gradebook keeps. A file whose bytes the gradebook has graded under the same grading
+fingerprint is not graded again; the attempts are kept before the batch's own outputs are
+written. Like the outputs, the gradebook never lies inside the
 submissions folder, where a student could have planted one.
 """
 
@@ -13,19 +14,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from rich.console import Console
 from rich.text import Text
 
 from lessonkit import __version__
-from lessonkit.course.gradebook import POLICIES, Gradebook, Identity, utc_stamp
+from lessonkit.course.gradebook import POLICIES, Gradebook, utc_stamp
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import read_bytes_in_folder
+from lessonkit.grade.fingerprint import short
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.results import GradeReport, stopped_at_a_limit
 from lessonkit.lesson.model import Lesson
@@ -65,15 +67,33 @@ class Kept:
     """What a batch or a merge added to the gradebook."""
 
     new: int
+    """New submissions."""
     unchanged: int
+    """Files whose bytes the gradebook had graded under this fingerprint: not graded again."""
     regraded: int
-    """Submissions the gradebook held, kept again in their originals' place: graded with
-    another revision or toolkit, or graded again after stopping at a limit."""
+    """Gradings kept in an earlier grading's place: of another fingerprint, or one that
+    stopped at a limit."""
     unmatched: tuple[str, ...]
     unreadable: tuple[str, ...]
     untimed: tuple[str, ...] = ()
     """Files `--submitted-at-from` names that the batch does not hold (a typo, another
     folder): their times were used for nothing."""
+    held: int = 0
+    """Submissions the gradebook already held (the same file handed in again)."""
+    kept_old: int = 0
+    """Files that keep a grading of an older fingerprint (`--keep-old-gradings`)."""
+
+
+@dataclass(frozen=True)
+class Reused:
+    """What a batch need not grade: the gradebook holds a grading of the file's bytes."""
+
+    entries: tuple[BatchEntry, ...]
+    """Files shown with their kept grading's report."""
+    older: tuple[str, ...] = ()
+    """Relative paths whose bytes were graded only under another fingerprint."""
+    fingerprints: tuple[str, ...] = ()
+    """Those other fingerprints, newest first."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +112,8 @@ class CourseIntake:
         folder: Path | None,
         submitted_at: str | None = None,
     ) -> CourseIntake:
-        """Open the gradebook, keep the roster given in it, and read the submission times;
-        `folder` is the submissions' (if any)."""
+        """Open the gradebook, make sure it can be written, keep the roster given in it, and
+        read the submission times; `folder` is the submissions' (if any)."""
         try:
             inside = folder is not None and folder.resolve() in Path(gradebook).resolve().parents
         except (OSError, RuntimeError):
@@ -107,84 +127,126 @@ class CourseIntake:
         students = read_roster(Path(roster)) if roster else None
         times = read_submission_times(Path(submitted_at)) if submitted_at else {}
         book = open_gradebook(gradebook)
+        book.check_writable()
         if students is not None:
             book.store_roster(students, utc_stamp())
         return cls(book, book.roster(), times)
 
-    def identity(self, lesson: Lesson, relative: str, sha256: str) -> Identity | None:
-        """The identity the file's attempt would have; None when no student matches it."""
-        student = student_of(relative, self.roster)
-        if student is None:
-            return None
-        return (student, lesson.meta.id, sha256, lesson.meta.revision, __version__)
-
-    def unchanged(self, lesson: Lesson, folder: Path, paths: Sequence[Path]) -> list[BatchEntry]:
-        """The files whose bytes the gradebook already holds as their student's attempt
-        (same revision and toolkit), with the report kept then: they need no grading. A
+    def reusable(
+        self,
+        lesson: Lesson,
+        folder: Path,
+        paths: Sequence[Path],
+        fingerprint: str,
+        *,
+        keep_old: bool = False,
+    ) -> Reused:
+        """The files whose bytes the gradebook has graded under `fingerprint`, with the
+        report kept then: they need no grading. Bytes graded only under another fingerprint
+        are graded again (named in `older`), or with `keep_old` shown with that grading. A
         report that stopped at a time, memory or crash limit is not reused: the machine may
         have caused it, so the file is graded again."""
-        found = []
+        found, older, others = [], [], []
         for path in paths:
+            relative = path.relative_to(folder).as_posix()
+            if student_of(relative, self.roster) is None:
+                continue  # graded, so that its row is there; kept out of the gradebook
             try:
                 data = read_bytes_in_folder(folder, path)
             except LessonkitError:
                 continue  # graded, so that its row says why it cannot be read
             digest = hashlib.sha256(data).hexdigest()
-            identity = self.identity(lesson, path.relative_to(folder).as_posix(), digest)
-            report = None if identity is None else self.gradebook.kept_report(identity)
+            report = self.gradebook.kept_report((lesson.meta.id, digest, fingerprint))
+            if report is None:
+                held = self.gradebook.fingerprints(lesson.meta.id, digest)
+                if held:
+                    older.append(relative)
+                    others.extend(held)
+                    if keep_old:
+                        report = self.gradebook.kept_report((lesson.meta.id, digest, held[0]))
             if report is not None and not stopped_at_a_limit(report):
-                found.append(BatchEntry(path, report, digest, data))
-        return found
+                found.append(BatchEntry(path, replace(report, file=str(path)), digest, data))
+        return Reused(tuple(found), tuple(older), tuple(dict.fromkeys(others)))
 
     def keep(
         self,
         lesson: Lesson,
         records: Sequence[JournalEntry[GradeReport]],
+        fingerprint: str,
         toolkit: str = __version__,
         *,
         graded_here: bool = True,
+        keep_old: bool = False,
     ) -> Kept:
-        """Keep every graded file that is new as an attempt; `toolkit` is the version that
-        graded them (a merge's shards may have been graded by another). `graded_here`: the
-        records are this batch's own gradings, so a file `unchanged` left to be graded
-        again (its kept grading stopped at a limit) replaces that grading."""
+        """Keep every graded file's submission, and its grading where its bytes need one;
+        `toolkit` and `fingerprint` name what graded them (a merge's shards may have been
+        graded by another). `graded_here`: the records are this batch's own gradings, so a
+        file `reusable` left to be graded again (its kept grading stopped at a limit)
+        replaces that grading. `keep_old`: bytes graded under another fingerprint keep it."""
         made = intake(
             lesson,
             records,
             roster=self.roster,
             toolkit=toolkit,
+            fingerprint=fingerprint,
             submitted_at=self.submitted_at,
         )
         with self.gradebook:
-            added = self.gradebook.add_attempts(made.attempts, replace_limited=graded_here)
-        new = len(added.ids) - len(added.regraded)
+            added = self.gradebook.add_attempts(
+                made.attempts, replace_limited=graded_here, keep_old=keep_old
+            )
         untimed = tuple(sorted(set(self.submitted_at) - {r.path for r in records}))
         return Kept(
-            new,
+            len(added.ids),
             len(added.unchanged),
             len(added.regraded),
             made.unmatched,
             made.unreadable,
             untimed,
+            added.held,
+            len(added.kept_old),
         )
 
-    def say(self, kept: Kept, out: Console) -> None:
-        """What was kept, then each file that is not in the gradebook, and why."""
+    def say_older(self, reused: Reused, fingerprint: str, keep_old: bool, out: Console) -> None:
+        """Before grading: files whose kept gradings have another fingerprint, and what is
+        done with them."""
+        if not reused.older:
+            return
+        done = (
+            "they keep those gradings, marked as of an older fingerprint (--keep-old-gradings)"
+            if keep_old
+            else "they are graded again (--keep-old-gradings keeps the old gradings instead)"
+        )
+        out.print(
+            Text(
+                f"{len(reused.older)} file(s) were graded into "
+                f"{safe_name(shown(self.gradebook.path))} under another grading fingerprint "
+                f"({', '.join(short(f) for f in reused.fingerprints)}; now {short(fingerprint)}"
+                f": the lesson's grading or the grader changed); {done}.",
+                style="yellow",
+            )
+        )
+
+    @staticmethod
+    def kept_text(kept: Kept, where: str) -> str:
+        """One sentence: what the gradebook `where` kept."""
+        held = f" ({kept.held} handed in before were there already)" if kept.held else ""
         unchanged = (
             f"; {kept.unchanged} unchanged since their last grading" if kept.unchanged else ""
         )
         again = (
             f"; {kept.regraded} graded again in their earlier grading's place (another "
-            "lesson revision or toolkit, or a run stopped at a time, memory or crash limit)"
+            "grading fingerprint, or a run stopped at a time, memory or crash limit)"
             if kept.regraded
             else ""
         )
-        out.print(
-            Text(
-                f"Kept {kept.new} new attempt(s) in the gradebook "
-                f"{safe_name(shown(self.gradebook.path))}{unchanged}{again}."
-            )
-        )
+        old = f"; {kept.kept_old} keep a grading of an older fingerprint" if kept.kept_old else ""
+        said = f"{held}{unchanged}{again}{old}"
+        return f"Kept {kept.new} new attempt(s) in the gradebook {where}{said}."
+
+    def say(self, kept: Kept, out: Console) -> None:
+        """What was kept, then each file that is not in the gradebook, and why."""
+        out.print(Text(self.kept_text(kept, safe_name(shown(self.gradebook.path)))))
         for relative in kept.unmatched:
             name = PurePosixPath(relative).parts[0]
             candidates = () if self.roster is None else self.roster.candidates(name)

@@ -105,6 +105,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "8601); otherwise a file's modification time is its submission time. 'Latest' means "
         "the newest submission, whatever order files are graded in",
     )
+    parser.add_argument(
+        "--keep-old-gradings",
+        action="store_true",
+        help="--gradebook: files whose bytes the gradebook graded under another grading "
+        "fingerprint (the lesson's grading or the grader changed since) keep those gradings, "
+        "marked as older, instead of being graded again",
+    )
     add_key_argument(parser)
     parser.add_argument(
         "--no-sandbox",
@@ -140,10 +147,10 @@ def run(args: argparse.Namespace) -> int:
             "--shard, --dask and --key only apply to --batch",
             fix="add --batch DIR",
         )
-    if (args.roster or args.submitted_at_from) and not args.gradebook:
+    if (args.roster or args.submitted_at_from or args.keep_old_gradings) and not args.gradebook:
         raise UsageError(
-            "--roster and --submitted-at-from say whose files go into a gradebook, and when "
-            "they were submitted",
+            "--roster, --submitted-at-from and --keep-old-gradings say whose files go into a "
+            "gradebook, when they were submitted, and which gradings it keeps",
             fix="add --gradebook FILE",
         )
     if args.batch:
@@ -285,9 +292,13 @@ def _batch(args: argparse.Namespace) -> int:
         shard=shard,
     )
     run.prepare(paths)
-    if course is not None:
-        run.reuse(course.unchanged(lesson, folder, paths))
     out = console(stderr=True)
+    if course is not None:
+        reused = course.reusable(
+            lesson, folder, paths, kind.fingerprint, keep_old=args.keep_old_gradings
+        )
+        course.say_older(reused, kind.fingerprint, args.keep_old_gradings, out)
+        run.reuse(reused.entries)
     if isolation.note and not args.dask:
         out.print(Text(isolation.note, style="yellow"))
     try:
@@ -296,7 +307,23 @@ def _batch(args: argparse.Namespace) -> int:
         return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), out)
     # The gradebook first: until the outputs are written the journal is kept, so a gradebook
     # that cannot be written loses nothing (`--resume` goes on from the journal).
-    kept = None if course is None else course.keep(lesson, [run.journal_entry(e) for e in entries])
+    kept = None
+    if course is not None:
+        argv = getattr(args, "argv", sys.argv[1:])
+        try:
+            kept = course.keep(
+                lesson,
+                [run.journal_entry(e) for e in entries],
+                kind.fingerprint,
+                keep_old=args.keep_old_gradings,
+            )
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc.message}; the {len(entries)} graded file(s) are kept in the journal "
+                f"{safe_name(quoted(run.journal))}",
+                fix=f"{exc.fix or 'mend the gradebook'}, then go on with: "
+                f"{safe_name(run.resume_command(argv))}",
+            ) from None
     summary = run.summary(entries)
     written = run.write_outputs(entries, summary)
     if args.json:

@@ -9,7 +9,9 @@ learning-management system imports (`lessonkit.course.exports`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
@@ -24,10 +26,13 @@ from lessonkit.course.gradebook import (
     CourseTable,
     counting,
     course_table,
+    older_gradings,
     utc_stamp,
 )
 from lessonkit.course.roster import read_roster
-from lessonkit.errors import UsageError, shown
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.grade.fingerprint import grading_fingerprint, short
+from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 
 
@@ -98,7 +103,7 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
         "max_points": attempt.max_points,
         "submitted_utc": utc_stamp(attempt.submitted),
         "counts": counts,
-        "regrade_of": attempt.regrade_of,
+        "fingerprint": attempt.fingerprint,
         "tasks": [
             {
                 "task": t.task,
@@ -153,6 +158,28 @@ def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], cho
         out.print(view)
 
 
+def _say_older(chosen: Iterable[Attempt], gradebook: str) -> None:
+    """How many counting attempts were graded under an older grading fingerprint than their
+    lesson's in this repository (lessons it does not have are not judged)."""
+    chosen = tuple(chosen)
+    now = {}
+    for lesson in sorted({a.lesson for a in chosen}):
+        with contextlib.suppress(LessonkitError):
+            now[lesson] = grading_fingerprint(find_lesson(lesson))
+    older = older_gradings(chosen, now)
+    for lesson in sorted({a.lesson for a in older}):
+        count = sum(a.lesson == lesson for a in older)
+        console(stderr=True).print(
+            Text(
+                f"{count} counting attempt(s) of {safe_name(lesson)} were graded under an older "
+                f"grading fingerprint than the lesson's now ({short(now[lesson])}): the lesson's "
+                "grading or the grader changed since. Grade them again with: lessonkit regrade "
+                f"{safe_name(lesson)} --gradebook {safe_name(gradebook)}",
+                style="yellow",
+            )
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     if bool(args.export) != bool(args.output):
         raise UsageError("--export and --output go together", fix="give both, or neither")
@@ -171,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
         attempts = book.attempts()
         students = book.students()
     chosen = {a.id for a in counting(attempts, args.policy).values()}
+    _say_older(counting(attempts, args.policy).values(), args.gradebook)
     if args.student:
         mine = tuple(
             sorted(

@@ -3,8 +3,8 @@
 Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses a shard result
 that does not verify with the grading key (`grade.grading_key`) or whose seal does not
 bind its entries (an unfinished batch, an entry deleted), shards of another folder,
-seed, batch, lesson, revision or toolkit, shards given twice or left out, and files graded
-twice, naming which. The joined outputs are those of one batch over the whole
+seed, batch, lesson, revision, toolkit or grading fingerprint, shards given twice or left
+out, and files graded twice, naming which. The joined outputs are those of one batch over the whole
 folder, written to `--out`; with `--gradebook`, every file is kept as an attempt there.
 """
 
@@ -22,6 +22,7 @@ from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_outputs import write_results
+from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.grade.grading_key import grading_key
 from lessonkit.grade.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.catalog import find_lesson
@@ -64,6 +65,16 @@ def run(args: argparse.Namespace) -> int:
             f"has revision {lesson.meta.revision}",
             fix="merge with the revision the shards graded, or regrade with this one",
         )
+    here = grading_fingerprint(lesson)
+    if merged.fingerprint != here:
+        console(stderr=True).print(
+            Text(
+                f"The shards were graded under the grading fingerprint {short(merged.fingerprint)}"
+                f"; this installation's is {short(here)} (another grader or lesson grading): "
+                "they are kept as graded, and `lessonkit grades` counts them as older.",
+                style="yellow",
+            )
+        )
     for shard in args.shards:
         if Path(shard).resolve() == out_dir.resolve():
             raise UsageError(f"--out {shown(out_dir)} is one of the shards; give another folder")
@@ -95,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
     kept = (
         None
         if course is None
-        else course.keep(lesson, merged.entries, merged.toolkit, graded_here=False)
+        else course.keep(
+            lesson, merged.entries, merged.fingerprint, merged.toolkit, graded_here=False
+        )
     )
     passed = sum(e.report.passed for e in entries)
     out.print(

@@ -1,7 +1,8 @@
 """`lessonkit regrade`: grade a lesson's kept attempts again with today's lesson.
 
-Each regrade is a new attempt in the gradebook, never an overwrite (`lessonkit.course.regrade`);
-the command prints whose counting points changed.
+Each regrade is a new grading in the gradebook, never an overwrite (`lessonkit.course.regrade`);
+the command prints how many counting attempts were graded under an older grading fingerprint,
+before and after, and whose counting points changed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import regrade, regrade_targets
+from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.isolation import choose_isolation, compile_cache
@@ -54,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
     progress = console(stderr=True)
     if isolation.note:
         progress.print(Text(isolation.note, style="yellow"))
+    fingerprint = grading_fingerprint(lesson)
     with existing_gradebook(args.gradebook) as book:
+        book.check_writable()  # before anything is graded
         todo = regrade_targets(book, lesson, args.student)
         bar = BatchProgress(progress, len(todo), name=lambda path: path.name)
         with bar:
@@ -64,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 todo,
                 policy=args.policy,
                 toolkit=__version__,
+                fingerprint=fingerprint,
                 graded_utc=utc_stamp(),
                 jobs=args.jobs or os.cpu_count(),
                 limits=limits_from(args),
@@ -74,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     out.print(
         Text(
             f"Regraded {result.regraded} attempt(s) of {lesson.meta.id} with revision "
-            f"{lesson.meta.revision} (input seed {result.seed})."
+            f"{lesson.meta.revision}, grading fingerprint {short(fingerprint)} (input seed "
+            f"{result.seed}). Counting attempts graded under an older fingerprint: "
+            f"{result.older_before} before, {result.older_after} now."
         )
     )
     if not result.changes:

@@ -1,283 +1,89 @@
-"""The course gradebook: every graded attempt of every lesson, kept in one SQLite file.
+"""The course gradebook: every submission of every lesson, and every grading, in one SQLite file.
 
-An attempt is never overwritten: a resubmission, or a regrade, is a new attempt, with the
-bytes graded (kept once per sha256), the seed, the toolkit version and the lesson revision,
-so any grade can be traced to what produced it. An attempt is stored once: the same bytes
-of the same student, graded with the same lesson revision and toolkit, are the same
-attempt, however often a batch or a merge hands them in again (`Attempt.identity`); only
-`regrade` grades kept bytes again. Which attempt counts is a policy applied when reading
-(`counting`), over the attempts in the order they were *submitted* (`Attempt.submitted`),
-never the order they were graded in. The roster is kept here too, a version per change, so
-every later batch, merge and regrade matches files to the same students. The schema has a
-version (SQLite's `user_version`) and a migration from each version to the next, run in a
-transaction when a file is opened; two graders writing one file at once each take the write
-lock in turn (WAL, `BEGIN IMMEDIATE`), so neither loses an attempt. Keep the file on a local
-disk: SQLite's locks are not reliable over a network file system.
+A submission is an event kept once and never overwritten: a student, a file, its submission
+time and the sha256 of its bytes (the bytes are kept once per sha256). A grading is kept
+apart, keyed by the bytes and the grading fingerprint of what graded them
+(`grade.fingerprint`): unchanged bytes are never graded twice, whoever submits them again
+and however often a batch or a merge hands them in, yet every submission counts as one. An
+attempt read back is a submission with the newest grading of its bytes; a regrade, or a batch
+under a new fingerprint, adds a grading that is read in the old one's place. Which attempt
+counts is a policy applied when reading (`course.policies`), over the submissions in the
+order they were *submitted*, so the order of intake, merge or regrade never changes it.
+
+The roster is kept here too, a version per change, so every later batch, merge and regrade
+matches files to the same students. The schema has a version and a migration from each
+version to the next (`course.gradebook_schema`), run in a transaction when a file is opened;
+two graders writing one file at once each take the write lock in turn (WAL,
+`BEGIN IMMEDIATE`), so neither loses an attempt, and each write is checkpointed into the file
+itself. Keep the file on a local disk: SQLite's locks are not reliable over a network file
+system.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
 from lessonkit.atomic import create_private
+from lessonkit.course.attempts import (
+    POLICIES,
+    Added,
+    Attempt,
+    Graded,
+    GradingKey,
+    Policy,
+    TaskGrade,
+    attempt_of,
+    utc_stamp,
+)
+from lessonkit.course.gradebook_schema import MIGRATIONS, SCHEMA
+from lessonkit.course.policies import (
+    CourseRow,
+    CourseTable,
+    LessonColumn,
+    attempt_counts,
+    counting,
+    course_table,
+    current,
+    older_gradings,
+)
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import (
-    ERROR,
-    LIMIT_CAUSES,
-    CheckName,
-    GradeReport,
-    Status,
-    counts_as_passed,
-    error_cause,
-)
+from lessonkit.grade.results import ERROR, LIMIT_CAUSES, GradeReport, error_cause
 
-Policy = Literal["latest", "best"]
-POLICIES: tuple[Policy, ...] = ("latest", "best")
+__all__ = [
+    "MIGRATIONS",
+    "POLICIES",
+    "SCHEMA",
+    "Added",
+    "Attempt",
+    "CourseRow",
+    "CourseTable",
+    "Gradebook",
+    "Graded",
+    "GradingKey",
+    "LessonColumn",
+    "Policy",
+    "TaskGrade",
+    "attempt_counts",
+    "attempt_of",
+    "counting",
+    "course_table",
+    "current",
+    "older_gradings",
+    "utc_stamp",
+]
+
 _BUSY_TIMEOUT_MS = 60_000
+_CHECKPOINT_WAIT_MS = 2_000
 
 
-@dataclass(frozen=True)
-class TaskGrade:
-    """One task's verdict in one attempt."""
-
-    task: str
-    title: str
-    status: Status
-    points: float
-    max_points: float
-    optional: bool
-    message: str
-    check: CheckName | None = None
-    """The check that found the problem (None when the task passed)."""
-    path: str | None = None
-    """The key path of the value the problem is about, if any."""
-
-    @property
-    def counts_as_passed(self) -> bool:
-        """Passed, or an optional task left out."""
-        return counts_as_passed(self.status, self.optional)
-
-
-def utc_stamp(moment: dt.datetime | float | None = None) -> str:
-    """A time as the gradebook writes it (`2026-12-05T09:30:00Z`): now, a datetime, or
-    seconds since the epoch."""
-    if moment is None:
-        moment = dt.datetime.now(dt.UTC)
-    elif isinstance(moment, float | int):
-        moment = dt.datetime.fromtimestamp(moment, dt.UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-Identity = tuple[str, str, str, str, str]
-"""(student, lesson, sha256, lesson revision, toolkit version): what makes an attempt new."""
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One graded submission; `id` orders attempts as kept (None until it is kept)."""
-
-    id: int | None
-    student: str
-    lesson: str
-    lesson_title: str
-    file: str
-    sha256: str
-    seed: int | None
-    graded_utc: str
-    submitted: float
-    """When the file was submitted (seconds since the epoch): its modification time at
-    intake, or the time a submission system gave (`--submitted-at-from`). "Latest" is the
-    newest by this time, whatever order the files were graded in."""
-    toolkit: str
-    revision: str
-    points: float
-    """Every point earned, optional tasks' included (`extra_points` says how many of them)."""
-    max_points: float
-    """The required tasks' points: optional ones are extra credit, never in the maximum."""
-    regrade_of: int | None
-    """The attempt whose bytes this one graded again (`lessonkit regrade`), or None."""
-    tasks: tuple[TaskGrade, ...]
-
-    @property
-    def identity(self) -> Identity:
-        return (self.student, self.lesson, self.sha256, self.revision, self.toolkit)
-
-    @property
-    def extra_points(self) -> float:
-        """The points earned on optional tasks, over and above `max_points`."""
-        return sum(t.points for t in self.tasks if t.optional)
-
-
-@dataclass(frozen=True)
-class Graded:
-    """An attempt about to be kept: with the bytes it graded and the grader's whole report
-    (kept so that a batch handed the same bytes again can show it without grading)."""
-
-    attempt: Attempt
-    data: bytes
-    report: GradeReport
-
-
-@dataclass(frozen=True)
-class Added:
-    """What `Gradebook.add_attempts` did."""
-
-    ids: tuple[int, ...]
-    """The new attempts' ids, in the order given."""
-    unchanged: tuple[Attempt, ...]
-    """Attempts not kept, because the gradebook already holds the same submission, graded
-    with the same revision and toolkit."""
-    regraded: tuple[Attempt, ...] = ()
-    """Kept as regrades: a submission the gradebook holds, graded with another revision or
-    toolkit, which takes its original's place."""
-
-
-def attempt_of(
-    report: GradeReport,
-    scoring: Scoring,
-    *,
-    student: str,
-    lesson_title: str,
-    revision: str,
-    toolkit: str,
-    file: str,
-    data: bytes,
-    submitted: float,
-    graded_utc: str,
-    regrade_of: int | None = None,
-) -> Graded:
-    """The attempt a grade report makes, with the bytes it graded."""
-    points = scoring.available
-    earned = scoring.earned(report)
-    tasks = tuple(
-        TaskGrade(
-            t.id,
-            t.title,
-            t.status,
-            earned.get(t.id, 0.0),
-            points.get(t.id, 0.0),
-            t.optional,
-            t.message,
-            t.check,
-            t.path,
-        )
-        for t in report.tasks
-    )
-    attempt = Attempt(
-        id=None,
-        student=student,
-        lesson=report.lesson,
-        lesson_title=lesson_title,
-        file=file,
-        sha256=hashlib.sha256(data).hexdigest(),
-        seed=report.seed,
-        graded_utc=graded_utc,
-        submitted=submitted,
-        toolkit=toolkit,
-        revision=revision,
-        points=sum(earned.values()),
-        max_points=scoring.maximum,
-        regrade_of=regrade_of,
-        tasks=tasks,
-    )
-    return Graded(attempt, data, report)
-
-
-def _run_all(db: sqlite3.Connection, script: str) -> None:
-    """Each statement in turn (`executescript` would commit the migration's transaction)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-def _v1(db: sqlite3.Connection) -> None:
-    _run_all(
-        db,
-        """
-        CREATE TABLE files (sha256 TEXT PRIMARY KEY, content BLOB NOT NULL);
-        CREATE TABLE attempts (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            student TEXT NOT NULL, lesson TEXT NOT NULL, file TEXT NOT NULL,
-            sha256 TEXT NOT NULL REFERENCES files(sha256), seed INTEGER,
-            graded_utc TEXT NOT NULL, mtime REAL NOT NULL,
-            toolkit TEXT NOT NULL, revision TEXT NOT NULL,
-            points REAL NOT NULL, max_points REAL NOT NULL
-        );
-        CREATE INDEX attempts_by_student ON attempts (student, lesson);
-        CREATE TABLE task_grades (
-            attempt INTEGER NOT NULL REFERENCES attempts(id), position INTEGER NOT NULL,
-            task TEXT NOT NULL, title TEXT NOT NULL, status TEXT NOT NULL,
-            points REAL NOT NULL, max_points REAL NOT NULL, optional INTEGER NOT NULL,
-            message TEXT NOT NULL, PRIMARY KEY (attempt, task)
-        );
-        """,
-    )
-
-
-def _v2(db: sqlite3.Connection) -> None:
-    """The lesson's title on each attempt (the exports' column names), and the roster."""
-    _run_all(
-        db,
-        """
-        ALTER TABLE attempts ADD COLUMN lesson_title TEXT NOT NULL DEFAULT '';
-        UPDATE attempts SET lesson_title = lesson;
-        CREATE TABLE students (
-            id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL,
-            sis_user_id TEXT NOT NULL, sis_login_id TEXT NOT NULL,
-            section TEXT NOT NULL, lms_id TEXT NOT NULL
-        );
-        """,
-    )
-
-
-def _v3(db: sqlite3.Connection) -> None:
-    """A regrade names the attempt it graded again, which it then replaces."""
-    _run_all(db, "ALTER TABLE attempts ADD COLUMN regrade_of INTEGER REFERENCES attempts(id)")
-
-
-def _v4(db: sqlite3.Connection) -> None:
-    """Which check found each task's problem, and at which key path (the class report)."""
-    _run_all(
-        db,
-        """
-        ALTER TABLE task_grades ADD COLUMN check_name TEXT;
-        ALTER TABLE task_grades ADD COLUMN key_path TEXT
-        """,
-    )
-
-
-def _v5(db: sqlite3.Connection) -> None:
-    """Each attempt's whole report (an unchanged file is shown, not graded again), a
-    version of the roster per change, and the look-up of an attempt by its identity.
-
-    The column `mtime` holds `Attempt.submitted` (it has since version 1).
-    """
-    _run_all(
-        db,
-        """
-        ALTER TABLE attempts ADD COLUMN report TEXT;
-        CREATE INDEX attempts_by_identity ON attempts (student, lesson, sha256);
-        CREATE TABLE roster_versions (
-            version INTEGER PRIMARY KEY AUTOINCREMENT,
-            stored_utc TEXT NOT NULL, students TEXT NOT NULL
-        )
-        """,
-    )
-
-
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
-"""MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
-SCHEMA = len(MIGRATIONS)
+class _RolledBack(Exception):
+    """Raised inside `Gradebook._writing` to end a transaction with nothing written."""
 
 
 class Gradebook:
@@ -285,7 +91,7 @@ class Gradebook:
 
     def __init__(self, path: Path, *, migrate_to: int = SCHEMA):
         self.path = path
-        with suppress(OSError):  # where it cannot be made, SQLite's message says why
+        with contextlib.suppress(OSError):  # where it cannot be made, SQLite's message says why
             create_private(path)  # private: every student's submissions and grades
         try:
             self.db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -319,9 +125,32 @@ class Gradebook:
     def __exit__(self, *exc: object) -> None:
         self.db.close()
 
+    def check_writable(self) -> None:
+        """Refuse, before anything is graded, a gradebook this process cannot write: a
+        real write (the schema version, rewritten as it is) in a transaction rolled back.
+        Taking the write lock alone writes nothing, so a read-only file or folder passes it.
+        """
+        with contextlib.suppress(_RolledBack), self._writing() as db:
+            db.execute(f"PRAGMA user_version = {self.version}")
+            db.execute("CREATE TABLE write_probe (x)")
+            raise _RolledBack
+
+    def checkpoint(self) -> None:
+        """Move everything from the write-ahead log into the gradebook file itself, so the
+        one file holds every table (a copy of it alone is whole). Another writer at work
+        keeps its log: it checkpoints when it is done."""
+        self.db.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the write lock from its start."""
+        """One write transaction, holding the write lock from its start; rolled back when
+        anything raises in it (`_RolledBack`, to write nothing on purpose)."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -353,152 +182,160 @@ class Gradebook:
                 MIGRATIONS[step](db)
                 db.execute(f"PRAGMA user_version = {step + 1}")
 
-    def add_attempts(self, items: Sequence[Graded], *, replace_limited: bool = False) -> Added:
-        """Keep each new attempt (in the order given) and its bytes, in one transaction.
+    def add_attempts(
+        self,
+        items: Sequence[Graded],
+        *,
+        replace_limited: bool = False,
+        keep_old: bool = False,
+    ) -> Added:
+        """Keep each item's submission and, where its bytes need one, its grading, in one
+        transaction; then checkpoint (`checkpoint`).
 
-        A file handed in again is the submission the gradebook already holds when the same
-        student's same bytes are kept and the student submitted nothing else between that
-        submission and this one (`_same_submission`). Graded with the same revision and
-        toolkit, it is not kept again ("unchanged"); graded with another, it is kept as a
-        regrade of it, taking its place (a submission is counted once, graded as the lesson
-        is now). Bytes a student goes back to after submitting others are a new submission.
-        An item that names the attempt it regrades (`lessonkit regrade`) is always kept.
-        With `replace_limited` (a batch that graded such files afresh on purpose), a new
-        grading of a submission whose kept grading stopped at a time, memory or crash limit
-        is kept in its place too.
+        A submission is kept once: the same student's same bytes at the same time, handed
+        in again (a batch run twice, a merge), are `held`. A grading is kept unless the
+        gradebook already holds one of the same bytes under the same fingerprint (the item
+        is then `unchanged`): unchanged bytes are never graded twice, but every submission
+        is one. A grading of bytes held under another fingerprint is kept as `regraded`, and
+        is read in that one's place; with `keep_old` it is not kept, and the bytes keep
+        their old grading (`kept_old`). With `replace_limited` (a batch that graded such
+        files afresh on purpose), a grading that replaces one stopped at a time, memory or
+        crash limit is kept too. An item that names the submission it regrades
+        (`lessonkit regrade`) keeps its grading only.
         """
         ids: list[int] = []
         unchanged: list[Attempt] = []
         regraded: list[Attempt] = []
+        kept_old: list[Attempt] = []
+        held = 0
         with self._writing() as db:
             for item in items:
                 attempt = item.attempt
-                if attempt.regrade_of is None:
-                    same = self._same_submission(db, attempt)
-                    if (
-                        same is not None
-                        and same[1:] == (attempt.revision, attempt.toolkit)
-                        and not (replace_limited and self._stopped_at_a_limit(db, same[0]))
-                    ):
-                        unchanged.append(attempt)
-                        continue
-                    if same is not None:
-                        place = self._original_time(db, same[0])
-                        attempt = replace(attempt, regrade_of=same[0], submitted=place)
-                        regraded.append(attempt)
                 db.execute(
                     "INSERT OR IGNORE INTO files (sha256, content) VALUES (?, ?)",
                     (attempt.sha256, item.data),
                 )
-                cursor = db.execute(
-                    "INSERT INTO attempts (student, lesson, lesson_title, file, sha256, seed, "
-                    "graded_utc, mtime, toolkit, revision, points, max_points, regrade_of, "
-                    "report) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        attempt.student,
-                        attempt.lesson,
-                        attempt.lesson_title,
-                        attempt.file,
-                        attempt.sha256,
-                        attempt.seed,
-                        attempt.graded_utc,
-                        attempt.submitted,
-                        attempt.toolkit,
-                        attempt.revision,
-                        attempt.points,
-                        attempt.max_points,
-                        attempt.regrade_of,
-                        json.dumps(item.report.to_json()),
-                    ),
-                )
-                row_id = int(cursor.lastrowid or 0)
-                db.executemany(
-                    "INSERT INTO task_grades (attempt, position, task, title, status, points, "
-                    "max_points, optional, message, check_name, key_path) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
+                if attempt.regrade_of is None:
+                    cursor = db.execute(
+                        "INSERT OR IGNORE INTO submissions (student, lesson, file, sha256, "
+                        "submitted, received_utc) VALUES (?, ?, ?, ?, ?, ?)",
                         (
-                            row_id,
-                            i,
-                            t.task,
-                            t.title,
-                            t.status,
-                            t.points,
-                            t.max_points,
-                            int(t.optional),
-                            t.message,
-                            t.check,
-                            t.path,
-                        )
-                        for i, t in enumerate(attempt.tasks)
-                    ],
+                            attempt.student,
+                            attempt.lesson,
+                            attempt.file,
+                            attempt.sha256,
+                            attempt.submitted,
+                            attempt.graded_utc,
+                        ),
+                    )
+                    if cursor.rowcount == 1:
+                        ids.append(int(cursor.lastrowid or 0))
+                    else:
+                        held += 1
+                    same = self._grading(db, attempt.grading_key)
+                    if same is not None and not (
+                        replace_limited and self._stopped_at_a_limit(db, same)
+                    ):
+                        unchanged.append(attempt)
+                        continue
+                    other = self._grading(db, (attempt.lesson, attempt.sha256, None))
+                    if same is None and other is not None and keep_old:
+                        kept_old.append(attempt)
+                        continue
+                    if other is not None:
+                        regraded.append(attempt)
+                self._insert_grading(db, item)
+        self.checkpoint()
+        return Added(tuple(ids), tuple(unchanged), tuple(regraded), held, tuple(kept_old))
+
+    @staticmethod
+    def _grading(db: sqlite3.Connection, key: tuple[str, str, str | None]) -> int | None:
+        """The newest grading of (lesson, sha256) under `fingerprint` (any, for None)."""
+        lesson, sha256, fingerprint = key
+        row = db.execute(
+            "SELECT MAX(id) FROM attempts WHERE lesson = ? AND sha256 = ? "
+            "AND (? IS NULL OR fingerprint = ?)",
+            (lesson, sha256, fingerprint, fingerprint),
+        ).fetchone()
+        return None if row[0] is None else int(row[0])
+
+    @staticmethod
+    def _insert_grading(db: sqlite3.Connection, item: Graded) -> None:
+        attempt = item.attempt
+        cursor = db.execute(
+            "INSERT INTO attempts (student, lesson, lesson_title, file, sha256, seed, "
+            "graded_utc, mtime, toolkit, revision, points, max_points, regrade_of, "
+            "report, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+            (
+                attempt.student,
+                attempt.lesson,
+                attempt.lesson_title,
+                attempt.file,
+                attempt.sha256,
+                attempt.seed,
+                attempt.graded_utc,
+                attempt.submitted,
+                attempt.toolkit,
+                attempt.revision,
+                attempt.points,
+                attempt.max_points,
+                json.dumps(item.report.to_json()),
+                attempt.fingerprint,
+            ),
+        )
+        row_id = int(cursor.lastrowid or 0)
+        db.executemany(
+            "INSERT INTO task_grades (attempt, position, task, title, status, points, "
+            "max_points, optional, message, check_name, key_path) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    row_id,
+                    i,
+                    t.task,
+                    t.title,
+                    t.status,
+                    t.points,
+                    t.max_points,
+                    int(t.optional),
+                    t.message,
+                    t.check,
+                    t.path,
                 )
-                ids.append(row_id)
-        return Added(tuple(ids), tuple(unchanged), tuple(regraded))
+                for i, t in enumerate(attempt.tasks)
+            ],
+        )
 
     @staticmethod
-    def _same_submission(db: sqlite3.Connection, attempt: Attempt) -> tuple[int, str, str] | None:
-        """The kept attempt these bytes already are, as (id, revision, toolkit) of its
-        current grading (the newest regrade of it); None when they are a new submission."""
-        who = (attempt.student, attempt.lesson)
-        kept = db.execute(
-            "SELECT id, mtime FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
-            "AND regrade_of IS NULL ORDER BY (mtime <= ?) DESC, "
-            "CASE WHEN mtime <= ? THEN -mtime ELSE mtime END, id DESC LIMIT 1",
-            (*who, attempt.sha256, attempt.submitted, attempt.submitted),
-        ).fetchone()
-        if kept is None:
-            return None
-        original, when = int(kept[0]), float(kept[1])
-        other = db.execute(  # other bytes submitted since: these are submitted anew
-            "SELECT 1 FROM attempts WHERE student = ? AND lesson = ? AND sha256 != ? "
-            "AND regrade_of IS NULL AND mtime > ? AND mtime <= ? LIMIT 1",
-            (*who, attempt.sha256, when, attempt.submitted),
-        ).fetchone()
-        if other is not None:
-            return None
-        latest = original
-        while True:  # a regrade of a regrade: its newest grading is the current one
-            newer = db.execute(
-                "SELECT MAX(id) FROM attempts WHERE regrade_of = ?", (latest,)
-            ).fetchone()[0]
-            if newer is None:
-                break
-            latest = int(newer)
-        revision, toolkit = db.execute(
-            "SELECT revision, toolkit FROM attempts WHERE id = ?", (latest,)
-        ).fetchone()
-        return latest, str(revision), str(toolkit)
-
-    @staticmethod
-    def _stopped_at_a_limit(db: sqlite3.Connection, attempt_id: int) -> bool:
-        """Whether the attempt's grading stopped at a limit the machine may have caused (its
-        new grading is then kept in its place, never dropped as unchanged)."""
+    def _stopped_at_a_limit(db: sqlite3.Connection, grading: int) -> bool:
+        """Whether the grading stopped at a limit the machine may have caused (a new
+        grading of its bytes is then kept in its place, never dropped as unchanged)."""
         messages = db.execute(
             "SELECT message FROM task_grades WHERE attempt = ? AND status = ?",
-            (attempt_id, ERROR),
+            (grading, ERROR),
         ).fetchall()
         return any(error_cause(str(m)) in LIMIT_CAUSES for (m,) in messages)
 
-    @staticmethod
-    def _original_time(db: sqlite3.Connection, attempt_id: int) -> float:
-        """The submission time of the attempt `attempt_id` regrades (or is)."""
-        row = db.execute("SELECT mtime FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
-        return float(row[0])
-
-    def kept_report(self, identity: Identity) -> GradeReport | None:
-        """The report of the attempt with this identity, if one is kept with its report."""
-        row = self.db.execute(
-            "SELECT report FROM attempts WHERE student = ? AND lesson = ? AND sha256 = ? "
-            "AND revision = ? AND toolkit = ? AND report IS NOT NULL ORDER BY id DESC LIMIT 1",
-            identity,
-        ).fetchone()
-        if row is None:
+    def kept_report(self, key: GradingKey) -> GradeReport | None:
+        """The report of the newest grading with this key, if one is kept with its report."""
+        grading = self._grading(self.db, key)
+        if grading is None:
+            return None
+        row = self.db.execute("SELECT report FROM attempts WHERE id = ?", (grading,)).fetchone()
+        if row is None or row[0] is None:
             return None
         try:
             return GradeReport.from_json(json.loads(row[0]))
         except (ValueError, KeyError, TypeError):
             return None  # graded again, as a file with no kept report would be
+
+    def fingerprints(self, lesson: str, sha256: str) -> tuple[str, ...]:
+        """The fingerprints the bytes were graded under, newest grading first."""
+        rows = self.db.execute(
+            "SELECT fingerprint FROM attempts WHERE lesson = ? AND sha256 = ? ORDER BY id DESC",
+            (lesson, sha256),
+        ).fetchall()
+        return tuple(dict.fromkeys(str(f) for (f,) in rows))
 
     def store_roster(self, roster: Roster, stored_utc: str) -> int | None:
         """Make `roster` the gradebook's class list; its version number when it changed
@@ -536,22 +373,25 @@ class Gradebook:
     def attempts(
         self, *, lesson: str | None = None, student: str | None = None
     ) -> tuple[Attempt, ...]:
-        """Attempts in the order they were kept, optionally of one lesson or one student."""
+        """Every submission in the order it was kept (optionally of one lesson or one
+        student), each with the newest grading of its bytes."""
         where, values = [], []
-        for column, value in (("lesson", lesson), ("student", student)):
+        for column, value in (("s.lesson", lesson), ("s.student", student)):
             if value is not None:
                 where.append(f"{column} = ?")
                 values.append(value)
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self.db.execute(
-            "SELECT id, student, lesson, lesson_title, file, sha256, seed, graded_utc, mtime, "
-            f"toolkit, revision, points, max_points, regrade_of FROM attempts {clause} "
-            "ORDER BY id",
+            "SELECT s.id, s.student, s.lesson, g.lesson_title, s.file, s.sha256, g.seed, "
+            "g.graded_utc, s.submitted, g.toolkit, g.revision, g.points, g.max_points, "
+            "g.fingerprint, g.id FROM submissions s JOIN attempts g ON g.id = (SELECT MAX(id) "
+            f"FROM attempts WHERE lesson = s.lesson AND sha256 = s.sha256) {clause} "
+            "ORDER BY s.id",
             values,
         ).fetchall()
-        tasks: dict[int, list[TaskGrade]] = {row[0]: [] for row in rows}
+        tasks: dict[int, list[TaskGrade]] = {row[-1]: [] for row in rows}
         if rows:
-            marks = ", ".join("?" for _ in rows)
+            marks = ", ".join("?" for _ in tasks)
             for row in self.db.execute(
                 "SELECT attempt, task, title, status, points, max_points, optional, message, "
                 f"check_name, key_path FROM task_grades WHERE attempt IN ({marks}) "
@@ -559,7 +399,16 @@ class Gradebook:
                 list(tasks),
             ):
                 tasks[row[0]].append(TaskGrade(*row[1:6], bool(row[6]), *row[7:]))
-        return tuple(Attempt(*row, tasks=tuple(tasks[row[0]])) for row in rows)
+        return tuple(
+            Attempt(
+                *row[:13],
+                regrade_of=None,
+                tasks=tuple(tasks[row[-1]]),
+                fingerprint=str(row[13]),
+                grading=int(row[14]),
+            )
+            for row in rows
+        )
 
     def content(self, sha256: str) -> bytes:
         """The bytes an attempt graded."""
@@ -567,113 +416,3 @@ class Gradebook:
         if row is None:
             raise UsageError(f"{shown(self.path)} has no file with sha256 {sha256}")
         return bytes(row[0])
-
-
-def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
-    """The attempts no regrade has replaced, in the order they were submitted (then kept): a
-    regrade takes its original's place, as it keeps its original's submission time."""
-    attempts = sorted(attempts, key=lambda a: a.id or 0)
-    replaced = {a.regrade_of for a in attempts if a.regrade_of is not None}
-    kept = [a for a in attempts if a.id not in replaced]
-    place = {a.id: a.id for a in attempts}
-    for attempt in attempts:  # a regrade of a regrade sits where the first original sat
-        if attempt.regrade_of is not None:
-            place[attempt.id] = place.get(attempt.regrade_of, attempt.regrade_of)
-    return tuple(sorted(kept, key=lambda a: (a.submitted, place[a.id] or 0, a.id or 0)))
-
-
-def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str], Attempt]:
-    """Per (student, lesson), the attempt that counts among those no regrade replaced: the
-    newest submission, or the best (ties: the newest of the best)."""
-    chosen: dict[tuple[str, str], Attempt] = {}
-    for attempt in current(attempts):
-        key = (attempt.student, attempt.lesson)
-        held = chosen.get(key)
-        if held is None or policy == "latest" or attempt.points >= held.points:
-            chosen[key] = attempt
-    return chosen
-
-
-def attempt_counts(attempts: Iterable[Attempt]) -> dict[tuple[str, str], int]:
-    """Per (student, lesson), how many submissions (a regrade is not one)."""
-    counts: dict[tuple[str, str], int] = {}
-    for attempt in current(attempts):
-        key = (attempt.student, attempt.lesson)
-        counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-@dataclass(frozen=True)
-class LessonColumn:
-    lesson: str
-    title: str
-    max_points: float
-
-
-@dataclass(frozen=True)
-class CourseRow:
-    student: Student
-    points: tuple[float | None, ...]
-    """Per lesson column, the counting attempt's points (extra included); None where none
-    was graded."""
-    extra: tuple[float, ...]
-    """Per lesson column, how many of those points are extra credit (optional tasks)."""
-
-    @property
-    def total(self) -> float:
-        return sum(p for p in self.points if p is not None)
-
-    @property
-    def extra_total(self) -> float:
-        return sum(self.extra)
-
-
-@dataclass(frozen=True)
-class CourseTable:
-    """Students by lessons: what `grades` prints and the exports write."""
-
-    policy: Policy
-    lessons: tuple[LessonColumn, ...]
-    rows: tuple[CourseRow, ...]
-    unrostered: tuple[str, ...] = ()
-    """Students with attempts whom the gradebook's roster does not list: not in `rows`."""
-
-    @property
-    def max_total(self) -> float:
-        return sum(c.max_points for c in self.lessons)
-
-
-def course_table(
-    attempts: Sequence[Attempt], students: dict[str, Student], policy: Policy
-) -> CourseTable:
-    """One row per roster student; without a roster, one per student with an attempt.
-
-    With a roster, attempts kept under another name (graded before the roster was given, or
-    of a student since removed from it) are named in `unrostered`, never given a row: an
-    export row no learning-management system can match would be a grade posted nowhere.
-    """
-    lessons: dict[str, LessonColumn] = {}
-    for attempt in sorted(attempts, key=lambda a: a.id or 0):  # the latest title and maximum
-        lessons[attempt.lesson] = LessonColumn(
-            attempt.lesson, attempt.lesson_title, attempt.max_points
-        )
-    columns = tuple(lessons[k] for k in sorted(lessons))
-    chosen = counting(attempts, policy)
-    graded = {a.student for a in attempts}
-    ids = sorted(students) if students else sorted(graded)
-    rows = tuple(
-        CourseRow(
-            students.get(sid, Student(sid)),
-            tuple(
-                chosen[(sid, c.lesson)].points if (sid, c.lesson) in chosen else None
-                for c in columns
-            ),
-            tuple(
-                chosen[(sid, c.lesson)].extra_points if (sid, c.lesson) in chosen else 0.0
-                for c in columns
-            ),
-        )
-        for sid in ids
-    )
-    unrostered = tuple(sorted(graded - set(students))) if students else ()
-    return CourseTable(policy, columns, rows, unrostered)

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from lessonkit.course.attempts import Graded, attempt_of, utc_stamp
 from lessonkit.course.csv_input import read_csv
-from lessonkit.course.gradebook import Graded, attempt_of, utc_stamp
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.journal import JournalEntry
@@ -57,10 +57,12 @@ def intake(
     *,
     roster: Roster | None,
     toolkit: str,
+    fingerprint: str,
     submitted_at: Mapping[str, float] | None = None,
     now: dt.datetime | None = None,
 ) -> Intake:
-    """The attempts `records` make, ordered by each file's submission time."""
+    """The attempts `records` make, ordered by each file's submission time; `toolkit` and
+    `fingerprint` name what graded them (`grade.fingerprint`)."""
     graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)
     times = submitted_at or {}
@@ -90,6 +92,7 @@ def intake(
                     data=record.data,
                     submitted=submitted,
                     graded_utc=graded_utc,
+                    fingerprint=fingerprint,
                 ),
             )
         )

@@ -1,9 +1,10 @@
 """Grade the kept bytes of a lesson's attempts again, with the lesson as it is today.
 
 After a rubric fix, every kept attempt of the lesson (or of one student) is graded again on
-one seed, each in its own sandboxed child as in a batch, and kept as a new attempt that
-names the one it regraded (`Attempt.regrade_of`); the policies then read the regrade in its
-original's place. The result lists whose counting points changed.
+one seed, each in its own sandboxed child as in a batch, and kept as a new grading of those
+bytes under the lesson's grading fingerprint now; every submission of those bytes is then
+read with it. Bytes several submissions share are graded once. The result lists whose
+counting points changed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from lessonkit.course.gradebook import Attempt, Gradebook, Policy, attempt_of, counting, current
+from lessonkit.course.gradebook import (
+    Attempt,
+    Gradebook,
+    Policy,
+    attempt_of,
+    counting,
+    current,
+    older_gradings,
+)
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
@@ -36,6 +45,16 @@ class Regrade:
     regraded: int
     seed: int | None
     changes: tuple[Change, ...]
+    older_before: int = 0
+    """Counting attempts graded under another fingerprint than the lesson's now, before."""
+    older_after: int = 0
+    """And after (attempts of students not regraded)."""
+
+
+def older_counting(book: Gradebook, lesson: Lesson, fingerprint: str, policy: Policy) -> int:
+    """How many of `lesson`'s counting attempts were graded under another fingerprint."""
+    chosen = counting(book.attempts(lesson=lesson.meta.id), policy).values()
+    return len(older_gradings(chosen, {lesson.meta.id: fingerprint}))
 
 
 def _points(attempts: tuple[Attempt, ...], lesson: str, policy: Policy) -> dict[str, float]:
@@ -43,12 +62,14 @@ def _points(attempts: tuple[Attempt, ...], lesson: str, policy: Policy) -> dict[
 
 
 def regrade_targets(book: Gradebook, lesson: Lesson, student: str | None) -> tuple[Attempt, ...]:
-    """The current attempts of `lesson` (of `student`, if given): what a regrade grades."""
+    """The current attempts of `lesson` (of `student`, if given), one per bytes: what a
+    regrade grades."""
     todo = tuple(
         a
         for a in current(book.attempts(lesson=lesson.meta.id))
         if student is None or a.student == student
     )
+    todo = tuple({a.sha256: a for a in reversed(todo)}.values())[::-1]
     if not todo:
         who = f" by {student!r}" if student else ""
         raise UsageError(f"{shown(book.path)} has no attempt of {lesson.meta.id}{who}")
@@ -62,6 +83,7 @@ def regrade(
     *,
     policy: Policy,
     toolkit: str,
+    fingerprint: str,
     graded_utc: str,
     jobs: int | None,
     limits: Limits,
@@ -69,12 +91,14 @@ def regrade(
     seed: int | None,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> Regrade:
-    """Regrade `todo` (`regrade_targets`) as new attempts that take their originals' place.
+    """Regrade the bytes of `todo` (`regrade_targets`), once each, as new gradings that
+    take the old ones' place.
 
     Kept bytes that no longer hash to their attempt's sha256 are refused before anything is
     graded: a gradebook changed by hand cannot pass other bytes off as a student's.
     """
     before = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
+    older_before = older_counting(book, lesson, fingerprint, policy)
     scoring = Scoring.of(lesson)
     items = []
     for attempt in todo:
@@ -110,6 +134,7 @@ def regrade(
             data=entry.data if entry.data is not None else book.content(attempt.sha256),
             submitted=attempt.submitted,
             graded_utc=graded_utc,
+            fingerprint=fingerprint,
             regrade_of=attempt.id,
         )
         for attempt, entry in zip(todo, entries, strict=True)
@@ -121,4 +146,10 @@ def regrade(
         for s in sorted(set(before) | set(after))
         if before.get(s) != after.get(s)
     )
-    return Regrade(len(made), entries[0].report.seed if entries else None, changes)
+    return Regrade(
+        len(made),
+        entries[0].report.seed if entries else None,
+        changes,
+        older_before,
+        older_counting(book, lesson, fingerprint, policy),
+    )

@@ -7,8 +7,8 @@ keeps its journal (`grade.journal`) as its result; `read_shard` refuses one whos
 not verify with the instructor's grading key (written by hand, or changed), naming the file
 and the entry, or whose seal is missing or does not bind its entries (an unfinished batch,
 an entry deleted), and `merge_shards` joins them, refusing shards that were not graded alike
-(folder, seed, batch, lesson, revision, toolkit), that overlap, or that leave a shard out,
-naming which.
+(folder, seed, batch, lesson, revision, toolkit, grading fingerprint), that overlap, or
+that leave a shard out, naming which.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import UsageError, shown
+from lessonkit.grade.fingerprint import short
 from lessonkit.grade.journal import (
     JournalEntry,
     JournalHeader,
@@ -177,6 +178,8 @@ class Merged:
     shards: int
     entries: tuple[JournalEntry[GradeReport], ...]
     """Every shard's entries, by path."""
+    fingerprint: str = ""
+    """The grading fingerprint every shard was graded under."""
 
 
 _ALIKE = (
@@ -186,11 +189,14 @@ _ALIKE = (
     ("lesson", "lessons"),
     ("revision", "lesson revisions"),
     ("toolkit", "lessonkit versions"),
+    ("fingerprint", "grading fingerprints (the lesson's grading or the grader differed)"),
 )
 
 
 def _shown(header: JournalHeader, field: str) -> str:
     value = str(getattr(header, field))
+    if field == "fingerprint":
+        return short(value)
     return f"batch {value[:12]}" if field == "batch" else value
 
 
@@ -245,4 +251,12 @@ def merge_shards(results: Sequence[ShardResult]) -> Merged:
             owner[entry.path] = result.path
             entries.append(entry)
     entries.sort(key=lambda e: e.path)
-    return Merged(first.lesson, first.revision, first.toolkit, first.seed, count, tuple(entries))
+    return Merged(
+        first.lesson,
+        first.revision,
+        first.toolkit,
+        first.seed,
+        count,
+        tuple(entries),
+        first.fingerprint,
+    )

@@ -155,6 +155,7 @@ class BatchKind(Generic[R]):
     summary: Callable[[Sequence[BatchEntry[R]], int | None], dict]  # the JSON output
     new_seed: Callable[[], int]
     csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
+    fingerprint: str = ""  # what grades (`grade.fingerprint`): a journal of another is not resumed
 
 
 class BatchRun(Generic[R]):
@@ -230,6 +231,7 @@ class BatchRun(Generic[R]):
             seed=self.seed,
             shard=self.shard,
             batch=batch_id(digests, self.seed),
+            fingerprint=self.kind.fingerprint,
         )
         kept = [self.journalled[relative] for relative in self.done]
         lines = [self.header.line(self.key), *(e.line(self.key, self.header) for e in kept)]
@@ -299,6 +301,7 @@ class BatchRun(Generic[R]):
             if (
                 header.lesson != self.kind.subject
                 or header.revision != self.kind.revision
+                or header.fingerprint != self.kind.fingerprint
                 or header.toolkit != __version__
                 or header.folder != str(self.folder.resolve())
                 or header.shard != self.shard

@@ -1,7 +1,7 @@
 """The batch journal: one record format for `--resume`, for shard results and for merging.
 
 A journal is JSON lines: a header naming the run, the batch, the lesson (or the project's
-phase) and its revision,
+phase) and its revision, the grading fingerprint (`grade.fingerprint`),
 the toolkit version, the input seed and the shard, then one entry per graded file (its
 relative path, the sha256 and base64 of the bytes graded, its modification time and its
 report). A batch appends an entry the moment a file is graded, so Ctrl-C loses nothing; a
@@ -39,7 +39,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-SCHEMA = 5  # 4: the batch id, and an HMAC on every line; 5: a finished shard is sealed
+SCHEMA = 6  # 4: the batch id, and an HMAC on every line; 5: a finished shard is sealed;
+# 6: the header names the grading fingerprint
 
 Kind = Literal["header", "entry", "seal", "reference"]
 """What a MAC is over: a journal's line, or a reference-store entry (`grade.reference_store`)."""
@@ -148,6 +149,8 @@ class JournalHeader:
     shard: Shard | None
     batch: str
     """`batch_id` of the folder's listing and the seed."""
+    fingerprint: str = ""
+    """The grading fingerprint of what graded the entries (`grade.fingerprint`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,6 +163,7 @@ class JournalHeader:
             "folder": self.folder,
             "seed": self.seed,
             "shard": _shard_json(self.shard),
+            "fingerprint": self.fingerprint,
         }
 
     def line(self, key: JournalKey) -> str:
@@ -185,6 +189,7 @@ class JournalHeader:
             seed=None if seed is None else int(seed),
             shard=shard,
             batch=str(data["batch"]),
+            fingerprint=str(data["fingerprint"]),
         )
 
 

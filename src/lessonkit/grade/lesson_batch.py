@@ -18,6 +18,7 @@ from lessonkit import __version__
 from lessonkit.errors import LessonkitError, grader_failed
 from lessonkit.grade.batch import BatchEntry, BatchKind, grade_each
 from lessonkit.grade.batch_folder import BatchItem
+from lessonkit.grade.fingerprint import grading_fingerprint
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.inputs import new_seed
 from lessonkit.grade.journal import Shard
@@ -148,4 +149,5 @@ def lesson_kind(
         summary=summary,
         new_seed=new_seed,
         csv=lambda entries: summary_csv(entries, scoring),
+        fingerprint=grading_fingerprint(lesson),
     )

@@ -38,20 +38,16 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lessonkit import __version__
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError
+from lessonkit.grade.fingerprint import grader_digest
 from lessonkit.grade.grading_key import grading_key
 from lessonkit.grade.journal import JournalKey
 from lessonkit.grade.protocol import Request
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
-from lessonkit.grade.worker_handle import CHILD_FOLDER
 from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
-from lessonkit.run.process import GRADER_SETTINGS
-from lessonkit.run.sandbox import CONFINE_SCRIPT
-from lessonkit.run.starter import FORK_SERVER, ISOLATE_SCRIPT
 
 FORMAT = 3  # 2: every probe runs `probes.COPIES` times; 3: each entry is signed
 SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
@@ -61,21 +57,17 @@ MAX_ENTRY_BYTES = 64 * 2**20
 
 @functools.cache
 def _installation() -> str:
-    """A digest of what ran the reference: interpreter, packages, machine, and the programs
-    run by path (the grading child's, and the starter's that forks and confines it)."""
-    child = hashlib.sha256()
-    programs = [*sorted(CHILD_FOLDER.glob("*.py")), FORK_SERVER, ISOLATE_SCRIPT, CONFINE_SCRIPT]
-    for path in programs:
-        child.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    """A digest of what ran the reference: the grader (`fingerprint.grader_digest`: its
+    sources, the grading child's and the starter's, packages, settings), and what binds a
+    record to this machine: the interpreter's build and path, where the packages are, the
+    machine and its CPU."""
     facts = {
-        "lessonkit": __version__,
-        "child": child.hexdigest(),
+        "grader": grader_digest(),
         "python": sys.version,
         "executable": sys.executable,
         "packages": _distributions(),
         "machine": platform.machine(),
         "cpu": _cpu(),
-        "settings": GRADER_SETTINGS,
     }
     return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
