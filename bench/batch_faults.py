@@ -16,6 +16,7 @@ the time its grading took), every feedback file byte for byte, the gradebook's e
 course table), and SQLite's `PRAGMA integrity_check` of each gradebook.
 
 Run from the repository root:  python bench/batch_faults.py [--files 1000] [--jobs N]
+[--no-sandbox] (the last where bubblewrap cannot make namespaces, as under gVisor)
 """
 
 from __future__ import annotations
@@ -56,19 +57,38 @@ def timed(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def first_difference(expected: object, got: object, where: str = "") -> str:
+    """Where two compared outputs first part, and both values there, shortened."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for key in sorted(set(expected) | set(got), key=str):
+            if expected.get(key) != got.get(key):
+                return first_difference(expected.get(key), got.get(key), f"{where}[{key!r}]")
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got):
+        for index, (one, other) in enumerate(zip(expected, got, strict=True)):
+            if one != other:
+                return first_difference(one, other, f"{where}[{index}]")
+    return f"{where or 'whole'}: {str(expected)[:300]!r} vs {str(got)[:300]!r}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without bubblewrap, where it cannot make namespaces (gVisor)",
+    )
     args = parser.parse_args()
+    extra = ["--no-sandbox"] if args.no_sandbox else []
     with tempfile.TemporaryDirectory(prefix="lessonkit-faults-") as scratch:
         root = Path(scratch)
         folder = root / "week1"
         write_cohort(folder, args.files)
         plain_out, plain_book = root / "undisturbed", root / "undisturbed.sqlite"
-        plain = timed(batch_argv(folder, plain_out, SEED, args.jobs, plain_book))
+        plain = timed([*batch_argv(folder, plain_out, SEED, args.jobs, plain_book), *extra])
         killed_out, killed_book = root / "killed", root / "killed.sqlite"
-        argv = batch_argv(folder, killed_out, SEED, args.jobs, killed_book)
+        argv = [*batch_argv(folder, killed_out, SEED, args.jobs, killed_book), *extra]
         until_kill, kept, _ = killed_half_way(lessonkit_command(*argv), killed_out, args.files)
         resumed = timed([*argv, "--resume"])
         print(f"{args.files} files, --jobs {args.jobs}, --seed {SEED}")
@@ -84,6 +104,8 @@ def main() -> None:
         for name, value in expected.items():
             same = "yes" if got[name] == value else "NO"
             print(f"{name:<34}{'identical: ' + same:>20}")
+            if same == "NO":
+                print(f"  first difference: {first_difference(value, got[name])}")
         for label, check in checks.items():
             print(f"{'integrity_check ' + label:<34}{check!s:>20}")
 
