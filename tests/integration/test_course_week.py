@@ -131,7 +131,7 @@ def test_wednesday_grades_only_what_is_new_and_stores_nothing_twice(week):
     # tim's time limit may have been the machine's: his file is graded again, not reused
     assert "15 unchanged since their last grading (shown as graded then); 5 new." in err
     assert "Graded 5 file(s)" in err  # the three new files, the TA's notes and tim's
-    assert "Kept 3 new attempt(s)" in err and "15 unchanged since their last grading" in err
+    assert "Kept 3 new attempt(s)" in err and "15 share a grading already kept" in err
     assert "1 graded again in their earlier grading's place" in err
     rows = list(csv.DictReader((week["root"] / "wed" / "check-state-02.csv").open()))
     assert len(rows) == 20  # the batch's own CSV still lists every file in the folder
@@ -204,7 +204,7 @@ def test_merging_the_shards_twice_keeps_each_attempt_once_and_makes_no_student_u
     _, _, first = week["ran"]["merge1"]
     _, _, second = week["ran"]["merge2"]
     assert "Kept 19 new attempt(s)" in first  # 20 files, the TA's notes no one's
-    assert "Kept 0 new attempt(s)" in second and "19 unchanged since their last grading" in second
+    assert "Kept 0 new attempt(s)" in second and "19 share a grading already kept" in second
     assert "no student in the roster matches `notes_from_ta.py`" in second
     table = _grades(week["root"] / "sh.sqlite")
     points = {s["id"]: s["points"]["state-02"] for s in table["students"]}

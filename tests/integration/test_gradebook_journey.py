@@ -63,7 +63,7 @@ def test_a_late_file_graded_in_a_second_batch_leaves_wednesdays_attempt_counting
     """Red team: the counting 'latest' was the blank Tuesday file, 0 of 8."""
     assert journey["ana_after_tuesday"] == 8
     _, _, monday = journey["ran"]["mon"]
-    assert "Kept 2 new attempt(s)" in monday and "1 unchanged since their last grading" in monday
+    assert "Kept 2 new attempt(s)" in monday and "1 share a grading already kept" in monday
 
 
 def test_a_lesson_changed_without_a_revision_bump_is_graded_again_and_said(journey, tmp_path):

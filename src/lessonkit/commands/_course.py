@@ -232,7 +232,9 @@ class CourseIntake:
         """One sentence: what the gradebook `where` kept."""
         held = f" ({kept.held} handed in before were there already)" if kept.held else ""
         unchanged = (
-            f"; {kept.unchanged} unchanged since their last grading" if kept.unchanged else ""
+            f"; {kept.unchanged} share a grading already kept (the same bytes)"
+            if kept.unchanged
+            else ""
         )
         again = (
             f"; {kept.regraded} graded again in their earlier grading's place (another "

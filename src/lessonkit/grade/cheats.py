@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lessonkit.grade.attempts import grade_packed, proof
-from lessonkit.grade.checks import LESSON, value_problem
+from lessonkit.grade.checks import LESSON
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.literals import LiteralError, imports_for, literal, zeros
 from lessonkit.grade.protocol import CellReport
@@ -32,7 +32,7 @@ from lessonkit.grade.reported import Value
 from lessonkit.grade.requests import LessonGrading
 from lessonkit.grade.results import PASSED, Status
 from lessonkit.grade.rubric import TaskRubric
-from lessonkit.grade.values import differences
+from lessonkit.grade.values import differences, value_problem
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.syntax import parse_python
 

@@ -36,14 +36,7 @@ from lessonkit.grade.results import (
     TaskResult,
 )
 from lessonkit.grade.rubric import TaskRubric
-from lessonkit.grade.values import (
-    describe,
-    differences,
-    explain_layout,
-    is_container,
-    layout,
-    reported,
-)
+from lessonkit.grade.values import difference_path, value_detail, value_problem
 from lessonkit.lesson.methods import method_breach
 from lessonkit.lesson.model import EXACT, Accept, Lesson
 
@@ -115,38 +108,6 @@ class Problem:
 
 def _first(problems: Iterable[Problem | None]) -> Problem | None:
     return next(filter(None, problems), None)
-
-
-# --------------------------------------------------------------------------- wording
-
-
-def value_problem(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str | None:
-    """One sentence naming the key path, layout or value that differs, or None."""
-    found = differences(expected, got, accept)
-    if not found:
-        return None
-    first = found[0]
-    if first.kind != "value":
-        if is_container(expected):
-            return explain_layout(name, found)
-        if first.kind in ("shape", "dtype"):
-            return f"`{name}` is {layout(got)}; expected {layout(expected)}."
-        return f"`{name}` is {describe(got)}; expected {describe(expected)}."
-    at = f" at `{first.location}`" if first.path else ""
-    got_value, expected_value = describe(reported(first.got)), describe(reported(first.expected))
-    return f"`{name}`{at} is {got_value}; expected {expected_value}."
-
-
-def difference_path(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str:
-    """Where the first difference is: the name, then its key path in slash form."""
-    found = differences(expected, got, accept)
-    return "/".join(filter(None, (name, found[0].location if found else "")))
-
-
-def _value_detail(expected: Value, got: Value, accept: Accept) -> str:
-    first = differences(expected, got, accept)[0]
-    at = f"at `{first.location}` " if first.path else ""
-    return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
 
 
 def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None) -> str:
@@ -384,7 +345,7 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     for name in facts.rubric.names:
         if _differs(name, expected, got, facts.rubric.accept):
             want, have = expected.values[name], got.values[name]
-            detail = _value_detail(want, have, facts.rubric.accept)
+            detail = value_detail(want, have, facts.rubric.accept)
             why = (
                 "It assumes something (a start value, a bound) that holds only for inputs "
                 "inside the usual range: compute it from the inputs themselves."
@@ -453,7 +414,7 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
         accept = facts.rubric.accept
         if _differs(name, expected, got, accept):
             want, have = expected.values[name], got.values[name]
-            detail = _value_detail(want, have, accept)
+            detail = value_detail(want, have, accept)
             return Problem(
                 FAILED,
                 messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")

@@ -278,3 +278,36 @@ def describe(value: Value | None, limit: int = 6) -> str:
         case r.Opaque(kind="big"):
             return f"a very large {value.type}"
     return f"a {value.type}"
+
+
+# --------------------------------------------------------------------------- wording
+
+
+def value_problem(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str | None:
+    """One sentence naming the key path, layout or value that differs, or None."""
+    found = differences(expected, got, accept)
+    if not found:
+        return None
+    first = found[0]
+    if first.kind != "value":
+        if is_container(expected):
+            return explain_layout(name, found)
+        if first.kind in ("shape", "dtype"):
+            return f"`{name}` is {layout(got)}; expected {layout(expected)}."
+        return f"`{name}` is {describe(got)}; expected {describe(expected)}."
+    at = f" at `{first.location}`" if first.path else ""
+    got_value, expected_value = describe(reported(first.got)), describe(reported(first.expected))
+    return f"`{name}`{at} is {got_value}; expected {expected_value}."
+
+
+def difference_path(name: str, expected: Value, got: Value, accept: Accept = EXACT) -> str:
+    """Where the first difference is: the name, then its key path in slash form."""
+    found = differences(expected, got, accept)
+    return "/".join(filter(None, (name, found[0].location if found else "")))
+
+
+def value_detail(expected: Value, got: Value, accept: Accept) -> str:
+    """The first difference as a phrase: where, what was got and what was expected."""
+    first = differences(expected, got, accept)[0]
+    at = f"at `{first.location}` " if first.path else ""
+    return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
