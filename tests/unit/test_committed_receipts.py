@@ -30,9 +30,10 @@ def test_each_accelerator_receipt_ran_the_cpu_records_code_and_printed_the_same(
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.meta.id)
 def test_each_lesson_is_verified_on_a_tpu_for_every_script(lesson):
-    tpu = [r for r in load_accelerator_records(lesson) if r.platform == "tpu"]
+    records = load_accelerator_records(lesson)
+    tpu = [r for r in records if r.platform == "tpu"]
     assert {r.script for r in tpu} == set(lesson_scripts(lesson))
-    assert verified_hardware(lesson) == ("CPU", tpu[0].hardware)
+    assert verified_hardware(lesson, records) == ("CPU", tpu[0].hardware)
     assert tpu[0].hardware.startswith("TPU v5")
 
 

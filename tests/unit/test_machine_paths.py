@@ -11,6 +11,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lessonkit.receipts import machine_paths
 from lessonkit.receipts.machine_paths import without_machine_paths
 
 ROOT = Path("/srv/courses/jax-course")
@@ -73,7 +74,7 @@ def test_no_installed_package_folder_survives(user, folders, module, before):
 
 def test_a_folder_on_pythonpath_is_a_package_folder_whatever_its_name(monkeypatch):
     """A TPU image keeps JAX in /opt/device-scrub, found through PYTHONPATH."""
-    monkeypatch.setenv("PYTHONPATH", "/opt/device-scrub")
+    monkeypatch.setattr(machine_paths, "import_paths", lambda: ("/opt/device-scrub",))
     warning = "/opt/device-scrub/jax/_src/cloud_tpu_init.py:88: UserWarning: hugepages"
     assert without_machine_paths(warning, ROOT) == (
         "<site-packages>/jax/_src/cloud_tpu_init.py:88: UserWarning: hugepages"
@@ -81,5 +82,5 @@ def test_a_folder_on_pythonpath_is_a_package_folder_whatever_its_name(monkeypatc
 
 
 def test_the_repositorys_own_source_folder_stays_relative(monkeypatch):
-    monkeypatch.setattr("sys.path", [*__import__("sys").path, f"{ROOT}/src"])
+    monkeypatch.setattr(machine_paths, "import_paths", lambda: (f"{ROOT}/src",))
     assert without_machine_paths(f"{ROOT}/src/lessonkit/cli.py", ROOT) == "src/lessonkit/cli.py"

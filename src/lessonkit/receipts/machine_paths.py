@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+
+from lessonkit.run.import_paths import import_paths
 
 SITE_PACKAGES = "<site-packages>"
 STDLIB = "<stdlib>"
@@ -32,22 +33,6 @@ _STDLIB_FOLDER = re.compile(r"(?<![\w.<~-])/(?:[^\s'\"<>:;,()\[\]]*/)?lib/python
 """An absolute path that ends in a Python's standard library folder (`.../lib/python3.11`)."""
 
 
-def _import_roots(root: Path) -> list[str]:
-    """The folders this interpreter imports packages from (a `PYTHONPATH` entry, a machine
-    image's package folder, the user site), outside the repository: a package's path is
-    shown below `<site-packages>` whatever the folder is called."""
-    inside = os.path.realpath(root)
-    found = []
-    for entry in [*sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]:
-        if not entry or not os.path.isabs(entry) or entry.endswith(".zip"):
-            continue
-        real = os.path.realpath(entry)
-        if real == inside or real.startswith(inside + os.sep):
-            continue
-        found.append(entry)
-    return found
-
-
 def _folders(root: Path) -> list[tuple[str, str]]:
     """(folder, what it is shown as), the longest first, so a nested folder wins."""
     named: dict[str, str] = {}
@@ -61,8 +46,11 @@ def _folders(root: Path) -> list[tuple[str, str]]:
 
     add(root, "")
     add(sysconfig.get_paths().get("stdlib"), STDLIB)
-    for folder in _import_roots(root):
-        add(folder, SITE_PACKAGES)
+    inside = os.path.realpath(root)
+    for folder in import_paths():  # where this interpreter imports from beyond its install
+        real = os.path.realpath(folder)
+        if real != inside and not real.startswith(inside + os.sep):
+            add(folder, SITE_PACKAGES)
     add(tempfile.gettempdir(), TMP)
     add(os.path.expanduser("~"), HOME)
     return sorted(named.items(), key=lambda item: len(item[0]), reverse=True)

@@ -254,10 +254,10 @@ def load_accelerator_records(lesson: Lesson) -> tuple[AcceleratorRecord, ...]:
     return tuple(found)
 
 
-def verified_hardware(lesson: Lesson) -> tuple[str, ...]:
+def verified_hardware(lesson: Lesson, records: tuple[AcceleratorRecord, ...]) -> tuple[str, ...]:
     """What the lesson is verified on: the CPU (its records must be current to build), and
-    each accelerator whose receipts of every script ran the current code and matched."""
-    records = load_accelerator_records(lesson)
+    each accelerator whose receipts (`load_accelerator_records`) of every script ran the
+    current code and matched."""
     scripts = set(lesson_scripts(lesson))
     verified = ["CPU"]
     for platform in ACCELERATORS:

@@ -19,7 +19,12 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import repo_root
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.study_guide import StudyGuide, guide_path, load_study_guide
-from lessonkit.receipts import load_accelerator_records, load_records, verified_hardware
+from lessonkit.receipts import (
+    AcceleratorRecord,
+    load_accelerator_records,
+    load_records,
+    verified_hardware,
+)
 from lessonkit.render.downloads import guide_page_path, lesson_downloads, page_path
 from lessonkit.render.learning import LEARNING_PAGE, PhaseProject, render_my_learning
 from lessonkit.render.page import (
@@ -45,11 +50,13 @@ def site_dir(root: Path) -> Path:
 
 
 def _lesson_files(
-    lesson: Lesson, site_lessons: Sequence[Lesson], pages: Sequence[CoursePage]
+    lesson: Lesson,
+    site_lessons: Sequence[Lesson],
+    pages: Sequence[CoursePage],
+    accelerators: tuple[AcceleratorRecord, ...],
 ) -> SiteFiles:
     records = load_records(lesson)  # raises StaleRecordError: a stale record fails the build
     folder = Path(page_path(lesson)).parent
-    accelerators = load_accelerator_records(lesson)
     page = render_lesson_page(lesson, records, site_lessons, accelerators, pages)
     files = {page_path(lesson): page.encode("utf-8")}
     for download in lesson_downloads(lesson):
@@ -79,10 +86,14 @@ def render_site(lessons: Sequence[Lesson]) -> SiteFiles:
         )
     files: SiteFiles = dict(render_assets())
     pages = course_pages(lessons[0])
-    verified = {lesson.meta.id: verified_hardware(lesson) for lesson in lessons}
+    accelerators = {lesson.meta.id: load_accelerator_records(lesson) for lesson in lessons}
+    verified = {
+        lesson.meta.id: verified_hardware(lesson, accelerators[lesson.meta.id])
+        for lesson in lessons
+    }
     files[INDEX] = render_index(lessons, pages, verified).encode("utf-8")
     for lesson in lessons:
-        files.update(_lesson_files(lesson, lessons, pages))
+        files.update(_lesson_files(lesson, lessons, pages, accelerators[lesson.meta.id]))
     guides = _phase_guides(lessons)
     files.update(_guide_files(guides, lessons, pages, verified))
     projects = [
