@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
         meta = lesson.meta
         about = (
             f"  {meta.title}  (phase {meta.phase.number}, lesson {meta.lesson_number} of "
-            f"{meta.lesson_count}, {meta.revision})  {quoted(lesson.path)}"
+            f"{len(meta.phase.lessons)}, {meta.revision})  {quoted(lesson.path)}"
         )
         out.print(Text.assemble((meta.id, "bold"), about))
     return 0

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-
-import yaml
 
 from lessonkit.atomic import write_atomically
 from lessonkit.commands._common import console, marked, quoted
@@ -25,7 +22,13 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Phase
-from lessonkit.lesson.phases import phase_titles
+from lessonkit.lesson.phase_file import (
+    PHASE_FILE,
+    load_phase,
+    phase_header,
+    with_lesson,
+    yaml_scalar,
+)
 from lessonkit.site.artifacts import write_all
 
 LESSON_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
@@ -43,69 +46,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class Place:
-    """Where a new lesson goes: its folder, its place in the phase, and the phase it joins."""
+    """Where a new lesson goes: its folder, and its phase's phase.yaml with the lesson in it."""
 
     folder: Path
-    phase: Phase
-    number: int
-    previous: str  # the title of the lesson before it, or "none"
+    phase_file: Path
+    phase_text: str
 
 
-def skeleton(lesson_id: str, title: str, place: Place, day: dt.date) -> str:
+def skeleton(lesson_id: str, title: str, number: str, day: dt.date) -> str:
     """The skeleton lesson.md with its placeholders filled in."""
     text = (resources.files("lessonkit") / "skeleton" / "lesson.md").read_text(encoding="utf-8")
-    lessons = "\n".join(f"    - {_yaml(t) if t else '~'}" for t in place.phase.lessons)
     return Template(text).substitute(
-        id=lesson_id,
-        title=_yaml(title),
-        phase=place.phase.number,
-        phase_title=_yaml(place.phase.title),
-        study_guide=_yaml(place.phase.study_guide),
-        lessons=lessons,
-        number=place.number,
-        count=len(place.phase.lessons),
-        previous=_yaml(place.previous),
-        date=day.isoformat(),
+        id=lesson_id, title=yaml_scalar(title), phase=number, date=day.isoformat()
     )
 
 
-def _yaml(text: str) -> str:
-    """`text` as a YAML scalar: plain where YAML reads it back unchanged, else quoted."""
-    try:
-        plain = yaml.safe_load(text) == text and "\n" not in text
-    except yaml.YAMLError:
-        plain = False
-    return text if plain else json.dumps(text, ensure_ascii=False)  # JSON strings are YAML
-
-
-def place_in_phase(root: Path, number: str, lesson_id: str, title: str) -> Place:
-    """A new phase of one lesson, or the first free place (`~`) of an existing phase.
-
-    A lesson joining a phase copies the phase as its siblings describe it, so every lesson of
-    the phase still agrees on it (`lessonkit.lesson.phases`).
-    """
+def place_in_phase(root: Path, number: str, lesson_id: str) -> Place:
+    """A new phase of one lesson, or the lesson's place in an existing phase: the place its
+    phase.yaml keeps for it (its id, else the first `~`), else after the last lesson.
+    Only the phase's phase.yaml changes; its other lessons are left as they are."""
     phases = root / "phases"
     existing = sorted(p for p in phases.glob(f"{number}-*") if p.is_dir())
-    folder = existing[0] if existing else phases / f"{number}-phase-{number}"
-    siblings = [load_lesson(p) for p in sorted(folder.glob("*/lesson.md"))]
-    if not siblings:
-        phase = Phase(number, f"Phase {number}", "Phase study guide", (title,))
-        return Place(folder / f"01-{lesson_id}", phase, 1, "none")
-    titles = phase_titles(number, siblings)
-    if None not in titles:
-        raise UsageError(
-            f"phase {number} has no place for another lesson: "
-            f"all {len(titles)} lessons its front matter lists are written",
-            fix=f"add `- ~` to the `lessons:` list of every lesson of phase {number} "
-            "(in its lesson.md front matter), then run this again",
-        )
-    slot = titles.index(None)
-    known = siblings[-1].meta.phase
-    phase = Phase(
-        number, known.title, known.study_guide, (*titles[:slot], title, *titles[slot + 1 :])
-    )
-    previous = titles[slot - 1] if slot and titles[slot - 1] else "none"
-    return Place(folder / f"{slot + 1:02d}-{lesson_id}", phase, slot + 1, previous)
+    if not existing:
+        folder = phases / f"{number}-phase-{number}"
+        phase = Phase(number, f"Phase {number}", "Phase study guide", (lesson_id,))
+        return Place(folder / f"01-{lesson_id}", folder / PHASE_FILE, phase_header(phase))
+    path = existing[0] / PHASE_FILE
+    load_phase(path)  # a phase folder without its phase.yaml: say how to write it
+    text, slot = with_lesson(path.read_text(encoding="utf-8"), path, lesson_id)
+    return Place(existing[0] / f"{slot:02d}-{lesson_id}", path, text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,13 +97,14 @@ def run(args: argparse.Namespace) -> int:
     if taken is not None:
         raise UsageError(f"lesson {args.lesson!r} exists already: {shown(taken.path)}")
     title = args.title or args.lesson.replace("-", " ").capitalize()
-    place = place_in_phase(root, args.phase, args.lesson, title)
+    place = place_in_phase(root, args.phase, args.lesson)
     folder = place.folder
-    text = skeleton(args.lesson, title, place, dt.date.today())
+    text = skeleton(args.lesson, title, args.phase, dt.date.today())
     folder.mkdir(parents=True)
     write_atomically(folder / "lesson.md", text)
+    write_atomically(place.phase_file, place.phase_text)
     out = console()
-    out.print(f"wrote {quoted(folder / 'lesson.md')}")
+    out.print(f"wrote {quoted(folder / 'lesson.md')} and {quoted(place.phase_file)}")
     for path in write_all(load_lesson(folder / "lesson.md")):  # what the record is made from
         out.print(f"wrote {quoted(path)}")
     if not run_lesson(out, load_lesson(folder / "lesson.md"), RunOptions(record=True)):

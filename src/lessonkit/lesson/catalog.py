@@ -8,6 +8,7 @@ from pathlib import Path
 from lessonkit.errors import UsageError
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.phase_file import PHASE_FILE
 from lessonkit.lesson.phases import check_phases
 
 LESSON_FILE = "lesson.md"
@@ -46,18 +47,24 @@ def _lesson_id(path: Path) -> str | None:
 
 def find_lesson(lesson_id: str, root: Path | None = None) -> Lesson:
     """Load the lesson whose front matter has this id."""
+    return load_lesson(lesson_path(lesson_id, root))
+
+
+def lesson_path(lesson_id: str, root: Path | None = None) -> Path:
+    """The lesson.md whose front matter has this id, found without loading it."""
     paths = lesson_paths(root)
     for path in paths:
         if _lesson_id(path) == lesson_id:
-            return load_lesson(path)
+            return path
     known = ", ".join(filter(None, map(_lesson_id, paths))) or "none"
     raise UsageError(f"unknown lesson {lesson_id!r}", fix=f"choose one of: {known}")
 
 
 def all_lessons(root: Path | None = None) -> list[Lesson]:
-    """Every lesson under phases/; the lessons of one phase must describe it alike."""
+    """Every lesson under phases/, each phase's order in its phase.yaml agreeing with them."""
+    root = root or repo_root()
     lessons = [load_lesson(p) for p in lesson_paths(root)]
-    check_phases(lessons)
+    check_phases(lessons, sorted((root / "phases").glob(f"*/{PHASE_FILE}")))
     return lessons
 
 

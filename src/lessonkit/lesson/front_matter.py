@@ -1,4 +1,5 @@
-"""lesson.md's YAML front matter: every key, its type, and the phase it places the lesson in."""
+"""lesson.md's YAML front matter: every key and its type; `phase` names the phase, whose
+phase.yaml places the lesson (its number, title and the order of its lessons)."""
 
 from __future__ import annotations
 
@@ -19,20 +20,19 @@ _META_TYPES: dict[str, type | tuple[type, ...]] = {
     "goal": str,
     "track": str,
     "hardware_labels": list,
-    "phase": dict,
-    "lesson_number": int,
-    "lesson_count": int,
+    "phase": str,
     "revision": str,
     "date": dt.date,
     "minutes": int,
     "hardware": str,
     "practice": str,
-    "previous": str,
 }
-_PHASE_KEYS = ("number", "title", "study_guide", "lessons")
+_OLD_KEYS = ("lesson_number", "lesson_count", "previous")  # now derived from phase.yaml
 
 
-def parse_front_matter(text: str, where: str) -> Meta:
+def parse_front_matter(text: str, where: str, phase: Phase, phase_file: str) -> Meta:
+    """The lesson's metadata, placed in `phase` (read from `phase_file`), which it must name
+    and which must list its id."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -59,6 +59,13 @@ def parse_front_matter(text: str, where: str) -> Meta:
                 f"bad front matter: 'date' should be a date as YYYY-MM-DD, got {data['date']!r}",
                 where=at_line(where, line_of("date")),
             ) from None
+    if isinstance(data.get("phase"), dict) or any(key in data for key in _OLD_KEYS):
+        raise LessonError(
+            "bad front matter: the phase's title, its lessons, lesson_number, lesson_count and "
+            "previous now live in the phase's phase.yaml; the lesson names its phase alone",
+            where=at_line(where, line_of("phase")),
+            fix="run `lessonkit migrate` to move them there",
+        )
     for key, kind in _META_TYPES.items():
         if key not in data:
             raise LessonError(f"bad front matter: missing '{key}'", where=at_line(where, 1))
@@ -74,38 +81,19 @@ def parse_front_matter(text: str, where: str) -> Meta:
             f"bad front matter: unknown key(s) {', '.join(sorted(unknown))}",
             where=at_line(where, line_of(sorted(unknown)[0])),
         )
-    phase = data["phase"]
-    if set(phase) != set(_PHASE_KEYS) or not isinstance(phase["lessons"], list):
+    if data["phase"] != phase.number:
         raise LessonError(
-            f"bad front matter: 'phase' needs exactly {', '.join(_PHASE_KEYS)} (lessons a list)",
+            f"bad front matter: 'phase' is {data['phase']!r}, but this lesson's folder is in "
+            f"phase {phase.number} ({phase_file})",
             where=at_line(where, line_of("phase")),
+            fix=f'write phase: "{phase.number}", or move the lesson\'s folder to its phase',
         )
-    if not 1 <= data["lesson_number"] <= data["lesson_count"] == len(phase["lessons"]):
+    if data["id"] not in phase.lessons:
         raise LessonError(
-            "bad front matter: lesson_number must lie in 1..lesson_count, and lesson_count "
-            "must equal the number of phase lessons",
-            where=at_line(where, line_of("lesson_number")),
-        )
-    lessons = phase["lessons"]
-    if not all(entry is None or isinstance(entry, str) for entry in lessons):
-        raise LessonError(
-            "bad front matter: each of the phase's lessons is a title, or ~ for a lesson "
-            "still to be written (shown as coming later)",
-            where=at_line(where, line_of("lessons")),
-        )
-    number = data["lesson_number"]
-    if lessons[number - 1] != data["title"]:
-        raise LessonError(
-            f"bad front matter: entry {number} of the phase's lessons is "
-            f"{lessons[number - 1]!r}, but this lesson's title is {data['title']!r}",
-            where=at_line(where, line_of("lessons")),
-        )
-    before = lessons[number - 2] if number > 1 else None
-    if before is not None and data["previous"] != before:
-        raise LessonError(
-            f"bad front matter: 'previous' is {data['previous']!r}, but the phase lists "
-            f"{before!r} before this lesson",
-            where=at_line(where, line_of("previous")),
+            f"lesson {data['id']!r} is not in the lessons of its phase ({phase_file})",
+            where=at_line(where, line_of("id")),
+            fix=f"add `- {data['id']}` to the lessons of {phase_file}, at its place in the "
+            "phase (replacing a ~ kept for it)",
         )
     return Meta(
         id=data["id"],
@@ -113,15 +101,11 @@ def parse_front_matter(text: str, where: str) -> Meta:
         goal=data["goal"],
         track=data["track"],
         hardware_labels=tuple(map(str, data["hardware_labels"])),
-        phase=Phase(
-            str(phase["number"]), phase["title"], phase["study_guide"], tuple(phase["lessons"])
-        ),
-        lesson_number=data["lesson_number"],
-        lesson_count=data["lesson_count"],
+        phase=phase,
+        lesson_number=phase.lessons.index(data["id"]) + 1,
         revision=data["revision"],
         date=data["date"],
         minutes=data["minutes"],
         hardware=data["hardware"],
         practice=data["practice"],
-        previous=data["previous"],
     )

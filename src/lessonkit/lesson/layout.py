@@ -95,8 +95,8 @@ def _layout(lesson: Lesson) -> list[Cell]:
             "markdown",
             f"*{generated_note(lesson, 'this file')}*\n\n# {meta.title}\n\n"
             f"Phase {meta.phase.number} · {meta.phase.title} · lesson {meta.lesson_number} of "
-            f"{meta.lesson_count} · revision {meta.revision} · about {meta.minutes} minutes · "
-            f"{meta.practice}\n\n{meta.goal}\n\n"
+            f"{len(meta.phase.lessons)} · revision {meta.revision} · "
+            f"about {meta.minutes} minutes · {meta.practice}\n\n{meta.goal}\n\n"
             "Restart the kernel and run the cells from the top: later cells use names defined "
             "earlier. Each task cell stops at a `todo(...)` until you fill it in"
             + (

@@ -37,11 +37,13 @@ from lessonkit.lesson.model import (
     Item,
     Lesson,
     Part,
+    Phase,
     Prose,
     Section,
     Step,
 )
 from lessonkit.lesson.numbers import tie_numbers
+from lessonkit.lesson.phase_file import load_phase, phase_file_of
 from lessonkit.lesson.tasks import assemble_task
 from lessonkit.lesson.validate import validate
 
@@ -111,16 +113,19 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
-def parse_lesson(text: str, path: Path) -> Lesson:
-    """Parse lesson source text; `path` is used for messages and to locate the lesson."""
+def parse_lesson(text: str, path: Path, phase: Phase | None = None) -> Lesson:
+    """Parse lesson source text; `path` is used for messages and to locate the lesson, and
+    its phase folder's phase.yaml places it, unless `phase` is given."""
     where = str(path)
+    phase_file = phase_file_of(path)
     tokens = MarkdownIt("commonmark").use(front_matter_plugin).parse(text)
     lines = text.splitlines()
     if not tokens or tokens[0].type != "front_matter":
         raise LessonError(
             "bad front matter: the file must start with a '---' YAML block", where=at_line(where, 1)
         )
-    meta = parse_front_matter(tokens[0].content, where)
+    phase = phase or load_phase(phase_file)
+    meta = parse_front_matter(tokens[0].content, where, phase, str(phase_file))
 
     parts: list[Part] = []
     part_title: str | None = None

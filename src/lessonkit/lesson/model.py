@@ -29,7 +29,7 @@ class Phase:
     number: str
     title: str
     study_guide: str
-    lessons: tuple[str | None, ...]  # None: a lesson still to be written, shown as coming later
+    lessons: tuple[str | None, ...]  # ids in order; None: a lesson still to be written
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,13 @@ class Meta:
     goal: str
     track: str
     hardware_labels: tuple[str, ...]
-    phase: Phase
-    lesson_number: int
-    lesson_count: int
+    phase: Phase  # from the phase.yaml of the phase the front matter names
+    lesson_number: int  # the lesson's place in `phase.lessons`
     revision: str
     date: dt.date
     minutes: int
     hardware: str
     practice: str
-    previous: str
 
 
 @dataclass(frozen=True)

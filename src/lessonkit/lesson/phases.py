@@ -1,10 +1,9 @@
-"""A phase as its lessons describe it together: each lesson's front matter repeats the phase.
+"""A phase's order against its lesson folders: phase.yaml and the lessons must agree.
 
-The index, the study guide and every "Before this" / "Next" link read the phase's list of
-lessons, so the lessons of one phase must agree on it. A `~` (still to be written) in one
-lesson may be a title in another, written later: the title wins, so adding a lesson does not
-require editing the older ones first. Anything else that differs is a mistake, reported at
-the lesson that disagrees.
+Loading a lesson already refuses one that phase.yaml does not list, or that names another
+phase (`lessonkit.lesson.front_matter`), and phase.yaml refuses an id listed twice
+(`lessonkit.lesson.phase_file`). What only the whole phase shows is checked here: an id that
+phase.yaml lists but no lesson folder holds, and two folders with one id.
 """
 
 from __future__ import annotations
@@ -13,59 +12,40 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lessonkit.errors import LessonError, shown
-from lessonkit.lesson.model import Lesson, Phase
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.phase_file import load_phase, phase_file_of
 
 
-def phase_titles(number: str, lessons: Sequence[Lesson]) -> tuple[str | None, ...]:
-    """The titles of phase `number`'s lessons, merged over `lessons` (None: coming later)."""
-    merged: list[str | None] = []
+def check_phases(lessons: Sequence[Lesson], phase_files: Sequence[Path] = ()) -> None:
+    """Raise LessonError at the first place where a phase's order and its lessons disagree.
+
+    `phase_files` adds the phases that may have no lesson folder at all."""
+    members: dict[Path, dict[str, Lesson]] = {path: {} for path in phase_files}
     for lesson in lessons:
-        phase = lesson.meta.phase
-        if phase.number != number:
-            continue
-        if not merged:
-            merged = list(phase.lessons)
-        merged = [mine or theirs for mine, theirs in zip(merged, phase.lessons, strict=False)]
-    return tuple(merged)
-
-
-def check_phases(lessons: Sequence[Lesson]) -> None:
-    """Raise LessonError at the first lesson whose phase contradicts an earlier lesson's."""
-    for index, lesson in enumerate(lessons):
-        for earlier in lessons[:index]:
-            problem = _contradiction(earlier.meta.phase, lesson.meta.phase)
-            if problem:
+        found = members.setdefault(phase_file_of(lesson.path), {})
+        twin = found.setdefault(lesson.meta.id, lesson)
+        if twin is not lesson:
+            raise LessonError(
+                f"lesson id {lesson.meta.id!r} is taken already by {shown(twin.path)}",
+                where=f"{shown(lesson.path)}:{_line(lesson.path, 'id: ')}",
+                fix="give each lesson its own id, and list it once in the phase's phase.yaml",
+            )
+    for path, found in members.items():
+        for lesson_id in load_phase(path).lessons:
+            if lesson_id is not None and lesson_id not in found:
                 raise LessonError(
-                    f"bad front matter: {problem} in {shown(earlier.path)}",
-                    where=f"{shown(lesson.path)}:{_phase_line(lesson.path)}",
-                    fix=f"give every lesson of phase {lesson.meta.phase.number} the same phase: "
-                    "title, study_guide and lessons (a lesson still to be written is ~)",
+                    f"the phase's lessons list {lesson_id!r}, but no lesson folder of "
+                    f"{shown(path.parent)} has that id",
+                    where=f"{shown(path)}:{_line(path, f'- {lesson_id}')}",
+                    fix=f"write it (`lessonkit new {lesson_id} --phase "
+                    f"{load_phase(path).number}`), replace it with ~ to keep its place for "
+                    "later, or remove it",
                 )
 
 
-def _contradiction(theirs: Phase, mine: Phase) -> str | None:
-    """What two lessons' descriptions of one phase disagree on, if anything."""
-    if mine.number != theirs.number:
-        return None
-    for field in ("title", "study_guide"):
-        if getattr(mine, field) != getattr(theirs, field):
-            return (
-                f"the phase's {field} is {getattr(mine, field)!r} here "
-                f"but {getattr(theirs, field)!r}"
-            )
-    if len(mine.lessons) != len(theirs.lessons):
-        return f"the phase has {len(mine.lessons)} lessons here but {len(theirs.lessons)}"
-    for number, (title, other) in enumerate(
-        zip(mine.lessons, theirs.lessons, strict=True), start=1
-    ):
-        if title and other and title != other:
-            return f"lesson {number} of the phase is {title!r} here but {other!r}"
-    return None
-
-
-def _phase_line(path: Path) -> int:
-    """The front matter's `phase:` line, where the disagreement is written."""
+def _line(path: Path, start: str) -> int:
+    """The first line of `path` that starts, once indented, with `start`."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.startswith("phase:"):
+        if line.lstrip().startswith(start):
             return number
     return 1

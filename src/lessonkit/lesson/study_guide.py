@@ -1,7 +1,8 @@
 """A phase's study guide: preparation, milestones per lesson and the phase project.
 
 The guide is data, written by the course's authors in `phases/NN-name/phase.yaml` next to the
-phase's lessons, so the toolkit holds no course content. The file is optional: without it the
+phase's lessons, so the toolkit holds no course content. The same file declares the phase
+itself (`lessonkit.lesson.phase_file`); the guide's keys are optional: without them the
 phase's page lists its lessons and says that no guide has been written. Mistakes are
 `LessonError`s at `phase.yaml:LINE`.
 """
@@ -14,9 +15,10 @@ from pathlib import Path
 import yaml
 
 from lessonkit.errors import LessonError
+from lessonkit.lesson.phase_file import PHASE_FILE, PHASE_KEYS
 from lessonkit.lesson.project import ProjectContract, parse_contract
 
-GUIDE_FILE = "phase.yaml"
+GUIDE_FILE = PHASE_FILE
 _KEYS = ("preparation", "milestones", "project")
 _PREPARATION = ("know", "install")
 _MILESTONE = ("can_do", "keep")
@@ -103,8 +105,9 @@ def guide_path(phase_folder: Path) -> Path:
     return phase_folder / GUIDE_FILE
 
 
-def load_study_guide(path: Path, lesson_ids: tuple[str, ...]) -> StudyGuide:
-    """Read and check `phase.yaml`; milestones must name lessons of this phase."""
+def load_study_guide(path: Path, lesson_ids: tuple[str, ...]) -> StudyGuide | None:
+    """Read and check `phase.yaml`'s guide (None when it has none); milestones must name
+    lessons of this phase."""
     text = path.read_text(encoding="utf-8")
     source = _Source(path, text)
     try:
@@ -113,7 +116,9 @@ def load_study_guide(path: Path, lesson_ids: tuple[str, ...]) -> StudyGuide:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         raise LessonError(f"not valid YAML ({exc})", where=f"{path}:{line}") from None
-    data = source.mapping(data, "phase.yaml", _KEYS)
+    if isinstance(data, dict) and not set(_KEYS) & set(data):
+        return None
+    data = source.mapping(data, "phase.yaml", _KEYS, optional=PHASE_KEYS)
     preparation = source.mapping(data["preparation"], "preparation", _PREPARATION)
     milestones = data["milestones"]
     if not isinstance(milestones, dict) or not milestones:

@@ -15,7 +15,6 @@ from typing import Any
 from lessonkit.lesson.files import GOING_FURTHER, Script, lesson_scripts
 from lessonkit.lesson.item_kinds import ItemKind, item_kind
 from lessonkit.lesson.model import Experiment, Lesson, RunCommand, SetupCommand, Step
-from lessonkit.lesson.phases import phase_titles
 from lessonkit.receipts import Receipt
 from lessonkit.render.downloads import page_path
 
@@ -177,16 +176,17 @@ class PhaseLesson:
 
 
 def phase_lessons(lesson: Lesson, site_lessons: Sequence[Lesson]) -> tuple[PhaseLesson, ...]:
-    """The lessons of `lesson`'s phase, in order, linked to those this site builds."""
+    """The lessons of `lesson`'s phase, in its phase.yaml's order, linked to those this site
+    builds; a place kept for a lesson still to be written has no title."""
     built = {
-        (other.meta.phase.number, other.meta.title): other
-        for other in site_lessons
+        other.meta.id: other
+        for other in (lesson, *site_lessons)
         if other.meta.phase.number == lesson.meta.phase.number
     }
     rows = []
-    titles = phase_titles(lesson.meta.phase.number, (lesson, *site_lessons))
-    for number, title in enumerate(titles, start=1):
-        other = built.get((lesson.meta.phase.number, title))
+    for number, lesson_id in enumerate(lesson.meta.phase.lessons, start=1):
+        other = built.get(lesson_id) if lesson_id else None
+        title = other.meta.title if other else None
         rows.append(PhaseLesson(number, title, page_path(other) if other else None, other))
     return tuple(rows)
 
