@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.lesson.model import Lesson
 
 REPO = Path(__file__).resolve().parents[1]
@@ -140,7 +140,7 @@ def lesson_changed(lesson: Lesson, folder: Path, old: str, new: str) -> Lesson:
     assert lesson.source.count(old) == 1, old
     path = folder / "lesson.md"
     path.write_text(lesson.source.replace(old, new), encoding="utf-8")
-    return load_lesson(path)
+    return parse_lesson(path.read_text(encoding="utf-8"), path, lesson.meta.phase)
 
 
 def _lesson_params() -> tuple[list, list]:
@@ -177,7 +177,20 @@ def copy_lesson_repo(root: Path) -> Path:
     target = root / LESSON_DIR.relative_to(REPO)
     shutil.copytree(LESSON_DIR, target)
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    copy_phase_file(LESSON_DIR, target)
     return target
+
+
+def copy_phase_file(source: Path, target: Path) -> None:
+    """The phase.yaml of lesson folder `source` beside its copy `target`, keeping the copy's
+    place: the lessons not copied with it become places kept for later (`~`)."""
+    text = (source.parent / "phase.yaml").read_text(encoding="utf-8")
+    lesson_id = load_lesson(source / "lesson.md").meta.id
+    lines = [
+        line if not line.startswith("  - ") or line == f"  - {lesson_id}" else "  - ~"
+        for line in text.split("\n")
+    ]
+    (target.parent / "phase.yaml").write_text("\n".join(lines), encoding="utf-8")
 
 
 def imported_by(argv: list[str], root: Path, cwd: Path | None = None) -> tuple[int, set[str]]:

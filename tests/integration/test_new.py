@@ -73,27 +73,67 @@ def test_new_refuses_a_bad_or_taken_id(made, argv, message):
     assert not (made.root / "phases" / "05-phase-05").exists()
 
 
-def test_new_refuses_a_phase_with_no_free_place(made):
-    code, _, err = invoke(["new", "loops-02", "--phase", "04"], root=made.root, cwd=made.root)
-    assert code == 2 and "phase 04 has no place for another lesson" in err, err
-    assert "add `- ~` to the `lessons:` list" in err
-    assert not list((made.root / "phases" / "04-phase-04").glob("02-*"))
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file of the course but the site and the run caches: what a command changed."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and p.relative_to(root).parts[0] not in ("build", "runs")
+    }
+
+
+def _changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
+def _copy(made: Made, root: Path) -> Path:
+    shutil.copytree(made.root, root, ignore=shutil.ignore_patterns("build", "runs"))
+    return root / "phases" / "04-phase-04"
+
+
+def test_new_adds_a_lesson_after_the_last_touching_only_it_and_phase_yaml(made, tmp_path):
+    """A phase with no place kept (`~`) grows by one; no other lesson.md is edited, and only
+    the older lessons' generated files that say "lesson 1 of N" are renewed."""
+    phase = _copy(made, tmp_path / "repo")
+    before = _files(tmp_path / "repo")
+    code, out, err = invoke(["new", "loops-02", "--phase", "04"], root=phase.parents[1])
+    assert code == 0, out + err
+    changed = _changed(before, _files(tmp_path / "repo"))
+    sources = {n for n in changed if not n.startswith("phases/04-phase-04/01-loops-01/")}
+    assert {n for n in sources if not n.startswith("phases/04-phase-04/02-loops-02/")} == {
+        "phases/04-phase-04/phase.yaml"
+    }
+    assert "phases/04-phase-04/01-loops-01/lesson.md" not in changed
+    assert load_lesson(phase / "01-loops-01" / "lesson.md").meta.phase.lessons == (
+        "loops-01",
+        "loops-02",
+    )
+    code, out, err = invoke(["verify"], root=phase.parents[1], cwd=phase.parents[1])
+    assert code == 0, out + err
 
 
 def test_new_joins_an_existing_phase_at_its_first_free_place(made, tmp_path):
-    """The new lesson copies the phase as its siblings describe it and takes the first `~`."""
-    root = tmp_path / "repo"
-    shutil.copytree(made.root, root, ignore=shutil.ignore_patterns("build", "runs"))
-    first = root / "phases" / "04-phase-04" / "01-loops-01" / "lesson.md"
-    text = first.read_text(encoding="utf-8")
-    text = text.replace("    - Loops 01\n", "    - Loops 01\n    - ~\n    - ~\n")
-    first.write_text(text.replace("lesson_count: 1", "lesson_count: 3"), encoding="utf-8")
+    """The new lesson takes the first `~` of phase.yaml: only its folder and phase.yaml change."""
+    phase = _copy(made, tmp_path / "repo")
+    root = phase.parents[1]
+    listed = (phase / "phase.yaml").read_text(encoding="utf-8")
+    (phase / "phase.yaml").write_text(
+        listed.replace("  - loops-01\n", "  - loops-01\n  - ~\n  - ~\n")
+    )
+    invoke(["build"], root=root, cwd=root)  # the phase of three lessons, before the new one
+    before = _files(root)
     argv = ["new", "loops-02", "--phase", "04", "--title", "Loops: the sequel"]
     code, out, err = invoke(argv, root=root, cwd=root)
     assert code == 0, out + err
+    changed = _changed(before, _files(root))
+    new = {n for n in changed if n.startswith("phases/04-phase-04/02-loops-02/")}
+    assert new and changed - new == {"phases/04-phase-04/phase.yaml"}
     lesson = load_lesson(root / "phases" / "04-phase-04" / "02-loops-02" / "lesson.md")
-    assert lesson.meta.phase.lessons == ("Loops 01", "Loops: the sequel", None)
-    assert (lesson.meta.lesson_number, lesson.meta.lesson_count) == (2, 3)
-    assert lesson.meta.previous == "Loops 01"
+    assert lesson.meta.phase.lessons == ("loops-01", "loops-02", None)
+    assert lesson.meta.title == "Loops: the sequel"
+    assert (lesson.meta.lesson_number, len(lesson.meta.phase.lessons)) == (2, 3)
+    page = (root / "build" / "site" / "loops-02" / "index.html").read_text(encoding="utf-8")
+    assert 'rel="prev">Loops 01</a>' in page
+    assert "Lesson 3 of Phase 04, coming later" in page
     code, out, err = invoke(["verify"], root=root, cwd=root)
     assert code == 0, out + err

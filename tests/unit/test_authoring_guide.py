@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lessonkit.commands.new import Place, skeleton
+from lessonkit.commands.new import skeleton
 from lessonkit.lesson.blocks import ROLES, raw_block
 from lessonkit.lesson.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson.load import parse_lesson
@@ -36,12 +36,11 @@ def test_every_role_and_option_is_documented(role):
 
 def test_the_guides_example_is_the_skeleton_and_loads():
     example = GUIDE.split("`````markdown\n", 1)[1].split("\n`````", 1)[0] + "\n"
-    phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
-    place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
-    written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))
+    phase = Phase("04", "Phase 04", "Phase study guide", ("loops-01",))
+    written = skeleton("loops-01", "Loops 01", "04", dt.date(2026, 1, 1))
     prose = re.compile(r"^# Understand\n\n\(idea\)=\n## The idea\n\n.*?\n\n\(", re.S | re.M)
     assert prose.sub("", example) == prose.sub("", written)
-    lesson = parse_lesson(example, Path("lesson.md"))
+    lesson = parse_lesson(example, Path("lesson.md"), phase)
     assert lesson.meta.id == "loops-01" and lesson.evidence and lesson.grading
 
 

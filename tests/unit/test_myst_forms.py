@@ -6,26 +6,29 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from lessonkit.commands import migrate as migrate_command
-from lessonkit.commands.new import Place, skeleton
+from lessonkit.commands.new import skeleton
 from lessonkit.errors import LessonError
 from lessonkit.lesson.catalog import lesson_paths
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.migrate import _content, migrate_lesson
 from lessonkit.lesson.model import Experiment, Phase, Step
+from lessonkit.lesson.phase_file import load_phase, phase_file_of
 
 from conftest import FIXTURE_MD, REPO
 
 OLD = FIXTURE_MD.read_text(encoding="utf-8")  # the fixture stays in the older syntax
-NEW = migrate_lesson(OLD, Path("lesson.md"))
+PHASE = load_phase(phase_file_of(FIXTURE_MD))
+NEW = migrate_lesson(OLD, Path("lesson.md"), PHASE)
 
 
 def _load(text: str):
-    return parse_lesson(text, Path("lesson.md"))
+    return parse_lesson(text, Path("lesson.md"), PHASE)
 
 
 def _error(text: str) -> str:
@@ -58,7 +61,7 @@ def test_migrate_writes_the_myst_forms_and_keeps_the_lesson():
 
 
 def test_migrate_is_idempotent():
-    assert migrate_lesson(NEW, Path("lesson.md")) == NEW
+    assert migrate_lesson(NEW, Path("lesson.md"), PHASE) == NEW
 
 
 @pytest.mark.parametrize("path", lesson_paths(REPO), ids=lambda p: p.parent.name)
@@ -68,7 +71,9 @@ def test_every_lesson_is_in_the_myst_forms(path):
 
 
 def test_migrate_command_rewrites_and_checks(tmp_path):
-    path = tmp_path / "lesson.md"
+    path = tmp_path / "99-fixture" / "01-tuples" / "lesson.md"
+    path.parent.mkdir(parents=True)
+    shutil.copy(phase_file_of(FIXTURE_MD), phase_file_of(path))
     path.write_text(OLD, encoding="utf-8")
     check = argparse.Namespace(lessons=[str(path)], check=True)
     assert migrate_command.run(check) == 1
@@ -228,7 +233,6 @@ def test_a_step_without_code_is_refused():
 
 
 def test_the_skeleton_is_in_the_myst_forms():
-    phase = Phase("04", "Phase 04", "Phase study guide", ("Loops 01",))
-    place = Place(Path("phases/04-phase-04/01-loops-01"), phase, 1, "none")
-    written = skeleton("loops-01", "Loops 01", place, dt.date(2026, 1, 1))
-    assert migrate_lesson(written, Path("lesson.md")) == written
+    phase = Phase("04", "Phase 04", "Phase study guide", ("loops-01",))
+    written = skeleton("loops-01", "Loops 01", "04", dt.date(2026, 1, 1))
+    assert migrate_lesson(written, Path("lesson.md"), phase) == written

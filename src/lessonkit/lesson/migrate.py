@@ -41,6 +41,7 @@ from lessonkit.lesson.blocks import (
     raw_block,
 )
 from lessonkit.lesson.load import parse_lesson
+from lessonkit.lesson.model import Phase
 
 _DATE = re.compile(r"^date:\s*(?P<date>\d{4}-\d{2}-\d{2})\s*(?P<comment>#.*)?$")
 _HEADING_ID = re.compile(r"^(?P<heading>##\s+.*?)\s*\{#(?P<id>[a-z0-9-]+)\}\s*$")
@@ -49,9 +50,10 @@ _ATTEMPT_OPTIONS = ("task", "expect", "message")
 _POSITIONS = frozenset({"line", "expected_line", "stated", "source", "path"})
 
 
-def migrate_lesson(text: str, path: Path) -> str:
-    """The lesson in the MyST forms; `text` itself when it already uses them."""
-    before = parse_lesson(text, path)
+def migrate_lesson(text: str, path: Path, phase: Phase | None = None) -> str:
+    """The lesson in the MyST forms; `text` itself when it already uses them. `phase` places
+    it, as for `parse_lesson`."""
+    before = parse_lesson(text, path, phase)
     lines = text.split("\n")
     tokens = MarkdownIt("commonmark").use(front_matter_plugin).parse(text)
     edits: dict[int, tuple[int, list[str]]] = {}  # first line -> (end line, new lines)
@@ -88,7 +90,7 @@ def migrate_lesson(text: str, path: Path) -> str:
             out.append(lines[number])
             number += 1
     migrated = "\n".join(out)
-    after = parse_lesson(migrated, path)
+    after = parse_lesson(migrated, path, phase)
     if _content(before) != _content(after):
         raise LessonError(
             "migrate: the rewritten lesson does not load into the same lesson; nothing written "
