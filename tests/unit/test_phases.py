@@ -132,6 +132,6 @@ def test_an_order_that_disagrees_with_the_lessons_is_one_error_naming_the_file(r
 
 def test_a_phase_folder_without_its_phase_yaml_says_how_to_write_it(root):
     (root / PHASE / "phase.yaml").unlink()
-    with pytest.raises(LessonError, match="no phase.yaml in the phase folder 04-loops") as raised:
+    with pytest.raises(LessonError, match=r"no phase\.yaml in the phase folder 04-loops") as raised:
         all_lessons(root)
     assert "lessonkit migrate" in (raised.value.fix or "")

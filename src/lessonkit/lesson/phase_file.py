@@ -74,8 +74,9 @@ def parse_phase(text: str, path: Path) -> Phase:
     if not isinstance(data, dict) or not set(PHASE_KEYS) <= set(data):
         raise error(
             f"{PHASE_FILE} must name the phase's {', '.join(PHASE_KEYS)}",
-            fix='for example: number: "03", title: ..., study_guide: ..., and lessons: a list '
-            "of lesson ids in order (~ for a lesson still to be written)",
+            fix="run `lessonkit migrate` when the lessons still repeat the phase in their "
+            'front matter; else write number: "03", title, study_guide and lessons: the lesson '
+            "ids in order (~ for a lesson still to be written)",
         )
     number = data["number"]
     if not isinstance(number, str) or not PHASE_NUMBER.fullmatch(number):

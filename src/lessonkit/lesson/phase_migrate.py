@@ -20,7 +20,7 @@ import yaml
 from lessonkit.errors import LessonError
 from lessonkit.lesson.front_matter import parse_front_matter
 from lessonkit.lesson.model import Phase
-from lessonkit.lesson.phase_file import PHASE_FILE, parse_phase, phase_header
+from lessonkit.lesson.phase_file import PHASE_FILE, PHASE_KEYS, parse_phase, phase_header
 
 _DROPPED = ("phase:", "lesson_number:", "lesson_count:", "previous:")
 
@@ -51,6 +51,13 @@ def migrate_phase(folder: Path, guide: str | None, lessons: Mapping[Path, str]) 
         )
     phase = _phase(old)
     path = folder / PHASE_FILE
+    written = yaml.safe_load(guide or "") or {}
+    if isinstance(written, dict) and set(written) & set(PHASE_KEYS):
+        raise LessonError(
+            "phase.yaml holds the phase already, and its lessons still repeat it",
+            where=f"{path}:1",
+            fix="delete one of the two: the phase's keys here, or the old keys in the lessons",
+        )
     header = phase_header(phase)
     changed = {path: _with_header(guide, header)}
     placed = parse_phase(changed[path], path)
