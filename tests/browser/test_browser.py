@@ -21,7 +21,6 @@ import pytest
 
 from lessonkit.commands.serve import make_server
 from lessonkit.lesson.catalog import all_lessons
-from lessonkit.lesson.phases import phase_titles
 from lessonkit.render.downloads import lesson_downloads
 
 from conftest import REPO
@@ -667,6 +666,15 @@ def test_screenshots_and_no_sideways_scrolling(browser, urls, watch, width):
 # The phase's lessons link each other, and "My learning" reads, exports and imports all of them.
 
 FIRST = "state-01"
+
+
+def phase_titles(number: str, lessons) -> tuple[str | None, ...]:
+    """The titles of phase `number`'s lessons in its phase.yaml's order (None: a kept place)."""
+    mine = [lesson for lesson in lessons if lesson.meta.phase.number == number]
+    by_id = {lesson.meta.id: lesson.meta.title for lesson in mine}
+    return tuple(by_id.get(i) if i else None for i in mine[0].meta.phase.lessons)
+
+
 FIRST_PREDICTION = "#field-prediction-same-key-experiment"
 
 

@@ -242,6 +242,7 @@ def test_verify_names_the_task_and_the_cheat_a_weak_rubric_lets_through(tmp_path
     folder = tmp_path / "phases" / "99-fixture" / "01-tuples"
     folder.mkdir(parents=True)
     (folder / "lesson.md").write_text(weak, encoding="utf-8")
+    shutil.copy(FIXTURE_MD.parents[1] / "phase.yaml", folder.parent / "phase.yaml")
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     for argv in (["build", "fixture-01"], ["run", "fixture-01", "--record"]):
         invoke(argv, root=tmp_path, cwd=tmp_path)

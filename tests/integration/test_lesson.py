@@ -10,19 +10,21 @@ import pytest
 from lessonkit.errors import LessonError
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import STAGES
+from lessonkit.lesson.phase_file import load_phase, phase_file_of
 
-from conftest import LESSON_MD, SPEC_OUTLINE
+from conftest import LESSON_MD, SPEC_OUTLINE, copy_phase_file
 
 SOURCE = LESSON_MD.read_text(encoding="utf-8")
+PHASE = load_phase(phase_file_of(LESSON_MD))
 
 
 def test_metadata(lesson):
     meta = lesson.meta
     assert (meta.id, meta.title) == ("state-02", "Pytrees and structured parameters")
     assert (meta.phase.number, meta.phase.title) == ("03", "State, randomness & control flow")
-    assert (meta.lesson_number, meta.lesson_count, meta.minutes) == (2, 4, 60)
+    assert (meta.lesson_number, len(meta.phase.lessons), meta.minutes) == (2, 4, 60)
     assert (meta.revision, str(meta.date), meta.hardware) == ("v0.7.0", "2026-10-20", "CPU")
-    assert meta.previous == "Random keys without surprises"
+    assert meta.phase.lessons[meta.lesson_number - 2] == "state-01"
 
 
 def test_stages_in_order(lesson):
@@ -68,7 +70,7 @@ def test_scaffolds_give_no_answer_away(lesson):
 
 def _error(text: str) -> str:
     with pytest.raises(LessonError) as info:
-        parse_lesson(text, Path("lesson.md"))
+        parse_lesson(text, Path("lesson.md"), PHASE)
     return str(info.value)
 
 
@@ -118,28 +120,28 @@ def _line_of(text: str, needle: str) -> int:
             r"unknown part heading 'Evidence stage'",
         ),
         (
-            "previous: Random keys without surprises\n",
-            "previous: Random numbers\n",
-            "previous: Random numbers",
-            r"'previous' is 'Random numbers', but the phase lists 'Random keys without surprises'",
+            'phase: "03"\n',
+            'phase: "04"\n',
+            'phase: "04"',
+            r"'phase' is '04', but this lesson's folder is in phase 03",
         ),
         (
-            "    - Pytrees and structured parameters\n",
-            "    - Pytrees and parameters\n",
-            "  lessons:",
-            r"entry 2 of the phase's lessons is 'Pytrees and parameters', but this lesson's title",
+            "id: state-02\n",
+            "id: state-22\n",
+            "id: state-22",
+            r"lesson 'state-22' is not in the lessons of its phase",
         ),
         (
-            "    - Control flow under jit\n",
-            "    - 3\n",
-            "  lessons:",
-            r"each of the phase's lessons is a title, or ~ for a lesson still to be written",
+            'phase: "03"\n',
+            'phase: "03"\nprevious: Random keys without surprises\n',
+            'phase: "03"',
+            r"lesson_number, lesson_count and previous now live in the phase's phase.yaml",
         ),
         (
-            "lesson_number: 2",
-            "lesson_number: two",
-            "lesson_number: two",
-            r"bad front matter: 'lesson_number' should be a int",
+            'phase: "03"\n',
+            "phase: 3\n",
+            "phase: 3",
+            r"bad front matter: 'phase' should be a str",
         ),
         ("minutes: 60\n", "", "---", r"bad front matter: missing 'minutes'"),
         (
@@ -337,6 +339,7 @@ def test_cli_reports_errors_without_traceback(tmp_path, capsys):
     (lesson_dir / "lesson.md").write_text(
         SOURCE.replace("answer: 0", "answer: 7"), encoding="utf-8"
     )
+    copy_phase_file(LESSON_MD.parent, lesson_dir)
     import os
 
     os.environ["LESSONKIT_ROOT"] = str(root)
@@ -525,7 +528,7 @@ def test_edges_and_accept_are_read_into_the_model():
     source = SOURCE.replace(
         WEIGHT, "weight: {uniform: [-2, 2], shape: [2], edges: [[-9, 0.5], [3.0, 4.0]]}\n", 1
     )
-    lesson = parse_lesson(source, Path("lesson.md"))
+    lesson = parse_lesson(source, Path("lesson.md"), PHASE)
     grading = lesson.grading
     weight = dict(grading.inputs)["params"]["weight"]
     assert weight.edges == ((-9.0, 0.5), (3.0, 4.0))

@@ -47,7 +47,7 @@ def test_the_lesson_has_the_parts_of_a_course_lesson(state01):
     assert kinds == ["exercise", "practice", "challenge"]
     assert len(state01.steps) == 3 and len(state01.core_experiments) == 2
     assert len(state01.quizzes) >= 3 and all(q.explanation for q in state01.quizzes)
-    assert state01.meta.lesson_number == 1 and state01.meta.previous == "none"
+    assert state01.meta.lesson_number == 1 and state01.meta.phase.lessons[0] == "state-01"
 
 
 def test_every_number_the_prose_states_is_declared_and_computed(state01):
