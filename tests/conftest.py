@@ -182,15 +182,16 @@ def copy_lesson_repo(root: Path) -> Path:
 
 
 def copy_phase_file(source: Path, target: Path) -> None:
-    """The phase.yaml of lesson folder `source` beside its copy `target`, keeping the copy's
-    place: the lessons not copied with it become places kept for later (`~`)."""
-    text = (source.parent / "phase.yaml").read_text(encoding="utf-8")
-    lesson_id = load_lesson(source / "lesson.md").meta.id
-    lines = [
-        line if not line.startswith("  - ") or line == f"  - {lesson_id}" else "  - ~"
-        for line in text.split("\n")
-    ]
-    (target.parent / "phase.yaml").write_text("\n".join(lines), encoding="utf-8")
+    """The phase of lesson folder `source` beside its copy `target`, as a phase.yaml without a
+    study guide that keeps the copy's place: the lessons not copied become places kept for
+    later (`~`)."""
+    from lessonkit.lesson.model import Phase
+    from lessonkit.lesson.phase_file import phase_header
+
+    meta = load_lesson(source / "lesson.md").meta
+    kept = tuple(i if i == meta.id else None for i in meta.phase.lessons)
+    phase = Phase(meta.phase.number, meta.phase.title, meta.phase.study_guide, kept)
+    (target.parent / "phase.yaml").write_text(phase_header(phase), encoding="utf-8")
 
 
 def imported_by(argv: list[str], root: Path, cwd: Path | None = None) -> tuple[int, set[str]]:
