@@ -1009,6 +1009,20 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
         assert by_parent == plain and by_child is arrays
 
 
+@pytest.mark.parametrize("source", ["input", "gradients", "call"])
+def test_a_transform_without_a_row_fails_loudly_in_the_parent(lesson, source):
+    """Every choice about a transform is read from its row (`lessonkit.child.transforms`):
+    a probe naming one that has none stops the grading where the parent builds the probe's
+    scenarios, rather than being sent as it is or drawn as some other transform."""
+    from lessonkit.grade.probes import probe_runs
+
+    grading = grading_of(lesson)
+    target = {"input": grading.input_names[0], "gradients": "gradients", "call": "optax.sgd"}
+    twist = Probe("twist", "t", source, target[source], "twist", "w", 1.0, (), 1)
+    with pytest.raises(KeyError, match=r"no probe transform is named 'twist'; they are: add_leaf"):
+        probe_runs(dataclasses.replace(grading, probes=(twist,)), seed=1)
+
+
 def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
     """The bend of a changed call's shift is drawn per copy, within the range the child's
     test below covers; a probe that adds or drops a key, or moves an input, has none."""
