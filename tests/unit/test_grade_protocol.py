@@ -1,14 +1,22 @@
-"""The report protocol: a learner child's reports are data, parsed strictly or refused."""
+"""The wire: a learner child's reports are data, parsed strictly or refused; what the parent
+sends (a request, a confinement) reads back as it was built, and nothing of another shape."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+from pathlib import Path
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lessonkit.child.codec import ShapeError
+from lessonkit.child.confinement import Confinement, Mode
+from lessonkit.child.request import ROLES, CellSpec, ChangedCall, Request, ScenarioSpec
+from lessonkit.child.transforms import TRANSFORMS
 from lessonkit.grade.protocol import (
     CellReport,
     Done,
@@ -19,6 +27,7 @@ from lessonkit.grade.protocol import (
 )
 from lessonkit.grade.reported import Array
 from lessonkit.grade.values import differences
+from lessonkit.run.sandbox import CONFINE_SCRIPT, RECORD_FOLDER
 
 ARRAY = {"t": "array", "dtype": "float32", "shape": [2], "data": [1.0, -1.0]}
 
@@ -126,3 +135,204 @@ def test_a_scalar_without_data_matches_nothing():
     other = parse_value({"t": "other", "type": "Liar"})
     assert not differences(other, other)
     assert differences(other, parse_value({"t": "other", "type": "function"}))
+
+
+# --------------------------------------------------------------------------- what the parent sends
+# A request (to a grading child) and a confinement (to a fork, or to run/confine.py) are the
+# records of `lessonkit.child.request` and `.confinement`, both sides reading the same class.
+
+names = st.text(max_size=6)
+finite = st.floats(allow_nan=False, allow_infinity=False)
+drawn_trees = st.recursive(
+    finite | st.integers(-5, 5) | st.booleans(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(names, children, max_size=3),
+    max_leaves=8,
+)
+changed_calls = st.builds(
+    ChangedCall,
+    call=names,
+    transform=st.sampled_from(list(TRANSFORMS)),
+    key=names,
+    value=st.none() | finite | st.lists(finite, max_size=3).map(tuple),
+    bend=st.none() | st.tuples(finite, finite, finite),
+)
+requests = st.builds(
+    Request,
+    id=names,
+    preload=st.lists(names, max_size=2).map(tuple),
+    budget=st.none() | finite,
+    cells=st.lists(
+        st.builds(
+            CellSpec,
+            index=st.integers(0, 99),
+            source=st.text(max_size=30),
+            offset=st.integers(0, 999),
+            role=st.sampled_from(ROLES),
+            report=st.lists(names, max_size=3).map(tuple),
+            jit=st.lists(names, max_size=2).map(tuple),
+        ),
+        max_size=3,
+    ).map(tuple),
+    checkpoint=st.none() | st.integers(0, 99),
+    checkpoint_names=st.lists(names, max_size=3).map(tuple),
+    scenarios=st.lists(
+        st.builds(
+            ScenarioSpec,
+            name=names,
+            inputs=st.none() | st.dictionaries(names, drawn_trees, max_size=3),
+            sources=st.lists(changed_calls, max_size=2).map(tuple),
+            lesson_only_cells=st.booleans(),
+        ),
+        max_size=3,
+    ).map(tuple),
+)
+confinements = st.builds(
+    Confinement,
+    mode=st.sampled_from(get_args(Mode)),
+    memory=st.integers(0, 2**40),
+    file_bytes=st.integers(0, 2**34),
+    processes=st.integers(0, 4096),
+    scratch_bytes=st.integers(0, 2**34),
+    uid=st.none() | st.integers(0, 2**32 - 1),
+    gid=st.none() | st.integers(0, 2**32 - 1),
+    keep=st.lists(names, max_size=3).map(tuple),
+    cache=st.none() | names,
+    trusted=st.booleans(),
+    home=names,
+    cpu_seconds=st.integers(0, 10_000),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(request=requests)
+def test_a_request_reads_back_as_the_parent_built_it(request):
+    assert Request.from_line(request.to_line()) == request
+
+
+@settings(max_examples=100, deadline=None)
+@given(confinement=confinements)
+def test_a_confinement_reads_back_as_the_parent_built_it(confinement):
+    assert Confinement.from_line(confinement.to_line()) == confinement
+    fork = json.loads(json.dumps({"fork": 1, "confinement": confinement.to_message()}))
+    assert Confinement.from_message(fork["confinement"]) == confinement
+
+
+def _request() -> dict:
+    call = {"call": "gradients", "transform": "shift_key", "key": "", "value": 1.0, "bend": None}
+    return {
+        "id": "learner-1",
+        "preload": ["optax"],
+        "budget": 10.0,
+        "cells": [
+            {"index": 0, "source": "x = 1", "offset": 3, "role": "task", "report": ["x"], "jit": []}
+        ],
+        "checkpoint": None,
+        "checkpoint_names": [],
+        "scenarios": [
+            {"name": "run-1", "inputs": {"x": [1.0]}, "sources": [call], "lesson_only_cells": False}
+        ],
+    }
+
+
+def _changed(path: str, value) -> bytes:
+    """The honest request with one entry set (a path of keys and indices), or deleted
+    (`value` is `...`)."""
+    data = _request()
+    *parents, last = path.split("/")
+    place = data
+    for step in parents:
+        place = place[int(step)] if step.isdigit() else place[step]
+    if value is ...:
+        del place[last]
+    else:
+        place[int(last) if last.isdigit() else last] = value
+    return json.dumps(data).encode()
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("extra", 1),  # unknown keys, at every level
+        ("cells/0/hook", "x"),
+        ("scenarios/0/probe", True),
+        ("scenarios/0/sources/0/shift", 1.0),
+        ("budget", ...),  # missing keys
+        ("cells/0/jit", ...),
+        ("scenarios/0/sources/0/bend", ...),
+        ("budget", "10"),  # wrong types
+        ("budget", True),
+        ("preload", "optax"),
+        ("cells/0/index", True),
+        ("cells/0/role", "tusk"),
+        ("cells/0/report", "x"),
+        ("cells/0", ["x = 1"]),
+        ("checkpoint", 1.5),
+        ("scenarios/0/inputs", [1.0]),
+        ("scenarios/0/lesson_only_cells", 0),
+        ("scenarios/0/sources/0/value", "1.0"),
+        ("scenarios/0/sources/0/bend", [0.1, 1.0]),
+    ],
+)
+def test_a_request_of_another_shape_is_refused(path, value):
+    Request.from_line(json.dumps(_request()).encode())  # the honest one reads
+    with pytest.raises(ShapeError):
+        Request.from_line(_changed(path, value))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b'{"id": "a", "id": "b"}',  # a repeated key: the last would win
+        b"[]",
+        b"not json",
+    ],
+)
+def test_a_request_line_that_is_not_one_object_is_refused(bad):
+    with pytest.raises(ShapeError):
+        Request.from_line(bad)
+
+
+CONFINEMENT = Confinement("userns", 2**30, 2**20, 64, 2**26, uid=7, gid=7, keep=("/tmp/v",))
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("root", True),  # an unknown key
+        ("memory", ...),  # a missing one
+        ("mode", "root"),
+        ("memory", "1073741824"),
+        ("processes", 1.5),
+        ("uid", "0"),
+        ("keep", "/tmp/v"),
+        ("trusted", "yes"),
+        ("cpu_seconds", None),
+    ],
+)
+def test_a_confinement_of_another_shape_is_refused(key, value):
+    data = CONFINEMENT.to_message()
+    if value is ...:
+        del data[key]
+    else:
+        data[key] = value
+    with pytest.raises(ShapeError):
+        Confinement.from_message(data)
+    with pytest.raises(ShapeError):
+        Confinement.from_line(json.dumps(data))
+
+
+def test_confine_reads_the_confinement_the_parent_writes():
+    """`run/confine.py` runs by path, in the sandbox: it loads the record's folder itself
+    and reads the very line `run/confined_child.py` gives it."""
+    import importlib.util
+
+    import lessonkit.child
+
+    spec = importlib.util.spec_from_file_location("confine_under_test", CONFINE_SCRIPT)
+    confine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(confine)
+    assert Path(confine.CHILD_FOLDER) == Path(lessonkit.child.__file__).parent == RECORD_FOLDER
+    read = confine.read_confinement(CONFINEMENT.to_line().decode())
+    assert dataclasses.asdict(read) == dataclasses.asdict(CONFINEMENT)
+    with pytest.raises(ValueError, match="unknown keys"):
+        confine.read_confinement(json.dumps({**CONFINEMENT.to_message(), "root": True}))

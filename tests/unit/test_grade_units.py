@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lessonkit.child import cells, channel, varied_calls, wire
 from lessonkit.child.encoder import Encoder
 from lessonkit.child.guard import ModuleGuard
+from lessonkit.child.request import CellSpec, ChangedCall
 from lessonkit.child.runner import WorkerProgram
 from lessonkit.grade import reported
 from lessonkit.grade.explain import explain_error
@@ -422,7 +423,7 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
 
 
 def test_inputs_are_stripped_only_where_they_are_plain_assignments():
-    cell = {"index": 0, "offset": 10, "source": "params = 1\nx = 2\nparams['a'] = 3\ny = x\n"}
+    cell = CellSpec(0, "params = 1\nx = 2\nparams['a'] = 3\ny = x\n", 10, "setup", ())
     code = cells.compile_cell(cell, frozenset({"params", "x"}))
     namespace = {"params": {}, "x": 5}
     exec(code, namespace)
@@ -431,7 +432,7 @@ def test_inputs_are_stripped_only_where_they_are_plain_assignments():
 
 def test_syntax_errors_are_reported_with_file_lines():
     with pytest.raises(cells.CompileError) as caught:
-        cells.compile_cell({"index": 2, "offset": 40, "source": "a = 1\nb = (\n"}, frozenset())
+        cells.compile_cell(CellSpec(2, "a = 1\nb = (\n", 40, "setup", ()), frozenset())
     assert caught.value.report["kind"] == "syntax"
     assert caught.value.report["frames"][0][:2] == [2, 42]
 
@@ -584,8 +585,8 @@ def _sources(call: str, transform: str, key: str, value):
     import jax.numpy as jnp
 
     installer = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
-    source = {"call": call, "transform": transform, "key": key, "value": value}
-    return installer.install(installer.prepare([source]))
+    source = ChangedCall(call, transform, key, value)
+    return installer.install(installer.prepare((source,)))
 
 
 def test_a_gradient_probe_changes_every_derivative_where_it_is_made():
@@ -997,8 +998,8 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
     probe = Probe("p", "t", "input", "params", transform, key, value, (), 1)
     by_parent = _changed(plain, probe)
     calls = varied_calls.VariedCalls(None, lambda v: jnp.asarray(v, dtype=jnp.float32))
-    source = {"call": "x.y", "transform": transform, "key": key, "value": value}
-    ((_, change),) = calls.prepare([source])
+    source = ChangedCall("x.y", transform, key, value)
+    ((_, change),) = calls.prepare((source,))
     arrays = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in plain.items()}
     by_child = change(arrays)
     assert sorted(by_parent) == sorted(by_child)
@@ -1006,6 +1007,20 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
         assert by_child[name].tolist() == pytest.approx(expected, abs=1e-6)
     if key == "missing":
         assert by_parent == plain and by_child is arrays
+
+
+@pytest.mark.parametrize("source", ["input", "gradients", "call"])
+def test_a_transform_without_a_row_fails_loudly_in_the_parent(lesson, source):
+    """Every choice about a transform is read from its row (`lessonkit.child.transforms`):
+    a probe naming one that has none stops the grading where the parent builds the probe's
+    scenarios, rather than being sent as it is or drawn as some other transform."""
+    from lessonkit.grade.probes import probe_runs
+
+    grading = grading_of(lesson)
+    target = {"input": grading.input_names[0], "gradients": "gradients", "call": "optax.sgd"}
+    twist = Probe("twist", "t", source, target[source], "twist", "w", 1.0, (), 1)
+    with pytest.raises(KeyError, match=r"no probe transform is named 'twist'; they are: add_leaf"):
+        probe_runs(dataclasses.replace(grading, probes=(twist,)), seed=1)
 
 
 def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
@@ -1039,8 +1054,8 @@ def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, k
 
     bend = (depth, frequency, phase)
     calls = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
-    source = {"call": "x.y", "transform": "shift_key", "key": "", "value": 1.0, "bend": bend}
-    ((_, change),) = calls.prepare([source])
+    source = ChangedCall("x.y", "shift_key", "", 1.0, bend)
+    ((_, change),) = calls.prepare((source,))
     moved = {v: float(change(jnp.float32(v))) - v for v in (known, real)}
     assert all(0.39 <= by <= 1.61 for by in moved.values()), moved
     apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from lessonkit.child import cells, jit_watch, wire
+from lessonkit.child.request import CellSpec
 from lessonkit.errors import LessonError
 from lessonkit.grade.protocol import JitOutcome, parse_event
 from lessonkit.grade.reported import Interference
@@ -143,7 +144,7 @@ def _run(source: str, names: tuple[str, ...], namespace: dict | None = None) -> 
     """Compile and run one cell as the child does (in `namespace`), and return its jit report."""
     import jax
 
-    cell = {"index": 0, "source": source, "offset": 0, "jit": list(names)}
+    cell = CellSpec(0, source, 0, "setup", (), names)
     code = cells.compile_cell(cell, frozenset())
     watch = jit_watch.JitWatch(jax.jit, {"<cell 0>": 0})
     space = {} if namespace is None else namespace

@@ -15,6 +15,7 @@ import pytest
 
 from lessonkit.child.cells import compile_cell
 from lessonkit.child.placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
+from lessonkit.child.request import CellSpec
 from lessonkit.lesson.layout import OPTIONAL_HELPER, TODO_HELPER
 
 FORMS = {
@@ -57,7 +58,7 @@ def _child_run(source: str) -> tuple[BaseException | None, BaseException | None]
     """(the error that left the cell, the placeholder the child reports) for a task cell."""
     namespace = _helper()
     watch = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
-    code = compile_cell({"index": 7, "source": source, "offset": 0, "role": "task"}, frozenset())
+    code = compile_cell(CellSpec(7, source, 0, "task", ()), frozenset())
     escaped = None
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -112,7 +113,7 @@ def test_the_rewritten_with_behaves_as_written():
     )
     namespace["__file__"] = "unused"
     exec(
-        compile_cell({"index": 1, "source": source, "offset": 0, "role": "task"}, frozenset()),
+        compile_cell(CellSpec(1, source, 0, "task", ()), frozenset()),
         namespace,
     )
     assert namespace["kept"] is None and namespace["five"] == 5
@@ -120,7 +121,5 @@ def test_the_rewritten_with_behaves_as_written():
     assert namespace["later"]() == 1  # a function's own `with` runs without the hook
     with pytest.raises(TypeError, match="does not support the context manager protocol"):
         namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
-        code = compile_cell(
-            {"index": 2, "source": "with 3:\n    pass", "offset": 0, "role": "task"}, frozenset()
-        )
+        code = compile_cell(CellSpec(2, "with 3:\n    pass", 0, "task", ()), frozenset())
         exec(code, namespace)

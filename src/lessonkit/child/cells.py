@@ -6,6 +6,7 @@ import ast
 
 from .names import bound_at_top
 from .placeholders import watch_placeholders
+from .request import TASK, CellSpec
 from .wire import MAX_MESSAGE, MAX_TEXT
 
 
@@ -49,13 +50,13 @@ def _watch_jit(body: list, names: frozenset[str]) -> list:
     return out
 
 
-def compile_cell(cell: dict, strip: frozenset[str]):
+def compile_cell(cell: CellSpec, strip: frozenset[str]):
     """The cell's code, without the assignments of names the scenario supplies, with the
     functions its task's `jit:` rule names handed to the jit watch as they are bound, and,
     in a task cell, each `with` and `except` reporting the placeholders that reach it."""
-    filename = f"<cell {cell['index']}>"
+    filename = f"<cell {cell.index}>"
     try:
-        tree = ast.parse(cell["source"], filename=filename)
+        tree = ast.parse(cell.source, filename=filename)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None) or 1
         raise CompileError(
@@ -64,18 +65,18 @@ def compile_cell(cell: dict, strip: frozenset[str]):
                 "type": type(exc).__name__,
                 "module": "builtins",
                 "message": str(getattr(exc, "msg", exc))[:MAX_TEXT],
-                "frames": [[cell["index"], line + cell["offset"], 1]],
+                "frames": [[cell.index, line + cell.offset, 1]],
             }
         ) from None
     if strip:
         tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
-    watched = frozenset(cell.get("jit") or ())
+    watched = frozenset(cell.jit)
     if watched:
         tree.body = _watch_jit(tree.body, watched)
         ast.fix_missing_locations(tree)
-    if cell.get("role") == "task":
+    if cell.role == TASK:
         tree = watch_placeholders(tree)
-    ast.increment_lineno(tree, cell["offset"])
+    ast.increment_lineno(tree, cell.offset)
     return compile(tree, filename, "exec", dont_inherit=True)  # not this file's __future__
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
-import json
 import math
 import os
 import resource
 import signal
 import sys
 import time
+from dataclasses import replace
 
 from . import wire
 from .cells import JIT_HOOK, CellTimeout, CompileError, compile_cell, error_report
@@ -20,6 +20,7 @@ from .encoder import Encoder
 from .guard import ModuleGuard
 from .jit_watch import JitWatch
 from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
+from .request import LESSON_ONLY, SETUP, SKIP, CellSpec, Request, ScenarioSpec
 from .varied_calls import VariedCalls
 
 
@@ -87,12 +88,12 @@ class WorkerProgram:
         if self.deadline is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
 
-    def run(self, request: dict) -> None:
-        for name in request.get("preload", ()):
+    def run(self, request: Request) -> None:
+        for name in request.preload:
             with contextlib.suppress(Exception):
                 __import__(name)
         self.guard.refresh()
-        budget = request.get("budget")
+        budget = request.budget
         self.deadline = None if budget is None else self._perf() + float(budget)
         if budget is not None:
             limit = resource.getrusage(resource.RUSAGE_SELF)
@@ -104,12 +105,13 @@ class WorkerProgram:
                 pass
         self.patched = []
         self._compiled = {}
-        cells = request["cells"]
-        files = {f"<cell {c['index']}>": c["index"] for c in cells}
+        cells = request.cells
+        files = {f"<cell {c.index}>": c.index for c in cells}
         timed_out = False
         # Every scenario is made ready before any cell runs and the request forgets their
         # descriptions: a cell that walks up to these frames finds names, arrays and closures.
-        prepared = [self._prepare(spec) for spec in request.pop("scenarios")]
+        prepared = [self._prepare(spec) for spec in request.scenarios]
+        request = replace(request, scenarios=())
         try:
             for scenario in prepared:
                 if not self._scenario(request, scenario, cells, files):
@@ -122,22 +124,22 @@ class WorkerProgram:
         self.channel.send(
             wire.event(
                 "done",
-                request=request["id"],
+                request=request.id,
                 timed_out=timed_out,
                 patched=sorted(set(self.patched)),
             )
         )
 
-    def _prepare(self, spec: dict) -> _Scenario:
-        inputs = spec.get("inputs")
+    def _prepare(self, spec: ScenarioSpec) -> _Scenario:
+        inputs = spec.inputs
         return _Scenario(
-            spec["name"],
+            spec.name,
             None if inputs is None else {k: self.make_inputs(v) for k, v in inputs.items()},
-            self.sources.prepare(spec.get("sources") or []),
-            bool(spec.get("lesson_only_cells", False)),
+            self.sources.prepare(spec.sources),
+            spec.lesson_only_cells,
         )
 
-    def _scenario(self, request: dict, scenario: _Scenario, cells: list, files: dict) -> bool:
+    def _scenario(self, request: Request, scenario: _Scenario, cells: list, files: dict) -> bool:
         """Run one scenario; False when the time budget ran out."""
         namespace = {"__name__": "__main__", "__builtins__": builtins}
         strip: frozenset[str] = frozenset()
@@ -154,21 +156,21 @@ class WorkerProgram:
 
     def _cells(self, request, scenario, cells, files, namespace, strip) -> bool:
         for cell in cells:
-            index = cell["index"]
-            if cell["role"] == "skip" or (cell["role"] == "lesson" and not scenario.lesson_only):
+            index = cell.index
+            if cell.role == SKIP or (cell.role == LESSON_ONLY and not scenario.lesson_only):
                 continue
-            where = {"request": request["id"], "scenario": scenario.name, "cell": index}
+            where = {"request": request.id, "scenario": scenario.name, "cell": index}
             self.channel.send(wire.event("start", **where))
-            inputs_here = strip if cell["role"] == "setup" else frozenset()
+            inputs_here = strip if cell.role == SETUP else frozenset()
             result = self._cell(cell, namespace, inputs_here, files)
             report = wire.event("cell", **where, **result)
-            names = cell.get("report") or []
+            names = cell.report
             if names:
                 report["values"] = {
                     n: self.encoder.encode(namespace[n]) for n in names if n in namespace
                 }
-            if index == request.get("checkpoint"):
-                names = request.get("checkpoint_names") or []
+            if index == request.checkpoint:
+                names = request.checkpoint_names
                 report["checkpoint"] = {
                     n: self.encoder.encode(namespace[n]) for n in names if n in namespace
                 }
@@ -177,13 +179,13 @@ class WorkerProgram:
                 return False
         return True
 
-    def _compile(self, cell: dict, strip: frozenset[str]):
-        key = (cell["index"], strip)
+    def _compile(self, cell: CellSpec, strip: frozenset[str]):
+        key = (cell.index, strip)
         if key not in self._compiled:
             self._compiled[key] = compile_cell(cell, strip)
         return self._compiled[key]
 
-    def _cell(self, cell: dict, namespace: dict, strip: frozenset[str], files) -> dict:
+    def _cell(self, cell: CellSpec, namespace: dict, strip: frozenset[str], files) -> dict:
         try:
             code = self._compile(cell, strip)
         except CompileError as exc:
@@ -191,7 +193,7 @@ class WorkerProgram:
         capture = OutputCapture()
         saved = sys.stdout, sys.stderr
         error = None
-        watched = cell.get("jit") or []
+        watched = list(cell.jit)
         watch = JitWatch(self._jit, files) if watched else None
         if watch is not None:
             namespace[JIT_HOOK] = watch.wrap
@@ -224,7 +226,7 @@ class WorkerProgram:
             result["jit"] = watch.report(watched)
         return result
 
-    def _mismatched_trees(self, exc: BaseException, cell: dict, namespace: dict, error: dict):
+    def _mismatched_trees(self, exc: BaseException, cell: CellSpec, namespace: dict, error: dict):
         """For a pytree structure error: the trees named in the failing call, as data.
 
         JAX's own message names no key path a learner can act on; with the trees the parent
@@ -235,7 +237,7 @@ class WorkerProgram:
         if not any(mark in message for mark in _TREE_ERRORS) or not error["frames"]:
             return None
         index, line, _ = error["frames"][-1]
-        if index != cell["index"]:
+        if index != cell.index:
             return None
         frame_names = dict(namespace)
         tb = exc.__traceback__
@@ -244,11 +246,11 @@ class WorkerProgram:
                 frame_names = {**namespace, **tb.tb_frame.f_locals}
             tb = tb.tb_next
         try:
-            tree = ast.parse(cell["source"])
+            tree = ast.parse(cell.source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.lineno + cell["offset"] == line:
+            if isinstance(node, ast.Call) and node.lineno + cell.offset == line:
                 names = [a.id for a in node.args if isinstance(a, ast.Name)]
                 found = [
                     [n, self.encoder.encode(frame_names[n])]
@@ -299,4 +301,4 @@ def serve(report_fd: int) -> None:
     channel.send(wire.event("ready", jax=jax.__version__, python=sys.version.split()[0]))
     for line in requests:
         if line.strip():
-            runner.run(json.loads(line))
+            runner.run(Request.from_line(line))

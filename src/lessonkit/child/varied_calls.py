@@ -7,6 +7,7 @@ import contextlib
 import importlib
 
 from . import transforms
+from .request import ChangedCall
 
 
 class VariedCalls:
@@ -25,12 +26,12 @@ class VariedCalls:
         self._jax = jax_module
         self._make_array = make_array
 
-    def prepare(self, sources: list) -> list:
+    def prepare(self, sources: tuple[ChangedCall, ...]) -> list:
         """(call, change) for each source: what `install` wraps, with no description left.
 
         A scenario keeps only these closures, so no plain data in the child (a dict in a
         frame a cell can walk to) says what a scenario varies."""
-        return [(source["call"], self._change(source)) for source in sources]
+        return [(source.call, self._change(source)) for source in sources]
 
     def install(self, changes: list):
         """Wrap each call with its change; return the function that puts the originals back.
@@ -56,9 +57,9 @@ class VariedCalls:
 
         return undo
 
-    def _change(self, source: dict):
-        name, key, value = source["transform"], source.get("key"), source.get("value")
-        leaf, apply, bend = self._make_array, transforms.apply, source.get("bend")
+    def _change(self, source: ChangedCall):
+        name, key, value = source.transform, source.key, source.value
+        leaf, apply, bend = self._make_array, transforms.apply, source.bend
 
         def bent(moved, by):
             if not bend:

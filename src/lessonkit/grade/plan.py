@@ -1,10 +1,7 @@
 """Which cell is which: the learner's cells matched to the lesson's, each given a role.
 
-Roles decide where a cell runs. `setup` cells (the helper, the steps, anything the learner
-added) run in every scenario; `lesson` cells (the core experiments) assert the lesson's own
-numbers, so they run on the lesson's inputs only; `task` cells are graded; `skip` cells (the
-figure and the optional "going further" experiments) are neither graded nor needed by a
-task, so the grader does not spend time on them.
+Roles (`setup`, `lesson`, `task`, `skip`) decide where a cell runs; they are declared with
+the request the child reads (`lessonkit.child.request`).
 Task cells are found by their `# TASK <id>` line; the others are matched to the lesson's
 code cells by their syntax tree, then by similarity, so an edited step is still a step.
 """
@@ -18,19 +15,14 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Final
 
 from lessonkit.child.names import bindings
-from lessonkit.grade.protocol import CellRole
+from lessonkit.child.request import LESSON_ONLY, SETUP, SKIP, TASK, CellRole
 from lessonkit.grade.sources import Submission
 from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Experiment, Lesson
 from lessonkit.lesson.syntax import parse_python
 
-SETUP: Final = "setup"
-LESSON_ONLY: Final = "lesson"
-TASK: Final = "task"
-SKIP: Final = "skip"
 _SIMILAR = 0.6
 MAX_COMPARISONS = 4_000
 MAX_PARSED = 100_000  # characters of learner code parsed to match cells (a practice file: 25k)

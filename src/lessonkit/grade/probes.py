@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from lessonkit.child.transforms import apply
+from lessonkit.child.transforms import apply, row
 from lessonkit.grade.inputs import Tree, draw_set
 from lessonkit.grade.protocol import ChangedCall
 from lessonkit.lesson.model import Grading, Probe, ProbeValue
@@ -103,12 +103,13 @@ def family_member(probe: Probe, rng: random.Random) -> Probe:
     meets one it could not know. A dropped key, a replaced step value and the library call
     stay as declared: they name what the task is about.
     """
-    if probe.transform == "add_leaf":
+    drawn = row(probe.transform)
+    key, value = probe.key, probe.value
+    if drawn.drawn_key:
         key = rng.choice(_KEY_LETTERS) + "".join(rng.choices(_KEY_LETTERS + "0123456789_", k=7))
-        return replace(probe, key=key, value=_drawn_like(probe.value, rng, 0.5, 3.0))
-    if probe.transform == "shift_key":
-        return replace(probe, value=_drawn_like(probe.value, rng, 0.5, 2.0))
-    return probe
+    if drawn.drawn_value is not None:
+        value = _drawn_like(probe.value, rng, *drawn.drawn_value)
+    return replace(probe, key=key, value=value)
 
 
 def _rng(seed: int, number: int, copy: int) -> random.Random:
@@ -133,7 +134,8 @@ def probe_run(probe: Probe, grading: Grading, seed: int, number: int, copy: int 
         drawn[probe.target] = _changed(drawn[probe.target], probe)
         return ProbeRun(name, probe, drawn, (), copy)
     if probe.source == "step":
-        return ProbeRun(name, probe, {**drawn, probe.target: probe.value}, (), copy)  # type: ignore[dict-item]
+        given = apply(probe.transform, None, probe.key, probe.value, _plain, _shifted)
+        return ProbeRun(name, probe, {**drawn, probe.target: given}, (), copy)
     source = ChangedCall(probe.target, probe.transform, probe.key, probe.value, _bend(probe, rng))  # type: ignore[arg-type]
     return ProbeRun(name, probe, drawn or None, (source,), copy)
 
@@ -142,7 +144,7 @@ def _bend(probe: Probe, rng: random.Random) -> tuple[float, float, float] | None
     """How a changed call's shift follows the value it moves (`ChangedCall.bend`), drawn for
     each copy: a depth under 1 (every leaf still moves, by 0.4 to 1.6 times the shift), a
     frequency of about 1 (a result that differs in its last bits moves alike) and a phase."""
-    if probe.transform != "shift_key":
+    if not row(probe.transform).bends:
         return None
     return (rng.uniform(0.3, 0.6), rng.uniform(0.7, 1.3), rng.uniform(0.0, 6.283))
 

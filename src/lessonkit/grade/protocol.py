@@ -1,7 +1,8 @@
 """The typed protocol between the grading parent and its children.
 
-Requests go to a child as JSON lines built from frozen dataclasses. Reports come back as
-JSON lines that are *data from an untrusted process*: a child that has run learner code
+Requests go to a child as JSON lines built from the frozen dataclasses that both sides
+load from `lessonkit.child.request` (re-exported here, the parent's front). Reports come
+back as JSON lines that are *data from an untrusted process*: a child that has run learner code
 may write anything to its report channel. `parse_event` therefore accepts only the exact
 shapes below (every field type- and range-checked, unknown or duplicate keys rejected,
 sizes capped) and raises `Interference` for anything else; the grader turns that into the
@@ -11,9 +12,15 @@ verdict "the submission interfered with the grader", never a crash and never a p
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from lessonkit.child.request import (  # noqa: F401 - the request's shape, re-exported
+    CellSpec,
+    ChangedCall,
+    Request,
+    ScenarioSpec,
+)
 from lessonkit.child.wire import (
     CELL_STATUSES,
     ERROR,
@@ -35,69 +42,12 @@ from lessonkit.grade.reported import (
     text,
 )
 
-CellRole = Literal["setup", "lesson", "task", "skip"]
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
 JitStatus = Literal["ok", "error", "not called", "not defined"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
 MAX_FRAMES = 16
-
-
-# --------------------------------------------------------------------------- requests
-
-
-@dataclass(frozen=True)
-class CellSpec:
-    index: int
-    source: str
-    offset: int  # added to a line of `source` to give the line shown to the learner
-    role: CellRole
-    report: tuple[str, ...]  # names whose values are reported after the cell
-    jit: tuple[str, ...] = ()  # functions the cell defines whose calls are repeated under jit
-
-
-@dataclass(frozen=True)
-class ChangedCall:
-    """A library call whose results a scenario changes: `transform(result, key, value)`.
-
-    `call` is "gradients" (every derivative jax.grad, value_and_grad, vjp, jacrev and
-    jacfwd return) or a `module.function` name such as "optax.apply_updates".
-    """
-
-    call: str
-    transform: str
-    key: str
-    value: float | tuple[float, ...] | None
-    # A shift's bend (depth, frequency, phase): each leaf t moves by
-    # value * (1 + depth * sin(frequency * t + phase)), so how far a result moves depends on
-    # the result itself and a call on an answer the cell knows learns nothing of another's.
-    bend: tuple[float, float, float] | None = None
-
-
-@dataclass(frozen=True)
-class ScenarioSpec:
-    """One run of the file. Drawn input sets and probes are scenarios of the same shape:
-    values for names the steps assign (`inputs`) and library calls changed (`sources`)."""
-
-    name: str
-    inputs: dict[str, Any] | None  # replacement values for names the steps assign, or None
-    sources: tuple[ChangedCall, ...] = ()  # the wire key the child reads: its changed calls
-    lesson_only_cells: bool = False  # also run the lesson-only cells (lesson inputs only)
-
-
-@dataclass(frozen=True)
-class Request:
-    id: str
-    preload: tuple[str, ...]
-    budget: float | None  # seconds for learner code, or None for the trusted reference
-    cells: tuple[CellSpec, ...]
-    checkpoint: int | None  # after this cell the step names are reported
-    checkpoint_names: tuple[str, ...]
-    scenarios: tuple[ScenarioSpec, ...]
-
-    def to_line(self) -> bytes:
-        return json.dumps(asdict(self)).encode() + b"\n"
 
 
 # --------------------------------------------------------------------------- reports

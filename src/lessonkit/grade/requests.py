@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lessonkit.child.transforms import UNCHANGED
 from lessonkit.grade.checks import LESSON
 from lessonkit.grade.inputs import LessonInputs, draw_inputs, grading_of
 from lessonkit.grade.plan import (
@@ -115,7 +116,8 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
             spec,
             sources=tuple(
                 next(
-                    (s for s in spec.sources if s.call == call), ChangedCall(call, "none", "", None)
+                    (s for s in spec.sources if s.call == call),
+                    ChangedCall(call, UNCHANGED.name, "", None),
                 )
                 for call in calls
             ),

@@ -56,6 +56,8 @@ import re
 from collections.abc import Callable
 from typing import get_args
 
+from lessonkit.child.transforms import ROWS, ValueShape
+from lessonkit.child.transforms import row as transform_row
 from lessonkit.lesson.model import (
     AttemptStatus,
     Bernoulli,
@@ -67,6 +69,7 @@ from lessonkit.lesson.model import (
     Integers,
     Probe,
     ProbeSource,
+    ProbeValue,
     TaskRule,
     Transform,
     Uniform,
@@ -74,6 +77,7 @@ from lessonkit.lesson.model import (
 from lessonkit.lesson.task_rules import TASK_RULES, Fail
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
+_STEP_TRANSFORM = next(r.name for r in ROWS if r.authored and r.varies == "step")
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *TASK_RULES})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
@@ -301,6 +305,27 @@ def _replacement(value: object) -> bool:
     return _number(value)
 
 
+def _numbers(value: object) -> ProbeValue:
+    """A number, or a list of numbers (as a tuple); else None."""
+    if _number(value):
+        return float(value)  # type: ignore[arg-type]
+    if isinstance(value, list) and value and all(map(_number, value)):
+        return tuple(float(v) for v in value)
+    return None
+
+
+_VALUE_PROBLEMS: dict[ValueShape, tuple[Callable[[object], bool], str]] = {
+    "numbers": (
+        lambda value: _numbers(value) is not None,
+        "'value' must be a number or a list of numbers",
+    ),
+    "replacement": (_replacement, "'value' must be a number, a list or a mapping of them"),
+    "none": (lambda value: value is None, "{transform} takes no 'value'"),
+}
+"""For each shape of a transform's value (`child.transforms.ValueShape`): whether a probe's
+value has it, and what to say when it does not."""
+
+
 def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> Probe:
     required = {"name", "task", "vary", "transform"}
     entry, name, where = _entry(entry, index, block, "probe", _PROBE_KEYS, required)
@@ -310,38 +335,28 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
             f"probe {name!r}: transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}",
             where,
         )
+    spec = transform_row(transform)
     source = _probe_source(target, inputs)
     if target.count(".") and not all(part.isidentifier() for part in target.split(".")):
         raise block.error(f"probe {name!r}: {target!r} is not a module.function name", where)
-    if (source == "step") != (transform == "replace"):
+    if (source == "step") != (spec.varies == "step"):
         raise block.error(
             f"probe {name!r}: "
             + (
                 f"{target!r} is not an input the generators draw, so the probe must give its "
-                "value: 'transform: replace' with 'value:'"
+                f"value: 'transform: {_STEP_TRANSFORM}' with 'value:'"
                 if source == "step"
-                else f"'replace' gives a value to a name a step assigns, not to {target!r}"
+                else f"'{transform}' gives a value to a name a step assigns, not to {target!r}"
             ),
             where,
         )
     value = entry.get("value")
-    if transform == "replace":
-        if not _replacement(value):
-            raise block.error(
-                f"probe {name!r}: 'value' must be a number, a list or a mapping of them", where
-            )
-    elif transform != "drop_key":
-        if _number(value):
-            value = float(value)
-        elif isinstance(value, list) and value and all(map(_number, value)):
-            value = tuple(float(v) for v in value)
-        else:
-            raise block.error(
-                f"probe {name!r}: 'value' must be a number or a list of numbers", where
-            )
-    elif value is not None:
-        raise block.error(f"probe {name!r}: drop_key takes no 'value'", where)
-    if transform in ("add_leaf", "drop_key") and not entry.get("key"):
+    fits, problem = _VALUE_PROBLEMS[spec.value]
+    if not fits(value):
+        raise block.error(f"probe {name!r}: " + problem.format(transform=transform), where)
+    if spec.value == "numbers":
+        value = _numbers(value)
+    if spec.needs_key and not entry.get("key"):
         raise block.error(f"probe {name!r}: {transform} needs a 'key'", where)
     messages = entry.get("messages", {})
     if not isinstance(messages, dict):

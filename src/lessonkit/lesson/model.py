@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
+from lessonkit.child.transforms import AUTHORED
+
 STAGES: tuple[str, ...] = (
     "Understand",
     "Build & Run",
@@ -248,7 +250,7 @@ class Quiz:
     line: int
 
 
-Transform = Literal["add_leaf", "drop_key", "shift_key", "replace"]
+Transform = Literal[AUTHORED]  # the names lesson.md may give, from `child.transforms` rows
 # Where a probe varies a value: a drawn input, a name a step assigns, every derivative JAX's
 # differentiation functions return, or what one library function returns.
 ProbeSource = Literal["input", "step", "gradients", "call"]

@@ -1,18 +1,25 @@
 """Limits for a process about to run learner code, and a launcher that applies them.
 
 Run by path, never imported from lessonkit (it may run inside the sandbox, which sees only
-the files bound into it): `python -I confine.py MEMORY FILE_BYTES NPROC CPU_S [UID GID] --
-PROGRAM ARG...` applies them to itself and then becomes PROGRAM, so every child that runs
-learner code (the grading worker, a learner's whole script) starts already confined. The
-numbers come from the parent's `run/limits.py` (`run/confined_child.py` writes this argv).
+the files bound into it): `python -I confine.py CONFINEMENT -- PROGRAM ARG...` applies the
+limits and the user of CONFINEMENT (a `Confinement` record as one JSON line, from
+`lessonkit/child/confinement.py`, which it loads by path with its folder) to itself and then
+becomes PROGRAM, so every child that runs learner code (the grading worker, a learner's
+whole script) starts already confined. The parent writes the record
+(`run/confined_child.py`), its numbers from `run/limits.py`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import resource
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHILD_FOLDER = os.path.join(os.path.dirname(HERE), "child")
+"""`lessonkit/child/`: where the `Confinement` record and its codec are declared."""
 
 
 def limit_resources(memory_bytes: int, file_bytes: int, processes: int, cpu_seconds: int) -> None:
@@ -47,16 +54,38 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise SystemExit("lessonkit confine: could not drop privileges")
 
 
+def limit_to(confinement) -> None:
+    """The limits of a `Confinement` record (`limit_resources`)."""
+    limit_resources(
+        confinement.memory, confinement.file_bytes, confinement.processes, confinement.cpu_seconds
+    )
+
+
+def read_confinement(line: str):
+    """The parent's `Confinement` record, read strictly by its own codec: the child's folder
+    loaded by path as the package `lessonkit_child`, as the grading child loads it."""
+    if "lessonkit_child" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "lessonkit_child_start", os.path.join(CHILD_FOLDER, "start.py")
+        )
+        start = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(start)
+        start.load_child_package()
+    from lessonkit_child.confinement import Confinement
+
+    return Confinement.from_line(line)
+
+
 def main(argv: list[str]) -> None:
-    """Apply the limits that `argv` names, then exec the program after `--`."""
+    """Apply the confinement `argv` starts with, then exec the program after `--`."""
     split = argv.index("--")
-    settings, program = [int(a) for a in argv[:split]], argv[split + 1 :]
-    memory, file_bytes, processes, cpu_seconds = settings[:4]
-    limit_resources(memory, file_bytes, processes, cpu_seconds)
+    (line,), program = argv[:split], argv[split + 1 :]
+    confinement = read_confinement(line)
+    limit_to(confinement)
     os.umask(0o022)  # what the trusted child writes (the compile cache) stays readable by
     # the learner children, which run as user ids of their own (`run/cache_access.py`)
-    if len(settings) == 6:
-        drop_privileges(settings[4], settings[5])
+    if confinement.uid is not None:
+        drop_privileges(confinement.uid, confinement.gid)
     os.execv(program[0], program)
 
 

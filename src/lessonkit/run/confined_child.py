@@ -10,7 +10,8 @@ and a learner's whole script (`run/whole_script.py`) are started here alike, in 
    and stays the caller;
 3. give it a folder of the parent's where it needs one (its scratch folder without the
    sandbox, or a working folder the caller reads back afterwards), owned by that identity;
-4. wrap the command in `run/confine.py` (memory, file size, tasks, CPU time, the identity),
+4. wrap the command in `run/confine.py`, given a `Confinement` record (memory, file size,
+   tasks, CPU time, the identity),
    then in the sandbox and, as root, in a cgroup of its own (`run/sandbox.py`);
 5. start it with the allow-listed environment, stderr to a file.
 
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from lessonkit.child.confinement import Confinement
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
@@ -35,6 +37,7 @@ from lessonkit.run.process import Process, Stream, child_environment, start_chil
 from lessonkit.run.sandbox import (
     CONFINE_SCRIPT,
     FORKING_CAPABILITIES,
+    RECORD_FOLDER,
     WORKING,
     ChildCgroup,
     Sandbox,
@@ -95,9 +98,11 @@ def bound_paths(
     isolation: Isolation, *, trusted: bool = False, readable: tuple[Path, ...] = ()
 ) -> tuple[Path, ...]:
     """What a sandboxed child sees of the parent's files, all read-only: the Python
-    installation, `run/confine.py`, `readable` and the compile cache it may read."""
+    installation, `run/confine.py` with the folder of the record it reads, `readable` and
+    the compile cache it may read."""
     cache = isolation.cache_for(trusted=trusted)
-    return (*python_paths(), CONFINE_SCRIPT, *readable, *([cache] if cache else []))
+    confine = (CONFINE_SCRIPT, RECORD_FOLDER)
+    return (*python_paths(), *confine, *readable, *([cache] if cache else []))
 
 
 def child_identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
@@ -144,13 +149,24 @@ def start_confined(
             for path in (*folder.iterdir(), folder):
                 os.chown(path, *become)
         uid = become[0] if become else os.getuid()
-        processes = 0 if trusted or forks else process_limit(uid, limits)
-        argv = [sys.executable, "-I", str(CONFINE_SCRIPT), str(limits.memory)]
-        argv += [str(limits.file_bytes), str(processes), str(cpu_seconds)]
-        argv += [*(str(i) for i in become or ()), "--", *command]
         home = "/tmp" if sandbox is not None or folder is None else str(folder)
-        extra = {**(settings or {}), "MPLCONFIGDIR": f"{home}/.matplotlib"}
         cache = isolation.cache_for(trusted=trusted)
+        confinement = Confinement(
+            mode="none",  # the sandbox, if any, is bubblewrap's: no namespaces of its own
+            memory=limits.memory,
+            file_bytes=limits.file_bytes,
+            processes=0 if trusted or forks else process_limit(uid, limits),
+            scratch_bytes=limits.scratch_bytes,
+            uid=become[0] if become else None,
+            gid=become[1] if become else None,
+            cache=str(cache) if cache is not None else None,
+            trusted=trusted,
+            home=home,
+            cpu_seconds=cpu_seconds,
+        )
+        line = confinement.to_line().decode().rstrip("\n")
+        argv = [sys.executable, "-I", str(CONFINE_SCRIPT), line, "--", *command]
+        extra = {**(settings or {}), "MPLCONFIGDIR": f"{home}/.matplotlib"}
         if cache is not None:
             extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
             if trusted:

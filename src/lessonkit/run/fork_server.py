@@ -56,11 +56,12 @@ def _load(name: str, path: str):
 
 class _Programs(NamedTuple):
     """What a fork runs: `run/confine.py` (limits, user drop), `run/isolate.py` and the
-    grading child's runner."""
+    grading child's runner, and the record that says how it is confined."""
 
     confine: object
     isolate: object
     runner: object
+    confinement: type  # `lessonkit/child/confinement.py`'s record, read from each fork request
 
 
 def _greet(greeting: socket.socket) -> None:
@@ -102,7 +103,7 @@ def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
     greeting = _descriptors(fds)
     _greet(greeting)  # the parent moves us into the child's cgroup before it answers
     confine, isolate = programs.confine, programs.isolate
-    confine.limit_resources(confinement.memory, confinement.file_bytes, confinement.processes, 0)
+    confine.limit_to(confinement)
     if confinement.mode != "none":
         isolate.enter_namespaces(confinement)
         learner = os.fork()  # PID 1 of the new namespace
@@ -138,7 +139,7 @@ def _write_compile_cache(folder: str) -> None:
 
 def _fork(programs: _Programs, message: dict, fds: list[int]) -> int:
     """Fork one grading child; returns its process id (here) once the fds are handed over."""
-    confinement = programs.isolate.Confinement.from_message(message["confinement"])
+    confinement = programs.confinement.from_message(message["confinement"])
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -233,13 +234,14 @@ def main(argv: list[str]) -> None:
     start.use_import_paths(argv[2])
     start.load_child_package()
     from lessonkit_child import runner, wire
+    from lessonkit_child.confinement import Confinement
 
     globals()[wire.CHILD_MARK] = True  # read by check() in the learner's file: do not grade here
     import jax.numpy  # noqa: F401 - imported once here, for every fork
     import numpy  # noqa: F401
 
     _preload(argv[3:], argv)
-    serve(control_fd, _Programs(confine, isolate, runner))
+    serve(control_fd, _Programs(confine, isolate, runner, Confinement))
 
 
 if __name__ == "__main__":

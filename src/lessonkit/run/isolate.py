@@ -17,19 +17,19 @@ order the kernel allows them:
    trace it, nor it them.
 
 Without a sandbox (the grader has no bubblewrap) only steps 1 and 5 apply, as for a child
-started from scratch. Standard library only: this runs in the starter, in the sandbox.
+started from scratch. What each fork becomes is the parent's `Confinement` record
+(`lessonkit/child/confinement.py`). Standard library only: this runs in the starter, in the
+sandbox.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING
 
-Mode = Literal["privileged", "userns", "none"]
-"""How the fork isolates itself: a privileged sandbox (the grader is root), a sandbox in a
-user namespace (an ordinary user), or no namespaces (no sandbox could start)."""
+if TYPE_CHECKING:  # loaded by path in the starter, which reads the record itself
+    from lessonkit.child.confinement import Confinement
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -43,44 +43,6 @@ MS_REC, MS_PRIVATE = 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 _CAPABILITY_VERSION_3 = 0x20080522
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """What one forked child becomes; sent by the parent with each fork request."""
-
-    mode: Mode
-    memory: int
-    file_bytes: int
-    processes: int
-    scratch_bytes: int
-    uid: int | None = None
-    """The user the child becomes (a fresh id in a privileged sandbox, the autograder's
-    account without one); None keeps the starter's user."""
-    gid: int | None = None
-    keep: tuple[str, ...] = ()
-    """Paths under /tmp the sandbox binds (the Python installation, the child's program,
-    the compile cache), bound again on top of the fork's own /tmp, read-only (a path inside
-    another comes with its bind: `outermost`)."""
-    cache: str | None = None
-    """The compile cache, which the starter's sandbox binds writable: the reference fork
-    (`trusted`) writes it; every other fork makes it read-only for itself first."""
-    trusted: bool = False
-    """The reference fork: it runs the lesson's own code only, keeps the starter's user and
-    may write `cache`."""
-    home: str = "/tmp"
-    """The child's working folder: the sandbox's private /tmp, or a scratch folder the
-    parent made for it."""
-
-    @classmethod
-    def from_message(cls, message: dict) -> Confinement:
-        fields = {key: message[key] for key in cls.__dataclass_fields__}
-        return cls(**{**fields, "keep": tuple(fields["keep"])})
-
-    @property
-    def writable(self) -> tuple[str, ...]:
-        """What this fork may write besides its own /tmp."""
-        return (self.cache,) if self.trusted and self.cache else ()
 
 
 _libc = ctypes.CDLL(None, use_errno=True)

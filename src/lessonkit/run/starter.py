@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from lessonkit.child.confinement import Confinement
 from lessonkit.run.confined_child import (
     ConfinedChild,
     bound_paths,
@@ -225,19 +226,19 @@ class Starter:
             os.chown(scratch.name, *become)
         mode = "none" if sandbox is None else "privileged" if sandbox.privileged else "userns"
         cache = self.isolation.cache_for(trusted=trusted)
-        confinement = {
-            "mode": mode,
-            "memory": limits.memory,
-            "file_bytes": limits.file_bytes,
-            "processes": 0 if trusted else process_limit(uid, limits),
-            "scratch_bytes": limits.scratch_bytes,
-            "uid": become[0] if become else None,
-            "gid": become[1] if become else None,
-            "keep": self._keep if sandbox is not None else (),
-            "home": home,
-            "cache": str(cache) if cache is not None else None,
-            "trusted": trusted,
-        }
+        confinement = Confinement(
+            mode=mode,
+            memory=limits.memory,
+            file_bytes=limits.file_bytes,
+            processes=0 if trusted else process_limit(uid, limits),
+            scratch_bytes=limits.scratch_bytes,
+            uid=become[0] if become else None,
+            gid=become[1] if become else None,
+            keep=self._keep if sandbox is not None else (),
+            home=home,
+            cache=str(cache) if cache is not None else None,
+            trusted=trusted,
+        )
         cgroup = None if trusted else child_cgroup(sandbox, limits, uid)
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
         request_read, request_write = os.pipe()
@@ -246,7 +247,7 @@ class Starter:
         ident = next(self._ids)
         handed: list[int] = [request_read]  # ours until handed to the starter
         try:
-            message = json.dumps({"fork": ident, "confinement": confinement}).encode()
+            message = json.dumps({"fork": ident, "confinement": confinement.to_message()}).encode()
             with self._fork_lock:
                 socket.send_fds(
                     self._control,
