@@ -44,10 +44,21 @@ from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule, Probe
+from lessonkit.lesson.model import Lesson, Probe
+from lessonkit.lesson.rules.accept import ACCEPT, EXACT
+from lessonkit.lesson.rules.jit import JIT, JitRule
+from lessonkit.lesson.rules.method import METHOD, MethodRule
 from lessonkit.run.process import describe_end
 
 from conftest import LESSON_MD, make_attempt
+
+
+def with_rule(rubric: TaskRubric, kind, value) -> TaskRubric:
+    """`rubric` with the task's value of one rule replaced (None: the task is not given it)."""
+    kept = tuple((key, rule) for key, rule in rubric.rules if key != kind.key)
+    added = () if value is None else ((kind.key, value),)
+    return dataclasses.replace(rubric, rules=kept + added)
+
 
 SEED = 5
 TASKS = ("make-it-yours", "nested-model", "repair", "adam-by-hand")
@@ -1037,8 +1048,7 @@ def test_accept_lets_another_mapping_and_float_dtype_pass_where_declared():
 
 def test_without_accept_another_mapping_is_a_wrong_tree():
     rubrics = tuple(
-        dataclasses.replace(r_, accept=EXACT) if r_.task.id == "repair" else r_
-        for r_ in grading().rubrics
+        with_rule(r_, ACCEPT, EXACT) if r_.task.id == "repair" else r_ for r_ in grading().rubrics
     )
     partial = with_kind(expected_value("repair", "partial", LESSON), "OrderedDict")
     world = World.make(rubrics=rubrics).set("repair", partial=partial)
@@ -1785,8 +1795,7 @@ def test_a_failing_helper_is_listed_by_its_title_and_a_cell_not_reached_is_not()
 def _method_world(body: str) -> World:
     rule = MethodRule(require=("jax.tree.leaves",), forbid=("for",))
     rubrics = tuple(
-        dataclasses.replace(r, method=rule) if r.task.id == "make-it-yours" else r
-        for r in grading().rubrics
+        with_rule(r, METHOD, rule) if r.task.id == "make-it-yours" else r for r in grading().rubrics
     )
     return World.make(plan_of(bodies=(("make-it-yours", body),)), rubrics=rubrics)
 
@@ -1841,8 +1850,7 @@ def _jit_world(outcomes: dict[str, tuple[JitOutcome, ...]] | None = None) -> Wor
     child reports per scenario (every scenario: traced fine, unless given)."""
     rule = JitRule(("squared_norm",))
     rubrics = tuple(
-        dataclasses.replace(r, jit=rule) if r.task.id == "make-it-yours" else r
-        for r in grading().rubrics
+        with_rule(r, JIT, rule) if r.task.id == "make-it-yours" else r for r in grading().rubrics
     )
     world = World.make(plan_of(bodies=(("make-it-yours", JITTED),)), rubrics=rubrics)
     index = world.index("make-it-yours")
@@ -1943,7 +1951,7 @@ def test_a_cell_that_fails_by_itself_is_judged_by_its_error_not_by_jit():
 def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
     world = _jit_world()
     world.edit("make-it-yours", jit=_tracer_error(world))
-    rubrics = tuple(dataclasses.replace(r, jit=None) for r in world.grading.rubrics)
+    rubrics = tuple(with_rule(r, JIT, None) for r in world.grading.rubrics)
     world.grading = dataclasses.replace(world.grading, rubrics=rubrics)
     assert_passed(world.task("make-it-yours"))
 

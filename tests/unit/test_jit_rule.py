@@ -15,9 +15,8 @@ from lessonkit.child import cells, jit_watch, wire
 from lessonkit.errors import LessonError
 from lessonkit.grade.protocol import JitOutcome, parse_event
 from lessonkit.grade.reported import Interference
-from lessonkit.lesson.jit_rule import jit_rule_gap
 from lessonkit.lesson.load import parse_lesson
-from lessonkit.lesson.model import JitRule
+from lessonkit.lesson.rules.jit import JitRule, jit_rule_gap
 
 from conftest import LESSON_MD
 
