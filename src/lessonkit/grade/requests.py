@@ -125,15 +125,15 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
     ]
 
 
-def _asked(rubric: TaskRubric | None) -> dict[str, tuple[str, ...]]:
+def _asked(rubric: TaskRubric | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """What the child is asked for a task's cell by each rule it runs (`RuleKind.ask`), by the
     rule's wire key; nothing for a cell of no task or a rule the task is not given."""
-    asked = {}
+    asked = []
     for kind in RULES:
         rule = rubric.rule(kind) if rubric is not None else None
         if kind.ask is not None and rule is not None:
-            asked[kind.key] = kind.ask(rule)
-    return asked
+            asked.append((kind.key, kind.ask(rule)))
+    return tuple(asked)
 
 
 def build_request(
@@ -155,7 +155,7 @@ def build_request(
             offset=c.offset,
             role=c.role,
             report=rubric_names.get(c.task, ()) if c.task else (),
-            **_asked(rubrics.get(c.task) if c.task else None),
+            asks=_asked(rubrics.get(c.task) if c.task else None),
         )
         for c in plan.cells
     )

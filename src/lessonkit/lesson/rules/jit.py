@@ -103,7 +103,7 @@ def _check(facts: RuleFacts) -> Failure | None:
     if facts.rule(JIT) is None or facts.cell_source() is None:
         return None
     for on, report in facts.cell_runs():
-        outcomes: Sequence[JitOutcomeFacts] = report.jit
+        outcomes: Sequence[JitOutcomeFacts] = report.outcomes(JIT.key)
         for outcome in outcomes:
             failure = _outcome_failure(outcome, facts, on)
             if failure is not None:
@@ -168,6 +168,6 @@ JIT: RuleKind[JitRule] = RuleKind(
     check=_check,
     words="fails under jax.jit",
     ask=lambda rule: rule.functions,
-    run_gap=lambda report: _run_gap(report.jit),
+    run_gap=lambda report: _run_gap(report.outcomes("jit")),
     run_fix="make the solution's function trace under jax.jit, or change the rule",
 )
