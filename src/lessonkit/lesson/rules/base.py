@@ -9,9 +9,9 @@ meets, and never imports the grader.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 
 class TaskRule(Protocol):
@@ -45,6 +45,22 @@ class ErrorFacts(Protocol):
     message: str
 
 
+class OutcomeFacts(Protocol):
+    """How one name a rule's child hook watched fared (`grade.protocol.RuleOutcome`)."""
+
+    name: str
+    status: str
+    error: ErrorFacts | None
+
+
+class ReportFacts(Protocol):
+    """The child's report of one run of a cell (`grade.protocol.CellReport`), as a rule reads it."""
+
+    def outcomes(self, key: str) -> Sequence[OutcomeFacts]:
+        """What the hook of the rule with wire key `key` reported; none when not asked."""
+        ...
+
+
 class RuleFacts(Protocol):
     """What a rule's check reads of one task (`grade.checks.TaskFacts` meets it)."""
 
@@ -64,7 +80,7 @@ class RuleFacts(Protocol):
         """A line of the task's cell as the learner finds it (`line 231`, `cell [4], line 3`)."""
         ...
 
-    def cell_runs(self) -> Iterable[tuple[str, Any]]:
+    def cell_runs(self) -> Iterable[tuple[str, ReportFacts]]:
         """(`on the lesson's inputs`, the child's report) for each input set where the cell
         ran to its end or to a failed `assert`, lesson's inputs first."""
         ...
@@ -102,7 +118,7 @@ class RuleKind(Generic[R]):
     check: Callable[[RuleFacts], Failure | None] | None = field(default=None, compare=False)
     words: str | None = None
     ask: Callable[[R], tuple[str, ...]] | None = None
-    run_gap: Callable[[Any], str | None] | None = None
+    run_gap: Callable[[ReportFacts], str | None] | None = None
     """Why the child's report of the solution's own run breaks the rule (for a rule the child
     runs, whose breach shows only when the cell runs), or None; `run_fix` says what to do."""
     run_fix: str | None = None

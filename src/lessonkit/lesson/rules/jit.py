@@ -13,10 +13,9 @@ import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from lessonkit.child.names import bound_at_top
-from lessonkit.lesson.rules.base import ErrorFacts, Fail, Failure, RuleFacts, RuleKind
+from lessonkit.lesson.rules.base import ErrorFacts, Fail, Failure, OutcomeFacts, RuleFacts, RuleKind
 from lessonkit.lesson.syntax import parse_python
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -43,14 +42,6 @@ class JitRule:
 
     functions: tuple[str, ...]
     line: int = field(default=0, compare=False)
-
-
-class JitOutcomeFacts(Protocol):
-    """How one watched function fared, as the child reported it (`grade.protocol.JitOutcome`)."""
-
-    name: str
-    status: str
-    error: ErrorFacts | None
 
 
 def top_level_bindings(code: str) -> frozenset[str]:
@@ -103,15 +94,14 @@ def _check(facts: RuleFacts) -> Failure | None:
     if facts.rule(JIT) is None or facts.cell_source() is None:
         return None
     for on, report in facts.cell_runs():
-        outcomes: Sequence[JitOutcomeFacts] = report.outcomes(JIT.key)
-        for outcome in outcomes:
+        for outcome in report.outcomes(JIT.key):
             failure = _outcome_failure(outcome, facts, on)
             if failure is not None:
                 return failure
     return None
 
 
-def _outcome_failure(outcome: JitOutcomeFacts, facts: RuleFacts, on: str) -> Failure | None:
+def _outcome_failure(outcome: OutcomeFacts, facts: RuleFacts, on: str) -> Failure | None:
     name = outcome.name
     if outcome.status == "error" and outcome.error is not None:
         return Failure(explain_jit_error(name, outcome.error, facts, on), name)
@@ -130,7 +120,7 @@ def _outcome_failure(outcome: JitOutcomeFacts, facts: RuleFacts, on: str) -> Fai
     return None
 
 
-def _run_gap(outcomes: Sequence[JitOutcomeFacts]) -> str | None:
+def _run_gap(outcomes: Sequence[OutcomeFacts]) -> str | None:
     """How the solution's own run failed the rule: `sq` error: ConcretizationTypeError."""
     for outcome in outcomes:
         if outcome.status != "ok":
@@ -168,6 +158,6 @@ JIT: RuleKind[JitRule] = RuleKind(
     check=_check,
     words="fails under jax.jit",
     ask=lambda rule: rule.functions,
-    run_gap=lambda report: _run_gap(report.outcomes("jit")),
+    run_gap=lambda report: _run_gap(report.outcomes(JIT.key)),
     run_fix="make the solution's function trace under jax.jit, or change the rule",
 )
