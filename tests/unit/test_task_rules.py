@@ -49,7 +49,13 @@ def test_the_rubric_gives_each_rule_as_the_lesson_declares_it():
 
 def test_each_rule_is_found_by_its_key():
     assert [rule_named(rule.key) for rule in RULES] == list(RULES)
-    assert [rule.order for rule in RULES] == sorted(rule.order for rule in RULES)
+
+
+def test_the_rules_checks_run_in_their_order_between_attempted_and_the_values():
+    """A task that breaks two rules gets the first one's verdict, as before the rules were
+    modules: the method before jit, both before any value check."""
+    run = [name for name, _ in TASK_CHECKS]
+    assert run[: run.index("lesson inputs")] == ["cell", "attempted", "method", "jit"]
 
 
 @pytest.mark.parametrize("rule", sorted(TASK_RULES))
