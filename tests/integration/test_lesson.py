@@ -523,7 +523,7 @@ def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
 
 def test_edges_and_accept_are_read_into_the_model():
     from lessonkit.grade.rubric import rubric_for
-    from lessonkit.lesson.model import Accept
+    from lessonkit.lesson.rules.accept import ACCEPT, Accept
 
     source = SOURCE.replace(
         WEIGHT, "weight: {uniform: [-2, 2], shape: [2], edges: [[-9, 0.5], [3.0, 4.0]]}\n", 1
@@ -533,7 +533,7 @@ def test_edges_and_accept_are_read_into_the_model():
     weight = dict(grading.inputs)["params"]["weight"]
     assert weight.edges == ((-9.0, 0.5), (3.0, 4.0))
     assert all(type(v) is float for edge in weight.edges for v in edge)
-    accept = {r.task.id: r.accept for r in rubric_for(lesson, grading)}
+    accept = {r.task.id: r.rule(ACCEPT) for r in rubric_for(lesson, grading)}
     assert accept["repair"] == Accept("any", ("float32", "float64"))
     assert accept["adam-by-hand"] == Accept("exact", ("float32", "float64"))
     assert accept["make-it-yours"] == Accept()

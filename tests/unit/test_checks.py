@@ -36,7 +36,7 @@ from lessonkit.grade.grader import interfered_report
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
 from lessonkit.grade.probes import probe_copies
-from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
+from lessonkit.grade.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
 from lessonkit.grade.record import RunRecord, run_record
 from lessonkit.grade.requests import LessonGrading, lesson_grading, wire_names
 from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
@@ -44,10 +44,21 @@ from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
 from lessonkit.grade.values import describe
 from lessonkit.lesson.load import load_lesson
-from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule, Probe
+from lessonkit.lesson.model import Lesson, Probe
+from lessonkit.lesson.rules.accept import ACCEPT, EXACT
+from lessonkit.lesson.rules.jit import JIT, JitRule
+from lessonkit.lesson.rules.method import METHOD, MethodRule
 from lessonkit.run.process import describe_end
 
 from conftest import LESSON_MD, make_attempt
+
+
+def with_rule(rubric: TaskRubric, kind, value) -> TaskRubric:
+    """`rubric` with the task's value of one rule replaced (None: the task is not given it)."""
+    kept = tuple((key, rule) for key, rule in rubric.rules if key != kind.key)
+    added = () if value is None else ((kind.key, value),)
+    return dataclasses.replace(rubric, rules=kept + added)
+
 
 SEED = 5
 TASKS = ("make-it-yours", "nested-model", "repair", "adam-by-hand")
@@ -1037,8 +1048,7 @@ def test_accept_lets_another_mapping_and_float_dtype_pass_where_declared():
 
 def test_without_accept_another_mapping_is_a_wrong_tree():
     rubrics = tuple(
-        dataclasses.replace(r_, accept=EXACT) if r_.task.id == "repair" else r_
-        for r_ in grading().rubrics
+        with_rule(r_, ACCEPT, EXACT) if r_.task.id == "repair" else r_ for r_ in grading().rubrics
     )
     partial = with_kind(expected_value("repair", "partial", LESSON), "OrderedDict")
     world = World.make(rubrics=rubrics).set("repair", partial=partial)
@@ -1785,8 +1795,7 @@ def test_a_failing_helper_is_listed_by_its_title_and_a_cell_not_reached_is_not()
 def _method_world(body: str) -> World:
     rule = MethodRule(require=("jax.tree.leaves",), forbid=("for",))
     rubrics = tuple(
-        dataclasses.replace(r, method=rule) if r.task.id == "make-it-yours" else r
-        for r in grading().rubrics
+        with_rule(r, METHOD, rule) if r.task.id == "make-it-yours" else r for r in grading().rubrics
     )
     return World.make(plan_of(bodies=(("make-it-yours", body),)), rubrics=rubrics)
 
@@ -1836,24 +1845,25 @@ assert jnp.allclose(norm_squared, 96.)
 """
 
 
-def _jit_world(outcomes: dict[str, tuple[JitOutcome, ...]] | None = None) -> World:
+def _jit_world(outcomes: dict[str, tuple[RuleOutcome, ...]] | None = None) -> World:
     """A learner whose make-it-yours cell defines `squared_norm`, with the jit outcomes its
     child reports per scenario (every scenario: traced fine, unless given)."""
     rule = JitRule(("squared_norm",))
     rubrics = tuple(
-        dataclasses.replace(r, jit=rule) if r.task.id == "make-it-yours" else r
-        for r in grading().rubrics
+        with_rule(r, JIT, rule) if r.task.id == "make-it-yours" else r for r in grading().rubrics
     )
     world = World.make(plan_of(bodies=(("make-it-yours", JITTED),)), rubrics=rubrics)
     index = world.index("make-it-yours")
     for scenario, cell in list(world.got):
         if cell == index:
-            fine = (JitOutcome("squared_norm", "ok"),)
-            world.edit("make-it-yours", scenario, jit=(outcomes or {}).get(scenario, fine))
+            fine = (RuleOutcome("squared_norm", "ok"),)
+            world.edit(
+                "make-it-yours", scenario, rules=(("jit", (outcomes or {}).get(scenario, fine)),)
+            )
     return world
 
 
-def _tracer_error(world: World, scenario: str = LESSON) -> tuple[JitOutcome, ...]:
+def _tracer_error(world: World, scenario: str = LESSON) -> tuple[RuleOutcome, ...]:
     error = _error_at(
         world.plan,
         world.index("make-it-yours"),
@@ -1862,7 +1872,7 @@ def _tracer_error(world: World, scenario: str = LESSON) -> tuple[JitOutcome, ...
         module="jax.errors",
         message="Attempted boolean conversion of traced array with shape bool[].",
     )
-    return (JitOutcome("squared_norm", "error", error),)
+    return (RuleOutcome("squared_norm", "error", error),)
 
 
 def test_a_jit_rule_passes_a_function_that_traces():
@@ -1871,7 +1881,7 @@ def test_a_jit_rule_passes_a_function_that_traces():
 
 def test_a_function_that_fails_under_jit_fails_the_task_with_its_line_explained():
     world = _jit_world()
-    world.edit("make-it-yours", jit=_tracer_error(world))
+    world.edit("make-it-yours", rules=(("jit", _tracer_error(world)),))
     result = world.task("make-it-yours")
     line = world.line("make-it-yours", 'if tree["bias"] > 0:')
     assert_verdict(
@@ -1891,7 +1901,7 @@ def test_a_function_that_fails_under_jit_fails_the_task_with_its_line_explained(
 def test_a_jit_failure_on_a_drawn_input_set_names_those_inputs():
     world = _jit_world()
     drawn = world.grading.inputs.others[0]
-    world.edit("make-it-yours", drawn.name, jit=_tracer_error(world, drawn.name))
+    world.edit("make-it-yours", drawn.name, rules=(("jit", _tracer_error(world, drawn.name)),))
     result = world.task("make-it-yours")
     assert (result.status, result.check) == (FAILED, "jit")
     assert f"also calls it on other inputs ({drawn.describe()}):" in result.message
@@ -1902,7 +1912,7 @@ def test_an_error_that_is_not_a_tracer_error_is_shown_as_jax_said_it():
     error = dataclasses.replace(
         _tracer_error(world)[0].error, type="TypeError", message="Argument 'x' is not valid."
     )
-    world.edit("make-it-yours", jit=(JitOutcome("squared_norm", "error", error),))
+    world.edit("make-it-yours", rules=(("jit", (RuleOutcome("squared_norm", "error", error),)),))
     message = world.task("make-it-yours").message
     line = world.line("make-it-yours", 'if tree["bias"] > 0:')
     assert message.endswith(
@@ -1927,14 +1937,14 @@ def test_an_error_that_is_not_a_tracer_error_is_shown_as_jax_said_it():
     ],
 )
 def test_a_function_never_defined_or_never_called_fails_the_task(status, message):
-    world = _jit_world({LESSON: (JitOutcome("squared_norm", status),)})
+    world = _jit_world({LESSON: (RuleOutcome("squared_norm", status),)})
     result = world.task("make-it-yours")
     assert (result.status, result.message, result.check) == (FAILED, message, "jit")
 
 
 def test_a_cell_that_fails_by_itself_is_judged_by_its_error_not_by_jit():
     world = _jit_world()
-    world.edit("make-it-yours", jit=_tracer_error(world))
+    world.edit("make-it-yours", rules=(("jit", _tracer_error(world)),))
     world.fail("make-it-yours", "norm_squared = squared_norm(grads)", type="ValueError")
     result = world.task("make-it-yours")
     assert (result.status, result.check) == (ERROR, "lesson inputs")
@@ -1942,8 +1952,8 @@ def test_a_cell_that_fails_by_itself_is_judged_by_its_error_not_by_jit():
 
 def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
     world = _jit_world()
-    world.edit("make-it-yours", jit=_tracer_error(world))
-    rubrics = tuple(dataclasses.replace(r, jit=None) for r in world.grading.rubrics)
+    world.edit("make-it-yours", rules=(("jit", _tracer_error(world)),))
+    rubrics = tuple(with_rule(r, JIT, None) for r in world.grading.rubrics)
     world.grading = dataclasses.replace(world.grading, rubrics=rubrics)
     assert_passed(world.task("make-it-yours"))
 

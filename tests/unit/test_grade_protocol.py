@@ -169,7 +169,7 @@ requests = st.builds(
             offset=st.integers(0, 999),
             role=st.sampled_from(ROLES),
             report=st.lists(names, max_size=3).map(tuple),
-            jit=st.lists(names, max_size=2).map(tuple),
+            asks=st.dictionaries(st.just("jit"), st.lists(names, max_size=2).map(tuple)),
         ),
         max_size=3,
     ).map(tuple),
@@ -224,7 +224,7 @@ def _request() -> dict:
         "preload": ["optax"],
         "budget": 10.0,
         "cells": [
-            {"index": 0, "source": "x = 1", "offset": 3, "role": "task", "report": ["x"], "jit": []}
+            {"index": 0, "source": "x = 1", "offset": 3, "role": "task", "report": ["x"], "asks": {"jit": ["f"]}}
         ],
         "checkpoint": None,
         "checkpoint_names": [],
@@ -257,7 +257,9 @@ def _changed(path: str, value) -> bytes:
         ("scenarios/0/probe", True),
         ("scenarios/0/sources/0/shift", 1.0),
         ("budget", ...),  # missing keys
-        ("cells/0/jit", ...),
+        ("cells/0/asks", ...),
+        ("cells/0/asks/twist", ["f"]),  # a rule the child does not run
+        ("cells/0/asks/jit", "f"),
         ("scenarios/0/sources/0/bend", ...),
         ("budget", "10"),  # wrong types
         ("budget", True),

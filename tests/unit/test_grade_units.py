@@ -759,7 +759,7 @@ def test_probe_families_draw_the_added_key_the_values_and_the_shift(lesson):
 
 
 def test_b16_accept_widens_only_what_the_task_declares():
-    from lessonkit.lesson.model import Accept
+    from lessonkit.lesson.rules.accept import Accept
 
     expected = tree(weight=arr([1.4, -0.8]), bias=arr([0.2], shape=[]))
     ordered = reported.Mapping(

@@ -14,11 +14,10 @@ import pytest
 from lessonkit.child import cells, jit_watch, wire
 from lessonkit.child.request import CellSpec
 from lessonkit.errors import LessonError
-from lessonkit.grade.protocol import JitOutcome, parse_event
+from lessonkit.grade.protocol import RuleOutcome, parse_event
 from lessonkit.grade.reported import Interference
-from lessonkit.lesson.jit_rule import jit_rule_gap
 from lessonkit.lesson.load import parse_lesson
-from lessonkit.lesson.model import JitRule
+from lessonkit.lesson.rules.jit import JitRule, jit_rule_gap
 
 from conftest import LESSON_MD
 
@@ -117,9 +116,11 @@ def test_jit_outcomes_are_read_from_a_cell_report():
             ]
         )
     )
-    assert event.jit[1] == JitOutcome("g", "not called")
-    assert event.jit[0].error is not None and event.jit[0].error.frames == ((3, 12, 1),)
-    assert parse_event(_cell_event()).jit == ()
+    assert event.outcomes("jit")[1] == RuleOutcome("g", "not called")
+    assert event.outcomes("jit")[0].error is not None and event.outcomes("jit")[0].error.frames == (
+        (3, 12, 1),
+    )
+    assert parse_event(_cell_event()).outcomes("jit") == ()
 
 
 @pytest.mark.parametrize(
@@ -144,11 +145,11 @@ def _run(source: str, names: tuple[str, ...], namespace: dict | None = None) -> 
     """Compile and run one cell as the child does (in `namespace`), and return its jit report."""
     import jax
 
-    cell = CellSpec(0, source, 0, "setup", (), names)
+    cell = CellSpec(0, source, 0, "setup", (), {"jit": names})
     code = cells.compile_cell(cell, frozenset())
     watch = jit_watch.JitWatch(jax.jit, {"<cell 0>": 0})
     space = {} if namespace is None else namespace
-    space.update({"jax": jax, "jnp": jax.numpy, cells.JIT_HOOK: watch.wrap})
+    space.update({"jax": jax, "jnp": jax.numpy, wire.rule_hook("jit"): watch.wrap})
     exec(code, space)
     return watch.report(list(names))
 

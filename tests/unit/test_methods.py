@@ -12,8 +12,7 @@ import pytest
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.load import parse_lesson
-from lessonkit.lesson.methods import method_breach
-from lessonkit.lesson.model import MethodRule
+from lessonkit.lesson.rules.method import MethodRule, method_breach
 
 from conftest import LESSON_MD
 

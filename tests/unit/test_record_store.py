@@ -15,8 +15,8 @@ from lessonkit.grade.protocol import (
     CellReport,
     CellSpec,
     ErrorInfo,
-    JitOutcome,
     Request,
+    RuleOutcome,
     ScenarioSpec,
 )
 from lessonkit.grade.record import RunRecord
@@ -66,12 +66,12 @@ VALUES = {
 
 def record() -> RunRecord:
     error = ErrorInfo("exception", "AssertionError", "builtins", "no", ((1, 3, 1),), None, ())
-    failed_jit = JitOutcome("step", "error", replace(error, trees=(("got", VALUES["tree"]),)))
+    failed_jit = RuleOutcome("step", "error", replace(error, trees=(("got", VALUES["tree"]),)))
     runs = {
         ("lesson", 0): CellReport("reference-1", "lesson", 0, "ok", "hi\n", None, VALUES, None),
         ("batch-a", 1): CellReport(
             "reference-1", "run-2", 1, "error", "", error, {}, {"x": Number("float", 1.0)},
-            (JitOutcome("f", "ok"), failed_jit),
+            (("jit", (RuleOutcome("f", "ok"), failed_jit)),),
         ),
     }  # fmt: skip
     return RunRecord(runs, None, None, ("optax.adam",))

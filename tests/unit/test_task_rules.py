@@ -1,10 +1,10 @@
-"""The per-task rules of {grading} are one table (`TASK_RULES`): every other list of them,
-the grader's checks, the rubric's fields, the words a report uses and the authoring guide,
-is kept equal to it here, so a new rule cannot be read and then left unchecked."""
+"""The per-task rules of {grading} are one list (`lesson.rules.RULES`, one module each):
+every other list of them, the grader's checks, the rubric, the words a report uses and the
+authoring guide, is kept equal to it here, so a new rule cannot be read and then left
+unchecked."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
@@ -12,11 +12,14 @@ import yaml
 
 from lessonkit.grade.checks import RULE_CHECKS, TASK_CHECKS
 from lessonkit.grade.results import CHECK_WORDS, CHECKS
-from lessonkit.grade.rubric import TaskRubric
+from lessonkit.grade.rubric import rubric_for
 from lessonkit.lesson.grading_block import parse_grading
-from lessonkit.lesson.task_rules import TASK_RULES
+from lessonkit.lesson.load import load_lesson
+from lessonkit.lesson.rules import RULES, rule_named
 
-from conftest import REPO
+from conftest import LESSON_MD, REPO
+
+TASK_RULES = {rule.key: rule for rule in RULES}
 
 
 def test_the_checks_are_keyed_by_the_rules_names():
@@ -33,10 +36,26 @@ def test_every_rule_is_applied_by_checks_the_grader_runs_and_a_report_words(rule
         assert rule in RULE_CHECKS[rule]
 
 
-def test_the_rubric_has_a_field_for_each_rule():
-    """`rubric_for` fills these fields by the rules' names."""
-    fields = {f.name for f in dataclasses.fields(TaskRubric)} - {"task", "names", "probes"}
-    assert fields == set(TASK_RULES)
+def test_the_rubric_gives_each_rule_as_the_lesson_declares_it():
+    """`rubric_for` fills each task's rules by their keys; a rule not given is its default."""
+    lesson = load_lesson(LESSON_MD)
+    grading = lesson.grading
+    assert grading is not None and grading.rules
+    for rubric in rubric_for(lesson, grading):
+        given = grading.rules_for(rubric.task.id)
+        for kind in RULES:
+            assert rubric.rule(kind) == given.get(kind.key, kind.default)
+
+
+def test_each_rule_is_found_by_its_key():
+    assert [rule_named(rule.key) for rule in RULES] == list(RULES)
+
+
+def test_the_rules_checks_run_in_their_order_between_attempted_and_the_values():
+    """A task that breaks two rules gets the first one's verdict, as before the rules were
+    modules: the method before jit, both before any value check."""
+    run = [name for name, _ in TASK_CHECKS]
+    assert run[: run.index("lesson inputs")] == ["cell", "attempted", "method", "jit"]
 
 
 @pytest.mark.parametrize("rule", sorted(TASK_RULES))

@@ -1,4 +1,4 @@
-"""A cell's code made ready to run (inputs stripped, jit hook added) and its errors as data."""
+"""A cell's code made ready to run (inputs stripped, rule hooks added) and its errors as data."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import ast
 from .names import bound_at_top
 from .placeholders import watch_placeholders
 from .request import TASK, CellSpec
-from .wire import MAX_MESSAGE, MAX_TEXT
+from .wire import MAX_MESSAGE, MAX_TEXT, rule_hook
 
 
 class CellTimeout(BaseException):
@@ -33,27 +33,24 @@ class CompileError(Exception):
         self.report = report
 
 
-JIT_HOOK = "__lessonkit_jit__"  # the namespace name of `JitWatch.wrap` while a cell runs
-
-
-def _watch_jit(body: list, names: frozenset[str]) -> list:
+def _watch(body: list, names: frozenset[str], hook_name: str) -> list:
     """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
     out = []
     for statement in body:
         if isinstance(statement, ast.With):  # an optional task's cell: `with optional_task():`
-            statement.body = _watch_jit(statement.body, names)
+            statement.body = _watch(statement.body, names, hook_name)
         out.append(statement)
         for name in bound_at_top(statement):
             if name in names:
-                hook = ast.parse(f"{name} = {JIT_HOOK}({name}, {name!r})").body[0]
+                hook = ast.parse(f"{name} = {hook_name}({name}, {name!r})").body[0]
                 out.append(ast.copy_location(hook, statement))
     return out
 
 
 def compile_cell(cell: CellSpec, strip: frozenset[str]):
     """The cell's code, without the assignments of names the scenario supplies, with the
-    functions its task's `jit:` rule names handed to the jit watch as they are bound, and,
-    in a task cell, each `with` and `except` reporting the placeholders that reach it."""
+    names each rule the child runs watches (`CELL_RULES`) handed to its hook as they are bound,
+    and, in a task cell, each `with` and `except` reporting the placeholders that reach it."""
     filename = f"<cell {cell.index}>"
     try:
         tree = ast.parse(cell.source, filename=filename)
@@ -70,10 +67,11 @@ def compile_cell(cell: CellSpec, strip: frozenset[str]):
         ) from None
     if strip:
         tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
-    watched = frozenset(cell.jit)
-    if watched:
-        tree.body = _watch_jit(tree.body, watched)
-        ast.fix_missing_locations(tree)
+    for key, names in cell.asks.items():
+        watched = frozenset(names)
+        if watched:
+            tree.body = _watch(tree.body, watched, rule_hook(key))
+            ast.fix_missing_locations(tree)
     if cell.role == TASK:
         tree = watch_placeholders(tree)
     ast.increment_lineno(tree, cell.offset)

@@ -20,6 +20,11 @@ class _Discard:
         pass
 
 
+def start(jax_module, files: dict[str, int]) -> JitWatch:
+    """The watch of one cell (`wire.CELL_RULES`): `files` maps a cell's file name to its index."""
+    return JitWatch(jax_module.jit, files)
+
+
 class JitWatch:
     """Repeats the first call of each watched function through `jax.jit`, for one cell.
 

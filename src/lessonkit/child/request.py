@@ -14,10 +14,11 @@ figure, the optional experiments) do not run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from .codec import from_line, to_line
+from .codec import ShapeError, from_line, to_line
+from .wire import CELL_RULES
 
 CellRole = Literal["setup", "lesson", "task", "skip"]
 ROLES: tuple[CellRole, ...] = get_args(CellRole)
@@ -31,7 +32,14 @@ class CellSpec:
     offset: int  # added to a line of `source` to give the line shown to the learner
     role: CellRole
     report: tuple[str, ...]  # names whose values are reported after the cell
-    jit: tuple[str, ...] = ()  # functions the cell defines whose calls are repeated under jit
+    asks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The names each rule the child runs watches in this cell, by the rule's wire key
+    (`wire.CELL_RULES`): {"jit": functions whose calls are repeated under jit}."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.asks) - set(CELL_RULES))
+        if unknown:
+            raise ShapeError(f"cell {self.index}: no rule the child runs is called {unknown}")
 
 
 @dataclass(frozen=True)

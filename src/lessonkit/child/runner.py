@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import importlib
 import math
 import os
 import resource
@@ -14,11 +15,10 @@ import time
 from dataclasses import replace
 
 from . import wire
-from .cells import JIT_HOOK, CellTimeout, CompileError, compile_cell, error_report
+from .cells import CellTimeout, CompileError, compile_cell, error_report
 from .channel import Channel, OutputCapture, private_stdin
 from .encoder import Encoder
 from .guard import ModuleGuard
-from .jit_watch import JitWatch
 from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
 from .request import LESSON_ONLY, SETUP, SKIP, CellSpec, Request, ScenarioSpec
 from .varied_calls import VariedCalls
@@ -52,7 +52,11 @@ class WorkerProgram:
         self.deadline: float | None = None
         self._compiled: dict[tuple, object] = {}  # per request: each scenario reuses the code
         self.sources = VariedCalls(jax_module, self.make_array)
-        self._jit = jax_module.jit
+        self._jax = jax_module
+        self._hooks = {  # each rule the child runs: its hook module (`wire.CELL_RULES`)
+            key: importlib.import_module(f".{module}", __package__)
+            for key, (module, _) in wire.CELL_RULES.items()
+        }
 
     def make_array(self, value):
         return self._asarray(value, dtype=self._float32)
@@ -193,10 +197,13 @@ class WorkerProgram:
         capture = OutputCapture()
         saved = sys.stdout, sys.stderr
         error = None
-        watched = list(cell.jit)
-        watch = JitWatch(self._jit, files) if watched else None
-        if watch is not None:
-            namespace[JIT_HOOK] = watch.wrap
+        watches = {
+            key: hook.start(self._jax, files)
+            for key, hook in self._hooks.items()
+            if cell.asks.get(key)
+        }
+        for key, watch in watches.items():
+            namespace[wire.rule_hook(key)] = watch.wrap
         placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
         sys.stdout = sys.stderr = capture
         try:
@@ -205,7 +212,8 @@ class WorkerProgram:
                 exec(code, namespace)
             finally:
                 self._disarm()
-                namespace.pop(JIT_HOOK, None)
+                for key in watches:
+                    namespace.pop(wire.rule_hook(key), None)
                 namespace.pop(PLACEHOLDER_HOOK, None)
         except BaseException as exc:  # learner code may raise anything, SystemExit included
             self._disarm()
@@ -222,8 +230,8 @@ class WorkerProgram:
             result["error"] = error
         if placeholders.first is not None:  # the first `todo(...)` that ran, escaped or caught
             result["placeholder"] = error_report(placeholders.first, files)
-        if watch is not None:
-            result["jit"] = watch.report(watched)
+        for key, watch in watches.items():
+            result[key] = watch.report(cell.asks[key])
         return result
 
     def _mismatched_trees(self, exc: BaseException, cell: CellSpec, namespace: dict, error: dict):

@@ -32,13 +32,31 @@ CHILD_MARK = "LESSONKIT_GRADING_CHILD"
 # --------------------------------------------------------------------------- shapes
 # Each shape is (required keys, optional keys), besides the tag's own key.
 
+# Task rules the child runs (`lessonkit/lesson/rules/`), by their wire key: a cell request
+# names under the key what to watch (function names); the hook module of this folder watches
+# them while the cell runs (`start(jax, files)` returns a watch with `wrap(value, name)`, handed
+# each watched name as the cell binds it, and `report(names)`); the cell event reports under
+# the same key one OUTCOME per name, its status one of the rule's ("error" comes with an ERROR).
+CELL_RULES = {
+    # "jit": each watched function's first call repeated through `jax.jit`; "not called" or
+    # "not defined" when the cell never called or never bound it.
+    "jit": ("jit_watch", ("ok", "error", "not called", "not defined")),
+}
+OUTCOME = (frozenset({"name", "status"}), frozenset({"error"}))
+
+
+def rule_hook(key: str) -> str:
+    """The namespace name of a rule's `wrap` while a cell runs: `__lessonkit_jit__`."""
+    return f"__lessonkit_{key}__"
+
+
 EVENT_TAG = "event"
 EVENTS = {
     "ready": (frozenset({"jax", "python"}), frozenset()),
     "start": (frozenset({"request", "scenario", "cell"}), frozenset()),
     "cell": (
         frozenset({"request", "scenario", "cell", "status", "output"}),
-        frozenset({"error", "values", "checkpoint", "jit", "placeholder"}),
+        frozenset({"error", "values", "checkpoint", "placeholder", *CELL_RULES}),
     ),
     "done": (frozenset({"request", "timed_out", "patched"}), frozenset()),
 }
@@ -51,12 +69,6 @@ ERROR = (
     frozenset({"exit_code", "trees"}),
 )
 ERROR_KINDS = ("syntax", "exception", "timeout", "exit", "interrupt")
-
-# A cell event's "jit": one entry per function the request's cell names in "jit", saying how
-# its first call went when the child repeated it through `jax.jit` ("error" comes with an
-# ERROR), or that the cell never bound or never called it.
-JIT = (frozenset({"name", "status"}), frozenset({"error"}))
-JIT_STATUSES = ("ok", "error", "not called", "not defined")
 
 VALUE_TAG = "t"
 VALUES = {

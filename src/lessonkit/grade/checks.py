@@ -9,20 +9,21 @@ the probes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lessonkit.child.placeholders import PREFIX
 from lessonkit.grade.explain import (
+    _short_message,
     explain_error,
-    explain_jit_error,
     failing_statement,
     last_line,
 )
 from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
 from lessonkit.grade.probes import ProbeRun
-from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome
+from lessonkit.grade.protocol import CellReport, ErrorInfo
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import Value
 from lessonkit.grade.results import (
@@ -37,10 +38,12 @@ from lessonkit.grade.results import (
 )
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import difference_path, value_detail, value_problem
-from lessonkit.lesson.methods import method_breach
-from lessonkit.lesson.model import EXACT, Accept, Lesson
+from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
+from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
 
 LESSON = "lesson"  # the scenario that runs the learner's file as written
+R = TypeVar("R", bound=TaskRule)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,44 @@ class TaskFacts:
         cell = self.cell
         got = self.runs.record.get(scenario, cell.index) if cell is not None else None
         return expected, got
+
+    # What a rule's check reads (`lesson.rules.RuleFacts`).
+
+    def rule(self, kind: RuleKind[R]) -> R | None:
+        return self.rubric.rule(kind)
+
+    def cell_source(self) -> str | None:
+        cell = self.cell
+        return None if cell is None else cell.source
+
+    def other_sources(self) -> tuple[str, ...]:
+        cell = self.cell
+        return tuple(
+            c.source for c in self.runs.learner.cells if cell is None or c.index != cell.index
+        )
+
+    def cell_line(self, line: int) -> str:
+        cell = self.cell
+        assert cell is not None, "a rule's check reads a line of a cell it found"
+        return self.runs.learner.where(cell.index, line + cell.offset)
+
+    def cell_runs(self) -> Iterator[tuple[str, CellReport]]:
+        scenarios = [(LESSON, "on the lesson's inputs")]
+        scenarios += [
+            (s.name, f"on {'edge' if s.kind == 'edge' else 'other'} inputs ({s.describe()})")
+            for s in self.inputs.others
+        ]
+        for scenario, on in scenarios:
+            _, got = self.pair(scenario)
+            if got is not None and (got.error is None or _is_assertion(got)):
+                yield on, got
+
+    def error_at(self, error: ErrorInfo) -> tuple[str, str]:
+        plan = self.runs.learner
+        return last_line(error, plan), failing_statement(error, plan)
+
+    def short_message(self, message: str) -> str:
+        return _short_message(message)
 
 
 @dataclass(frozen=True)
@@ -199,61 +240,14 @@ def _attempted(facts: TaskFacts) -> Problem | None:
     )
 
 
-def _method(facts: TaskFacts) -> Problem | None:
-    """The cell uses what its task's `method:` rule requires, and nothing it forbids."""
-    rule, cell, plan = facts.rubric.method, facts.cell, facts.runs.learner
-    if rule is None or cell is None:
-        return None
-    others = [c.source for c in plan.cells if c.index != cell.index]
-    breach = method_breach(rule, cell.source, others)
-    if breach is None:
-        return None
-    where = plan.where(cell.index, breach.line + cell.offset) if breach.line else None
-    return Problem(FAILED, breach.message(where))
+def _rule_check(check: Callable[[TaskFacts], Failure | None]):
+    """A rule's own check (`lesson.rules`), its failure the task's verdict."""
 
+    def run(facts: TaskFacts) -> Problem | None:
+        failure = check(facts)
+        return None if failure is None else Problem(FAILED, failure.message, failure.path)
 
-def _jit(facts: TaskFacts) -> Problem | None:
-    """The functions the task's `jit:` rule names also run under `jax.jit`, on every input set
-    where the cell ran (a cell that raises by itself, not in an `assert`, is left to the value
-    checks: its own error comes first)."""
-    rule, cell = facts.rubric.jit, facts.cell
-    if rule is None or cell is None:
-        return None
-    scenarios = [(LESSON, "on the lesson's inputs")]
-    scenarios += [
-        (s.name, f"on {'edge' if s.kind == 'edge' else 'other'} inputs ({s.describe()})")
-        for s in facts.inputs.others
-    ]
-    for scenario, on in scenarios:
-        _, got = facts.pair(scenario)
-        if got is None or (got.error is not None and not _is_assertion(got)):
-            continue
-        for outcome in got.jit:
-            problem = _jit_problem(outcome, facts.runs.learner, on)
-            if problem is not None:
-                return problem
-    return None
-
-
-def _jit_problem(outcome: JitOutcome, plan: Plan, on: str) -> Problem | None:
-    name = outcome.name
-    if outcome.status == "error" and outcome.error is not None:
-        return Problem(FAILED, explain_jit_error(name, outcome.error, plan, on), name)
-    if outcome.status == "not defined":
-        return Problem(
-            FAILED,
-            f"The cell does not define `{name}`: the task asks for a function of that name, "
-            "and the grader also calls it under `jax.jit`.",
-            name,
-        )
-    if outcome.status == "not called":
-        return Problem(
-            FAILED,
-            f"The cell defines `{name}` but never calls it {on}: compute the task's answer "
-            f"with `{name}`, which the grader also calls under `jax.jit`.",
-            name,
-        )
-    return None
+    return run
 
 
 def _lesson_inputs(facts: TaskFacts) -> Problem | None:
@@ -265,7 +259,7 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
         )
     if got.error and not _is_assertion(got):
         return Problem(ERROR, runs.explain(got.error))
-    accept = facts.rubric.accept
+    accept = facts.rubric.rule(ACCEPT)
     for name in facts.rubric.names:
         if _differs(name, expected, got, accept):
             want, have = expected.values[name], got.values[name]
@@ -343,9 +337,9 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
         explained = runs.explain(got.error)
         return Problem(ERROR, f"On other inputs ({inputs.describe()}): {explained}")
     for name in facts.rubric.names:
-        if _differs(name, expected, got, facts.rubric.accept):
+        if _differs(name, expected, got, facts.rubric.rule(ACCEPT)):
             want, have = expected.values[name], got.values[name]
-            detail = value_detail(want, have, facts.rubric.accept)
+            detail = value_detail(want, have, facts.rubric.rule(ACCEPT))
             why = (
                 "It assumes something (a start value, a bound) that holds only for inputs "
                 "inside the usual range: compute it from the inputs themselves."
@@ -356,7 +350,7 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
             return Problem(
                 FAILED,
                 f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}",
-                difference_path(name, want, have, facts.rubric.accept),
+                difference_path(name, want, have, facts.rubric.rule(ACCEPT)),
             )
     missing = _missing_names(facts, got)
     if missing and got.error:
@@ -411,7 +405,7 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
                 f"`{name}` is not defined after the cell runs with {probe.name}{stopped}.",
                 name,
             )
-        accept = facts.rubric.accept
+        accept = facts.rubric.rule(ACCEPT)
         if _differs(name, expected, got, accept):
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
@@ -434,22 +428,16 @@ def _stopped(run: CellReport, runs: Runs) -> str:
 TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...] = (
     ("cell", _cell_present),
     ("attempted", _attempted),
-    ("method", _method),
-    ("jit", _jit),
+    *((rule.checks[0], _rule_check(rule.check)) for rule in RULES if rule.check is not None),
     ("lesson inputs", _lesson_inputs),
     ("other inputs", _other_inputs),
     ("probes", _probes),
 )
 """Each check, named as a verdict records which one found the problem."""
 
-RULE_CHECKS: dict[str, tuple[CheckName, ...]] = {
-    "accept": ("lesson inputs", "other inputs", "probes"),  # how they compare its values
-    "method": ("method",),
-    "jit": ("jit",),
-}
-"""The checks of `TASK_CHECKS` that apply each per-task rule, keyed by the rule's name in
-`lesson.task_rules.TASK_RULES`; a rule with a check of its own gives it its name. A unit test
-keeps the keys those of `TASK_RULES`, so a new rule cannot go unchecked."""
+RULE_CHECKS: dict[str, tuple[CheckName, ...]] = {rule.key: rule.checks for rule in RULES}
+"""The checks of `TASK_CHECKS` that apply each per-task rule (`lesson.rules.RULES`), by its
+key; a rule with a check of its own gives it its name. A unit test keeps each one run."""
 
 
 def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:

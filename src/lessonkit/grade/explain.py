@@ -167,32 +167,3 @@ def explain_error(error: ErrorInfo, plan: Plan, timeout: float, memory: int | No
             "that each process of a graded run has (`--memory` sets it)."
         )
     return "\n".join(lines)
-
-
-# Errors JAX raises when Python asks a tracer for a concrete value: what `jit:` rules catch.
-_TRACER_ERRORS = frozenset(
-    {
-        "TracerBoolConversionError",
-        "ConcretizationTypeError",
-        "TracerIntegerConversionError",
-        "TracerArrayConversionError",
-    }
-)
-
-
-def explain_jit_error(name: str, error: ErrorInfo, plan: Plan, on: str) -> str:
-    """Why a function that works when called fails under `jax.jit`, at the learner's line."""
-    where, statement = last_line(error, plan), failing_statement(error, plan)
-    code = f" (`{statement}`)" if statement else ""
-    head = (
-        f"`{name}` runs when called directly but fails under `jax.jit`, where the grader "
-        f"also calls it {on}: {error.type} at {where}{code}."
-    )
-    if error.type not in _TRACER_ERRORS:
-        return f"{head} {_short_message(error.message)}".strip()
-    return (
-        f"{head} Under jit its arguments are tracers, with a shape and a dtype but no value, "
-        "so a Python `if`, `while`, `bool(...)`, `int(...)` or `float(...)` on them cannot "
-        "decide anything. Put the decision in the compiled program: `jax.lax.cond`, "
-        "`jax.lax.switch`, `jnp.where` or a `jax.lax` loop."
-    )

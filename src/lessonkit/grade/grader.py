@@ -47,6 +47,7 @@ from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.grade.values import layout, opaque_type
 from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
 from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.rules import RULES
 from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
@@ -87,31 +88,32 @@ def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str
             fix="fix lesson.md so that its steps and solutions run"
             + (" on every input its {grading} generators draw" if seed else ""),
         )
-    _check_reference_jit(record, grading, (LESSON, *drawn))
+    _check_reference_rules(record, grading, (LESSON, *drawn))
     _check_graded_values(record, grading)
     for run in grading.probes:
         _check_probe(record, grading, run)
 
 
-def _check_reference_jit(
+def _check_reference_rules(
     record: RunRecord, grading: LessonGrading, scenarios: tuple[str, ...]
 ) -> None:
-    """A solution that fails its own `jit:` rule would fail every learner who copies it."""
-    rules = {r.task.id: r.jit for r in grading.rubrics if r.jit is not None}
+    """A solution whose run breaks its own rule (one the child runs, such as `jit:`) would
+    fail every learner who copies it."""
+    rubrics = {r.task.id: r for r in grading.rubrics}
     for (scenario, index), run in record.runs.items():
-        task = grading.reference.cell(index).task
-        rule = rules.get(task or "")
-        if rule is None or scenario not in scenarios or run.error is not None:
+        rubric = rubrics.get(grading.reference.cell(index).task or "")
+        if rubric is None or scenario not in scenarios or run.error is not None:
             continue
-        for outcome in run.jit:
-            if outcome.status == "ok":
+        for kind in RULES:
+            rule = rubric.rule(kind)
+            gap = kind.run_gap(run) if kind.run_gap is not None and rule is not None else None
+            if gap is None:
                 continue
-            said = f": {outcome.error.type}" if outcome.error is not None else ""
             raise GradingError(
-                f"the solution of {task!r} fails its own 'jit' rule in scenario "
-                f"{scenario!r}: `{outcome.name}` {outcome.status}{said}",
+                f"the solution of {rubric.task.id!r} fails its own {kind.key!r} rule in scenario "
+                f"{scenario!r}: {gap}",
                 where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
-                fix="make the solution's function trace under jax.jit, or change the rule",
+                fix=kind.run_fix,
             )
 
 

@@ -22,15 +22,15 @@ from lessonkit.child.request import (  # noqa: F401 - the request's shape, re-ex
     ScenarioSpec,
 )
 from lessonkit.child.wire import (
+    CELL_RULES,
     CELL_STATUSES,
     ERROR,
     ERROR_KINDS,
     EVENT_TAG,
     EVENTS,
-    JIT,
-    JIT_STATUSES,
     MAX_MESSAGE,
     MAX_OUTPUT,
+    OUTCOME,
 )
 from lessonkit.grade.reported import (
     Budget,
@@ -44,7 +44,6 @@ from lessonkit.grade.reported import (
 
 CellStatus = Literal["ok", "error"]
 ErrorKind = Literal["syntax", "exception", "timeout", "exit", "interrupt"]
-JitStatus = Literal["ok", "error", "not called", "not defined"]
 
 MAX_LINE = 8 * 2**20  # bytes in one report line
 MAX_FRAMES = 16
@@ -65,12 +64,13 @@ class ErrorInfo:
 
 
 @dataclass(frozen=True)
-class JitOutcome:
-    """How a function named in a task's `jit:` rule fared when called through `jax.jit`."""
+class RuleOutcome:
+    """How one name a rule the child runs watched fared (`jit:`: the function called through
+    `jax.jit`); `status` is one of the rule's in `child.wire.CELL_RULES`."""
 
     name: str
-    status: JitStatus
-    error: ErrorInfo | None = None  # with "error": what jax.jit raised
+    status: str
+    error: ErrorInfo | None = None  # with "error": what the hook's repeat raised
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,12 @@ class CellReport:
     error: ErrorInfo | None
     values: dict[str, Value]
     checkpoint: dict[str, Value] | None
-    jit: tuple[JitOutcome, ...] = ()
+    rules: tuple[tuple[str, tuple[RuleOutcome, ...]], ...] = ()  # (wire key, its outcomes)
     placeholder: ErrorInfo | None = None  # the first `todo(...)` that ran, escaped or caught
+
+    def outcomes(self, key: str) -> tuple[RuleOutcome, ...]:
+        """What the hook of the rule with wire key `key` reported; none when not asked."""
+        return dict(self.rules).get(key, ())
 
 
 @dataclass(frozen=True)
@@ -162,20 +166,22 @@ def _error(data: object) -> ErrorInfo:
     )
 
 
-def _jit(data: object) -> tuple[JitOutcome, ...]:
+def _outcomes(key: str, data: object) -> tuple[RuleOutcome, ...]:
+    """The outcomes a rule's hook reported under its wire key `key`."""
     if type(data) is not list or len(data) > 16:
-        raise Interference("a cell report's jit outcomes are malformed")
+        raise Interference(f"a cell report's {key} outcomes are malformed")
+    statuses = CELL_RULES[key][1]
     out = []
     for entry in data:
-        required, optional = JIT
+        required, optional = OUTCOME
         entry = fields(entry, required, optional)
         status = entry["status"]
-        if type(status) is not str or status not in JIT_STATUSES:
-            raise Interference("a jit outcome has an unknown status")
+        if type(status) is not str or status not in statuses:
+            raise Interference(f"a {key} outcome has an unknown status")
         if (status == "error") != ("error" in entry):
-            raise Interference("a jit outcome's status and error disagree")
+            raise Interference(f"a {key} outcome's status and error disagree")
         error = _error(entry["error"]) if "error" in entry else None
-        out.append(JitOutcome(text(entry["name"]), status, error))
+        out.append(RuleOutcome(text(entry["name"]), status, error))
     return tuple(out)
 
 
@@ -220,6 +226,6 @@ def parse_event(line: bytes) -> Event:
         error=_error(data["error"]) if "error" in data else None,
         values=_values(data.get("values", {}), budget),
         checkpoint=None if checkpoint is None else _values(checkpoint, budget),
-        jit=_jit(data["jit"]) if "jit" in data else (),
+        rules=tuple((key, _outcomes(key, data[key])) for key in CELL_RULES if key in data),
         placeholder=_error(data["placeholder"]) if "placeholder" in data else None,
     )

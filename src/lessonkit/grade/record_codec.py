@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from lessonkit.child.wire import event, value
-from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
+from lessonkit.grade.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.reported import (
     Array,
@@ -78,7 +78,7 @@ def _encode_error(error: ErrorInfo) -> dict[str, Any]:
     return out
 
 
-def _encode_jit(outcome: JitOutcome) -> dict[str, Any]:
+def _encode_outcome(outcome: RuleOutcome) -> dict[str, Any]:
     out: dict[str, Any] = {"name": outcome.name, "status": outcome.status}
     if outcome.error is not None:
         out["error"] = _encode_error(outcome.error)
@@ -99,8 +99,9 @@ def encode_report(report: CellReport) -> dict[str, Any]:
         entries["error"] = _encode_error(report.error)
     if report.checkpoint is not None:
         entries["checkpoint"] = {name: encode_value(v) for name, v in report.checkpoint.items()}
-    if report.jit:
-        entries["jit"] = [_encode_jit(outcome) for outcome in report.jit]
+    for key, outcomes in report.rules:
+        if outcomes:
+            entries[key] = [_encode_outcome(outcome) for outcome in outcomes]
     if report.placeholder is not None:
         entries["placeholder"] = _encode_error(report.placeholder)
     return event("cell", **entries)

@@ -31,6 +31,7 @@ from lessonkit.grade.protocol import CellSpec, ChangedCall, Request, ScenarioSpe
 from lessonkit.grade.rubric import TaskRubric, rubric_for
 from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.lesson.rules import RULES
 from lessonkit.lesson.scripts import render_exercise_script
 
 ORDER_VARIABLE = "LESSONKIT_SCENARIO_ORDER"
@@ -126,6 +127,17 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
     ]
 
 
+def _asked(rubric: TaskRubric | None) -> dict[str, tuple[str, ...]]:
+    """What the child is asked for a task's cell by each rule it runs (`RuleKind.ask`), by the
+    rule's wire key; nothing for a cell of no task or a rule the task is not given."""
+    asked = {}
+    for kind in RULES:
+        rule = rubric.rule(kind) if rubric is not None else None
+        if kind.ask is not None and rule is not None:
+            asked[kind.key] = kind.ask(rule)
+    return asked
+
+
 def build_request(
     request_id: str,
     plan: Plan,
@@ -137,7 +149,7 @@ def build_request(
     order in the child, declaration order by default."""
     names = wire_names(grading) if names is None else names
     rubric_names = {r.task.id: r.names for r in grading.rubrics}
-    jitted = {r.task.id: r.jit.functions for r in grading.rubrics if r.jit is not None}
+    rubrics = {r.task.id: r for r in grading.rubrics}
     cells = tuple(
         CellSpec(
             index=c.index,
@@ -145,7 +157,7 @@ def build_request(
             offset=c.offset,
             role=c.role,
             report=rubric_names.get(c.task, ()) if c.task else (),
-            jit=jitted.get(c.task, ()) if c.task else (),
+            asks=_asked(rubrics.get(c.task) if c.task else None),
         )
         for c in plan.cells
     )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Final, Literal
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
+from lessonkit.lesson.rules import RULES
 from lessonkit.lesson.text import markdown_text, safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
@@ -16,22 +17,28 @@ NOT_ATTEMPTED: Final = "not attempted"
 ERROR: Final = "error"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
-CheckName = Literal[
-    "cell", "attempted", "method", "jit", "lesson inputs", "other inputs", "probes", "run"
-]
+_BEFORE_RULES = ("cell", "attempted")
+_AFTER_RULES = ("lesson inputs", "other inputs", "probes", "run")
+CHECKS: tuple[str, ...] = (
+    *_BEFORE_RULES,
+    *(rule.checks[0] for rule in RULES if rule.check is not None),
+    *_AFTER_RULES,
+)
+"""Every check, in the order they run: a rule with a check of its own (`lesson.rules`) runs
+after the cell is found attempted and before its values are compared."""
+CheckName = Literal[CHECKS]  # type: ignore[valid-type]
 """Which check found a task's problem; "run" when the file could not be graded at all."""
-CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 
-CHECK_WORDS: dict[CheckName, str] = {
+_WORDS = {
     "cell": "the task's cell is missing",
     "attempted": "not attempted yet",
-    "method": "the method the task asks for is not used",
-    "jit": "fails under jax.jit",
+    **{rule.checks[0]: rule.words for rule in RULES if rule.check is not None},
     "lesson inputs": "wrong on the lesson's inputs",
     "other inputs": "wrong on other inputs",
     "probes": "a probe showed a wrong value",
     "run": "the file could not be graded",
 }
+CHECK_WORDS: dict[CheckName, str] = {check: _WORDS[check] for check in CHECKS}
 """How a person reads each check (the class report); a test keeps its keys `CHECKS`."""
 
 ErrorCause = Literal[

@@ -11,35 +11,29 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TypeVar
 
 from lessonkit.child.names import bindings
-from lessonkit.lesson.model import (
-    EXACT,
-    Accept,
-    Grading,
-    JitRule,
-    Lesson,
-    MethodRule,
-    Probe,
-    Task,
-)
+from lessonkit.lesson.model import Grading, Lesson, Probe, Task
+from lessonkit.lesson.rules import RuleKind, TaskRule
 from lessonkit.lesson.syntax import parse_python
+
+R = TypeVar("R", bound=TaskRule)
 
 
 @dataclass(frozen=True)
 class TaskRubric:
-    """What one task is graded on: the names its cell must compute, its probes, and its rules.
-
-    The rules are fields named as in `lesson.task_rules.TASK_RULES` (a unit test keeps them
-    equal), filled from the task's own rules; a rule the task is not given keeps its default.
-    """
+    """What one task is graded on: the names its cell must compute, its probes, and its rules
+    (`lesson.rules.RULES`) by their keys, as its {grading} block gives them."""
 
     task: Task
     names: tuple[str, ...]  # what the scaffold leaves as todo(...), in the solution's order
     probes: tuple[Probe, ...]
-    accept: Accept = EXACT  # what else counts as the same answer for `names`
-    method: MethodRule | None = None  # what the cell must use and must not
-    jit: JitRule | None = None  # functions the cell defines, also called under jax.jit
+    rules: tuple[tuple[str, TaskRule], ...] = ()  # (rule key, the task's value of it)
+
+    def rule(self, kind: RuleKind[R]) -> R | None:
+        """The task's value of one rule; the rule's default when the task is not given it."""
+        return dict(self.rules).get(kind.key, kind.default)  # type: ignore[return-value]
 
 
 def _statements(body: list[ast.stmt]):
@@ -85,5 +79,5 @@ def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
         answers = set(todo_names(task.scaffold))
         names = tuple(n for n in assigned_names(task.solution) if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
-        rubrics.append(TaskRubric(task, names, probes, **grading.rules_for(task.id)))
+        rubrics.append(TaskRubric(task, names, probes, tuple(grading.rules_for(task.id).items())))
     return tuple(rubrics)

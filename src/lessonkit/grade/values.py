@@ -10,7 +10,7 @@ NaN. A value the child could not look into (a function, a jitted function, an ob
 known by its type's name alone, so it differs only when that name does: it has no value
 that could fail a comparison.
 
-A task's `accept` rule (`lessonkit.lesson.model.Accept`, declared in the lesson's `{grading}` block)
+A task's `accept` rule (`lesson.rules.accept.Accept`, declared in the lesson's `{grading}` block)
 widens what counts as the same answer for that task's graded names, and nothing else: any
 readable mapping with the same keys as the dict, or a float leaf of another accepted dtype.
 """
@@ -24,7 +24,7 @@ from dataclasses import replace
 from lessonkit import treediff
 from lessonkit.grade import reported as r
 from lessonkit.grade.reported import Value
-from lessonkit.lesson.model import EXACT, Accept
+from lessonkit.lesson.rules.accept import EXACT, Accept
 from lessonkit.treediff import Difference
 
 __all__ = [

@@ -70,16 +70,16 @@ from lessonkit.lesson.model import (
     Probe,
     ProbeSource,
     ProbeValue,
-    TaskRule,
     Transform,
     Uniform,
 )
-from lessonkit.lesson.task_rules import TASK_RULES, Fail
+from lessonkit.lesson.rules import RULE_KEYS, RULES, TaskRule
+from lessonkit.lesson.rules.base import Fail
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 _STEP_TRANSFORM = next(r.name for r in ROWS if r.authored and r.varies == "step")
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
-_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *TASK_RULES})
+_KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *RULE_KEYS})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 MAX_INPUT_SETS = 8
@@ -401,9 +401,10 @@ def _edge_count(tree: InputTree) -> int:
 
 
 def _task_rules(data: dict, block: _Block) -> tuple[tuple[str, str, TaskRule], ...]:
-    """Every per-task rule the block gives (`TASK_RULES`), read one task at a time."""
+    """Every per-task rule the block gives (`RULES`), read one task at a time."""
     out = []
-    for name, kind in TASK_RULES.items():
+    for kind in RULES:
+        name = kind.key
         rules = data.get(name)
         if rules is None:
             continue

@@ -9,9 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, get_args
+from typing import Literal, get_args
 
 from lessonkit.child.transforms import AUTHORED
+from lessonkit.lesson.rules.base import TaskRule
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -303,25 +304,6 @@ class Bernoulli:
 Generator = Uniform | Integers | Bernoulli
 InputTree = dict[str, "InputTree"] | Generator
 
-MappingRule = Literal["exact", "any"]
-
-
-@dataclass(frozen=True)
-class Accept:
-    """What counts as the same answer for one task's graded names (`accept:` in {grading}).
-
-    `mappings="any"`: any mapping the grader can read (dict, OrderedDict, defaultdict) with
-    the same keys counts as the reference's dict. `floats`: leaves of any of these float
-    dtypes count as the reference's leaf of another of them. The default is exact.
-    """
-
-    mappings: MappingRule = "exact"
-    floats: tuple[str, ...] = ()
-    line: int = field(default=0, compare=False)
-
-
-EXACT = Accept()
-
 
 @dataclass(frozen=True)
 class Probe:
@@ -363,14 +345,6 @@ class DeclaredAttempt:
     line: int
 
 
-class TaskRule(Protocol):
-    """What every per-task rule of {grading} is (`Accept`, `MethodRule`, `JitRule`): a frozen
-    value that keeps the lesson.md line it is declared at."""
-
-    @property
-    def line(self) -> int: ...
-
-
 @dataclass(frozen=True)
 class Grading:
     """How `lessonkit check` grades the lesson: the inputs it draws afresh, probes, points."""
@@ -382,8 +356,8 @@ class Grading:
     line: int
     attempts: tuple[DeclaredAttempt, ...] = ()
     rules: tuple[tuple[str, str, TaskRule], ...] = ()
-    """(rule name, task id, rule) for every per-task rule (`accept:`, `method:`, `jit:`), in
-    the order `lesson.task_rules.TASK_RULES` reads them."""
+    """(rule key, task id, rule) for every per-task rule (`lesson.rules.RULES`), in the
+    order they are read."""
 
     @property
     def input_names(self) -> tuple[str, ...]:
@@ -395,38 +369,6 @@ class Grading:
     def rules_for(self, task_id: str) -> dict[str, TaskRule]:
         """One task's rules by name (`{"jit": JitRule(...)}`); a rule it is not given is absent."""
         return {name: rule for name, task, rule in self.rules if task == task_id}
-
-
-Statement = Literal["for", "while", "if"]
-STATEMENTS: tuple[str, ...] = get_args(Statement)
-
-
-@dataclass(frozen=True)
-class MethodRule:
-    """What one task's cell must use and must not (`method:` in {grading}).
-
-    Each entry is a dotted name the cell calls (`jax.lax.cond`) or a statement (`for`,
-    `while`, `if`), looked for on the cell's syntax tree. It catches the honest mistake (a
-    Python loop where the lesson teaches `jax.lax.fori_loop`), not a determined evader.
-    """
-
-    require: tuple[str, ...] = ()
-    forbid: tuple[str, ...] = ()
-    line: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class JitRule:
-    """Functions one task's cell defines that the grader also calls under `jax.jit`
-    (`jit:` in {grading}).
-
-    Each call the cell makes to one of them is made a second time through `jax.jit`, with
-    the same arguments (drawn inputs included), so a Python `if` on a traced value fails
-    there even where the plain call works. Like `MethodRule`, it catches the honest mistake.
-    """
-
-    functions: tuple[str, ...]
-    line: int = field(default=0, compare=False)
 
 
 ShowKind = Literal["tree", "value", "numbers", "round_trip"]

@@ -19,8 +19,8 @@ from lessonkit.lesson.model import (
     Quiz,
     Task,
 )
+from lessonkit.lesson.rules import rule_named
 from lessonkit.lesson.syntax import parse_python
-from lessonkit.lesson.task_rules import TASK_RULES
 
 T = TypeVar("T")
 
@@ -122,9 +122,9 @@ def _validate_grading(lesson: Lesson) -> None:
             raise LessonError(
                 f"{{grading}} block: '{name}' names no task of this lesson: {task_id!r}", where=at
             )
-        rule_kind = TASK_RULES[name]
-        check = rule_kind.gap
-        gap = check(rule, tasks[task_id], lesson) if check is not None else None
+        rule_kind = rule_named(name)
+        check, steps = rule_kind.gap, tuple(step.code for step in lesson.steps)
+        gap = check(rule, tasks[task_id].solution, steps) if check is not None else None
         if gap is not None:
             raise LessonError(
                 f"{{grading}} block: the solution of {task_id!r} {gap}",

@@ -1,4 +1,4 @@
-"""Method rules (`method:` in {grading}): what a cell calls or uses, read from its syntax tree.
+"""`method:` in {grading}: what a task's cell calls or uses, read from its syntax tree.
 
 A task may require calls (`jax.lax.cond`) or forbid them, and forbid the statements `for`,
 `while` and `if`. Calls are matched by their dotted name after the file's imports are
@@ -10,11 +10,18 @@ which `docs/grading-security.md` says.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-from lessonkit.lesson.model import STATEMENTS, MethodRule
+from lessonkit.lesson.rules.base import Fail, Failure, RuleFacts, RuleKind
 from lessonkit.lesson.syntax import parse_python
+
+Statement = Literal["for", "while", "if"]
+STATEMENTS: tuple[str, ...] = get_args(Statement)
+_KEYS = frozenset({"require", "forbid"})
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 _STATEMENT_NODES: dict[str, tuple[type[ast.AST], ...]] = {
     "for": (ast.For, ast.AsyncFor),
@@ -26,6 +33,20 @@ _STATEMENT_WORDS = {
     "while": "a Python `while` loop",
     "if": "a Python `if` statement",
 }
+
+
+@dataclass(frozen=True)
+class MethodRule:
+    """What one task's cell must use and must not (`method:` in {grading}).
+
+    Each entry is a dotted name the cell calls (`jax.lax.cond`) or a statement (`for`,
+    `while`, `if`), looked for on the cell's syntax tree. It catches the honest mistake (a
+    Python loop where the lesson teaches `jax.lax.fori_loop`), not a determined evader.
+    """
+
+    require: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -116,3 +137,55 @@ def method_breach(
         if first_line(entry) is None:
             return MethodBreach(_word(entry), False, None)
     return None
+
+
+def _read(rule: object, line: int, fail: Fail) -> MethodRule:
+    if not isinstance(rule, dict) or not rule or set(rule) - _KEYS:
+        raise fail("must be a mapping with require and/or forbid")
+    lists = {key: rule.get(key) or [] for key in sorted(_KEYS)}
+    for key, entries in lists.items():
+        if not isinstance(entries, list) or not all(
+            isinstance(e, str) and (e in STATEMENTS or _DOTTED.fullmatch(e)) for e in entries
+        ):
+            raise fail(
+                f"'{key}' must list dotted names the cell calls "
+                f"(module.function) or the statements {', '.join(STATEMENTS)}"
+            )
+    both = set(lists["require"]) & set(lists["forbid"])
+    if both:
+        raise fail(f"{sorted(both)[0]!r} is both required and forbidden")
+    return MethodRule(tuple(lists["require"]), tuple(lists["forbid"]), line=line)
+
+
+def _gap(rule: MethodRule, solution: str, steps: tuple[str, ...]) -> str | None:
+    """The solution, with the steps' imports, must use what the rule asks and nothing it bans."""
+    breach = method_breach(rule, solution, steps)
+    if breach is None:
+        return None
+    return "breaks its own 'method' rule: " + breach.message(
+        f"solution line {breach.line}" if breach.line else None
+    )
+
+
+def _check(facts: RuleFacts) -> Failure | None:
+    """The cell uses what its task's `method:` rule requires, and nothing it forbids."""
+    rule, source = facts.rule(METHOD), facts.cell_source()
+    if rule is None or source is None:
+        return None
+    breach = method_breach(rule, source, facts.other_sources())
+    if breach is None:
+        return None
+    return Failure(breach.message(facts.cell_line(breach.line) if breach.line else None))
+
+
+METHOD: RuleKind[MethodRule] = RuleKind(
+    key="method",
+    order=20,
+    shape="{require: [...], forbid: [...]}",
+    read=_read,
+    checks=("method",),
+    gap=_gap,
+    fix="change the rule or the solution, so the lesson's own answer passes",
+    check=_check,
+    words="the method the task asks for is not used",
+)
