@@ -362,9 +362,10 @@ def grade_shared(
 
     from lessonkit.grade import grade_many
     from lessonkit.grade.batch_folder import read_items
-    from lessonkit.run.isolation import Isolation, compile_cache
+    from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox
+    from lessonkit.settings import compile_cache_from, settings_around
 
     shared = shared_temp(tmp_path_factory)
     result, lock = shared / f"{key}.json", shared / f"{key}.lock"
@@ -393,14 +394,9 @@ def grade_shared(
     try:
         # As `check --batch` grades: sandboxed, the learner children reading the compile
         # cache the trusted reference writes.
-        isolation = Isolation(find_sandbox()[0], cache=compile_cache())
-        entries = grade_many(
-            lesson,
-            read_items(paths),
-            jobs=jobs,
-            limits=Limits(timeout=timeout),
-            isolation=isolation,
-        )
+        isolation = Isolation(find_sandbox()[0], cache=compile_cache_from(os.environ))
+        settings = settings_around(os.environ, isolation, limits=Limits(timeout=timeout))
+        entries = grade_many(lesson, read_items(paths), jobs=jobs, settings=settings)
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:
         (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")

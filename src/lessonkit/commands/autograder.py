@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -17,10 +18,10 @@ from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
     console,
-    limits_from,
+    settings_from,
     write_output,
 )
-from lessonkit.course.autograder import bundle_zip, run_autograder
+from lessonkit.course.autograder import LEARNER_ACCOUNT, bundle_zip, run_autograder
 from lessonkit.errors import UsageError
 from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.run.limits import DEFAULT_LIMITS
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     if args.run:
         root = Path(args.root or os.environ.get("AUTOGRADER_ROOT") or "/autograder")
-        results = run_autograder(lesson, root, limits_from(args))
+        settings = partial(settings_from, args, account=LEARNER_ACCOUNT, compile_cache=False)
+        results = run_autograder(lesson, root, settings)
         console().print(Text(f"Score {results['score']:g}. {results['output']}"))
         return 0
     data = bundle_zip(lesson, repo_root())

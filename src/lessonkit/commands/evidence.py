@@ -14,9 +14,11 @@ from lessonkit.commands._common import (
     marked,
     practice_file,
     quoted,
+    settings_from,
     shown,
 )
-from lessonkit.evidence.observe import DEFAULT_TIMEOUT_S, collect_evidence
+from lessonkit.defaults import DEFAULT_TIMEOUT_S
+from lessonkit.evidence.observe import collect_evidence
 from lessonkit.evidence.report import render_report, report_stem
 from lessonkit.grade.sources import read_submission
 from lessonkit.lesson.catalog import find_lesson
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     file = practice_file(lesson, args.file)
     read_submission(file)  # an unreadable file is one clear message before anything runs
     out.print(f"Grading {quoted(file)} (its one run, in the grader's child) ...")
-    evidence = collect_evidence(lesson, file, timeout_s=args.timeout)
+    evidence = collect_evidence(lesson, file, settings_from(args))
     written = dt.datetime.now(dt.UTC)
     text = render_report(lesson, evidence, written=written, shown_file=shown(file))
     path = write_new(Path.cwd() / EVIDENCE_FOLDER, report_stem(lesson, written), ".md", text)

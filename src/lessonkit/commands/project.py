@@ -20,9 +20,9 @@ from lessonkit.commands._common import (
     add_key_argument,
     add_limit_arguments,
     console,
-    limits_from,
     marked,
     quoted,
+    settings_from,
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
@@ -35,7 +35,6 @@ from lessonkit.project import (
     ProjectReport,
     grade_project,
 )
-from lessonkit.run.isolation import choose_isolation
 
 _MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
 
@@ -113,17 +112,17 @@ def run(args: argparse.Namespace) -> int:
     number, contract = phase_contract(args.phase)
     path = Path(args.file)
     script = read_script(path)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
-    if isolation.note and not args.json:
-        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    settings = settings_from(args, compile_cache=False)
+    if settings.isolation.note and not args.json:
+        console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     report = grade_project(
         number,
         contract,
         shown(path),
         script,
-        isolation=isolation,
+        isolation=settings.isolation,
         seed=args.seed,
-        limits=limits_from(args),
+        limits=settings.limits,
         jobs=args.jobs,
     )
     if args.json:
@@ -172,7 +171,9 @@ def _batch(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
     number, contract = phase_contract(args.phase)
-    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    settings = settings_from(
+        args, batch=True, allow_unsandboxed=args.no_sandbox, compile_cache=False
+    )
     listing = submissions_in(folder)
     unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
     paths = [p for p in listing.entries if p.suffix == ".py" or p in unlisted]
@@ -182,7 +183,12 @@ def _batch(args: argparse.Namespace) -> int:
     refuse_inside(out_dir, folder)
     key = grading_key(args.key, not_inside=(folder, out_dir))
     kind = project_kind(
-        number, contract, folder, isolation=isolation, limits=limits_from(args), jobs=args.jobs
+        number,
+        contract,
+        folder,
+        isolation=settings.isolation,
+        limits=settings.limits,
+        jobs=args.jobs,
     )
     # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
     seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
@@ -191,8 +197,8 @@ def _batch(args: argparse.Namespace) -> int:
     progress = console(stderr=True)
     if run.note is not None:
         progress.print(Text(run.note, style="yellow"))
-    if isolation.note:
-        progress.print(Text(isolation.note, style="yellow"))
+    if settings.isolation.note:
+        progress.print(Text(settings.isolation.note, style="yellow"))
     done = iter(range(len(run.done) + 1, len(paths) + 1))
 
     def finished(entry: BatchEntry[ProjectReport]) -> None:

@@ -18,7 +18,7 @@ from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
     console,
-    limits_from,
+    settings_from,
     whole_number,
 )
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
@@ -28,7 +28,6 @@ from lessonkit.course.regrade import regrade, regrade_targets
 from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.isolation import choose_isolation, compile_cache
 from lessonkit.run.limits import DEFAULT_LIMITS
 
 
@@ -49,13 +48,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
-    isolation = choose_isolation(
-        batch=True, allow_unsandboxed=args.no_sandbox, cache=compile_cache()
-    )
+    settings = settings_from(args, batch=True, allow_unsandboxed=args.no_sandbox)
     out = console()
     progress = console(stderr=True)
-    if isolation.note:
-        progress.print(Text(isolation.note, style="yellow"))
+    if settings.isolation.note:
+        progress.print(Text(settings.isolation.note, style="yellow"))
     fingerprint = grading_fingerprint(lesson)
     with existing_gradebook(args.gradebook) as book:
         book.check_writable()  # before anything is graded
@@ -71,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 fingerprint=fingerprint,
                 graded_utc=utc_stamp(),
                 jobs=args.jobs or os.cpu_count(),
-                limits=limits_from(args),
-                isolation=isolation,
+                settings=settings,
                 seed=args.seed,
                 on_report=bar.finished,
             )
