@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import re
 from pathlib import Path
 from types import ModuleType
@@ -14,7 +15,7 @@ import pytest
 
 from lessonkit import defaults, settings
 from lessonkit.cli import parse
-from lessonkit.commands._common import settings_from
+from lessonkit.commands._common import limits_from
 from lessonkit.errors import UsageError
 from lessonkit.run import isolation, limits
 from lessonkit.run.isolation import UNSANDBOXED
@@ -180,13 +181,12 @@ def test_a_command_builds_its_settings_from_its_arguments(monkeypatch):
     monkeypatch.setenv(settings.SCENARIO_ORDER_VARIABLE, "4")
     monkeypatch.setenv(settings.NO_COMPILE_CACHE_VARIABLE, "1")
     args = parse(["check", "state-02", "x.py", "--memory", "768M", "--timeout", "2"])
-    chosen = settings_from(args, seed=9)
+    chosen = settings.grading_settings(os.environ, limits=limits_from(args), seed=9)
     assert chosen.limits == Limits(memory=768 * MiB, timeout=2.0)
     assert (chosen.seed, chosen.scenario_order, chosen.isolation.cache) == (9, 4, None)
     assert chosen.isolation.reason == "none in a unit test"
-    batch = parse(["check", "state-02", "--batch", "class"])
     with pytest.raises(UsageError, match="will not run it unsandboxed: none in a unit test"):
-        settings_from(batch, batch=True, allow_unsandboxed=False)
+        settings.grading_settings(os.environ, batch=True, allow_unsandboxed=False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         chosen.seed = 1  # type: ignore[misc]
 

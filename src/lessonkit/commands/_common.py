@@ -19,7 +19,6 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
 from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
-from lessonkit.settings import GradingSettings, grading_settings
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -113,30 +112,6 @@ def limits_from(args: argparse.Namespace) -> Limits:
     """The grader's limits with the `--timeout` and `--memory` this command was given."""
     return DEFAULT_LIMITS.with_options(
         memory=getattr(args, "memory", None), timeout=getattr(args, "timeout", None)
-    )
-
-
-def settings_from(
-    args: argparse.Namespace,
-    *,
-    batch: bool = False,
-    allow_unsandboxed: bool = True,
-    account: str | None = None,
-    compile_cache: bool = True,
-    seed: int | None = None,
-    jobs: int = 0,
-) -> GradingSettings:
-    """This command's one `GradingSettings`: its `--timeout` and `--memory`, the isolation
-    policy it asks for (`settings.grading_settings`) and the switches of its environment."""
-    return grading_settings(
-        os.environ,
-        limits=limits_from(args),
-        batch=batch,
-        allow_unsandboxed=allow_unsandboxed,
-        account=account,
-        compile_cache=compile_cache,
-        seed=seed,
-        jobs=jobs,
     )
 
 

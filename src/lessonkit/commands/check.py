@@ -23,9 +23,9 @@ from lessonkit.commands._common import (
     add_limit_arguments,
     add_practice_file_argument,
     console,
+    limits_from,
     practice_file,
     quoted,
-    settings_from,
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
@@ -34,6 +34,7 @@ from lessonkit.grade.inputs import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
+from lessonkit.settings import grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -156,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
         return _batch(args)
-    settings = settings_from(args, seed=args.seed)
+    settings = grading_settings(os.environ, limits=limits_from(args), seed=args.seed)
     if settings.isolation.note and not args.json:
         console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     lesson = find_lesson(args.lesson)
@@ -237,7 +238,12 @@ def _batch(args: argparse.Namespace) -> int:
             f"{folder} is not a folder", fix="give the folder that holds the submissions"
         )
     # With --dask the workers run the submissions, and each checks its own sandbox.
-    settings = settings_from(args, batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask))
+    settings = grading_settings(
+        os.environ,
+        limits=limits_from(args),
+        batch=True,
+        allow_unsandboxed=args.no_sandbox or bool(args.dask),
+    )
     lesson = find_lesson(args.lesson)
     listing = submissions_in(folder)
     paths = listing.entries  # each folder that could not be listed is a row of its own

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,9 +21,9 @@ from lessonkit.commands._common import (
     add_key_argument,
     add_limit_arguments,
     console,
+    limits_from,
     marked,
     quoted,
-    settings_from,
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
@@ -35,6 +36,7 @@ from lessonkit.project import (
     ProjectReport,
     grade_project,
 )
+from lessonkit.settings import grading_settings
 
 _MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
 
@@ -112,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     number, contract = phase_contract(args.phase)
     path = Path(args.file)
     script = read_script(path)
-    settings = settings_from(args, compile_cache=False)
+    settings = grading_settings(os.environ, limits=limits_from(args), compile_cache=False)
     if settings.isolation.note and not args.json:
         console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     report = grade_project(
@@ -171,8 +173,12 @@ def _batch(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
     number, contract = phase_contract(args.phase)
-    settings = settings_from(
-        args, batch=True, allow_unsandboxed=args.no_sandbox, compile_cache=False
+    settings = grading_settings(
+        os.environ,
+        limits=limits_from(args),
+        batch=True,
+        allow_unsandboxed=args.no_sandbox,
+        compile_cache=False,
     )
     listing = submissions_in(folder)
     unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own

@@ -18,7 +18,7 @@ from lessonkit.commands._common import (
     add_lesson_argument,
     add_timeout_argument,
     console,
-    settings_from,
+    limits_from,
     whole_number,
 )
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
@@ -29,6 +29,7 @@ from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.settings import grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
-    settings = settings_from(args, batch=True, allow_unsandboxed=args.no_sandbox)
+    settings = grading_settings(
+        os.environ, limits=limits_from(args), batch=True, allow_unsandboxed=args.no_sandbox
+    )
     out = console()
     progress = console(stderr=True)
     if settings.isolation.note:
