@@ -282,10 +282,11 @@ def sandbox():
     return found
 
 
-def one_cell_request(source: str, budget: float):
+def one_cell_request(source: str, budget: float, cpu_seconds: float | None = None):
     """A request that runs `source` as one task cell reporting `result`, on the lesson's
-    inputs only."""
+    inputs only, with the CPU allowance a grader sends for `budget` (or `cpu_seconds`)."""
     from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+    from lessonkit.run.limits import cpu_allowance
 
     return Request(
         id="probe",
@@ -295,6 +296,7 @@ def one_cell_request(source: str, budget: float):
         checkpoint=None,
         checkpoint_names=(),
         scenarios=(ScenarioSpec("lesson", None),),
+        cpu_seconds=cpu_allowance(budget) if cpu_seconds is None else cpu_seconds,
     )
 
 
@@ -319,7 +321,9 @@ def session_starter(isolation, limits):
     return _STARTERS[key]
 
 
-def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None):
+def run_one_cell(
+    source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None, cpu_seconds=None
+):
     """The record of `source`, one task cell reporting `result`, run in a fresh learner
     child (`sandbox`: a `run.sandbox.Sandbox` or None), forked by the session's starter as
     a grader's are; `while_alive(worker)` runs before the child and everything it started
@@ -333,7 +337,7 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     isolation, limits = Isolation(sandbox), limits or DEFAULT_LIMITS
     starter = session_starter(isolation, limits)
     worker = WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
-    request = one_cell_request(source, budget)
+    request = one_cell_request(source, budget, cpu_seconds)
     try:
         worker.send(request)
         record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)

@@ -79,7 +79,14 @@ def record() -> RunRecord:
 def request(source: str = "x = 1", drawn: float = 0.5) -> Request:
     cells = (CellSpec(0, source, 0, "lesson", ()),)
     return Request(
-        "reference-7", ("jax",), None, cells, None, (), (ScenarioSpec("run-1", {"x": drawn}),)
+        "reference-7",
+        ("jax",),
+        None,
+        cells,
+        None,
+        (),
+        (ScenarioSpec("run-1", {"x": drawn}),),
+        None,
     )
 
 

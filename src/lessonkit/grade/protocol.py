@@ -95,7 +95,7 @@ class Request:
     checkpoint: int | None  # after this cell the step names are reported
     checkpoint_names: tuple[str, ...]
     scenarios: tuple[ScenarioSpec, ...]
-    cpu_seconds: float | None = None  # CPU the request may use (`run.limits.cpu_allowance`)
+    cpu_seconds: float | None  # CPU the request may use (`run.limits.cpu_allowance`), or None
 
     def to_line(self) -> bytes:
         return json.dumps(asdict(self)).encode() + b"\n"
