@@ -103,9 +103,9 @@ sys.exit(code)
 """`lessonkit ARGS` in this process, then its own CPU and peak RSS written to a file."""
 
 RECORD = """
-import json, sys
+import json, os, sys
 from lessonkit.grade import worker_handle
-from lessonkit.run.isolation import compile_cache
+from lessonkit.settings import compile_cache_from
 from lessonkit.run.process import GRADER_SETTINGS
 target, argv = sys.argv[1], sys.argv[2:]
 sent = []
@@ -117,7 +117,7 @@ def send(self, request):
 worker_handle.WorkerHandle.send = send
 from lessonkit.cli import main
 code = main(argv)
-cache = compile_cache()
+cache = compile_cache_from(os.environ)
 env = {**GRADER_SETTINGS, **({"JAX_COMPILATION_CACHE_DIR": str(cache)} if cache else {})}
 with open(target, "w") as out:
     json.dump({"requests": sent, "env": env, "program": str(worker_handle.WORKER_SCRIPT)}, out)

@@ -296,10 +296,11 @@ def sandbox():
     return found
 
 
-def one_cell_request(source: str, budget: float):
+def one_cell_request(source: str, budget: float, cpu_seconds: float | None = None):
     """A request that runs `source` as one task cell reporting `result`, on the lesson's
-    inputs only."""
+    inputs only, with the CPU allowance a grader sends for `budget` (or `cpu_seconds`)."""
     from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+    from lessonkit.run.limits import cpu_allowance
 
     return Request(
         id="probe",
@@ -309,6 +310,7 @@ def one_cell_request(source: str, budget: float):
         checkpoint=None,
         checkpoint_names=(),
         scenarios=(ScenarioSpec("lesson", None),),
+        cpu_seconds=cpu_allowance(budget) if cpu_seconds is None else cpu_seconds,
     )
 
 
@@ -333,7 +335,9 @@ def session_starter(isolation, limits):
     return _STARTERS[key]
 
 
-def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None):
+def run_one_cell(
+    source: str, sandbox, *, limits=None, budget: float = 20.0, while_alive=None, cpu_seconds=None
+):
     """The record of `source`, one task cell reporting `result`, run in a fresh learner
     child (`sandbox`: a `run.sandbox.Sandbox` or None), forked by the session's starter as
     a grader's are; `while_alive(worker)` runs before the child and everything it started
@@ -347,7 +351,7 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     isolation, limits = Isolation(sandbox), limits or DEFAULT_LIMITS
     starter = session_starter(isolation, limits)
     worker = WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
-    request = one_cell_request(source, budget)
+    request = one_cell_request(source, budget, cpu_seconds)
     try:
         worker.send(request)
         record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
@@ -376,9 +380,10 @@ def grade_shared(
 
     from lessonkit.grade import grade_many
     from lessonkit.grade.batch_folder import read_items
-    from lessonkit.run.isolation import Isolation, compile_cache
+    from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox
+    from lessonkit.settings import compile_cache_from, settings_around
 
     shared = shared_temp(tmp_path_factory)
     result, lock = shared / f"{key}.json", shared / f"{key}.lock"
@@ -407,14 +412,9 @@ def grade_shared(
     try:
         # As `check --batch` grades: sandboxed, the learner children reading the compile
         # cache the trusted reference writes.
-        isolation = Isolation(find_sandbox()[0], cache=compile_cache())
-        entries = grade_many(
-            lesson,
-            read_items(paths),
-            jobs=jobs,
-            limits=Limits(timeout=timeout),
-            isolation=isolation,
-        )
+        isolation = Isolation(find_sandbox()[0], cache=compile_cache_from(os.environ))
+        settings = settings_around(os.environ, isolation, limits=Limits(timeout=timeout))
+        entries = grade_many(lesson, read_items(paths), jobs=jobs, settings=settings)
         data = {e.path.name: e.report.to_json() for e in entries}
     except BaseException as exc:
         (shared / f"{key}.tmp").write_text(json.dumps({"error": repr(exc)}), encoding="utf-8")

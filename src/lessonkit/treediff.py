@@ -19,6 +19,8 @@ from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from lessonkit.defaults import TREE_ATOL, TREE_RTOL
+
 __all__ = [
     "KINDS",
     "Described",
@@ -38,8 +40,6 @@ Role = Literal["node", "leaf"]
 KINDS: tuple[Kind, ...] = ("node", "missing", "extra", "type", "shape", "dtype", "value")
 _RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
-RTOL = 1e-4
-ATOL = 1e-5
 NOTHING = "nothing"
 
 
@@ -143,7 +143,7 @@ def close(expected: Sequence[float], got: Sequence[float]) -> bool:
         if math.isinf(e) or math.isinf(g):
             if e != g:
                 return False
-        elif abs(g - e) > ATOL + RTOL * abs(e):
+        elif abs(g - e) > TREE_ATOL + TREE_RTOL * abs(e):
             return False
     return True
 

@@ -18,6 +18,7 @@ from lessonkit.course import autograder
 from lessonkit.run import isolation
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import Account, find_sandbox
+from lessonkit.settings import GradingSettings, grading_settings
 
 from conftest import invoke, make_attempt
 
@@ -138,7 +139,14 @@ def _in_process(root: Path, lesson, monkeypatch, account: Account | None) -> dic
     """`--run` here, as if bubblewrap could not start and `account` were setup.sh's."""
     monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "no user namespaces"))
     monkeypatch.setattr(Account, "named", classmethod(lambda cls, name: account))
-    return autograder.run_autograder(lesson, root, Limits(timeout=60))
+    return autograder.run_autograder(lesson, root, _autograder_settings)
+
+
+def _autograder_settings() -> GradingSettings:
+    """What `lessonkit autograder --run --timeout 60` grades with."""
+    limits = Limits(timeout=60)
+    account = autograder.LEARNER_ACCOUNT
+    return grading_settings(os.environ, limits=limits, account=account, compile_cache=False)
 
 
 def _readable_by_anyone(path: Path) -> bool:
@@ -189,6 +197,6 @@ def test_the_hostile_submission_is_a_real_attack_when_nothing_confines_it(
     hostile = make_attempt(lesson, {"nested-model": HOSTILE_CELL.format(root=root)})
     (root / "submission" / "state-02.py").write_text(hostile, encoding="utf-8")
     unconfined = isolation.Isolation(reason="none (this test only)")
-    monkeypatch.setattr(autograder, "choose_isolation", lambda **_: unconfined)
-    results = autograder.run_autograder(lesson, root, Limits(timeout=60))
+    settings = GradingSettings(Limits(timeout=60), unconfined)
+    results = autograder.run_autograder(lesson, root, lambda: settings)
     assert _statuses(results)["Extend to a nested model"] == "passed"

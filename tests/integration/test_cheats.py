@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import importlib
 import math
+import os
 import shutil
 from types import SimpleNamespace
 
@@ -24,6 +25,7 @@ from lessonkit.grade import reported as r
 from lessonkit.grade.literals import LiteralError, literal, zeros
 from lessonkit.grade.protocol import parse_value
 from lessonkit.lesson.load import load_lesson
+from lessonkit.settings import proving_settings
 
 from conftest import FIXTURE_MD, REPO, invoke
 
@@ -171,10 +173,10 @@ def test_a_value_no_literal_reproduces_is_the_builders_error(value, said):
 
 @pytest.fixture(scope="module")
 def fixture_verdicts():
-    from lessonkit.grade.attempts import proving_grader
     from lessonkit.grade.cheats import grade_cheats
+    from lessonkit.grade.grader import Grader
 
-    with proving_grader(timeout=30.0) as grader:
+    with Grader(proving_settings(os.environ, timeout=30.0)) as grader:
         return grade_cheats(load_lesson(FIXTURE_MD), grader)
 
 
@@ -206,7 +208,8 @@ def test_a_cheat_that_is_not_well_formed_is_the_builders_error(monkeypatch):
     from lessonkit.grade import cheats
 
     monkeypatch.setattr(cheats, "zeros", lambda value: "None")
-    problems = cheats.prove_cheats(load_lesson(FIXTURE_MD), timeout=30.0)
+    settings = proving_settings(os.environ, timeout=30.0)
+    problems = cheats.prove_cheats(load_lesson(FIXTURE_MD), settings=settings)
     assert len(problems) == 2, problems
     for problem, name in zip(sorted(problems, reverse=True), ("twice", "line"), strict=True):
         assert "the cheat builder could not build a well-formed zeros cheat" in problem

@@ -18,7 +18,7 @@ import pytest
 
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.worker_handle import WorkerHandle
-from lessonkit.run.limits import Limits
+from lessonkit.run.limits import Limits, cpu_allowance
 from lessonkit.run.sandbox import Sandbox, _v1_folder
 
 from conftest import invoke, make_attempt, run_one_cell
@@ -99,6 +99,19 @@ def result_of(record: RunRecord) -> int:
     (run,) = record.runs.values()
     assert run.error is None, run.error
     return run.values["result"].value  # type: ignore[union-attr]
+
+
+CPU_LIMIT = "import resource\nresult = resource.getrlimit(resource.RLIMIT_CPU)[0]\n"
+
+
+@pytest.mark.parametrize("sent", [None, 100.0])
+def test_the_grading_child_limits_its_cpu_by_the_number_it_is_sent(sent):
+    """A cell that spins in C, where no alarm reaches, still ends: the child's RLIMIT_CPU is
+    the CPU it has used plus the allowance its request carries (by default what a grader
+    sends, `cpu_allowance` of the time limit), never a formula of its own."""
+    record = run_one_cell(CPU_LIMIT, None, budget=5.0, cpu_seconds=sent)
+    allowance = cpu_allowance(5.0) if sent is None else sent
+    assert allowance <= result_of(record) <= allowance + 30  # + the CPU it had used
 
 
 FORK_UNTIL_REFUSED = """import os, time

@@ -607,11 +607,12 @@ def test_every_file_gets_a_child_of_its_own(lesson, files, tmp_path):
     """A file that patches JAX cannot touch the next file: no child runs two files."""
     from lessonkit.grade import Grader
     from lessonkit.run.limits import Limits
+    from lessonkit.settings import GradingSettings
 
     patched = tmp_path / "patched.py"
     body = "jnp.allclose = lambda *a, **k: True\nnorm_squared = manual = 96.\n"
     patched.write_text(make_attempt(lesson, {"make-it-yours": body}), encoding="utf-8")
-    with Grader(Limits(timeout=30)) as grader:
+    with Grader(GradingSettings(Limits(timeout=30))) as grader:
         assert grader.grade(lesson, files / "solved.py").passed
         assert grader.children == 1
         assert not grader.grade(lesson, patched).passed

@@ -3,6 +3,7 @@ correct ways of writing the answer. All attempts are graded in one batch."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -443,13 +444,16 @@ def test_an_optional_task_left_out_still_passes(reports):
 def _grade(lesson, tmp_path, files: dict[str, str]) -> dict[str, dict]:
     from lessonkit.grade import grade_many
     from lessonkit.grade.batch_folder import read_items
+    from lessonkit.run.isolation import sandbox_if_any
     from lessonkit.run.limits import Limits
+    from lessonkit.settings import settings_around
 
     paths = []
     for name, content in files.items():
         (tmp_path / name).write_text(content, encoding="utf-8")
         paths.append(tmp_path / name)
-    entries = grade_many(lesson, read_items(paths), jobs=2, limits=Limits(timeout=30.0), seed=7)
+    settings = settings_around(os.environ, sandbox_if_any(), limits=Limits(timeout=30.0))
+    entries = grade_many(lesson, read_items(paths), jobs=2, settings=settings, seed=7)
     return {e.path.name: e.report.to_json() for e in entries}
 
 

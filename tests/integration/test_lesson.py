@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -402,6 +403,7 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
 
     from lessonkit.grade.attempts import prove_attempts
     from lessonkit.lesson.model import DeclaredAttempt
+    from lessonkit.settings import proving_settings
 
     task = lesson.task("make-it-yours")
     right = DeclaredAttempt("make-it-yours", "claimed wrong", task.solution, "failed", "", 7)
@@ -416,7 +418,8 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
         )
         for part in lesson.parts
     )
-    (problem,) = prove_attempts(replace(lesson, parts=parts), jobs=1)
+    settings = proving_settings(os.environ, jobs=1)
+    (problem,) = prove_attempts(replace(lesson, parts=parts), jobs=1, settings=settings)
     assert problem.startswith(f"{lesson.path}:7: the declared attempt 'claimed wrong'")
     assert "must be failed, but it got passed" in problem
 

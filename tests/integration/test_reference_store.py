@@ -10,15 +10,17 @@ with the grading key, no longer verifies.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from lessonkit.grade import grader as grader_module
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.reference_store import SWITCH_OFF, reference_store
+from lessonkit.grade.reference_store import reference_store
 from lessonkit.lesson.load import load_lesson
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import find_sandbox
+from lessonkit.settings import NO_REFERENCE_STORE_VARIABLE, settings_around
 
 from conftest import LESSON_MD, REPO, make_attempt
 
@@ -55,7 +57,7 @@ def isolation() -> Isolation:
 @pytest.fixture
 def store(tmp_path, monkeypatch, isolation):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    monkeypatch.delenv(NO_REFERENCE_STORE_VARIABLE, raising=False)
     kept = reference_store(isolation)
     assert kept is not None
     return kept
@@ -77,7 +79,7 @@ def trusted_starts(monkeypatch) -> list[bool]:
 
 def graded(lesson, paths, seed: int, isolation: Isolation) -> list[dict]:
     """Each file's `--json` report, without the seconds it took."""
-    with Grader(seed=seed, isolation=isolation) as grader:
+    with Grader(settings_around(os.environ, isolation, seed=seed)) as grader:
         reports = [grader.grade(lesson, path).to_json() for path in paths]
     return [{k: v for k, v in r.items() if k != "seconds"} for r in reports]
 
@@ -131,7 +133,7 @@ def test_a_damaged_store_file_is_ignored_and_written_afresh(
 def test_switched_off_the_store_keeps_nothing(
     state01, files, store, trusted_starts, monkeypatch, isolation
 ):
-    monkeypatch.setenv(SWITCH_OFF, "1")
+    monkeypatch.setenv(NO_REFERENCE_STORE_VARIABLE, "1")
     graded(state01, files[:1], seed=31, isolation=isolation)
     graded(state01, files[:1], seed=31, isolation=isolation)
     assert trusted_starts.count(True) == 2

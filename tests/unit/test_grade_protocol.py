@@ -224,10 +224,18 @@ def _request() -> dict:
         "preload": ["optax"],
         "budget": 10.0,
         "cells": [
-            {"index": 0, "source": "x = 1", "offset": 3, "role": "task", "report": ["x"], "asks": {"jit": ["f"]}}
+            {
+                "index": 0,
+                "source": "x = 1",
+                "offset": 3,
+                "role": "task",
+                "report": ["x"],
+                "asks": {"jit": ["f"]},
+            }
         ],
         "checkpoint": None,
         "checkpoint_names": [],
+        "cpu_seconds": 12.0,
         "scenarios": [
             {"name": "run-1", "inputs": {"x": [1.0]}, "sources": [call], "lesson_only_cells": False}
         ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import random
 import re
 import signal
@@ -862,7 +863,7 @@ def _junk_cells(lesson, kind: str) -> list[str]:
         rng.shuffle(chars)
         return "# " + "".join(chars).replace("\n", "\n# ")
 
-    from lessonkit.grade.sources import MAX_CODE_CELLS
+    from lessonkit.defaults import MAX_CODE_CELLS
 
     cells, size = [], 0
     while len(cells) < MAX_CODE_CELLS:
@@ -880,14 +881,15 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     under 1 s."""
     import time
 
+    from lessonkit.defaults import MAX_CODE_CELLS, MAX_CODE_CHARACTERS
     from lessonkit.grade.known_answers import varied_of
     from lessonkit.grade.requests import lesson_grading
     from lessonkit.grade.review import review_marks
-    from lessonkit.grade.sources import MAX_BYTES, MAX_CODE_CELLS, read_submission
+    from lessonkit.grade.sources import read_submission
 
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
-    assert path.stat().st_size <= MAX_BYTES
+    assert path.stat().st_size <= MAX_CODE_CHARACTERS
     varied = varied_of(lesson_grading(lesson, 5).grading.probes)
     started = time.process_time()
     plan = plan_submission(read_submission(path), lesson)
@@ -937,8 +939,10 @@ _CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 
 def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
     from lessonkit.grade.requests import scenario_order, wire_names
+    from lessonkit.settings import scenario_order_from
 
-    order = scenario_order(seed, read_submission(Path(name), data))
+    replay = scenario_order_from(os.environ)  # as a command reads it
+    order = scenario_order(seed, read_submission(Path(name), data), replay)
     return tuple(wire_names(grading, order).values())
 
 
@@ -963,14 +967,15 @@ def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_th
     """Issue 34, F1: a count of scenarios says nothing, since the order is drawn per seed
     and file (a fresh seed per command unless `--seed`); the grader's own setting gives
     every file one order."""
-    from lessonkit.grade.requests import ORDER_VARIABLE, lesson_grading, wire_names
+    from lessonkit.grade.requests import lesson_grading, wire_names
+    from lessonkit.settings import SCENARIO_ORDER_VARIABLE
 
     grading = lesson_grading(lesson, 5)
-    monkeypatch.delenv(ORDER_VARIABLE, raising=False)
+    monkeypatch.delenv(SCENARIO_ORDER_VARIABLE, raising=False)
     by_seed = {_order(grading, seed, "a.py", b"x = 1\n") for seed in range(30)}
     by_file = {_order(grading, 7, "a.py", f"x = {n}\n".encode()) for n in range(30)}
     assert len(by_seed) > 20 and len(by_file) > 20
-    monkeypatch.setenv(ORDER_VARIABLE, "1")
+    monkeypatch.setenv(SCENARIO_ORDER_VARIABLE, "1")
     replayed = {_order(grading, seed, "a.py", f"x = {seed}\n".encode()) for seed in range(5)}
     assert len(replayed) == 1 and replayed != {tuple(wire_names(grading).values())}
 

@@ -18,12 +18,14 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
 
 LAYERS = (
     "child",
+    "defaults",
     "errors",
     "atomic",
     "treediff",
     "lesson",
     "trees",
     "run",
+    "settings",
     "receipts",
     "render",
     "grade",
@@ -38,9 +40,10 @@ LAYERS = (
     "__init__",
 )
 """Bottom first: the grading child's program (standard library only, loaded by path in the
-sandbox, so it imports nothing of lessonkit), the error type, the one way a file is replaced
-whole, the tree-difference engine (no JAX), the model of a lesson, the tree library, the one
-way code runs, records, renderers, the grader, the phase project's grader, the course
+sandbox, so it imports nothing of lessonkit), the toolkit's sizes, waits and tolerances, the
+error type, the one way a file is replaced whole, the tree-difference engine (no JAX), the
+model of a lesson, the tree library, the one way code runs, a command's grading settings,
+records, renderers, the grader, the phase project's grader, the course
 gradebook, evidence, the notebook's check(), the site, then the commands."""
 
 ROOT_MODULES_MAX = 6

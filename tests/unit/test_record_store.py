@@ -23,7 +23,6 @@ from lessonkit.grade.record import RunRecord
 from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.reference_store import (
     FORMAT,
-    SWITCH_OFF,
     ReferenceStore,
     reference_key,
     reference_store,
@@ -39,10 +38,10 @@ from lessonkit.grade.reported import (
     Sequence,
     Text,
 )
-from lessonkit.run import cache_folders
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
 from lessonkit.run.sandbox import Sandbox
+from lessonkit.settings import NO_REFERENCE_STORE_VARIABLE, compile_cache_from, settings_around
 
 SIGNER = JournalKey(b"k" * 32, "a test's key")
 VALUES = {
@@ -80,7 +79,14 @@ def record() -> RunRecord:
 def request(source: str = "x = 1", drawn: float = 0.5) -> Request:
     cells = (CellSpec(0, source, 0, "lesson", ()),)
     return Request(
-        "reference-7", ("jax",), None, cells, None, (), (ScenarioSpec("run-1", {"x": drawn}),)
+        "reference-7",
+        ("jax",),
+        None,
+        cells,
+        None,
+        (),
+        (ScenarioSpec("run-1", {"x": drawn}),),
+        None,
     )
 
 
@@ -190,10 +196,10 @@ def test_the_store_keeps_the_newest_entries(tmp_path, monkeypatch):
 def test_the_compile_cache_folder_can_be_named(tmp_path, monkeypatch):
     monkeypatch.delenv("LESSONKIT_NO_COMPILE_CACHE", raising=False)
     monkeypatch.setenv("LESSONKIT_COMPILE_CACHE", str(tmp_path / "shared" / "jax"))
-    assert cache_folders.compile_cache_folder() == tmp_path / "shared" / "jax"
+    assert compile_cache_from(os.environ) == tmp_path / "shared" / "jax"
     assert (tmp_path / "shared" / "jax").is_dir()
     monkeypatch.setenv("LESSONKIT_NO_COMPILE_CACHE", "1")
-    assert cache_folders.compile_cache_folder() is None
+    assert compile_cache_from(os.environ) is None
 
 
 def test_the_default_compile_cache_is_readable_by_others_whatever_the_umask(tmp_path, monkeypatch):
@@ -202,7 +208,7 @@ def test_the_default_compile_cache_is_readable_by_others_whatever_the_umask(tmp_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     old = os.umask(0o077)
     try:
-        folder = cache_folders.compile_cache_folder()
+        folder = compile_cache_from(os.environ)
     finally:
         os.umask(old)
     assert folder is not None and folder.parent == tmp_path / "lessonkit"
@@ -239,21 +245,22 @@ def test_the_isolation_says_it_once_in_its_note(tmp_path):
 
 def test_the_store_is_off_where_learner_code_runs_as_the_grader(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    monkeypatch.delenv(NO_REFERENCE_STORE_VARIABLE, raising=False)
     sandboxed = Isolation(Sandbox("bwrap", privileged=True))
     folder = tmp_path / "lessonkit" / "references"
     assert reference_store(sandboxed) == ReferenceStore(folder, grading_key(None))
     assert reference_store(UNSANDBOXED) is None  # a submission could write the store
     exposed = Isolation(Sandbox("bwrap", privileged=True), cache=tmp_path)
     assert reference_store(exposed) is None  # bound into the sandbox with the compile cache
-    monkeypatch.setenv(SWITCH_OFF, "1")
-    assert reference_store(sandboxed) is None
+    monkeypatch.setenv(NO_REFERENCE_STORE_VARIABLE, "1")
+    enabled = settings_around(os.environ, sandboxed).reference_store  # as a command reads it
+    assert reference_store(sandboxed, enabled=enabled) is None
 
 
 def test_the_store_is_off_without_a_grading_key_of_its_own(monkeypatch, tmp_path):
     """No entry can be proved with a key others can read (or none at all)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(SWITCH_OFF, raising=False)
+    monkeypatch.delenv(NO_REFERENCE_STORE_VARIABLE, raising=False)
     shared = tmp_path / "shared.key"
     shared.write_text("ab" * 32 + "\n", encoding="ascii")
     shared.chmod(0o644)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from lessonkit.defaults import MAX_CODE_CHARACTERS
 from lessonkit.grade.plan import match_cells
-from lessonkit.grade.sources import MAX_BYTES, SubmissionError, read_submission
+from lessonkit.grade.sources import SubmissionError, read_submission
 
 
 def _notebook(cells: list) -> str:
@@ -42,7 +43,7 @@ def test_a_symlink_loop_gets_a_message(tmp_path):
 
 def test_a_huge_file_is_refused_after_reading_its_limit_only(tmp_path):
     big = tmp_path / "attempt.py"
-    big.write_bytes(b"#" * (MAX_BYTES + 10))
+    big.write_bytes(b"#" * (MAX_CODE_CHARACTERS + 10))
     with pytest.raises(SubmissionError, match="far smaller"):
         read_submission(big)
 
@@ -176,7 +177,7 @@ def test_saved_outputs_do_not_count_towards_the_code_cap(tmp_path):
     output = {"output_type": "display_data", "metadata": {}, "data": {"image/png": image}}
     path = tmp_path / "attempt.ipynb"
     path.write_text(_notebook([_code_cell("# TASK t\nx = 1", [output])]), encoding="utf-8")
-    assert path.stat().st_size > MAX_BYTES
+    assert path.stat().st_size > MAX_CODE_CHARACTERS
     assert [c.source for c in read_submission(path).cells] == ["# TASK t\nx = 1"]
 
 
@@ -198,7 +199,7 @@ def test_a_notebook_of_many_json_items_is_refused_before_parsing(tmp_path):
 
 
 def test_a_notebook_over_its_file_cap_is_refused_after_reading_its_limit_only(tmp_path):
-    from lessonkit.grade.sources import MAX_NOTEBOOK_BYTES
+    from lessonkit.defaults import MAX_NOTEBOOK_BYTES
 
     path = tmp_path / "attempt.ipynb"
     with path.open("wb") as file:
@@ -264,7 +265,7 @@ def test_a_kernel_call_that_cannot_run_is_explained_in_its_own_cell(lesson):
 def test_a_file_of_more_code_cells_than_a_practice_file_could_hold_is_refused(tmp_path, suffix):
     """Issue 43, item 4: every code cell runs in every scenario, so a file of junk cells (the
     hostile suite's 1,750) is refused by its count, before any child starts."""
-    from lessonkit.grade.sources import MAX_CODE_CELLS
+    from lessonkit.defaults import MAX_CODE_CELLS
 
     for count, refused in ((MAX_CODE_CELLS, False), (MAX_CODE_CELLS + 1, True)):
         path = tmp_path / f"attempt-{count}{suffix}"

@@ -81,6 +81,7 @@ class Request:
     checkpoint: int | None  # after this cell the step names are reported
     checkpoint_names: tuple[str, ...]
     scenarios: tuple[ScenarioSpec, ...]
+    cpu_seconds: float | None  # CPU the request may use (`run.limits.cpu_allowance`), or None
 
     def to_line(self) -> bytes:
         """The request as the one JSON line the child reads."""

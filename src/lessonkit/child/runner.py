@@ -99,12 +99,13 @@ class WorkerProgram:
         self.guard.refresh()
         budget = request.budget
         self.deadline = None if budget is None else self._perf() + float(budget)
-        if budget is not None:
+        allowance = request.cpu_seconds
+        if allowance is not None:
             limit = resource.getrusage(resource.RUSAGE_SELF)
             used = limit.ru_utime + limit.ru_stime
             try:
                 hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-                resource.setrlimit(resource.RLIMIT_CPU, (int(used + float(budget) * 2 + 10), hard))
+                resource.setrlimit(resource.RLIMIT_CPU, (int(used + float(allowance)), hard))
             except (ValueError, OSError):
                 pass
         self.patched = []

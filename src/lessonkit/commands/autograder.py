@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -20,10 +21,11 @@ from lessonkit.commands._common import (
     limits_from,
     write_output,
 )
-from lessonkit.course.autograder import bundle_zip, run_autograder
+from lessonkit.course.autograder import LEARNER_ACCOUNT, bundle_zip, run_autograder
 from lessonkit.errors import UsageError
 from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.settings import grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +55,14 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     if args.run:
         root = Path(args.root or os.environ.get("AUTOGRADER_ROOT") or "/autograder")
-        results = run_autograder(lesson, root, limits_from(args))
+        settings = partial(  # chosen inside, where a refusal becomes the results
+            grading_settings,
+            os.environ,
+            limits=limits_from(args),
+            account=LEARNER_ACCOUNT,
+            compile_cache=False,
+        )
+        results = run_autograder(lesson, root, settings)
         console().print(Text(f"Score {results['score']:g}. {results['output']}"))
         return 0
     data = bundle_zip(lesson, repo_root())

@@ -34,7 +34,7 @@ from lessonkit.grade.inputs import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.settings import grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -157,16 +157,12 @@ def run(args: argparse.Namespace) -> int:
         if args.file:
             raise UsageError("give either FILE or --batch DIR, not both")
         return _batch(args)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
-    if isolation.note and not args.json:
-        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    settings = grading_settings(os.environ, limits=limits_from(args), seed=args.seed)
+    if settings.isolation.note and not args.json:
+        console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     lesson = find_lesson(args.lesson)
-    grader = Grader(  # its starter imports JAX and the lesson's modules meanwhile
-        limits_from(args),
-        isolation=isolation,
-        seed=args.seed,
-        lesson=lesson,
-    )
+    # its starter imports JAX and the lesson's modules meanwhile
+    grader = Grader(settings, lesson=lesson)
     try:
         grader.prepare(lesson)  # the reference child starts now, unless its record is kept
         path = practice_file(lesson, args.file)
@@ -242,8 +238,11 @@ def _batch(args: argparse.Namespace) -> int:
             f"{folder} is not a folder", fix="give the folder that holds the submissions"
         )
     # With --dask the workers run the submissions, and each checks its own sandbox.
-    isolation = choose_isolation(
-        batch=True, allow_unsandboxed=args.no_sandbox or bool(args.dask), cache=compile_cache()
+    settings = grading_settings(
+        os.environ,
+        limits=limits_from(args),
+        batch=True,
+        allow_unsandboxed=args.no_sandbox or bool(args.dask),
     )
     lesson = find_lesson(args.lesson)
     listing = submissions_in(folder)
@@ -275,8 +274,7 @@ def _batch(args: argparse.Namespace) -> int:
     kind = lesson_kind(
         lesson,
         jobs=args.jobs or os.cpu_count(),
-        limits=limits_from(args),
-        isolation=isolation,
+        settings=settings,
         dask=args.dask,
         allow_unsandboxed=args.no_sandbox,
         shard=shard,
@@ -299,8 +297,8 @@ def _batch(args: argparse.Namespace) -> int:
         )
         course.say_older(reused, kind.fingerprint, args.keep_old_gradings, out)
         run.reuse(reused.entries)
-    if isolation.note and not args.dask:
-        out.print(Text(isolation.note, style="yellow"))
+    if settings.isolation.note and not args.dask:
+        out.print(Text(settings.isolation.note, style="yellow"))
     try:
         entries = grade_with_progress(run, paths, out)
     except KeyboardInterrupt:

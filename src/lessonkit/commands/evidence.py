@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 from pathlib import Path
 
 from lessonkit.commands._common import (
@@ -11,16 +12,19 @@ from lessonkit.commands._common import (
     add_practice_file_argument,
     add_timeout_argument,
     console,
+    limits_from,
     marked,
     practice_file,
     quoted,
     shown,
 )
-from lessonkit.evidence.observe import DEFAULT_TIMEOUT_S, collect_evidence
+from lessonkit.defaults import DEFAULT_TIMEOUT_S
+from lessonkit.evidence.observe import collect_evidence
 from lessonkit.evidence.report import render_report, report_stem
 from lessonkit.grade.sources import read_submission
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.receipts import write_new
+from lessonkit.settings import grading_settings
 
 EVIDENCE_FOLDER = "evidence"
 
@@ -39,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
     file = practice_file(lesson, args.file)
     read_submission(file)  # an unreadable file is one clear message before anything runs
     out.print(f"Grading {quoted(file)} (its one run, in the grader's child) ...")
-    evidence = collect_evidence(lesson, file, timeout_s=args.timeout)
+    settings = grading_settings(os.environ, limits=limits_from(args))
+    evidence = collect_evidence(lesson, file, settings)
     written = dt.datetime.now(dt.UTC)
     text = render_report(lesson, evidence, written=written, shown_file=shown(file))
     path = write_new(Path.cwd() / EVIDENCE_FOLDER, report_stem(lesson, written), ".md", text)

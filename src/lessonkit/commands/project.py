@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from lessonkit.project import (
     ProjectReport,
     grade_project,
 )
-from lessonkit.run.isolation import choose_isolation
+from lessonkit.settings import grading_settings
 
 _MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
 
@@ -113,17 +114,17 @@ def run(args: argparse.Namespace) -> int:
     number, contract = phase_contract(args.phase)
     path = Path(args.file)
     script = read_script(path)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True)
-    if isolation.note and not args.json:
-        console(stderr=True).print(Text(isolation.note, style="yellow"))
+    settings = grading_settings(os.environ, limits=limits_from(args), compile_cache=False)
+    if settings.isolation.note and not args.json:
+        console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     report = grade_project(
         number,
         contract,
         shown(path),
         script,
-        isolation=isolation,
+        isolation=settings.isolation,
         seed=args.seed,
-        limits=limits_from(args),
+        limits=settings.limits,
         jobs=args.jobs,
     )
     if args.json:
@@ -172,7 +173,13 @@ def _batch(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
     number, contract = phase_contract(args.phase)
-    isolation = choose_isolation(batch=True, allow_unsandboxed=args.no_sandbox)
+    settings = grading_settings(
+        os.environ,
+        limits=limits_from(args),
+        batch=True,
+        allow_unsandboxed=args.no_sandbox,
+        compile_cache=False,
+    )
     listing = submissions_in(folder)
     unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
     paths = [p for p in listing.entries if p.suffix == ".py" or p in unlisted]
@@ -182,7 +189,12 @@ def _batch(args: argparse.Namespace) -> int:
     refuse_inside(out_dir, folder)
     key = grading_key(args.key, not_inside=(folder, out_dir))
     kind = project_kind(
-        number, contract, folder, isolation=isolation, limits=limits_from(args), jobs=args.jobs
+        number,
+        contract,
+        folder,
+        isolation=settings.isolation,
+        limits=settings.limits,
+        jobs=args.jobs,
     )
     # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
     seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
@@ -191,8 +203,8 @@ def _batch(args: argparse.Namespace) -> int:
     progress = console(stderr=True)
     if run.note is not None:
         progress.print(Text(run.note, style="yellow"))
-    if isolation.note:
-        progress.print(Text(isolation.note, style="yellow"))
+    if settings.isolation.note:
+        progress.print(Text(settings.isolation.note, style="yellow"))
     done = iter(range(len(run.done) + 1, len(paths) + 1))
 
     def finished(entry: BatchEntry[ProjectReport]) -> None:

@@ -28,8 +28,8 @@ from lessonkit.course.regrade import regrade, regrade_targets
 from lessonkit.grade.fingerprint import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.run.isolation import choose_isolation, compile_cache
 from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.settings import grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -49,13 +49,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
-    isolation = choose_isolation(
-        batch=True, allow_unsandboxed=args.no_sandbox, cache=compile_cache()
+    settings = grading_settings(
+        os.environ, limits=limits_from(args), batch=True, allow_unsandboxed=args.no_sandbox
     )
     out = console()
     progress = console(stderr=True)
-    if isolation.note:
-        progress.print(Text(isolation.note, style="yellow"))
+    if settings.isolation.note:
+        progress.print(Text(settings.isolation.note, style="yellow"))
     fingerprint = grading_fingerprint(lesson)
     with existing_gradebook(args.gradebook) as book:
         book.check_writable()  # before anything is graded
@@ -71,8 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 fingerprint=fingerprint,
                 graded_utc=utc_stamp(),
                 jobs=args.jobs or os.cpu_count(),
-                limits=limits_from(args),
-                isolation=isolation,
+                settings=settings,
                 seed=args.seed,
                 on_report=bar.finished,
             )

@@ -11,10 +11,12 @@ date, the record's fix says what has to come first.
 from __future__ import annotations
 
 import argparse
+import os
 
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
-from lessonkit.grade.attempts import prove_attempts, proving_grader
+from lessonkit.grade import Grader
+from lessonkit.grade.attempts import prove_attempts
 from lessonkit.grade.cheats import prove_cheats
 from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.lesson.files import lesson_scripts
@@ -29,6 +31,7 @@ from lessonkit.receipts import (
 )
 from lessonkit.receipts.lesson_runs import output_contradictions
 from lessonkit.receipts.numbers import number_problems
+from lessonkit.settings import proving_settings
 from lessonkit.site.artifacts import Drift, find_drift
 
 
@@ -98,7 +101,7 @@ def prove_lesson(lesson: Lesson, jobs: int = 2) -> list[str]:
     graded by one grader (one reference run, the same input sets)."""
     if lesson.grading is None:
         return []
-    with proving_grader(jobs=jobs) as grader:
+    with Grader(proving_settings(os.environ, jobs=jobs)) as grader:
         return prove_attempts(lesson, jobs, grader=grader) + prove_cheats(
             lesson, jobs, grader=grader
         )

@@ -18,7 +18,7 @@ import io
 import json
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import lessonkit
@@ -31,8 +31,8 @@ from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import markdown_text
-from lessonkit.run.isolation import Isolation, choose_isolation
-from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.run.isolation import Isolation
+from lessonkit.settings import GradingSettings
 
 LEARNER_ACCOUNT = "lessonkit-learner"
 VENV = "/opt/lessonkit"
@@ -282,14 +282,17 @@ def not_graded_json(message: str, seconds: float) -> dict:
     }
 
 
-def _results(lesson: Lesson, folder: Path, limits: Limits, started: float) -> dict:
+def _results(
+    lesson: Lesson, folder: Path, settings: Callable[[], GradingSettings], started: float
+) -> dict:
     """The results for the submission in `folder`; isolation is named only when code ran."""
     try:
-        isolation = choose_isolation(batch=False, allow_unsandboxed=True, account=LEARNER_ACCOUNT)
+        chosen = settings()
     except UsageError as exc:  # root, with neither bubblewrap nor the account
         said = f"Isolation: none available ({exc.message}; setup.sh creates the account)."
         return not_graded_json(said, time.perf_counter() - started)
-    with Grader(limits, isolation=isolation, lesson=lesson) as grader:
+    isolation = chosen.isolation
+    with Grader(chosen, lesson=lesson) as grader:
         try:
             path = find_submission(folder, lesson)
             submission = read_submission(path, read_bytes_in_folder(folder, path))
@@ -299,10 +302,14 @@ def _results(lesson: Lesson, folder: Path, limits: Limits, started: float) -> di
     return results_json(report, Scoring.of(lesson), isolation_said(isolation))
 
 
-def run_autograder(lesson: Lesson, root: Path, limits: Limits = DEFAULT_LIMITS) -> dict:
-    """Grade the submission under `root` and write `root/results/results.json`."""
+def run_autograder(lesson: Lesson, root: Path, settings: Callable[[], GradingSettings]) -> dict:
+    """Grade the submission under `root` and write `root/results/results.json`.
+
+    `settings` makes the command's settings (`account=LEARNER_ACCOUNT`, no compile cache);
+    where it refuses (root, with neither the sandbox nor the account), the results say so.
+    """
     started = time.perf_counter()
-    results = _results(lesson, root / "submission", limits, started)
+    results = _results(lesson, root / "submission", settings, started)
     out = root / "results"
     write_atomically(out / "results.json", json.dumps(results, indent=2) + "\n")
     return results

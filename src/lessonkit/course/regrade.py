@@ -29,8 +29,7 @@ from lessonkit.grade.batch_folder import BatchItem
 from lessonkit.grade.lesson_batch import grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import Isolation
-from lessonkit.run.limits import Limits
+from lessonkit.settings import GradingSettings
 
 
 @dataclass(frozen=True)
@@ -86,8 +85,7 @@ def regrade(
     fingerprint: str,
     graded_utc: str,
     jobs: int | None,
-    limits: Limits,
-    isolation: Isolation,
+    settings: GradingSettings,
     seed: int | None,
     on_report: Callable[[BatchEntry], None] | None = None,
 ) -> Regrade:
@@ -117,8 +115,7 @@ def regrade(
         lesson,
         items,
         jobs=jobs,
-        limits=limits,
-        isolation=isolation,
+        settings=settings,
         seed=seed,
         on_report=on_report,
     )

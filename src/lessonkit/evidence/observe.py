@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lessonkit.defaults import EVIDENCE_ATOL, EVIDENCE_RTOL
 from lessonkit.errors import LessonError
 from lessonkit.grade import GradedRun, Grader, GradeReport
 from lessonkit.grade import reported as r
@@ -30,11 +31,8 @@ from lessonkit.grade.values import opaque_type
 from lessonkit.lesson.model import EvidenceItem, Lesson, Show, Task
 from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
-from lessonkit.run.isolation import choose_isolation, compile_cache
-from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.settings import GradingSettings
 
-DEFAULT_TIMEOUT_S = 120.0
-AGREE_RTOL, AGREE_ATOL = 1e-5, 1e-6  # float32 arithmetic against decimal hand values
 ObservedStatus = str  # "ran", "not attempted" or "error"
 NOT_ATTEMPTED = "not attempted"
 
@@ -123,7 +121,7 @@ def _flat(value: Any) -> list[float]:
 def _agree(want: Any, got: Any) -> bool:
     a, b = _flat(want), _flat(got)
     return len(a) == len(b) and all(
-        math.isclose(x, y, rel_tol=AGREE_RTOL, abs_tol=AGREE_ATOL)
+        math.isclose(x, y, rel_tol=EVIDENCE_RTOL, abs_tol=EVIDENCE_ATOL)
         for x, y in zip(a, b, strict=True)
     )
 
@@ -397,15 +395,11 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
     return tuple(out)
 
 
-def collect_evidence(
-    lesson: Lesson, file: Path, *, timeout_s: float = DEFAULT_TIMEOUT_S
-) -> Evidence:
+def collect_evidence(lesson: Lesson, file: Path, settings: GradingSettings) -> Evidence:
     """Grade the learner's file (the one run of their code) and read the evidence from it."""
     file = file.resolve()
     submission = read_submission(file)
-    isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
-    limits = DEFAULT_LIMITS.with_options(timeout=timeout_s)
-    with Grader(limits, isolation=isolation, lesson=lesson) as grader:
+    with Grader(settings, lesson=lesson) as grader:
         run = grader.run_submission(lesson, submission)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
     if run.record.interfered:

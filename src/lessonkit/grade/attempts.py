@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import DeclaredAttempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
-from lessonkit.run.limits import DEFAULT_LIMITS
 
 if TYPE_CHECKING:
     from lessonkit.grade.grader import GradedRun, Grader
     from lessonkit.grade.results import TaskResult
+    from lessonkit.settings import GradingSettings
 
 
 def attempt_script(
@@ -86,17 +86,6 @@ def pack_by_task(items: tuple[_T, ...]) -> list[dict[str, _T]]:
     return packed
 
 
-def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Grader:
-    """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
-    cache the reference writes, as `check --batch` is."""
-    from lessonkit.grade.grader import Grader
-    from lessonkit.run.isolation import compile_cache, sandbox_if_any
-
-    isolation = sandbox_if_any(compile_cache())
-    limits = DEFAULT_LIMITS.with_options(timeout=timeout)
-    return Grader(limits, isolation=isolation, prestart=jobs)
-
-
 def grade_rounds(
     grader: Grader, lesson: Lesson, rounds: list[dict[str, str]], kind: str, jobs: int
 ) -> list[GradedRun]:
@@ -147,9 +136,9 @@ class Proof(Protocol):
         self,
         lesson: Lesson,
         jobs: int = 2,
-        timeout: float = DEFAULT_LIMITS.timeout,
         *,
         grader: Grader | None = None,
+        settings: GradingSettings | None = None,
     ) -> list[str]: ...
 
 
@@ -157,22 +146,27 @@ def proof(
     needed: Callable[[Lesson], bool],
 ) -> Callable[[Callable[[Lesson, int, Grader], list[str]]], Proof]:
     """A proof `prove(lesson, jobs, grader)` made callable with the grader of a lesson's
-    whole proof (one reference run for all), or alone: then with a proving grader of its
-    own, started only where `needed` says there is something to prove, and closed after."""
+    whole proof (one reference run for all), or alone: then with a grader of its own, made
+    from `settings` (`settings.proving_settings`), started only where `needed` says there is
+    something to prove, and closed after."""
 
     def wrap(prove: Callable[[Lesson, int, Grader], list[str]]) -> Proof:
         def proving(
             lesson: Lesson,
             jobs: int = 2,
-            timeout: float = DEFAULT_LIMITS.timeout,
             *,
             grader: Grader | None = None,
+            settings: GradingSettings | None = None,
         ) -> list[str]:
             if not needed(lesson):
                 return []
             if grader is not None:
                 return prove(lesson, jobs, grader)
-            with proving_grader(timeout, jobs) as own:
+            if settings is None:
+                raise TypeError("a proof needs the grader of the whole proof, or settings")
+            from lessonkit.grade.grader import Grader
+
+            with Grader(settings) as own:
                 return prove(lesson, jobs, own)
 
         proving.__name__ = proving.__qualname__ = prove.__name__

@@ -13,26 +13,26 @@ Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from lessonkit.defaults import CONNECT_TIMEOUT_S
 from lessonkit.errors import UsageError
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
 from lessonkit.grade.lesson_batch import grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import compile_cache, sandbox_if_any
+from lessonkit.run.isolation import sandbox_if_any
 from lessonkit.run.limits import Limits
+from lessonkit.settings import compile_cache_from, settings_around
 
 CHUNKS_PER_WORKER = 2
 """Files go out in about this many chunks per worker thread: each chunk's grader needs the
 reference run (computed by a worker's first chunk, then read from its reference store), and
 smaller chunks spread a slow file's cost."""
-
-
-CONNECT_TIMEOUT_S = 30.0
 
 
 class WorkerRefused(RuntimeError):
@@ -62,7 +62,9 @@ def grade_chunk(
         raise WorkerRefused(
             f"this worker has {lesson_id} revision {lesson.meta.revision}, not {revision}"
         )
-    isolation = sandbox_if_any(compile_cache())
+    # This function is the worker's entry point: its compile cache and switches are the
+    # worker's own environment's, as a command's are its shell's.
+    isolation = sandbox_if_any(compile_cache_from(os.environ))
     if isolation.sandbox is None and not allow_unsandboxed:
         raise WorkerRefused(f"this worker has no grading sandbox: {isolation.reason}")
     # Each under its index: names from two students never meet, even in a message.
@@ -71,8 +73,7 @@ def grade_chunk(
         lesson,
         items,
         jobs=1,
-        limits=limits,
-        isolation=isolation,
+        settings=settings_around(os.environ, isolation, limits=limits),
         seed=seed,
     )
     return [(file.index, entry.report) for file, entry in zip(files, entries, strict=True)]

@@ -49,9 +49,8 @@ from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_st
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.rules import RULES
 from lessonkit.run.forking import forks_children
-from lessonkit.run.isolation import UNSANDBOXED, Isolation
-from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.starter import Starter
+from lessonkit.settings import DEFAULT_SETTINGS, GradingSettings
 
 
 def _send_once_started(request: Request, started: Future[WorkerHandle]) -> None:
@@ -224,23 +223,19 @@ class Grader:
     """
 
     def __init__(
-        self,
-        limits: Limits = DEFAULT_LIMITS,
-        *,
-        isolation: Isolation = UNSANDBOXED,
-        seed: int | None = None,
-        prestart: int = 0,
-        lesson: Lesson | None = None,
+        self, settings: GradingSettings = DEFAULT_SETTINGS, *, lesson: Lesson | None = None
     ):
-        """`limits` hold for every child (the time limit is each file's); `isolation` keeps
-        the learner children apart (the reference child is trusted, never sandboxed).
-        `lesson`, where the caller knows it already, has the starter import the lesson's own
-        modules once, ahead of every child it forks."""
-        self.limits = limits
-        self.isolation = isolation
+        """`settings.limits` hold for every child (the time limit is each file's);
+        `settings.isolation` keeps the learner children apart (the reference child is
+        trusted, never sandboxed); `settings.jobs` children are started ahead. `lesson`,
+        where the caller knows it already, has the starter import the lesson's own modules
+        once, ahead of every child it forks."""
+        self.settings = settings
+        self.limits = settings.limits
+        self.isolation = settings.isolation
         self._preload = () if lesson is None else imported_modules(lesson)
-        self.seed = new_seed() if seed is None else seed
-        self.prestart = prestart
+        self.seed = new_seed() if settings.seed is None else settings.seed
+        self.prestart = settings.jobs
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
@@ -258,7 +253,9 @@ class Grader:
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
         if forks_children():  # learner children are forks of a starter that imported JAX once
-            starting = self._spawner.submit(grading_starter, isolation, limits, self._preload)
+            starting = self._spawner.submit(
+                grading_starter, self.isolation, self.limits, self._preload
+            )
             self._starter = starting.result()
         # The first learner child is on its way while the parent reads the lesson and the file.
         self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
@@ -419,7 +416,7 @@ class Grader:
             key = lesson.meta.id
             if key in self._expected or key in self._pending:
                 return
-            store = reference_store(self.isolation)
+            store = reference_store(self.isolation, enabled=self.settings.reference_store)
             run = _reference_run(grading, f"reference-{next(self._ids)}", self.seed, store)
             kept = _kept_reference(run, grading)
             if kept is not None:
@@ -471,7 +468,8 @@ class Grader:
         plan = plan_submission(submission, lesson)
         self.prepare(lesson)
         worker = self._take_child()
-        names = wire_names(grading, scenario_order(self.seed, submission))
+        order = scenario_order(self.seed, submission, self.settings.scenario_order)
+        names = wire_names(grading, order)
         try:
             timeout = self.limits.timeout
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)

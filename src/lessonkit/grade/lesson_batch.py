@@ -27,8 +27,9 @@ from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.sources import SubmissionError, read_submission
 from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import Isolation, sandbox_if_any
-from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.run.isolation import sandbox_if_any
+from lessonkit.run.limits import DEFAULT_LIMITS
+from lessonkit.settings import GradingSettings
 
 
 def unreadable(lesson: Lesson, path: Path, message: str, seconds: float) -> GradeReport:
@@ -62,24 +63,24 @@ def grade_many(
     lesson: Lesson,
     items: Iterable[BatchItem],
     jobs: int | None = None,
-    limits: Limits = DEFAULT_LIMITS,
     on_report: Callable[[BatchEntry[GradeReport]], None] | None = None,
     *,
-    isolation: Isolation | None = None,
+    settings: GradingSettings | None = None,
     seed: int | None = None,
 ) -> tuple[BatchEntry[GradeReport], ...]:
     """Grade every item, each in a child of its own; results come back in item order.
 
     One `Grader` serves every job thread, so the reference runs once and every file is
     graded on the same input sets; the next learner child starts while a file runs.
-    Without `isolation`, the sandbox where it works (and no compile cache).
+    Without `settings`, the default ones in the sandbox where it works (no compile cache).
     """
     items = list(items)
     if not items:
         return ()
-    isolation = sandbox_if_any() if isolation is None else isolation
+    if settings is None:
+        settings = GradingSettings(isolation=sandbox_if_any())
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(items)))
-    with Grader(limits, isolation=isolation, seed=seed, prestart=jobs, lesson=lesson) as grader:
+    with Grader(replace(settings, seed=seed, jobs=jobs), lesson=lesson) as grader:
         return grade_each(
             items,
             lambda item: grade_item(grader, lesson, item),
@@ -93,8 +94,7 @@ def lesson_kind(
     lesson: Lesson,
     *,
     jobs: int | None = None,
-    limits: Limits = DEFAULT_LIMITS,
-    isolation: Isolation | None = None,
+    settings: GradingSettings | None = None,
     dask: str | None = None,
     allow_unsandboxed: bool = False,
     shard: Shard | None = None,
@@ -113,9 +113,8 @@ def lesson_kind(
                 lesson,
                 items,
                 jobs=jobs,
-                limits=limits,
                 on_report=on_report,
-                isolation=isolation,
+                settings=settings,
                 seed=seed,
             )
         from lessonkit.grade.distributed import grade_on_dask
@@ -125,7 +124,7 @@ def lesson_kind(
             items,
             address=dask,
             seed=new_seed() if seed is None else seed,
-            limits=limits,
+            limits=DEFAULT_LIMITS if settings is None else settings.limits,
             allow_unsandboxed=allow_unsandboxed,
             on_report=on_report,
         )

@@ -22,7 +22,8 @@ Reading is defensive: an entry that is missing, cut short, edited, unsigned, of 
 format or another key is ignored, and the reference runs again. A sandboxed learner child
 never sees this folder, and one that runs as another account cannot write it; where learner
 code runs as the grader's own user (rlimits alone) the store is not used at all, nor where
-the grading key cannot be read or made. `LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off.
+the grading key cannot be read or made. `LESSONKIT_NO_REFERENCE_CACHE=1` turns the store off
+(`GradingSettings.reference_store`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
 
 FORMAT = 3  # 2: every probe runs `probes.COPIES` times; 3: each entry is signed
-SWITCH_OFF = "LESSONKIT_NO_REFERENCE_CACHE"
 KEEP = 256  # entries kept; the oldest go first (each fresh seed of `check` writes one)
 MAX_ENTRY_BYTES = 64 * 2**20
 
@@ -172,14 +172,14 @@ class ReferenceStore:
                     os.unlink(entry.path)
 
 
-def reference_store(isolation: Isolation) -> ReferenceStore | None:
-    """The user's reference store, beside the compile cache; None when switched off, or
+def reference_store(isolation: Isolation, *, enabled: bool = True) -> ReferenceStore | None:
+    """The user's reference store, beside the compile cache; None unless `enabled`, or
     where learner code runs as this very user (rlimits alone): it could write the store
     there, and a record it wrote would grade the next run with the same seed. Also None
     where the compile cache (bound into every sandbox) holds the store's folder: the
     records are the expected values. And None where the grading key (the default one, made
     on first use) cannot be read or made: no entry could be proved."""
-    if os.environ.get(SWITCH_OFF) or isolation.kind == "limits":
+    if not enabled or isolation.kind == "limits":
         return None
     folder = cache_home() / "references"
     if isolation.cache is not None and folder.resolve().is_relative_to(isolation.cache.resolve()):

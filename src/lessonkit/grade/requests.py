@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,20 +32,18 @@ from lessonkit.grade.sources import Submission, read_submission
 from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.lesson.rules import RULES
 from lessonkit.lesson.scripts import render_exercise_script
+from lessonkit.run.limits import cpu_allowance
 
-ORDER_VARIABLE = "LESSONKIT_SCENARIO_ORDER"
 
-
-def scenario_order(seed: int, submission: Submission) -> random.Random:
+def scenario_order(seed: int, submission: Submission, replay: int | None = None) -> random.Random:
     """What shuffles a learner request's scenarios: a stream of its own, seeded by the
     command's input seed and the sha256 of the file's cells, so `--seed N` replays the order
     (a resumed batch, a shard and a second check give the same report) while a fresh seed,
-    drawn secretly per command, leaves it unforeseeable. The grader's own environment can
-    set `LESSONKIT_SCENARIO_ORDER` to a number to give every file one order (the hostile
-    suite does)."""
-    replay = os.environ.get(ORDER_VARIABLE, "").strip()
-    if replay.isdigit():
-        return random.Random(int(replay))
+    drawn secretly per command, leaves it unforeseeable. A `replay` number gives every file
+    one order (`LESSONKIT_SCENARIO_ORDER`, `GradingSettings.scenario_order`: the hostile suite
+    sets it)."""
+    if replay is not None:
+        return random.Random(replay)
     cells = [[cell.source, cell.line, cell.task] for cell in submission.cells]
     digest = hashlib.sha256(json.dumps(cells, ensure_ascii=True).encode()).hexdigest()
     return random.Random(f"{seed}/order/{digest}")
@@ -171,6 +168,7 @@ def build_request(
         checkpoint=plan.checkpoint,
         checkpoint_names=grading.step_names,
         scenarios=tuple(_same_calls(sent)),
+        cpu_seconds=None if budget is None else cpu_allowance(budget),
     )
 
 

@@ -3,7 +3,7 @@
 Task cells are found by their first line, `# TASK <id>`, so a file keeps working after an
 editor drops cell metadata. A notebook's cells are read as Jupyter runs them: a timing
 magic (`%time`) is the code it times (`grade.magics`), and its saved outputs and
-attachments are dropped, so only its code counts towards `MAX_BYTES`. Unreadable files
+attachments are dropped, so only its code counts towards `MAX_CODE_CHARACTERS`. Unreadable files
 become one `SubmissionError` message.
 """
 
@@ -16,18 +16,20 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.defaults import (
+    MAX_CELLS,
+    MAX_CODE_CELLS,
+    MAX_CODE_CHARACTERS,
+    MAX_JSON_ITEMS,
+    MAX_LINES,
+    MAX_NOTEBOOK_BYTES,
+)
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.magics import python_of_cells
 from lessonkit.lesson.text import safe_name
 
 _TASK_LINE = re.compile(r"^#\s*TASK\s+(?P<id>[a-z0-9-]+)\b")
 _PERCENT = re.compile(r"^# %%(?P<rest>.*)$")
-MAX_BYTES = 2_000_000  # of code: a .py file, or a notebook's code cells (in characters)
-MAX_NOTEBOOK_BYTES = 64 * 2**20  # a notebook file with the outputs Jupyter saved in it
-MAX_JSON_ITEMS = 1_000_000  # commas and brackets in a notebook's JSON (a practice one: 5k)
-MAX_LINES = 50_000
-MAX_CELLS = 2_000
-MAX_CODE_CELLS = 500  # a practice file has tens; each more one runs in every scenario
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -61,7 +63,7 @@ def task_of(source: str) -> str | None:
 
 def _cap(path: Path) -> int:
     """Bytes a file may have: a notebook holds its saved outputs besides its code."""
-    return MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_BYTES
+    return MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_CODE_CHARACTERS
 
 
 def read_bytes(path: Path) -> bytes:
@@ -118,7 +120,9 @@ def decode_source(path: Path, data: bytes) -> str:
             fix=_CLEAR_OUTPUTS,
         )
     if len(data) > _cap(path):
-        raise SubmissionError(f"{name} is over {MAX_BYTES:,} bytes; a practice file is far smaller")
+        raise SubmissionError(
+            f"{name} is over {MAX_CODE_CHARACTERS:,} bytes; a practice file is far smaller"
+        )
     if b"\x00" in data:
         raise SubmissionError(f"{name} is a binary file, not Python or a notebook")
     try:
@@ -215,9 +219,10 @@ def _notebook_cells(text: str, path: Path) -> list[CodeCell]:
         if source.strip():
             found.append((source, index))
             code += len(source)
-    if code > MAX_BYTES:
+    if code > MAX_CODE_CHARACTERS:
         raise SubmissionError(
-            f"{name} has over {MAX_BYTES:,} characters of code; a practice notebook is far smaller"
+            f"{name} has over {MAX_CODE_CHARACTERS:,} characters of code; a practice notebook "
+            "is far smaller"
         )
     plain = python_of_cells([source for source, _ in found])  # magics as Jupyter reads them
     return [

@@ -27,11 +27,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from lessonkit.defaults import MAX_CELLS, MAX_CODE_CHARACTERS
 from lessonkit.grade.magics import python_of_kernel_input
 from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
 from lessonkit.grade.sources import (
-    MAX_BYTES,
-    MAX_CELLS,
     CodeCell,
     Submission,
     SubmissionError,
@@ -75,9 +74,9 @@ def _answer(source: str) -> str:
 
 def history_submission(cells: Sequence[RunCell]) -> Submission:
     """The submission of a kernel's history: each input once, tasks as last run."""
-    if sum(len(c.source) for c in cells) > MAX_BYTES:
+    if sum(len(c.source) for c in cells) > MAX_CODE_CHARACTERS:
         raise SubmissionError(
-            f"this kernel has run over {MAX_BYTES:,} characters of code",
+            f"this kernel has run over {MAX_CODE_CHARACTERS:,} characters of code",
             fix="restart the kernel, run the notebook from the top, then check again",
         )
     order: list[str] = []  # a key per kept cell: "task:<id>" or the source itself

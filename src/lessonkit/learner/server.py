@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import BinaryIO
 
 from lessonkit.errors import LessonkitError, UsageError
@@ -32,16 +33,17 @@ from lessonkit.learner.protocol import (
 )
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
-from lessonkit.run.isolation import choose_isolation, compile_cache
+from lessonkit.settings import grading_settings
 
 
 class Server:
     """Answers check requests with one long-lived grader; `close` stops every child."""
 
-    def __init__(self) -> None:
-        isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
-        self.note = isolation.note
-        self.grader = Grader(isolation=isolation)  # its children import JAX now
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        """`environ`: the server's own environment, where its settings' switches are read."""
+        settings = grading_settings(environ)
+        self.note = settings.isolation.note
+        self.grader = Grader(settings)  # its children import JAX now
         self.grader.start_reference()  # the lesson is known at the first request only
         self.lessons: dict[str, Lesson] = {}
 
@@ -85,9 +87,9 @@ class Server:
             return CheckReply(None, f"the grading server failed: {type(exc).__name__}: {exc}")
 
 
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+def serve(requests: BinaryIO, replies: BinaryIO, environ: Mapping[str, str]) -> None:
     try:
-        server = Server()
+        server = Server(environ)
     except LessonkitError as exc:  # e.g. no POSIX: every request gets the one message
         for _ in requests:
             replies.write(encode_reply(CheckReply(None, str(exc))))
@@ -108,7 +110,7 @@ def main() -> None:
     # Replies go to the original stdout; anything a library prints goes to stderr instead.
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    serve(sys.stdin.buffer, replies)
+    serve(sys.stdin.buffer, replies, os.environ)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import replace
 
+from lessonkit.defaults import PROSE_ATOL, PROSE_RTOL
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
 from lessonkit.lesson.model import (
@@ -80,7 +81,7 @@ def prose_numbers(markdown: str, first_line: int) -> tuple[ProseNumber, ...]:
 
 def same(a: float, b: float) -> bool:
     """Whether a written number and a declared one are the same (both as written)."""
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=PROSE_RTOL, abs_tol=PROSE_ATOL)
 
 
 def lesson_line(lesson: Lesson, line: int) -> str:

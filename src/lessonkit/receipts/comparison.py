@@ -11,8 +11,8 @@ import math
 import re
 from dataclasses import dataclass
 
-REL_TOL = 1e-6
-ABS_TOL = 1e-12  # only so that a printed 0.0 and a float32 rounding residue still agree
+from lessonkit.defaults import OUTPUT_ATOL, OUTPUT_RTOL
+
 _NUMBER = re.compile(r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)")
 
 
@@ -70,7 +70,7 @@ def _compare_line(expected: str, got: str, rel_tol: float) -> str | None:
         if index % 2 == 0:
             if a != b:
                 return "the text differs"
-        elif not math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=ABS_TOL):
+        elif not math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=OUTPUT_ATOL):
             return f"{b} differs from the recorded {a} by more than a relative {rel_tol:g}"
     return None
 
@@ -80,7 +80,7 @@ def _shape(line: str) -> str:
     return _NUMBER.sub("#", line)
 
 
-def compare_output(expected: str, got: str, rel_tol: float = REL_TOL) -> OutputComparison:
+def compare_output(expected: str, got: str, rel_tol: float = OUTPUT_RTOL) -> OutputComparison:
     """Align this run's lines with the record's, then compare each aligned pair.
 
     Lines are aligned by their text with numbers blanked (`difflib`), so one inserted or lost
@@ -109,7 +109,7 @@ def compare_output(expected: str, got: str, rel_tol: float = REL_TOL) -> OutputC
 
 
 def missing_lines(
-    declared: list[str] | tuple[str, ...], got: str, rel_tol: float = REL_TOL
+    declared: list[str] | tuple[str, ...], got: str, rel_tol: float = OUTPUT_RTOL
 ) -> tuple[str, ...]:
     """The `declared` lines that no line of `got` prints (numbers within `rel_tol`)."""
     have = got.splitlines()

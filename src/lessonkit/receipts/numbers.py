@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from lessonkit.atomic import write_atomically
+from lessonkit.defaults import NUMBERS_ATOL, NUMBERS_RTOL
 from lessonkit.errors import LessonError
 from lessonkit.lesson.files import NUMBERS_CHECK, NUMBERS_SCHEMA
 from lessonkit.lesson.model import Diagram, Lesson, Number
 from lessonkit.lesson.numbers import lesson_line, prose_problems
 from lessonkit.run.environment import package_version
-
-REL_TOL = 1e-6
-"""How far the code's value may lie from the declared one (float32 arithmetic)."""
 
 
 def _agrees(computed: Any, number: Number) -> bool:
@@ -34,7 +32,9 @@ def _agrees(computed: Any, number: Number) -> bool:
     except (TypeError, ValueError):
         return False
     want = np.asarray(number.values, dtype=float)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=REL_TOL, atol=1e-6))
+    return got.shape == want.shape and bool(
+        np.allclose(got, want, rtol=NUMBERS_RTOL, atol=NUMBERS_ATOL)
+    )
 
 
 def _shown(computed: Any) -> str:

@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from lessonkit.defaults import DEFAULT_TIMEOUT_S
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.lesson.files import MAIN, Script
 from lessonkit.lesson.model import Lesson
@@ -23,7 +24,6 @@ from lessonkit.run.child import BACKEND_UNAVAILABLE, run_child
 from lessonkit.run.environment import Environment, static_environment
 from lessonkit.run.process import child_environment
 
-DEFAULT_TIMEOUT_S = 120.0
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
 
 

@@ -3,7 +3,8 @@
 JAX (0.10.2) puts the cache folder's absolute path into every compile-cache key, so a copy
 of the cache at another path never hits. A course graded on many machines (Slurm, Kubernetes,
 Dask) therefore names one folder, at the same absolute path on every worker, with
-`LESSONKIT_COMPILE_CACHE`; each sandboxed learner child sees it read-only at that same path.
+`LESSONKIT_COMPILE_CACHE`, which the command reads (`settings.py`) and passes here; each
+sandboxed learner child sees it read-only at that same path.
 """
 
 from __future__ import annotations
@@ -13,28 +14,21 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-COMPILE_CACHE_VARIABLE = "LESSONKIT_COMPILE_CACHE"
-"""An absolute folder for JAX's compile cache, the same on every worker of a cluster."""
-NO_COMPILE_CACHE_VARIABLE = "LESSONKIT_NO_COMPILE_CACHE"
-
 
 def cache_home() -> Path:
     """lessonkit's folder in the user's cache ($XDG_CACHE_HOME, else ~/.cache)."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lessonkit"
 
 
-def compile_cache_folder() -> Path | None:
-    """The compile cache's folder, made if missing; None when switched off or unusable.
+def compile_cache_folder(chosen: str = "") -> Path | None:
+    """The compile cache's folder, made if missing; None when unusable.
 
-    `LESSONKIT_COMPILE_CACHE` is used as given (made absolute; an existing folder's modes
-    are left as they are, a shared folder is its administrator's); otherwise a folder per
-    JAX and Python version under `cache_home()`. A folder made here is readable by every
-    user: a sandboxed learner child runs as a user id of its own and must read what the
-    trusted reference child wrote.
+    A `chosen` folder (`LESSONKIT_COMPILE_CACHE`) is used as given (made absolute; an
+    existing folder's modes are left as they are, a shared folder is its administrator's);
+    otherwise a folder per JAX and Python version under `cache_home()`. A folder made here
+    is readable by every user: a sandboxed learner child runs as a user id of its own and
+    must read what the trusted reference child wrote.
     """
-    if os.environ.get(NO_COMPILE_CACHE_VARIABLE):
-        return None
-    chosen = os.environ.get(COMPILE_CACHE_VARIABLE, "").strip()
     if chosen:
         folder = Path(chosen).expanduser().absolute()
         try:

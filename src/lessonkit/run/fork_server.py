@@ -10,9 +10,10 @@ MODULE (the lesson's own imports, so no fork pays for them), runs no array op (a
 the backend started would deadlock) and no learner code, and then serves the parent on a
 Unix socket, one JSON message per datagram:
 
-- `{"fork": ID, "confinement": {...}}` with four descriptors (the request pipe, the report
-  pipe, the child's error output, and a socket of the child's own for its greetings): fork
-  one grading child (`_become_child`);
+- `{"fork": ID, "confinement": {...}, "greeting_wait": S}` with four descriptors (the
+  request pipe, the report pipe, the child's error output, and a socket of the child's own
+  for its greetings): fork one grading child (`_become_child`), which waits S seconds for
+  each of the parent's answers;
 - the starter answers `{"ready": JAX_VERSION}` once, and `{"ended": ID, "returncode": RC}`
   when a child it forked has ended (negative: the signal that ended it).
 
@@ -41,7 +42,6 @@ from typing import NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 HIGH_FD = 100  # descriptors received are moved above the ones the child puts in place
 REPORT_FD, GREETING_FD = 3, 4
-GREETING_WAIT_S = 30.0
 
 
 def _load(name: str, path: str):
@@ -64,10 +64,11 @@ class _Programs(NamedTuple):
     confinement: type  # `lessonkit/child/confinement.py`'s record, read from each fork request
 
 
-def _greet(greeting: socket.socket) -> None:
-    """Send a greeting (the kernel adds our process id) and wait for the parent's `go`."""
+def _greet(greeting: socket.socket, wait: float) -> None:
+    """Send a greeting (the kernel adds our process id) and wait `wait` seconds for the
+    parent's `go` (the parent's own wait, sent with each fork)."""
     greeting.send(b"hello")
-    greeting.settimeout(GREETING_WAIT_S)
+    greeting.settimeout(wait)
     if greeting.recv(16) != b"go":
         raise SystemExit("lessonkit starter: the parent did not answer")
 
@@ -94,14 +95,14 @@ def _end_like(status: int) -> None:
     os._exit(code & 0xFF)
 
 
-def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
+def _become_child(programs: _Programs, confinement, fds: list[int], wait: float) -> None:
     """In the fork: confine this process, then serve its requests (a learner's one file, or
     the reference's runs of the lesson's own code)."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.setsid()
     greeting = _descriptors(fds)
-    _greet(greeting)  # the parent moves us into the child's cgroup before it answers
+    _greet(greeting, wait)  # the parent moves us into the child's cgroup before it answers
     confine, isolate = programs.confine, programs.isolate
     confine.limit_to(confinement)
     if confinement.mode != "none":
@@ -112,7 +113,7 @@ def _become_child(programs: _Programs, confinement, fds: list[int]) -> None:
                 os.close(fd)
             _, status = os.waitpid(learner, 0)
             _end_like(status)
-        _greet(greeting)  # now as the process that will run learner code
+        _greet(greeting, wait)  # now as the process that will run learner code
     greeting.close()
     isolate.private_mounts(confinement)
     if confinement.uid is not None and os.getuid() != confinement.uid:
@@ -144,7 +145,7 @@ def _fork(programs: _Programs, message: dict, fds: list[int]) -> int:
     if pid == 0:
         code = 0
         try:
-            _become_child(programs, confinement, fds)
+            _become_child(programs, confinement, fds, float(message["greeting_wait"]))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
         except BaseException:

@@ -18,7 +18,6 @@ from typing import Literal
 
 from lessonkit.errors import UsageError
 from lessonkit.run.cache_access import cache_problem
-from lessonkit.run.cache_folders import compile_cache_folder
 from lessonkit.run.forking import fork_problem
 from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
 
@@ -131,16 +130,6 @@ def sandbox_if_any(cache: Path | None = None) -> Isolation:
     if sandbox is None:
         return Isolation(None, cache=cache, reason=reason)
     return Isolation(sandbox, cache=cache, cache_problem=_cache_problem(sandbox, cache))
-
-
-def compile_cache() -> Path | None:
-    """JAX's persistent compilation cache: written by the trusted reference child only.
-
-    Sandboxed learner children read it through a read-only mount at the same path, which
-    saves each of them most of the lesson's compile time without letting a submission poison
-    it. `LESSONKIT_COMPILE_CACHE` names the folder (`run/cache_folders.py`).
-    """
-    return compile_cache_folder()
 
 
 def _cache_problem(sandbox: Sandbox, cache: Path | None) -> str:

@@ -90,9 +90,15 @@ class Limits:
 
     @property
     def cpu_seconds(self) -> int:
-        """RLIMIT_CPU of a whole script: twice its time limit and ten seconds, so that a
-        script which spins in C, where no alarm reaches, still ends."""
-        return int(self.timeout * 2 + 10)
+        """RLIMIT_CPU of a whole script (`cpu_allowance` of its time limit)."""
+        return int(cpu_allowance(self.timeout))
+
+
+def cpu_allowance(seconds: float) -> float:
+    """CPU seconds a run of `seconds` may use: twice its time and ten seconds, so that code
+    which spins in C, where no alarm reaches, still ends. The grading child gets this number
+    with each request and adds it to the CPU it has used already."""
+    return seconds * 2 + 10
 
 
 DEFAULT_LIMITS = Limits()

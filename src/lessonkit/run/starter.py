@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO
 
 from lessonkit.child.confinement import Confinement
+from lessonkit.defaults import GREETING_WAIT_S, START_WAIT_S
 from lessonkit.run.confined_child import (
     ConfinedChild,
     bound_paths,
@@ -51,9 +52,6 @@ from lessonkit.run.sandbox import child_cgroup, process_limit
 
 FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
 ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
-START_WAIT_S = 300.0
-"""Seconds the starter may take to import JAX (a loaded machine) before it is given up."""
-GREETING_WAIT_S = 30.0
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
@@ -247,7 +245,12 @@ class Starter:
         ident = next(self._ids)
         handed: list[int] = [request_read]  # ours until handed to the starter
         try:
-            message = json.dumps({"fork": ident, "confinement": confinement.to_message()}).encode()
+            fork = {
+                "fork": ident,
+                "confinement": confinement.to_message(),
+                "greeting_wait": GREETING_WAIT_S,
+            }
+            message = json.dumps(fork).encode()
             with self._fork_lock:
                 socket.send_fds(
                     self._control,
