@@ -26,7 +26,7 @@ from lessonkit.course.gradebook import (
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
-from lessonkit.grade.lesson_batch import grade_many
+from lessonkit.grade.lesson_items import grade_many
 from lessonkit.grade.report import Scoring
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from lessonkit.errors import UsageError
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
-from lessonkit.grade.lesson_batch import grade_many, unreadable
+from lessonkit.grade.lesson_items import grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import compile_cache, sandbox_if_any
