@@ -6,8 +6,11 @@ this module shows its progress and says what it kept and how long it took.
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -15,11 +18,34 @@ from rich.text import Text
 
 from lessonkit.commands._common import quoted
 from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_lifecycle import BatchOutcome, BatchStart
+from lessonkit.grade.batch_folder import Listing
+from lessonkit.grade.batch_lifecycle import BatchOptions, BatchOutcome, BatchStart
 from lessonkit.lesson.text import safe_name
 
 LESSON_MARKS = ("pass", "not passed")
 """How a finished file's line says whether it passed."""
+
+
+def batch_options(
+    args: argparse.Namespace,
+    folder: Path,
+    paths: Sequence[Path],
+    listing: Listing,
+    default_out: str,
+    **more: Any,
+) -> BatchOptions:
+    """The options every batch command reads alike: `--out` (else `default_out`), `--key`,
+    `--resume`, and the command line a resume repeats; `more` are the command's own."""
+    return BatchOptions(
+        folder=folder,
+        paths=tuple(paths),
+        listing=listing,
+        out_dir=Path(args.out) if args.out else Path(default_out),
+        key=args.key,
+        resume=args.resume,
+        argv=tuple(getattr(args, "argv", sys.argv[1:])),
+        **more,
+    )
 
 
 class BatchProgress:

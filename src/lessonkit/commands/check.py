@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 
@@ -228,12 +227,17 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 def _batch(args: argparse.Namespace) -> int:
     """Grade a folder as one batch (`run_batch`), its progress shown, then its outcome."""
-    from lessonkit.commands._batch import BatchProgress, say_interrupted, say_kept
+    from lessonkit.commands._batch import (
+        BatchProgress,
+        batch_options,
+        say_interrupted,
+        say_kept,
+    )
     from lessonkit.commands._course import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batch import relative_to
     from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.batch_lifecycle import BatchOptions, run_batch
+    from lessonkit.grade.batch_lifecycle import run_batch
     from lessonkit.grade.lesson_batch import lesson_kind
 
     folder = Path(args.batch)
@@ -279,16 +283,14 @@ def _batch(args: argparse.Namespace) -> int:
         allow_unsandboxed=args.no_sandbox,
         shard=shard,
     )
-    options = BatchOptions(
-        folder=folder,
-        paths=tuple(paths),
-        listing=listing,
-        out_dir=Path(args.out) if args.out else Path(f"check-{lesson.meta.id}"),
-        key=args.key,
-        resume=args.resume,
+    options = batch_options(
+        args,
+        folder,
+        paths,
+        listing,
+        f"check-{lesson.meta.id}",
         seed=args.seed,
         shard=shard,
-        argv=tuple(getattr(args, "argv", sys.argv[1:])),
         gradebook=gradebook if args.gradebook else None,
     )
     notes = [None if args.dask else isolation.note]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from rich.table import Table
@@ -161,10 +160,15 @@ def show_report(report: ProjectReport) -> None:
 def _batch(args: argparse.Namespace) -> int:
     """Grade every .py file below a folder as one batch (`run_batch`), one report each; the
     folder is data. Its progress is shown, then its outcome."""
-    from lessonkit.commands._batch import BatchProgress, say_interrupted, say_kept
+    from lessonkit.commands._batch import (
+        BatchProgress,
+        batch_options,
+        say_interrupted,
+        say_kept,
+    )
     from lessonkit.grade.batch import relative_to
     from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.batch_lifecycle import BatchOptions, run_batch
+    from lessonkit.grade.batch_lifecycle import run_batch
     from lessonkit.project.batch import project_kind
 
     folder = Path(args.batch)
@@ -180,17 +184,9 @@ def _batch(args: argparse.Namespace) -> int:
     kind = project_kind(
         number, contract, folder, isolation=isolation, limits=limits_from(args), jobs=args.jobs
     )
-    options: BatchOptions[ProjectReport, None] = BatchOptions(
-        folder=folder,
-        paths=tuple(paths),
-        listing=listing,
-        out_dir=Path(args.out) if args.out else Path(f"project-phase-{number}"),
-        key=args.key,
-        resume=args.resume,
-        # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
-        seed=args.seed if args.seed is not None or args.resume else kind.new_seed(),
-        argv=tuple(getattr(args, "argv", sys.argv[1:])),
-    )
+    # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
+    seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
+    options = batch_options(args, folder, paths, listing, f"project-phase-{number}", seed=seed)
     progress = console(stderr=True)
     with BatchProgress(
         progress,
