@@ -478,7 +478,7 @@ def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folde
 
 
 def test_b14_names_are_shown_on_one_line(lesson):
-    from lessonkit.grade.lesson_batch import unreadable
+    from lessonkit.grade.lesson_items import unreadable
     from lessonkit.grade.report import report_view
 
     report = unreadable(lesson, Path("x.py\n# state-02: all passed"), "unreadable", 0.1)

@@ -8,6 +8,7 @@ short runs of its script, each importing JAX), with a fixed seed so a failure ca
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -125,6 +126,21 @@ def test_a_linked_file_in_the_batch_is_a_row_of_its_own_never_run(batch):
     assert leak["passed"] is False and leak["runs"] == []
     assert all("symbolic link" in p["evidence"] for p in leak["properties"])
     assert (out / "feedback" / "leak.py.md").is_file()
+
+
+def test_a_project_batch_shows_every_batchs_progress_bar_on_a_terminal(tmp_path, monkeypatch):
+    """On a terminal the project batch shows the bar the lesson batch shows (files graded of
+    all, how many did not pass), not a line per script."""
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    (folder / "leak.py").symlink_to(REPO / "pyproject.toml")  # a row of its own, never run
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stderr is a terminal, for rich
+    out = tmp_path / "out"
+    argv = ["project", "phase-03", "--batch", str(folder), "--out", str(out), "--json"]
+    code, _, err = invoke([*argv, "--seed", str(SEED)])
+    assert code == 0, err
+    assert re.search(r"grading.*1/1.*1 not passed", err, re.S), err
+    assert "[1/1] leak.py" not in err
 
 
 def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Path, list[str]]:

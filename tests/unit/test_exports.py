@@ -134,3 +134,24 @@ def test_every_csv_is_written_by_the_one_writer():
         if re.search(r"csv\.(writer|DictWriter)\(", p.read_text(encoding="utf-8"))
     )
     assert writers == ["lesson/text.py"]
+
+
+def test_every_export_name_has_one_row_and_the_choices_are_read_from_them():
+    from typing import get_args
+
+    from lessonkit.course.exports import EXPORTS, FORMATS, Export
+
+    assert sorted(get_args(Export)) == sorted(EXPORTS)
+    assert len({row.name for row in FORMATS}) == len(FORMATS)
+
+
+def test_an_export_name_without_a_row_is_an_error_not_the_tasks_csv():
+    from lessonkit.course.exports import export
+    from lessonkit.errors import UsageError
+
+    attempts = _attempts()
+    table = course_table(attempts, ROSTER, "latest")
+    with pytest.raises(UsageError, match="no export named 'xlsx'") as raised:
+        written = export("xlsx", table, attempts)  # type: ignore[arg-type]
+        pytest.fail(f"the name without a row wrote: {written!r}")
+    assert raised.value.fix == "choose one of: canvas, moodle, csv"

@@ -403,7 +403,7 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
     from rich.console import Console
 
     from lessonkit.grade.batch import BatchEntry
-    from lessonkit.grade.lesson_batch import unreadable
+    from lessonkit.grade.lesson_items import unreadable
     from lessonkit.grade.report import batch_table
 
     long_name = "/home/instructor/course-2026/submissions/bob-smith/state-02-final-version.ipynb"

@@ -1,59 +1,116 @@
 """What a batch shows while it runs: a bar on a terminal, else a line per finished file.
 
-The batch itself (journal, resume, shards, outputs) is `grade.batch.BatchRun`; this
-module only shows its progress and says what it kept and how long it took.
+The batch itself (journal, resume, shards, outputs) is `grade.batch_lifecycle.run_batch`;
+this module shows its progress and says what it kept and how long it took.
 """
 
 from __future__ import annotations
 
-import time
+import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from lessonkit.commands._common import quoted
-from lessonkit.grade.batch import BatchEntry, BatchRun
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batch_folder import Listing
+from lessonkit.grade.batch_lifecycle import BatchOptions, BatchOutcome, BatchStart
 from lessonkit.lesson.text import safe_name
+
+LESSON_MARKS = ("pass", "not passed")
+"""How a finished file's line says whether it passed."""
+
+
+def batch_options(
+    args: argparse.Namespace,
+    folder: Path,
+    paths: Sequence[Path],
+    listing: Listing,
+    default_out: str,
+    **more: Any,
+) -> BatchOptions:
+    """The options every batch command reads alike: `--out` (else `default_out`), `--key`,
+    `--resume`, and the command line a resume repeats; `more` are the command's own."""
+    return BatchOptions(
+        folder=folder,
+        paths=tuple(paths),
+        listing=listing,
+        out_dir=Path(args.out) if args.out else Path(default_out),
+        key=args.key,
+        resume=args.resume,
+        argv=tuple(getattr(args, "argv", sys.argv[1:])),
+        **more,
+    )
 
 
 class BatchProgress:
-    """A batch's progress: a bar on a terminal, else a line per finished file (a log)."""
+    """A batch's progress: a bar on a terminal, else a line per finished file (a log).
+
+    Given `total`, it starts on `with`; otherwise `started` (a `run_batch` batch's
+    `on_start`) says what is known before grading and starts it from there.
+    """
 
     def __init__(
         self,
         out: Console,
-        total: int,
-        done: int = 0,
-        failures: int = 0,
+        total: int | None = None,
+        *,
         name: Callable[[Path], str] = lambda path: path.name,
+        marks: tuple[str, str] = LESSON_MARKS,
+        notes: Sequence[str | None] = (),
     ):
-        self.out, self.total, self.name = out, total, name
-        self.done, self.failures = done, failures
+        self.out, self.total, self.name, self.marks = out, total or 0, name, marks
+        self.notes = notes  # said in yellow before grading, after the gradebook's
+        self.done, self.failures = 0, 0
         self.bar: Progress | None = None
-        if out.is_terminal:
-            self.bar = Progress(
-                TextColumn("grading"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[failures]} not passed"),
-                TimeRemainingColumn(),
-                console=out,
-                transient=True,
-            )
-            self.task = self.bar.add_task("grading", total=total, completed=done, failures=failures)
+        self.start_on_enter = total is not None
 
     def __enter__(self) -> BatchProgress:
-        if self.bar is not None:
-            self.bar.start()
+        if self.start_on_enter:
+            self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+    def started(self, start: BatchStart) -> None:
+        """What the batch knows before grading: its notes, the files reused, then the bar."""
+        for note in (start.gradebook_note, *self.notes, start.journal_note):
+            if note is not None:
+                self.out.print(Text(note, style="yellow"))
+        if start.reused:
+            self.out.print(
+                Text(
+                    f"{start.reused} unchanged since their last grading (shown as graded "
+                    f"then); {start.todo} new."
+                )
+            )
+        self.total, self.done = start.total, start.total - start.todo
+        self.failures = start.failures_kept
+        self._start()
+
+    def _start(self) -> None:
+        if not self.out.is_terminal:
+            return
+        self.bar = Progress(
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failures]} not passed"),
+            TimeRemainingColumn(),
+            console=self.out,
+            transient=True,
+        )
+        self.task = self.bar.add_task(
+            "grading", total=self.total, completed=self.done, failures=self.failures
+        )
+        self.bar.start()
 
     def finished(self, entry: BatchEntry) -> None:
         self.done += 1
@@ -61,54 +118,27 @@ class BatchProgress:
         if self.bar is not None:
             self.bar.update(self.task, completed=self.done, failures=self.failures)
             return
-        mark = "pass" if entry.report.passed else "not passed"
+        mark = self.marks[0] if entry.report.passed else self.marks[1]
         name = safe_name(self.name(entry.path))
         self.out.print(Text(f"[{self.done}/{self.total}] {name}: {mark}"), soft_wrap=True)
 
 
-def grade_with_progress(
-    run: BatchRun[GradeReport], paths: list[Path], progress: Console
-) -> tuple[BatchEntry[GradeReport], ...]:
-    """`run.grade(paths)` with its progress shown on `progress`, then what it kept."""
-    if run.note is not None:
-        progress.print(Text(run.note, style="yellow"))
-    todo = run.todo(paths)
-    if run.known:
-        progress.print(
-            Text(
-                f"{len(run.known)} unchanged since their last grading (shown as graded "
-                f"then); {len(todo)} new."
-            )
-        )
-    started = time.monotonic()
-    bar = BatchProgress(
-        progress, len(paths), len(paths) - len(todo), run.failures_kept(), run.relative
-    )
-    with bar:
-        entries = run.grade(paths, on_report=bar.finished)
-    say_kept(run, progress)
-    elapsed = time.monotonic() - started
-    progress.print(f"Graded {run.graded_here} file(s) in {elapsed:.1f} s.")
-    return entries
-
-
-def say_kept(run: BatchRun, progress: Console) -> None:
+def say_kept(outcome: BatchOutcome, progress: Console) -> None:
     """What the journal could not keep, and what was kept from an interrupted batch."""
-    if run.journal_problem is not None:
-        progress.print(Text(run.journal_problem, style="yellow"))
-    if run.done:
-        progress.print(f"Kept {len(run.done)} result(s) from the interrupted batch.")
+    if outcome.journal_problem is not None:
+        progress.print(Text(outcome.journal_problem, style="yellow"))
+    if outcome.resumed:
+        progress.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
 
 
-def say_interrupted(run: BatchRun, total: int, argv: Sequence[str], out: Console) -> int:
+def say_interrupted(outcome: BatchOutcome, out: Console) -> int:
     """After Ctrl-C: how much the journal keeps, and the command that goes on from there;
     the exit status (130)."""
-    kept = len(run.done) + run.graded_now
     out.print(
         Text(
-            f"Interrupted: {kept} of {total} file(s) graded and kept in the journal "
-            f"{safe_name(quoted(run.journal))}. Go on from there with:\n  "
-            f"{safe_name(run.resume_command(argv))}"
+            f"Interrupted: {outcome.journalled} of {outcome.total} file(s) graded and kept in "
+            f"the journal {safe_name(quoted(outcome.journal))}. Go on from there with:\n  "
+            f"{safe_name(outcome.resume_command)}"
         )
     )
     return 130

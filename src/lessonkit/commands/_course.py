@@ -27,6 +27,7 @@ from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import read_bytes_in_folder
+from lessonkit.grade.batch_lifecycle import Reuse
 from lessonkit.grade.fingerprint import short
 from lessonkit.grade.journal import JournalEntry
 from lessonkit.grade.results import GradeReport, stopped_at_a_limit
@@ -207,24 +208,21 @@ class CourseIntake:
             len(added.kept_old),
         )
 
-    def say_older(self, reused: Reused, fingerprint: str, keep_old: bool, out: Console) -> None:
+    def older_note(self, reused: Reused, fingerprint: str, keep_old: bool) -> str | None:
         """Before grading: files whose kept gradings have another fingerprint, and what is
-        done with them."""
+        done with them; None when there are none."""
         if not reused.older:
-            return
+            return None
         done = (
             "they keep those gradings, marked as of an older fingerprint (--keep-old-gradings)"
             if keep_old
             else "they are graded again (--keep-old-gradings keeps the old gradings instead)"
         )
-        out.print(
-            Text(
-                f"{len(reused.older)} file(s) were graded into "
-                f"{safe_name(shown(self.gradebook.path))} under another grading fingerprint "
-                f"({', '.join(short(f) for f in reused.fingerprints)}; now {short(fingerprint)}"
-                f": the lesson's grading or the grader changed); {done}.",
-                style="yellow",
-            )
+        return (
+            f"{len(reused.older)} file(s) were graded into "
+            f"{safe_name(shown(self.gradebook.path))} under another grading fingerprint "
+            f"({', '.join(short(f) for f in reused.fingerprints)}; now {short(fingerprint)}"
+            f": the lesson's grading or the grader changed); {done}."
         )
 
     @staticmethod
@@ -282,6 +280,41 @@ class CourseIntake:
                     style="yellow",
                 )
             )
+
+
+@dataclass(frozen=True)
+class KeptInGradebook:
+    """What a lesson batch's gradebook kept, said after the batch's table."""
+
+    course: CourseIntake
+    kept: Kept
+
+    def say(self, out: Console) -> None:
+        self.course.say(self.kept, out)
+
+
+@dataclass(frozen=True)
+class LessonGradebook:
+    """`check --batch --gradebook`: the gradebook a lesson batch reuses and keeps gradings in
+    (a `grade.batch_lifecycle.BatchGradebook`)."""
+
+    course: CourseIntake
+    lesson: Lesson
+    folder: Path
+    keep_old: bool = False
+
+    def reusable(self, paths: Sequence[Path], fingerprint: str) -> Reuse[GradeReport]:
+        reused = self.course.reusable(
+            self.lesson, self.folder, paths, fingerprint, keep_old=self.keep_old
+        )
+        note = self.course.older_note(reused, fingerprint, self.keep_old)
+        return Reuse(reused.entries, note)
+
+    def keep(
+        self, entries: Sequence[JournalEntry[GradeReport]], fingerprint: str
+    ) -> KeptInGradebook:
+        kept = self.course.keep(self.lesson, entries, fingerprint, keep_old=self.keep_old)
+        return KeptInGradebook(self.course, kept)
 
 
 def _ambiguous(relative: str, name: str, candidates: Sequence[str]) -> str:

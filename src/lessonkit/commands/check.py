@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from lessonkit.commands._common import (
     quoted,
     whole_number,
 )
-from lessonkit.errors import UsageError, shown
+from lessonkit.errors import UsageError
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.inputs import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
@@ -223,13 +222,18 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    """Grade a folder; results are journalled as they come, outputs written at the end."""
-    from lessonkit.commands._batch import grade_with_progress, say_interrupted
-    from lessonkit.commands._course import CourseIntake
+    """Grade a folder as one batch (`run_batch`), its progress shown, then its outcome."""
+    from lessonkit.commands._batch import (
+        BatchProgress,
+        batch_options,
+        say_interrupted,
+        say_kept,
+    )
+    from lessonkit.commands._course import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batch import BatchRun
+    from lessonkit.grade.batch import relative_to
     from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.grading_key import grading_key
+    from lessonkit.grade.batch_lifecycle import run_batch
     from lessonkit.grade.lesson_batch import lesson_kind
 
     folder = Path(args.batch)
@@ -263,14 +267,12 @@ def _batch(args: argparse.Namespace) -> int:
                 "--gradebook FILE`",
             )
         paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
-    out_dir = Path(args.out) if args.out else Path(f"check-{lesson.meta.id}")
-    refuse_inside(out_dir, folder)
-    key = grading_key(args.key, not_inside=(folder, out_dir))
-    course = (
-        CourseIntake.open(args.gradebook, args.roster, folder, args.submitted_at_from)
-        if args.gradebook
-        else None
-    )
+    out = console(stderr=True)
+
+    def gradebook() -> LessonGradebook:
+        course = CourseIntake.open(args.gradebook, args.roster, folder, args.submitted_at_from)
+        return LessonGradebook(course, lesson, folder, keep_old=args.keep_old_gradings)
+
     kind = lesson_kind(
         lesson,
         jobs=args.jobs or os.cpu_count(),
@@ -279,53 +281,26 @@ def _batch(args: argparse.Namespace) -> int:
         allow_unsandboxed=args.no_sandbox,
         shard=shard,
     )
-    run = BatchRun(
-        kind,
+    options = batch_options(
+        args,
         folder,
-        out_dir,
-        resume=args.resume,
+        paths,
+        listing,
+        f"check-{lesson.meta.id}",
         seed=args.seed,
-        key=key,
-        listing=listing,
         shard=shard,
+        gradebook=gradebook if args.gradebook else None,
     )
-    run.prepare(paths)
-    out = console(stderr=True)
-    if course is not None:
-        reused = course.reusable(
-            lesson, folder, paths, kind.fingerprint, keep_old=args.keep_old_gradings
-        )
-        course.say_older(reused, kind.fingerprint, args.keep_old_gradings, out)
-        run.reuse(reused.entries)
-    if settings.isolation.note and not args.dask:
-        out.print(Text(settings.isolation.note, style="yellow"))
-    try:
-        entries = grade_with_progress(run, paths, out)
-    except KeyboardInterrupt:
-        return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), out)
-    # The gradebook first: until the outputs are written the journal is kept, so a gradebook
-    # that cannot be written loses nothing (`--resume` goes on from the journal).
-    kept = None
-    if course is not None:
-        argv = getattr(args, "argv", sys.argv[1:])
-        try:
-            kept = course.keep(
-                lesson,
-                [run.journal_entry(e) for e in entries],
-                kind.fingerprint,
-                keep_old=args.keep_old_gradings,
-            )
-        except UsageError as exc:
-            raise UsageError(
-                f"{exc.message}; the {len(entries)} graded file(s) are kept in the journal "
-                f"{safe_name(quoted(run.journal))}",
-                fix=f"{exc.fix or 'mend the gradebook'}, then go on with: "
-                f"{safe_name(run.resume_command(argv))}",
-            ) from None
-    summary = run.summary(entries)
-    written = run.write_outputs(entries, summary)
+    notes = [None if args.dask else settings.isolation.note]
+    with BatchProgress(out, name=lambda path: relative_to(folder, path), notes=notes) as bar:
+        outcome = run_batch(kind, options, bar.finished, on_start=bar.started)
+    if outcome.status == "interrupted":
+        return say_interrupted(outcome, out)
+    say_kept(outcome, out)
+    out.print(f"Graded {outcome.graded_here} file(s) in {outcome.seconds:.1f} s.")
+    entries = outcome.entries
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(outcome.summary, indent=2))
     else:
         from lessonkit.grade.report import batch_table
 
@@ -333,32 +308,15 @@ def _batch(args: argparse.Namespace) -> int:
         view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))
         passed = sum(e.report.passed for e in entries)
         of_shard = "" if shard is None else f", shard {shard}"
-        reused = len(run.known)
-        if run.seed is None:
+        if outcome.seed is None:
             seed = "none graded now: each shows its earlier grading"
-        elif reused:
-            seed = f"input seed {run.seed} for the files graded now; the {reused} unchanged keep "
-            seed += "their earlier seeds"
+        elif outcome.reused:
+            seed = f"input seed {outcome.seed} for the files graded now; the {outcome.reused} "
+            seed += "unchanged keep their earlier seeds"
         else:
-            seed = f"input seed {run.seed}"
+            seed = f"input seed {outcome.seed}"
         view.print(f"{passed} of {len(entries)} files pass every task ({seed}{of_shard}).")
-        view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
-    if course is not None and kept is not None:
-        course.say(kept, out)  # last, so that files left out of the gradebook are seen
+        view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in outcome.written)}."))
+    if outcome.kept is not None:
+        outcome.kept.say(out)  # last, so that files left out of the gradebook are seen
     return 0
-
-
-def refuse_inside(out_dir: Path, folder: Path) -> None:
-    """The outputs never go inside the submissions folder: what is there is not trusted."""
-    try:
-        inside, submissions = out_dir.resolve(), folder.resolve()
-    except (OSError, RuntimeError):  # a link loop: writing there fails later, with a message
-        return
-    if inside == submissions or submissions in inside.parents:
-        raise UsageError(
-            f"the output folder {safe_name(shown(out_dir))} is inside the submissions folder "
-            f"{safe_name(shown(folder))}; a batch never writes there, and a journal or output "
-            "found there could have been planted",
-            fix="give --out a folder outside it, or leave --out out to write to "
-            "./check-LESSON/ in the current folder",
-        )

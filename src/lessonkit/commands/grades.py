@@ -20,7 +20,12 @@ from rich.text import Text
 
 from lessonkit.commands._common import console, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
-from lessonkit.course.exports import EXPORTS, export, read_canvas_assignments
+from lessonkit.course.exports import (
+    EXPORTS,
+    export,
+    export_format,
+    read_canvas_assignments,
+)
 from lessonkit.course.gradebook import (
     Attempt,
     CourseTable,
@@ -185,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--export and --output go together", fix="give both, or neither")
     if args.export and (args.student or args.json):
         raise UsageError("--export writes the whole course; it takes no --student or --json")
-    if args.canvas_assignments and args.export != "canvas":
+    takes_assignments = args.export and "canvas assignments" in export_format(args.export).needs
+    if args.canvas_assignments and not takes_assignments:
         raise UsageError("--canvas-assignments names Canvas assignments", fix="add --export canvas")
     assignments = (
         read_canvas_assignments(Path(args.canvas_assignments)) if args.canvas_assignments else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 from rich.table import Table
@@ -160,13 +159,17 @@ def show_report(report: ProjectReport) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    """Grade every .py file below a folder, one report each; the folder is data. Results
-    are journalled as they come (`--resume` goes on from there), outputs written at the end."""
-    from lessonkit.commands._batch import say_interrupted, say_kept
-    from lessonkit.commands.check import refuse_inside
-    from lessonkit.grade.batch import BatchEntry, BatchRun
+    """Grade every .py file below a folder as one batch (`run_batch`), one report each; the
+    folder is data. Its progress is shown, then its outcome."""
+    from lessonkit.commands._batch import (
+        BatchProgress,
+        batch_options,
+        say_interrupted,
+        say_kept,
+    )
+    from lessonkit.grade.batch import relative_to
     from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.grading_key import grading_key
+    from lessonkit.grade.batch_lifecycle import run_batch
     from lessonkit.project.batch import project_kind
 
     folder = Path(args.batch)
@@ -185,9 +188,6 @@ def _batch(args: argparse.Namespace) -> int:
     paths = [p for p in listing.entries if p.suffix == ".py" or p in unlisted]
     if not paths:
         raise UsageError(f"{folder} holds no .py files")
-    out_dir = Path(args.out) if args.out else Path(f"project-phase-{number}")
-    refuse_inside(out_dir, folder)
-    key = grading_key(args.key, not_inside=(folder, out_dir))
     kind = project_kind(
         number,
         contract,
@@ -198,30 +198,21 @@ def _batch(args: argparse.Namespace) -> int:
     )
     # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
     seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
-    run = BatchRun(kind, folder, out_dir, resume=args.resume, seed=seed, key=key, listing=listing)
-    run.prepare(paths)
+    options = batch_options(args, folder, paths, listing, f"project-phase-{number}", seed=seed)
     progress = console(stderr=True)
-    if run.note is not None:
-        progress.print(Text(run.note, style="yellow"))
-    if settings.isolation.note:
-        progress.print(Text(settings.isolation.note, style="yellow"))
-    done = iter(range(len(run.done) + 1, len(paths) + 1))
-
-    def finished(entry: BatchEntry[ProjectReport]) -> None:
-        mark = "every property holds" if entry.report.passed else "not every property holds"
-        name = safe_name(run.relative(entry.path))
-        progress.print(Text(f"[{next(done)}/{len(paths)}] {name}: {mark}"))
-
-    try:
-        entries = run.grade(paths, on_report=finished)
-    except KeyboardInterrupt:
-        return say_interrupted(run, len(paths), getattr(args, "argv", sys.argv[1:]), progress)
-    say_kept(run, progress)
-    summary = run.summary(entries)
-    written = run.write_outputs(entries, summary)
-    reports = [e.report for e in entries]
+    with BatchProgress(
+        progress,
+        name=lambda path: relative_to(folder, path),
+        marks=("every property holds", "not every property holds"),
+        notes=[settings.isolation.note],
+    ) as bar:
+        outcome = run_batch(kind, options, bar.finished, on_start=bar.started)
+    if outcome.status == "interrupted":
+        return say_interrupted(outcome, progress)
+    say_kept(outcome, progress)
+    reports = [e.report for e in outcome.entries]
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps(outcome.summary, indent=2))
         return 0
     table = Table("file", *(name for name, _ in contract.properties))
     symbols = {"holds": "✓", "fails": "✗", "not checked": "·"}
@@ -232,6 +223,7 @@ def _batch(args: argparse.Namespace) -> int:
     view = console()
     view.print(table)
     passed = sum(r.passed for r in reports)
-    view.print(f"{passed} of {len(reports)} scripts have every property (seed {run.seed}).")
+    view.print(f"{passed} of {len(reports)} scripts have every property (seed {outcome.seed}).")
+    written = outcome.written
     view.print(Text(f"Wrote {quoted(written[0])} and {quoted(written[-1])}."))
     return 0

@@ -1,6 +1,7 @@
 """`lessonkit regrade`: grade a lesson's kept attempts again with today's lesson.
 
-Each regrade is a new grading in the gradebook, never an overwrite (`lessonkit.course.regrade`);
+Each regrade is a new grading in the gradebook, never an overwrite (`lessonkit.course.regrade`),
+graded as a batch of the gradebook's kept bytes (`grade.batch_lifecycle.run_batch`);
 the command prints how many counting attempts were graded under an older grading fingerprint,
 before and after, and whose counting points changed.
 """
@@ -24,8 +25,10 @@ from lessonkit.commands._common import (
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
 from lessonkit.course.gradebook import utc_stamp
-from lessonkit.course.regrade import regrade, regrade_targets
+from lessonkit.course.regrade import keep_regrades, regrade_items, regrade_targets
+from lessonkit.grade.batch_lifecycle import KeptBytes, run_batch
 from lessonkit.grade.fingerprint import grading_fingerprint, short
+from lessonkit.grade.lesson_batch import lesson_kind
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.limits import DEFAULT_LIMITS
@@ -57,24 +60,23 @@ def run(args: argparse.Namespace) -> int:
     if settings.isolation.note:
         progress.print(Text(settings.isolation.note, style="yellow"))
     fingerprint = grading_fingerprint(lesson)
+    kind = lesson_kind(lesson, jobs=args.jobs or os.cpu_count(), settings=settings)
     with existing_gradebook(args.gradebook) as book:
         book.check_writable()  # before anything is graded
         todo = regrade_targets(book, lesson, args.student)
-        bar = BatchProgress(progress, len(todo), name=lambda path: path.name)
-        with bar:
-            result = regrade(
-                book,
-                lesson,
-                todo,
-                policy=args.policy,
-                toolkit=__version__,
-                fingerprint=fingerprint,
-                graded_utc=utc_stamp(),
-                jobs=args.jobs or os.cpu_count(),
-                settings=settings,
-                seed=args.seed,
-                on_report=bar.finished,
-            )
+        batch = KeptBytes(regrade_items(book, todo), seed=args.seed)
+        with BatchProgress(progress) as bar:
+            graded = run_batch(kind, batch, bar.finished, on_start=bar.started)
+        result = keep_regrades(
+            book,
+            lesson,
+            todo,
+            graded.entries,
+            policy=args.policy,
+            toolkit=__version__,
+            fingerprint=fingerprint,
+            graded_utc=utc_stamp(),
+        )
     out.print(
         Text(
             f"Regraded {result.regraded} attempt(s) of {lesson.meta.id} with revision "

@@ -11,6 +11,10 @@
   per lesson title.
 - `csv`: one row per student and task, for a spreadsheet or another tool.
 
+Each is a row of `FORMATS` (its name, what it needs, its function); the command's choices
+and the options an export takes are read from those rows, and a name without a row is an
+error, never another export.
+
 Every file is written by `csv_text`, so a name or message that starts a formula (behind
 invisible characters too) reaches a spreadsheet as text, and no bidi control reorders it.
 Canvas's importer takes any row whose Student cell matches /Points Possible/ for its points
@@ -21,9 +25,10 @@ their points, so `canvas_student` keeps every student's cell from matching it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 from lessonkit.course.csv_input import read_csv
 from lessonkit.course.gradebook import (
@@ -37,7 +42,10 @@ from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.text import csv_text, number_cell
 
 Export = Literal["canvas", "moodle", "csv"]
-EXPORTS: tuple[Export, ...] = get_args(Export)
+Need = Literal["course table", "attempts", "canvas assignments"]
+"""What an export is made from: the course table (one row per student, one column per
+lesson), the counting attempts task by task, the Canvas assignments of
+`--canvas-assignments`."""
 
 
 CANVAS_POINTS_POSSIBLE = "    Points Possible"
@@ -135,6 +143,54 @@ def tasks_csv(attempts: Sequence[Attempt], policy: Policy) -> str:
     return csv_text(rows)
 
 
+@dataclass(frozen=True)
+class ExportData:
+    """Everything an export may be made from; each reads what its row `needs`."""
+
+    table: CourseTable
+    attempts: Sequence[Attempt]
+    canvas_assignments: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export: its name (`--export NAME`), what it needs, and its function."""
+
+    name: Export
+    needs: frozenset[Need]
+    write: Callable[[ExportData], str]
+
+
+FORMATS: tuple[ExportFormat, ...] = (
+    ExportFormat(
+        "canvas",
+        frozenset({"course table", "canvas assignments"}),
+        lambda data: canvas_csv(data.table, data.canvas_assignments),
+    ),
+    ExportFormat("moodle", frozenset({"course table"}), lambda data: moodle_csv(data.table)),
+    ExportFormat(
+        "csv",
+        frozenset({"attempts", "course table"}),  # the table's policy picks the attempts
+        lambda data: tasks_csv(data.attempts, data.table.policy),
+    ),
+)
+EXPORTS: tuple[Export, ...] = tuple(f.name for f in FORMATS)
+
+
+def export_format(name: str) -> ExportFormat:
+    """The row of the export `name`.
+
+    Raises:
+        UsageError: no export is named so.
+    """
+    for row in FORMATS:
+        if row.name == name:
+            return row
+    raise UsageError(
+        f"there is no export named {name!r}", fix=f"choose one of: {', '.join(EXPORTS)}"
+    )
+
+
 def export(
     kind: Export,
     table: CourseTable,
@@ -142,8 +198,4 @@ def export(
     canvas_assignments: Mapping[str, str] | None = None,
 ) -> str:
     """The text of one export; `table` is made from `attempts`."""
-    if kind == "canvas":
-        return canvas_csv(table, canvas_assignments)
-    if kind == "moodle":
-        return moodle_csv(table)
-    return tasks_csv(attempts, table.policy)
+    return export_format(kind).write(ExportData(table, attempts, canvas_assignments))

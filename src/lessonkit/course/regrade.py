@@ -1,7 +1,8 @@
 """Grade the kept bytes of a lesson's attempts again, with the lesson as it is today.
 
 After a rubric fix, every kept attempt of the lesson (or of one student) is graded again on
-one seed, each in its own sandboxed child as in a batch, and kept as a new grading of those
+one seed, each in its own sandboxed child, as a batch of kept bytes
+(`grade.batch_lifecycle.run_batch`), and kept as a new grading of those
 bytes under the lesson's grading fingerprint now; every submission of those bytes is then
 read with it. Bytes several submissions share are graded once. The result lists whose
 counting points changed.
@@ -10,7 +11,7 @@ counting points changed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -26,10 +27,9 @@ from lessonkit.course.gradebook import (
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
-from lessonkit.grade.lesson_batch import grade_many
 from lessonkit.grade.report import Scoring
+from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
-from lessonkit.settings import GradingSettings
 
 
 @dataclass(frozen=True)
@@ -75,29 +75,13 @@ def regrade_targets(book: Gradebook, lesson: Lesson, student: str | None) -> tup
     return todo
 
 
-def regrade(
-    book: Gradebook,
-    lesson: Lesson,
-    todo: tuple[Attempt, ...],
-    *,
-    policy: Policy,
-    toolkit: str,
-    fingerprint: str,
-    graded_utc: str,
-    jobs: int | None,
-    settings: GradingSettings,
-    seed: int | None,
-    on_report: Callable[[BatchEntry], None] | None = None,
-) -> Regrade:
-    """Regrade the bytes of `todo` (`regrade_targets`), once each, as new gradings that
-    take the old ones' place.
+def regrade_items(book: Gradebook, todo: tuple[Attempt, ...]) -> tuple[BatchItem, ...]:
+    """The kept bytes of `todo` (`regrade_targets`), each named by its attempt's number, to
+    be graded again (`grade.batch_lifecycle.KeptBytes`).
 
     Kept bytes that no longer hash to their attempt's sha256 are refused before anything is
     graded: a gradebook changed by hand cannot pass other bytes off as a student's.
     """
-    before = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
-    older_before = older_counting(book, lesson, fingerprint, policy)
-    scoring = Scoring.of(lesson)
     items = []
     for attempt in todo:
         data = book.content(attempt.sha256)
@@ -111,14 +95,25 @@ def regrade(
         # Each under its attempt's number: two students' alice.py never meet.
         name = Path(str(attempt.id)) / PurePosixPath(attempt.file).name
         items.append(BatchItem(name, data))
-    entries = grade_many(
-        lesson,
-        items,
-        jobs=jobs,
-        settings=settings,
-        seed=seed,
-        on_report=on_report,
-    )
+    return tuple(items)
+
+
+def keep_regrades(
+    book: Gradebook,
+    lesson: Lesson,
+    todo: tuple[Attempt, ...],
+    entries: Sequence[BatchEntry[GradeReport]],
+    *,
+    policy: Policy,
+    toolkit: str,
+    fingerprint: str,
+    graded_utc: str,
+) -> Regrade:
+    """Keep each entry (the regrade of `todo`'s attempt in its place) as a new grading that
+    takes the old one's place; whose counting points changed, before and after."""
+    before = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
+    older_before = older_counting(book, lesson, fingerprint, policy)
+    scoring = Scoring.of(lesson)
     made = [
         attempt_of(
             entry.report,

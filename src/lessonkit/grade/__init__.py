@@ -25,17 +25,18 @@ Modules, in the order data flows through them:
 - `checks`, `explain`: verdicts and the words that explain them
 - `requests`: what a child is sent (the lesson's scenarios, their drawn order and names);
   `grader`: the phases of one run; `watch` drives it on every save
-- `batch`: the one batch lifecycle (outputs checked, `journal`, resume, the `grade_each`
-  pool, outputs written by `batch_outputs`) over items read by `batch_folder`; a lesson's
-  grade-one function is `lesson_batch` (a project's is `lessonkit.project.batch`), and
-  `distributed` grades a lesson's items on Dask
+- `batch_lifecycle`: a batch as one call, `run_batch`, returning the outcome commands
+  render; `batch`: its steps (outputs checked, `journal`, resume, the `grade_each` pool,
+  outputs written by `batch_outputs`) over items read by `batch_folder`; a lesson's
+  items are graded by `lesson_items` (here) or `distributed` (on Dask), and its batch kind
+  is `lesson_batch` (a project's is `lessonkit.project.batch`)
 - `results`, `report`: the verdicts as frozen values (the grade report), and that report
   rendered for people: tables, JSON and CSV
 """
 
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.grader import GradedRun, Grader
-from lessonkit.grade.lesson_batch import grade_many
+from lessonkit.grade.lesson_items import grade_many
 from lessonkit.grade.results import (
     ERROR,
     FAILED,

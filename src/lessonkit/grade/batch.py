@@ -3,8 +3,9 @@
 A lesson's `check --batch` and a phase's `project --batch` differ only in how one file is
 graded, what its report is and what the outputs hold: those are a `BatchKind`
 (`grade.lesson_batch.lesson_kind`, `project.batch.project_kind`); everything else is here,
-once. The grading itself is `grade_each`, the pool that the lesson batch, the project batch,
-regrade and a Dask worker share, each with its own grade-one function.
+once, driven step by step by `grade.batch_lifecycle.run_batch`. The grading itself is
+`grade_each`, the pool that the lesson batch, the project batch, regrade, `verify` and a
+Dask worker share, each with its own grade-one function.
 
 Each result is appended to a journal the moment it is known (so Ctrl-C loses nothing and
 `--resume` skips what is graded); the outputs (the JSON, a Markdown feedback file per
@@ -156,6 +157,14 @@ class BatchKind(Generic[R]):
     new_seed: Callable[[], int]
     csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
     fingerprint: str = ""  # what grades (`grade.fingerprint`): a journal of another is not resumed
+
+
+def relative_to(folder: Path, path: Path) -> str:
+    """`path` below `folder`, as the journal, the CSV and the progress name it."""
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 class BatchRun(Generic[R]):
@@ -357,10 +366,7 @@ class BatchRun(Generic[R]):
 
     def relative(self, path: Path) -> str:
         """`path` below the batch folder, as the journal, the CSV and the progress name it."""
-        try:
-            return path.relative_to(self.folder).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return relative_to(self.folder, path)
 
     def journal_entry(self, entry: BatchEntry[R]) -> JournalEntry[R]:
         """`entry` as the journal keeps it (and a gradebook takes it)."""

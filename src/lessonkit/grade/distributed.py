@@ -22,7 +22,7 @@ from lessonkit.defaults import CONNECT_TIMEOUT_S
 from lessonkit.errors import UsageError
 from lessonkit.grade.batch import BatchEntry
 from lessonkit.grade.batch_folder import BatchItem
-from lessonkit.grade.lesson_batch import grade_many, unreadable
+from lessonkit.grade.lesson_items import grade_many, unreadable
 from lessonkit.grade.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import sandbox_if_any
