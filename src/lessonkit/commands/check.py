@@ -161,14 +161,13 @@ def run(args: argparse.Namespace) -> int:
     if isolation.note and not args.json:
         console(stderr=True).print(Text(isolation.note, style="yellow"))
     lesson = find_lesson(args.lesson)
-    grader = Grader(  # its starter imports JAX and the lesson's modules meanwhile
+    grader = Grader(  # prepares the lesson; the reference child starts unless its record is kept
         limits_from(args),
         isolation=isolation,
         seed=args.seed,
         lesson=lesson,
     )
     try:
-        grader.prepare(lesson)  # the reference child starts now, unless its record is kept
         path = practice_file(lesson, args.file)
         if args.watch:
             return _watch(grader, lesson, path, args.json)

@@ -41,8 +41,7 @@ def watch(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Grade now and after every change, until `should_stop()` or Ctrl-C."""
-    grader.prepare(lesson)
-    grader.warm_up(lesson)
+    grader.warm_up(lesson)  # prepares the lesson, if its grader has not
     seen: tuple[int, int] | str | None = "never"
     while not should_stop():
         stamp = _stamp(path)
