@@ -285,7 +285,7 @@ def test_start_spare_starts_one_learner_child_ahead_and_no_more() -> None:
         started = grader.children  # the one started with the grader
         grader.start_spare()
         assert grader.children == started  # one is waiting already
-        grader._take_child().close()
+        grader.pool.take().close()
         grader.start_spare()
         grader.start_spare()
         assert grader.children == started + 1
