@@ -110,8 +110,17 @@ class ChildPool:
                 self._spares.append(ahead)
         return child
 
+    def ahead_for(self, jobs: int, left: int) -> None:
+        """Start at most `jobs` children ahead, and none beyond the `left` files still to
+        come (a batch pool's `on_take`)."""
+        self.prestart = min(jobs, left)
+
     def start_spare(self) -> None:
-        """Start a learner child ahead now, unless one is waiting already."""
+        """Start a learner child ahead now, unless one is waiting already.
+
+        For a caller that knows when the machine is idle (`check()`'s server, right after it
+        answers): a child started while another grades competes with it for the CPU.
+        """
         with self._lock:
             if self._spares:
                 return
@@ -120,7 +129,9 @@ class ChildPool:
             self._spares.append(ahead)
 
     def start_reference(self) -> None:
-        """Start the trusted reference child ahead (it imports JAX meanwhile)."""
+        """Start the trusted reference child ahead, for a caller that does not know its lesson
+        yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
+        keeps the record the lesson's preparation looks for."""
         with self._reference_lock:
             self._live_reference()
 

@@ -134,25 +134,6 @@ class Grader:
         grading = self.prepare(lesson).grading
         self.pool.warm_with(warm_up_request(lesson, grading, self.limits.timeout))
 
-    def ahead_for(self, jobs: int, left: int) -> None:
-        """Start at most `jobs` children ahead, and none beyond the `left` files still to
-        come (a batch pool's `on_take`)."""
-        self.pool.prestart = min(jobs, left)
-
-    def start_spare(self) -> None:
-        """Start a learner child ahead now, unless one is waiting already.
-
-        For a caller that knows when the machine is idle (`check()`'s server, right after it
-        answers): a child started while another grades competes with it for the CPU.
-        """
-        self.pool.start_spare()
-
-    def start_reference(self) -> None:
-        """Start the trusted reference child ahead, for a caller that does not know its lesson
-        yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
-        keeps the record `prepare` looks for."""
-        self.pool.start_reference()
-
     def prepare(self, lesson: Lesson) -> PreparedLesson:
         """The lesson prepared for grading, once per grader: the reference run is queued
         without waiting for it, or none when the reference store keeps its record

@@ -57,6 +57,6 @@ def watch(
                     show(grader.grade(lesson, path))
                 except LessonkitError as exc:
                     show_problem(str(exc))
-                grader.start_spare()  # after the verdict: it never slows a grading run
+                grader.pool.start_spare()  # after the verdict: it never slows a grading run
             continue
         time.sleep(poll)

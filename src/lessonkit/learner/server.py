@@ -42,7 +42,7 @@ class Server:
         isolation = choose_isolation(batch=False, allow_unsandboxed=True, cache=compile_cache())
         self.note = isolation.note
         self.grader = Grader(isolation=isolation)  # its children import JAX now
-        self.grader.start_reference()  # the lesson is known at the first request only
+        self.grader.pool.start_reference()  # the lesson is known at the first request only
         self.lessons: dict[str, Lesson] = {}
 
     def close(self) -> None:
@@ -99,7 +99,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             replies.flush()
             # The next learner child starts only now, so it never competes with a grading run
             # for the CPU, and imports JAX while the learner reads the verdict.
-            server.grader.start_spare()
+            server.grader.pool.start_spare()
     finally:
         server.close()
 
