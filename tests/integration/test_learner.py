@@ -283,11 +283,11 @@ def test_start_spare_starts_one_learner_child_ahead_and_no_more() -> None:
 
     with Grader() as grader:
         started = grader.children  # the one started with the grader
-        grader.start_spare()
+        grader.pool.start_spare()
         assert grader.children == started  # one is waiting already
-        grader._take_child().close()
-        grader.start_spare()
-        grader.start_spare()
+        grader.pool.take().close()
+        grader.pool.start_spare()
+        grader.pool.start_spare()
         assert grader.children == started + 1
 
 

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from lessonkit.grade import grader as grader_module
+from lessonkit.grade import child_pool
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.reference_store import reference_store
 from lessonkit.lesson.load import load_lesson
@@ -67,13 +67,13 @@ def store(tmp_path, monkeypatch, isolation):
 def trusted_starts(monkeypatch) -> list[bool]:
     """Every child a grader starts, True for the trusted reference child."""
     started: list[bool] = []
-    real = grader_module.WorkerHandle
+    real = child_pool.WorkerHandle
 
     def spy(*args, **kwargs):
         started.append(kwargs["trusted"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(grader_module, "WorkerHandle", spy)
+    monkeypatch.setattr(child_pool, "WorkerHandle", spy)
     return started
 
 

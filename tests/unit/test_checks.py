@@ -1964,16 +1964,16 @@ def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
 def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
     """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
     answer of its type, so the lesson is refused, with a hint to grade what it returns."""
-    from lessonkit.grade.grader import _check_reference
+    from lessonkit.grade.reference_checks import check_reference
     from lessonkit.grade.worker_handle import GradingError
 
     world = World.make()
-    _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
     function = r.Opaque("other", "function")
     sgd = r.Sequence("GradientTransformationExtraArgs", (function, function))
     world.set("make-it-yours", reference=True, norm_squared=sgd)
     with pytest.raises(GradingError) as caught:
-        _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+        check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
     assert caught.value.message == (
         "task 'make-it-yours' grades `norm_squared`, a GradientTransformationExtraArgs holding "
         "a function: it has no value to compare, so any answer of that type would pass"

@@ -160,10 +160,9 @@ def run(args: argparse.Namespace) -> int:
     if settings.isolation.note and not args.json:
         console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     lesson = find_lesson(args.lesson)
-    # its starter imports JAX and the lesson's modules meanwhile
+    # prepares the lesson; the reference child starts unless its record is kept
     grader = Grader(settings, lesson=lesson)
     try:
-        grader.prepare(lesson)  # the reference child starts now, unless its record is kept
         path = practice_file(lesson, args.file)
         if args.watch:
             return _watch(grader, lesson, path, args.json)

@@ -24,7 +24,10 @@ Modules, in the order data flows through them:
   typed, compared without JAX by `lessonkit.treediff`
 - `checks`, `explain`: verdicts and the words that explain them
 - `requests`: what a child is sent (the lesson's scenarios, their drawn order and names);
-  `grader`: the phases of one run; `watch` drives it on every save
+  `prepared`: a lesson prepared once per grader (its grading, the reference request and
+  record), its reference run checked by `reference_checks`; `child_pool`: the starter, the
+  learner children started ahead and the reference child; `grader`: one file graded over
+  the two; `watch` drives it on every save
 - `batch_lifecycle`: a batch as one call, `run_batch`, returning the outcome commands
   render; `batch`: its steps (outputs checked, `journal`, resume, the `grade_each` pool,
   outputs written by `batch_outputs`) over items read by `batch_folder`; a lesson's

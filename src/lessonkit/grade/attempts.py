@@ -109,7 +109,7 @@ def grade_rounds(
         submissions,
         lambda submission: grader.run_submission(lesson, submission),
         jobs=jobs,
-        on_take=partial(grader.ahead_for, jobs),
+        on_take=partial(grader.pool.ahead_for, jobs),
     )
     return list(graded)
 

@@ -207,7 +207,7 @@ class CheatVerdict:
 
 def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, list[CheatVerdict]]:
     """Build the cheat set from the reference run and grade it, one file per round."""
-    grading = grader.grading(lesson)
+    grading = grader.prepare(lesson).grading
     expected = grader.reference(lesson)
     built = build_cheats(grading, expected)
     rubrics = {r.task.id: r for r in grading.rubrics}

@@ -1,38 +1,31 @@
 """Grade practice files: a trusted reference child, and a fresh sandboxed child per file.
 
-The phases of one command: start a learner child at once, so it imports JAX while this
-process reads the lesson; draw this command's input sets from the lesson's generators and
-its seed; take the reference run's record from the reference store when this very run was
-kept (`grade/reference_store.py`), else start the reference child (it never runs learner
-code) and send it its request (every scenario, on the lesson's own solutions), keeping what
-it reports; send each file to a learner child of its own; compare everything here. A
-learner child is used for one file and then killed; with `prestart`, the next one is
-started (never used before) while the current file runs.
+The phases of one command: start a learner child at once (`ChildPool`), so it imports JAX
+while this process prepares the lesson (`PreparedLesson`: input sets drawn from the
+command's seed, the reference request, and the reference run's record when the reference
+store keeps this very run); else the reference child (it never runs learner code) is sent
+its request (every scenario, on the lesson's own solutions). Each file is sent to a learner
+child of its own, the reference record awaited, and everything compared here. A learner
+child is used for one file and then killed; with `prestart`, the next one is started (never
+used before) while the current file runs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 
-from lessonkit.grade.checks import LESSON, Runs, check_all
+from lessonkit.grade.checks import Runs, check_all
+from lessonkit.grade.child_pool import ChildPool
 from lessonkit.grade.inputs import new_seed
-from lessonkit.grade.known_answers import varied_of
-from lessonkit.grade.plan import (
-    Plan,
-    imported_modules,
-    plan_submission,
-)
-from lessonkit.grade.probes import ProbeRun
-from lessonkit.grade.protocol import Request
+from lessonkit.grade.plan import Plan, plan_cells
+from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
 from lessonkit.grade.record import RunRecord
-from lessonkit.grade.reference_store import ReferenceStore, reference_key, reference_store
+from lessonkit.grade.reference_checks import check_reference
+from lessonkit.grade.reference_store import reference_store
 from lessonkit.grade.requests import (
     LessonGrading,
     build_request,
@@ -44,150 +37,9 @@ from lessonkit.grade.requests import (
 from lessonkit.grade.results import GradeReport, run_failed
 from lessonkit.grade.review import review_marks
 from lessonkit.grade.sources import Submission, read_submission
-from lessonkit.grade.values import layout, opaque_type
-from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
+from lessonkit.grade.worker_handle import GradingError
 from lessonkit.lesson.model import Lesson
-from lessonkit.lesson.rules import RULES
-from lessonkit.run.forking import forks_children
-from lessonkit.run.starter import Starter
 from lessonkit.settings import DEFAULT_SETTINGS, GradingSettings
-
-
-def _send_once_started(request: Request, started: Future[WorkerHandle]) -> None:
-    """Send the reference its request once it has started (one that failed to start says
-    so where its record is awaited)."""
-    if started.exception() is None:
-        started.result().send(request)
-
-
-def _check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str) -> None:
-    """The lesson's own code must run cleanly, or grading against it means nothing."""
-    if record.stop_reason:
-        raise GradingError(
-            f"the grading process could not run the lesson's reference code: {record.stop_reason}",
-            fix="check that JAX imports in this environment: python -c 'import jax'"
-            + (f"\n{diagnostics.strip()}" if diagnostics.strip() else ""),
-        )
-    names = {r.task.id: r.names for r in grading.rubrics}
-    drawn = {s.name for s in grading.inputs.others}
-    for (scenario, index), run in record.runs.items():
-        cell = grading.reference.cell(index)
-        if run.error is None or scenario not in (LESSON, *drawn):
-            continue  # a probe may make the lesson's own code fail anywhere, by design
-        is_assert = run.error.type == "AssertionError"
-        reached = all(n in run.values for n in names.get(cell.task or "", ()))
-        if scenario != LESSON and is_assert and reached:
-            continue  # the lesson's own checks of typed-in numbers hold on its inputs only
-        line = (run.error.frames or ((index, cell.line, 1),))[-1][1]
-        seed = f" (input seed {grading.inputs.seed})" if scenario in drawn else ""
-        raise GradingError(
-            f"the lesson's reference code fails in scenario {scenario!r}{seed}: "
-            f"{run.error.type}: {run.error.message[:200]}",
-            where=f"{grading.lesson.path}:{line}",
-            fix="fix lesson.md so that its steps and solutions run"
-            + (" on every input its {grading} generators draw" if seed else ""),
-        )
-    _check_reference_rules(record, grading, (LESSON, *drawn))
-    _check_graded_values(record, grading)
-    for run in grading.probes:
-        _check_probe(record, grading, run)
-
-
-def _check_reference_rules(
-    record: RunRecord, grading: LessonGrading, scenarios: tuple[str, ...]
-) -> None:
-    """A solution whose run breaks its own rule (one the child runs, such as `jit:`) would
-    fail every learner who copies it."""
-    rubrics = {r.task.id: r for r in grading.rubrics}
-    for (scenario, index), run in record.runs.items():
-        rubric = rubrics.get(grading.reference.cell(index).task or "")
-        if rubric is None or scenario not in scenarios or run.error is not None:
-            continue
-        for kind in RULES:
-            rule = rubric.rule(kind)
-            gap = kind.run_gap(run) if kind.run_gap is not None and rule is not None else None
-            if gap is None:
-                continue
-            raise GradingError(
-                f"the solution of {rubric.task.id!r} fails its own {kind.key!r} rule in scenario "
-                f"{scenario!r}: {gap}",
-                where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
-                fix=kind.run_fix,
-            )
-
-
-def _check_graded_values(record: RunRecord, grading: LessonGrading) -> None:
-    """A graded name whose value has no comparable meaning (a function, an optimizer's
-    `GradientTransformation`, a jitted function, an object) would pass any answer of its
-    type: the lesson must grade what it returns instead."""
-    for rubric in grading.rubrics:
-        cell = grading.reference.task_cell(rubric.task.id)
-        report = record.get(LESSON, cell.index) if cell is not None else None
-        values = report.values if report is not None else {}
-        for name in rubric.names:
-            value = values.get(name)
-            opaque = opaque_type(value) if value is not None else None
-            if value is not None and opaque is not None:
-                what = opaque if opaque == layout(value) else f"{layout(value)} holding a {opaque}"
-                raise GradingError(
-                    f"task {rubric.task.id!r} grades `{name}`, a {what}: it has no value to "
-                    "compare, so any answer of that type would pass",
-                    where=f"{grading.lesson.path}:{rubric.task.line}",
-                    fix=f"grade what `{name}` returns or holds instead (an optimizer's state or "
-                    "updates, a function's result): have the scaffold leave that as todo(...)",
-                )
-
-
-def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:
-    """A probe whose messages name values the lesson's own solution never reaches is broken."""
-    probe = run.probe
-    cell = grading.reference.task_cell(probe.task)
-    report = record.get(run.name, cell.index) if cell is not None else None
-    values = report.values if report is not None else {}
-    for name, _ in probe.messages:
-        if name not in values:
-            raise GradingError(
-                f"probe {probe.name!r}: the lesson's own solution does not assign `{name}` "
-                "when the probe runs, so its message can never be shown",
-                where=f"{grading.lesson.path}:{probe.line}",
-                fix="name only values the solution assigns before anything the probe makes "
-                "fail, or vary another source",
-            )
-
-
-@dataclass(frozen=True)
-class _ReferenceRun:
-    """A reference request on its way: what the child is sent, the names it sees the
-    scenarios by, and where the reference store keeps its record (None: no store)."""
-
-    request: Request
-    names: dict[str, str]
-    store: ReferenceStore | None
-    stored_as: tuple[str, str]  # the store's (lesson id, key): the request, hashed once
-
-
-def _reference_run(
-    grading: LessonGrading, request_id: str, seed: int, store: ReferenceStore | None
-) -> _ReferenceRun:
-    """The reference request for `grading`, its scenarios named once for the child and the
-    store's key alike."""
-    names = wire_names(grading)
-    request = build_request(request_id, grading.reference, grading, None, names)
-    meta = grading.lesson.meta
-    key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
-    return _ReferenceRun(request, names, store, (meta.id, key))
-
-
-def _kept_reference(run: _ReferenceRun, grading: LessonGrading) -> RunRecord | None:
-    """The stored record of this very reference run, if one is kept and still checks out."""
-    record = None if run.store is None else run.store.load(*run.stored_as)
-    if record is None:
-        return None
-    try:
-        _check_reference(record, grading, "")
-    except GradingError:
-        return None  # kept by another version of the checks: run the reference again
-    return record
 
 
 @dataclass(frozen=True)
@@ -218,8 +70,11 @@ def interfered_report(
 class Grader:
     """Grades files, each in a learner child of its own, against one trusted reference.
 
-    Thread-safe: `--batch` grades from several threads with one `Grader`, so the reference
-    runs once and every file sees the same input sets (one seed per command).
+    Thread-safe: `--batch` grades from several threads with one `Grader`, so each lesson is
+    prepared once, the reference runs once and every file sees the same input sets (one
+    seed per command). `_lock` guards the prepared lessons; `_reference_lock` makes one
+    thread collect a reference record while the others wait for it. The children and their
+    threads are the pool's (`grade.child_pool`).
     """
 
     def __init__(
@@ -228,40 +83,30 @@ class Grader:
         """`settings.limits` hold for every child (the time limit is each file's);
         `settings.isolation` keeps the learner children apart (the reference child is
         trusted, never sandboxed); `settings.jobs` children are started ahead. `lesson`,
-        where the caller knows it already, has the starter import the lesson's own modules
-        once, ahead of every child it forks."""
+        where the caller knows it already, is prepared now, and the starter imports the
+        lesson's own modules once, ahead of every child it forks."""
         self.settings = settings
         self.limits = settings.limits
         self.isolation = settings.isolation
-        self._preload = () if lesson is None else imported_modules(lesson)
         self.seed = new_seed() if settings.seed is None else settings.seed
-        self.prestart = settings.jobs
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
-        # Every child is started from this one thread, which lives as long as the grader:
-        # bubblewrap's --die-with-parent follows the *thread* that started it, so a child
-        # started by a batch thread that has finished would be killed mid-run.
-        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-children")
-        self._forker = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-forks")
-        self._reference_pool = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-reference")
-        self._starter_lock = threading.Lock()
-        self._closed = False
-        # Started by `prepare`, unless the reference store keeps the record it would compute.
-        self._reference: Future[WorkerHandle] | None = None
-        self.children = 0  # learner children started, for tests and benchmarks
-        self._warm_up: Request | None = None
-        self._starter: Starter | None = None
-        if forks_children():  # learner children are forks of a starter that imported JAX once
-            starting = self._spawner.submit(
-                grading_starter, self.isolation, self.limits, self._preload
-            )
-            self._starter = starting.result()
-        # The first learner child is on its way while the parent reads the lesson and the file.
-        self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
-        self._gradings: dict[str, LessonGrading] = {}
-        self._pending: dict[str, _ReferenceRun] = {}  # reference requests sent, not collected
-        self._expected: dict[str, RunRecord] = {}
+        self._prepared: dict[str, PreparedLesson] = {}
+        grading = None if lesson is None else lesson_grading(lesson, self.seed)
+        preload = () if grading is None else grading.preload
+        self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
+        if grading is not None:  # while the first learner child imports JAX
+            try:
+                self._prepare(grading)
+            except BaseException:
+                self.pool.close()
+                raise
+
+    @property
+    def children(self) -> int:
+        """Learner children started, for tests and benchmarks."""
+        return self.pool.children
 
     def __enter__(self) -> Grader:
         return self
@@ -270,62 +115,7 @@ class Grader:
         self.close()
 
     def close(self) -> None:
-        with self._starter_lock:  # no fork thread starts a new starter after this
-            self._closed = True
-            starter = self._starter
-        with self._lock:
-            spares, self._spares = self._spares, []
-        reference, self._reference = self._reference, None
-        if starter is not None:
-            starter.close()  # a spare still waiting for it gives up at once
-        for pool in (self._forker, self._reference_pool, self._spawner):
-            pool.shutdown(wait=False, cancel_futures=True)  # no child starts after close
-        if reference is not None:
-            spares.append(reference)
-        for spare in spares:
-            if not spare.cancel():
-                with contextlib.suppress(GradingError):
-                    spare.result().close()
-
-    def _start_reference(self) -> Future[WorkerHandle]:
-        """The trusted reference child on its way: the starter's reference fork (on a thread
-        of its own, so it never waits behind a learner's warm-up), else started from
-        scratch on the spawner thread."""
-        if self._starter is not None:
-            return self._reference_pool.submit(self._new_fork, True)
-        return self._spawner.submit(self._new_child, True)
-
-    def _new_child(self, trusted: bool) -> WorkerHandle:
-        """A child started from scratch, on the spawner thread: the reference, or a learner
-        child where there is no starter."""
-        worker = WorkerHandle(trusted=trusted, isolation=self.isolation, limits=self.limits)
-        if not trusted:
-            self._warm(worker)
-        return worker
-
-    def _new_fork(self, trusted: bool = False) -> WorkerHandle:
-        """A child forked by the starter (a fork waits for the starter to import JAX). A
-        starter that ended is replaced first, from the spawner thread."""
-        with self._starter_lock:
-            assert self._starter is not None
-            if self._closed:
-                raise GradingError("the grader was closed before this child started")
-            if not self._starter.alive:
-                self._starter.close()
-                self._starter = self._spawner.submit(
-                    grading_starter, self.isolation, self.limits, self._preload
-                ).result()
-            starter = self._starter
-        worker = WorkerHandle(
-            trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
-        )
-        if not trusted:
-            self._warm(worker)
-        return worker
-
-    def _warm(self, worker: WorkerHandle) -> None:
-        if self._warm_up is not None:
-            worker.warm(self._warm_up, self.limits.timeout)
+        self.pool.close()
 
     def warm_up(self, lesson: Lesson) -> None:
         """Have every learner child started from now on run the lesson's practice file as
@@ -336,118 +126,68 @@ class Grader:
         trusted code runs ahead, and only what the learner's own file holds: no solution
         and no reference value is ever in a learner child.
         """
-        self._warm_up = warm_up_request(lesson, self.grading(lesson), self.limits.timeout)
+        grading = self.prepare(lesson).grading
+        self.pool.warm_with(warm_up_request(lesson, grading, self.limits.timeout))
 
-    def _learner_child_soon(self) -> Future[WorkerHandle]:
-        """A learner child on its way: a fork of the starter, else started from scratch."""
+    def prepare(self, lesson: Lesson) -> PreparedLesson:
+        """The lesson prepared for grading, once per grader: the reference run is queued
+        without waiting for it, or none when the reference store keeps its record
+        (`grade/reference_store.py`), so no trusted child starts at all."""
         with self._lock:
-            self.children += 1
-        if self._starter is not None:
-            return self._forker.submit(self._new_fork)
-        return self._spawner.submit(self._new_child, False)
+            prepared = self._prepared.get(lesson.meta.id)
+        return prepared or self._prepare(lesson_grading(lesson, self.seed))
 
-    def _take_child(self) -> WorkerHandle:
-        """A learner child that has never run anything; start the next ones ahead if asked."""
+    def _prepare(self, grading: LessonGrading) -> PreparedLesson:
         with self._lock:
-            spare = self._spares.pop(0) if self._spares else None
-            missing = self.prestart - len(self._spares)
-        child = spare.result() if spare is not None else None
-        if child is None or not child.alive:
-            if child is not None:
-                child.close()
-            child = self._learner_child_soon().result()
-        for _ in range(missing):
-            ahead = self._learner_child_soon()
-            with self._lock:
-                self._spares.append(ahead)
-        return child
-
-    def ahead_for(self, jobs: int, left: int) -> None:
-        """Start at most `jobs` children ahead, and none beyond the `left` files still to
-        come (a batch pool's `on_take`)."""
-        self.prestart = min(jobs, left)
-
-    def start_spare(self) -> None:
-        """Start a learner child ahead now, unless one is waiting already.
-
-        For a caller that knows when the machine is idle (`check()`'s server, right after it
-        answers): a child started while another grades competes with it for the CPU.
-        """
-        with self._lock:
-            if self._spares:
-                return
-        ahead = self._learner_child_soon()
-        with self._lock:
-            self._spares.append(ahead)
-
-    def grading(self, lesson: Lesson) -> LessonGrading:
-        key = lesson.meta.id
-        with self._lock:
-            if key not in self._gradings:
-                self._gradings[key] = lesson_grading(lesson, self.seed)
-            return self._gradings[key]
-
-    def start_reference(self) -> None:
-        """Start the trusted reference child ahead, for a caller that does not know its lesson
-        yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
-        keeps the record `prepare` looks for."""
-        with self._reference_lock:
-            self._live_reference()
-
-    def _live_reference(self) -> Future[WorkerHandle]:
-        """The reference child, started again if it ended; call with `_reference_lock`."""
-        if self._reference is not None and self._reference.done():
-            try:
-                if not self._reference.result().alive:
-                    self._reference.result().close()
-                    self._reference = None
-            except GradingError:
-                self._reference = None
-        if self._reference is None:
-            self._reference = self._start_reference()
-        return self._reference
-
-    def prepare(self, lesson: Lesson) -> None:
-        """Queue the reference run for this lesson, without waiting for it: none when the
-        reference store keeps its record (`grade/reference_store.py`), so no trusted child
-        starts at all."""
-        grading = self.grading(lesson)
-        with self._reference_lock:
-            key = lesson.meta.id
-            if key in self._expected or key in self._pending:
-                return
-            store = reference_store(self.isolation, enabled=self.settings.reference_store)
-            run = _reference_run(grading, f"reference-{next(self._ids)}", self.seed, store)
-            kept = _kept_reference(run, grading)
-            if kept is not None:
-                self._expected[key] = kept
-                return
-            self._live_reference().add_done_callback(partial(_send_once_started, run.request))
-            self._pending[key] = run
+            key = grading.lesson.meta.id
+            if key not in self._prepared:
+                store = reference_store(self.isolation, enabled=self.settings.reference_store)
+                request_id = f"reference-{next(self._ids)}"
+                prepared = prepare_lesson(grading, request_id, self.seed, store)
+                if prepared.record is None:
+                    self.pool.send_reference(prepared.reference_run.request)
+                self._prepared[key] = prepared
+            return self._prepared[key]
 
     def reference(self, lesson: Lesson) -> RunRecord:
         """The reference run's record for this lesson (waits for it the first time)."""
-        grading = self.grading(lesson)
-        self.prepare(lesson)
+        return self._record(self.prepare(lesson))
+
+    def _record(self, prepared: PreparedLesson) -> RunRecord:
+        if prepared.record is not None:
+            return prepared.record
+        key = prepared.lesson.meta.id
         with self._reference_lock:
-            key = lesson.meta.id
-            if key not in self._expected:
-                assert self._reference is not None
-                run = self._pending.pop(key)
-                worker = self._reference.result()  # a child that cannot start raises here
-                limit = self.limits.reference_timeout
-                record = worker.collect(
-                    run.request, time.monotonic() + limit, timeout=limit, names=run.names
-                )
+            with self._lock:
+                prepared = self._prepared.get(key) or prepared
+            if prepared.record is None:
                 try:
-                    _check_reference(record, grading, worker.diagnostics())
-                except GradingError:
-                    worker.close()
+                    prepared = prepared.with_record(self._collect_reference(prepared))
+                except BaseException:
+                    with self._lock:  # the next file prepares the lesson again
+                        self._prepared.pop(key, None)
                     raise
-                if run.store is not None:  # written here, on the trusted side, after the checks
-                    run.store.save(*run.stored_as, record)
-                self._expected[key] = record
-            return self._expected[key]
+                with self._lock:
+                    self._prepared[key] = prepared
+            assert prepared.record is not None
+            return prepared.record
+
+    def _collect_reference(self, prepared: PreparedLesson) -> RunRecord:
+        """The reference child's record of the request it was sent, checked; then kept in
+        the reference store (written here, on the trusted side, after the checks)."""
+        run = prepared.reference_run
+        worker = self.pool.reference_child()  # a child that cannot start raises here
+        limit = self.limits.reference_timeout
+        deadline = time.monotonic() + limit
+        record = worker.collect(run.request, deadline, timeout=limit, names=run.names)
+        try:
+            check_reference(record, prepared.grading, worker.diagnostics())
+        except GradingError:
+            worker.close()
+            raise
+        if run.store is not None:
+            run.store.save(*run.stored_as, record)
+        return record
 
     def grade(self, lesson: Lesson, path: str | Path) -> GradeReport:
         """Grade one practice file (.py or .ipynb); unreadable files raise SubmissionError."""
@@ -464,38 +204,49 @@ class Grader:
     ) -> GradedRun:
         """Grade one file and keep what its learner child reported, for the evidence report."""
         started = time.perf_counter() if started is None else started
-        grading = self.grading(lesson)
-        plan = plan_submission(submission, lesson)
-        self.prepare(lesson)
-        worker = self._take_child()
+        prepared = self.prepare(lesson)
+        plan = plan_cells(submission, prepared.grading.layout)
+        record, expected = self._run(prepared, plan, submission)
+        return self._judge(prepared, plan, record, expected, str(submission.path), started)
+
+    def _run(
+        self, prepared: PreparedLesson, plan: Plan, submission: Submission
+    ) -> tuple[RunRecord, RunRecord]:
+        """The learner child's record of `plan`, and the reference record (awaited while the
+        learner child runs). One child per file: never reused."""
+        grading, timeout = prepared.grading, self.limits.timeout
+        worker = self.pool.take()
         order = scenario_order(self.seed, submission, self.settings.scenario_order)
         names = wire_names(grading, order)
         try:
-            timeout = self.limits.timeout
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
             worker.send(request)
-            expected = self.reference(lesson)
-            record = worker.collect(
-                request,
-                time.monotonic() + timeout + self.limits.grace,
-                timeout=timeout,
-                names=names,
-            )
+            expected = self._record(prepared)
+            deadline = time.monotonic() + timeout + self.limits.grace
+            return worker.collect(request, deadline, timeout=timeout, names=names), expected
         finally:
-            worker.close()  # one child per file: never reused
+            worker.close()
+
+    def _judge(
+        self,
+        prepared: PreparedLesson,
+        plan: Plan,
+        record: RunRecord,
+        expected: RunRecord,
+        path: str,
+        started: float,
+    ) -> GradedRun:
+        """The verdicts on what the learner child reported, against the reference record."""
+        lesson, grading, limits = prepared.lesson, prepared.grading, self.limits
         seconds = time.perf_counter() - started
-        review = review_marks(plan, varied_of(grading.grading.probes))
+        review = review_marks(plan, prepared.varied)
         if record.interfered:
-            path = str(submission.path)
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
             return GradedRun(replace(report, review=review), plan, record)
-        limits = self.limits
-        runs = Runs(plan, record, grading.reference, expected, limits.timeout, limits.memory)
+        runs = Runs(plan, record, prepared.reference_plan, expected, limits.timeout, limits.memory)
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
         seconds = time.perf_counter() - started
-        report = GradeReport(
-            lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed, review
-        )
+        report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
         return GradedRun(report, plan, record)

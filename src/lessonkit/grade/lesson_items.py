@@ -81,5 +81,5 @@ def grade_many(
             lambda item: grade_item(grader, lesson, item),
             jobs=jobs,
             on_done=on_report,
-            on_take=partial(grader.ahead_for, jobs),
+            on_take=partial(grader.pool.ahead_for, jobs),
         )

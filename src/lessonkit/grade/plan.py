@@ -219,15 +219,35 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
     return matched
 
 
+@dataclass(frozen=True)
+class PracticeLayout:
+    """What matching a learner's file to its lesson needs, worked out once per lesson: the
+    practice file's own cells, the tasks' titles and the label of the last step."""
+
+    cells: tuple[LessonCell, ...]
+    task_titles: tuple[tuple[str, str], ...]  # (task id, title)
+    last_step: str
+
+
+def practice_layout(lesson: Lesson) -> PracticeLayout:
+    titles = tuple((task.id, task.title) for task in lesson.tasks)
+    return PracticeLayout(practice_cells(lesson), titles, f"step-{lesson.steps[-1].number}")
+
+
 def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
-    """The learner's cells with roles and labels."""
+    """The learner's cells with roles and labels (`plan_cells` with the lesson's layout)."""
+    return plan_cells(submission, practice_layout(lesson))
+
+
+def plan_cells(submission: Submission, layout: PracticeLayout) -> Plan:
+    """The learner's cells with roles and labels, matched to a lesson's `layout`."""
     notebook = submission.path.suffix == ".ipynb"
-    known = practice_cells(lesson)
+    known = layout.cells
     others = [c for c in submission.cells if c.task is None]
     matches = match_cells([c.source for c in others], [c.source for c in known])
     label_of = {id(cell): known[matches[i]] for i, cell in enumerate(others) if i in matches}
     cells = []
-    titles = {task.id: task.title for task in lesson.tasks}
+    titles = dict(layout.task_titles)
     for index, cell in enumerate(submission.cells):
         offset = 0 if notebook else cell.line - 1
         lesson_cell = label_of.get(id(cell))
@@ -249,12 +269,12 @@ def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
                 task_title=titles.get(cell.task) if cell.task else None,
             )
         )
-    return Plan(str(submission.path), notebook, tuple(cells), _checkpoint(cells, lesson))
+    checkpoint = _checkpoint(cells, layout.last_step)
+    return Plan(str(submission.path), notebook, tuple(cells), checkpoint)
 
 
-def _checkpoint(cells: list[PlannedCell], lesson: Lesson) -> int | None:
+def _checkpoint(cells: list[PlannedCell], last_step: str) -> int | None:
     """After the last step; failing that, after the last set-up cell before the first task."""
-    last_step = f"step-{lesson.steps[-1].number}"
     for cell in cells:
         if cell.label == last_step:
             return cell.index
@@ -295,10 +315,10 @@ def bound_names(code: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for s in body for n in bindings(s, imports=True)))
 
 
-def imported_modules(lesson: Lesson) -> tuple[str, ...]:
+def imported_modules(layout: PracticeLayout) -> tuple[str, ...]:
     """Modules the practice file imports, so a warm worker can load them in advance."""
     modules: list[str] = []
-    for cell in practice_cells(lesson):
+    for cell in layout.cells:
         if cell.role == SKIP:
             continue
         for statement in parse_python(cell.source).body:

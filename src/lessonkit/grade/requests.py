@@ -20,9 +20,11 @@ from lessonkit.grade.checks import LESSON
 from lessonkit.grade.inputs import LessonInputs, draw_inputs, grading_of
 from lessonkit.grade.plan import (
     Plan,
+    PracticeLayout,
     bound_names,
     imported_modules,
-    plan_submission,
+    plan_cells,
+    practice_layout,
     reference_plan,
 )
 from lessonkit.grade.probes import ProbeRun, probe_runs
@@ -61,10 +63,12 @@ class LessonGrading:
     reference: Plan
     step_names: tuple[str, ...]
     preload: tuple[str, ...]
+    layout: PracticeLayout  # what each learner's file is matched to
 
 
 def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
     grading = grading_of(lesson)
+    layout = practice_layout(lesson)
     return LessonGrading(
         lesson=lesson,
         grading=grading,
@@ -73,7 +77,8 @@ def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
         probes=probe_runs(grading, seed),
         reference=reference_plan(lesson),
         step_names=tuple(n for s in lesson.steps for n in bound_names(s.code)),
-        preload=imported_modules(lesson),
+        preload=imported_modules(layout),
+        layout=layout,
     )
 
 
@@ -176,6 +181,6 @@ def warm_up_request(lesson: Lesson, grading: LessonGrading, budget: float) -> Re
     """What a learner child may run before its learner's file: the lesson's practice file
     exactly as a learner receives it (no task solved), on the lesson's own inputs only."""
     given = render_exercise_script(lesson).encode()
-    plan = plan_submission(read_submission(Path("practice.py"), given), lesson)
+    plan = plan_cells(read_submission(Path("practice.py"), given), grading.layout)
     lesson_only = tuple(s for s in scenarios(grading) if s.name == LESSON)
     return replace(build_request("warm-up", plan, grading, budget), scenarios=lesson_only)

@@ -41,8 +41,7 @@ def watch(
     should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Grade now and after every change, until `should_stop()` or Ctrl-C."""
-    grader.prepare(lesson)
-    grader.warm_up(lesson)
+    grader.warm_up(lesson)  # prepares the lesson, if its grader has not
     seen: tuple[int, int] | str | None = "never"
     while not should_stop():
         stamp = _stamp(path)
@@ -58,6 +57,6 @@ def watch(
                     show(grader.grade(lesson, path))
                 except LessonkitError as exc:
                     show_problem(str(exc))
-                grader.start_spare()  # after the verdict: it never slows a grading run
+                grader.pool.start_spare()  # after the verdict: it never slows a grading run
             continue
         time.sleep(poll)

@@ -44,7 +44,7 @@ class Server:
         settings = grading_settings(environ)
         self.note = settings.isolation.note
         self.grader = Grader(settings)  # its children import JAX now
-        self.grader.start_reference()  # the lesson is known at the first request only
+        self.grader.pool.start_reference()  # the lesson is known at the first request only
         self.lessons: dict[str, Lesson] = {}
 
     def close(self) -> None:
@@ -101,7 +101,7 @@ def serve(requests: BinaryIO, replies: BinaryIO, environ: Mapping[str, str]) -> 
             replies.flush()
             # The next learner child starts only now, so it never competes with a grading run
             # for the CPU, and imports JAX while the learner reads the verdict.
-            server.grader.start_spare()
+            server.grader.pool.start_spare()
     finally:
         server.close()
 

@@ -1,0 +1,82 @@
+"""A lesson prepared for grading: what every file of it is graded against, worked out once.
+
+A grader prepares each lesson once: its grading (input sets drawn from the grader's seed,
+probes, rubrics, the practice file's layout and the reference plan), the reference request
+with the names the child sees its scenarios by, where the reference store keeps its record,
+and that record once it is known: read back from the store when this very run was kept and
+still passes `check_reference`, else collected by the grader from its trusted reference
+child. A `PreparedLesson` is frozen; knowing the record makes a new one (`with_record`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from lessonkit.grade.known_answers import Varied, varied_of
+from lessonkit.grade.plan import Plan
+from lessonkit.grade.protocol import Request
+from lessonkit.grade.record import RunRecord
+from lessonkit.grade.reference_checks import check_reference
+from lessonkit.grade.reference_store import ReferenceStore, reference_key
+from lessonkit.grade.requests import LessonGrading, build_request, wire_names
+from lessonkit.grade.worker_handle import GradingError
+from lessonkit.lesson.model import Lesson
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """A reference request: what the child is sent, the names it sees the scenarios by, and
+    where the reference store keeps its record (None: no store)."""
+
+    request: Request
+    names: dict[str, str]
+    store: ReferenceStore | None
+    stored_as: tuple[str, str]  # the store's (lesson id, key): the request, hashed once
+
+
+@dataclass(frozen=True)
+class PreparedLesson:
+    """Everything grading a lesson's files needs that no file changes."""
+
+    grading: LessonGrading
+    reference_run: ReferenceRun
+    record: RunRecord | None  # the reference run's record, once known
+    varied: Varied  # the calls the lesson's probes vary, for the review marks
+
+    @property
+    def lesson(self) -> Lesson:
+        return self.grading.lesson
+
+    @property
+    def reference_plan(self) -> Plan:
+        return self.grading.reference
+
+    def with_record(self, record: RunRecord) -> PreparedLesson:
+        return replace(self, record=record)
+
+
+def prepare_lesson(
+    grading: LessonGrading, request_id: str, seed: int, store: ReferenceStore | None
+) -> PreparedLesson:
+    """`grading` with its reference request, its scenarios named once for the child and the
+    store's key alike, and the record the store keeps for that very request, if any."""
+    names = wire_names(grading)
+    request = build_request(request_id, grading.reference, grading, None, names)
+    meta = grading.lesson.meta
+    key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
+    run = ReferenceRun(request, names, store, (meta.id, key))
+    return PreparedLesson(
+        grading, run, _kept_record(run, grading), varied_of(grading.grading.probes)
+    )
+
+
+def _kept_record(run: ReferenceRun, grading: LessonGrading) -> RunRecord | None:
+    """The stored record of this very reference run, if one is kept and still checks out."""
+    record = None if run.store is None else run.store.load(*run.stored_as)
+    if record is None:
+        return None
+    try:
+        check_reference(record, grading, "")
+    except GradingError:
+        return None  # kept by another version of the checks: run the reference again
+    return record
