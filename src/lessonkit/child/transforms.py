@@ -36,6 +36,11 @@ def drop_key(tree, key: str, value, leaf: Leaf, shift: Shift):
     return {k: v for k, v in _dict_with(tree, key).items() if k != key}
 
 
+def rename_key(tree, key: str, value, leaf: Leaf, shift: Shift):
+    """The same dict with `key` renamed (`key_renamed`): as many leaves, another structure."""
+    return {(f"{k}_renamed" if k == key else k): v for k, v in _dict_with(tree, key).items()}
+
+
 def shift_key(tree, key: str, value, leaf: Leaf, shift: Shift):
     """Every leaf under `key` moved by `value`; with no key, every leaf of the tree."""
     if not key:
@@ -51,6 +56,7 @@ def unchanged(tree, key: str, value, leaf: Leaf, shift: Shift):
 TRANSFORMS = {
     "add_leaf": add_leaf,
     "drop_key": drop_key,
+    "rename_key": rename_key,
     "shift_key": shift_key,
     "none": unchanged,
 }

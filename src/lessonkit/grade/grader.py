@@ -22,8 +22,11 @@ from functools import partial
 from pathlib import Path
 
 from lessonkit.grade.checks import LESSON, Runs, check_all
+from lessonkit.grade.diagnosis import diagnose_all
 from lessonkit.grade.inputs import new_seed
 from lessonkit.grade.known_answers import varied_of
+from lessonkit.grade.mistakes import MistakeRun
+from lessonkit.grade.mistakes_pending import PendingMistakes, pending_mistakes
 from lessonkit.grade.plan import (
     Plan,
     imported_modules,
@@ -263,6 +266,7 @@ class Grader:
         self._gradings: dict[str, LessonGrading] = {}
         self._pending: dict[str, _ReferenceRun] = {}  # reference requests sent, not collected
         self._expected: dict[str, RunRecord] = {}
+        self._mistakes: dict[str, PendingMistakes | tuple[MistakeRun, ...]] = {}
 
     def __enter__(self) -> Grader:
         return self
@@ -425,6 +429,34 @@ class Grader:
                 return
             self._live_reference().add_done_callback(partial(_send_once_started, run.request))
             self._pending[key] = run
+        self._prepare_mistakes(lesson, grading)
+
+    def _prepare_mistakes(self, lesson: Lesson, grading: LessonGrading) -> None:
+        """Queue the lesson's declared mistakes behind its reference, in the same trusted
+        child (none for a lesson that declares none, or whose runs the store keeps)."""
+        with self._reference_lock:
+            key = lesson.meta.id
+            if key in self._mistakes:
+                return
+            store = reference_store(self.isolation)
+            pending = pending_mistakes(grading, f"mistakes-{next(self._ids)}", self.seed, store)
+            for request in pending.to_send:
+                self._live_reference().add_done_callback(partial(_send_once_started, request))
+            self._mistakes[key] = pending
+
+    def mistakes(self, lesson: Lesson) -> tuple[MistakeRun, ...]:
+        """The lesson's declared mistakes, each with its run on the reference's scenarios
+        (waits for them the first time)."""
+        self.prepare(lesson)
+        self.reference(lesson)  # the reference child answers its requests in order
+        with self._reference_lock:
+            key = lesson.meta.id
+            pending = self._mistakes[key]
+            if isinstance(pending, PendingMistakes):
+                worker = self._reference.result() if pending.to_send else None
+                limit = self.limits.reference_timeout
+                self._mistakes[key] = pending.collect(worker, limit)
+            return self._mistakes[key]  # type: ignore[return-value]
 
     def reference(self, lesson: Lesson) -> RunRecord:
         """The reference run's record for this lesson (waits for it the first time)."""
@@ -494,6 +526,10 @@ class Grader:
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
+        if any(t.status in ("failed", "error") for t in tasks):
+            mistakes = self.mistakes(lesson)
+            learner, reference = (plan, record), (grading.reference, expected)
+            tasks = diagnose_all(tasks, grading.rubrics, learner, reference, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(
             lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed, review

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
-from lessonkit.lesson.model import AttemptStatus, Lesson
+from lessonkit.lesson.model import AttemptStatus, CheckName, Lesson
 from lessonkit.lesson.text import markdown_text, safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
@@ -16,10 +16,6 @@ NOT_ATTEMPTED: Final = "not attempted"
 ERROR: Final = "error"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
-CheckName = Literal[
-    "cell", "attempted", "method", "jit", "lesson inputs", "other inputs", "probes", "run"
-]
-"""Which check found a task's problem; "run" when the file could not be graded at all."""
 CHECKS: tuple[CheckName, ...] = get_args(CheckName)
 
 CHECK_WORDS: dict[CheckName, str] = {
@@ -76,7 +72,7 @@ def error_cause(message: str) -> ErrorCause:
     return "exception"
 
 
-SCHEMA = 2  # 2: each task's `check` and `path`
+SCHEMA = 3  # 2: each task's `check` and `path`; 3: its `mistake`
 
 
 @dataclass(frozen=True)
@@ -93,6 +89,8 @@ class TaskResult:
     """The check that found the problem; None when the task passed."""
     path: str | None = None
     """The key path (`name/layer/weight`) or name of the value the problem is about."""
+    mistake: str | None = None
+    """The title of the lesson's declared mistake the answer makes (`grade.diagnosis`)."""
 
     @property
     def counts_as_passed(self) -> bool:
@@ -108,6 +106,7 @@ class TaskResult:
             "optional": self.optional,
             "check": self.check,
             "path": self.path,
+            "mistake": self.mistake,
         }
 
 
@@ -173,6 +172,7 @@ class GradeReport:
                 bool(t["optional"]),
                 _check_name(t.get("check")),
                 None if t.get("path") is None else str(t["path"]),
+                None if t.get("mistake") is None else str(t["mistake"]),
             )
             for t in data["tasks"]
         )

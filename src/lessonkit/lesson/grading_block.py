@@ -76,7 +76,7 @@ from lessonkit.lesson.task_rules import TASK_RULES, Fail
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *TASK_RULES})
-_ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
+_ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message", "why", "instead"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
@@ -330,7 +330,7 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
             raise block.error(
                 f"probe {name!r}: 'value' must be a number, a list or a mapping of them", where
             )
-    elif transform != "drop_key":
+    elif transform not in ("drop_key", "rename_key"):
         if _number(value):
             value = float(value)
         elif isinstance(value, list) and value and all(map(_number, value)):
@@ -340,8 +340,8 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
                 f"probe {name!r}: 'value' must be a number or a list of numbers", where
             )
     elif value is not None:
-        raise block.error(f"probe {name!r}: drop_key takes no 'value'", where)
-    if transform in ("add_leaf", "drop_key") and not entry.get("key"):
+        raise block.error(f"probe {name!r}: {transform} takes no 'value'", where)
+    if transform in ("add_leaf", "drop_key", "rename_key") and not entry.get("key"):
         raise block.error(f"probe {name!r}: {transform} needs a 'key'", where)
     messages = entry.get("messages", {})
     if not isinstance(messages, dict):
@@ -374,8 +374,9 @@ def _attempt(entry: object, index: int, block: _Block) -> DeclaredAttempt:
     except re.error as exc:
         problem = f"attempt {name!r}: message is not a regular expression ({exc})"
         raise block.error(problem, where) from None
+    why, instead = (" ".join(str(entry.get(key, "")).split()) for key in ("why", "instead"))
     return DeclaredAttempt(
-        str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where
+        str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where, why, instead
     )
 
 

@@ -233,6 +233,9 @@ class Task:
     hint: str
     reasoning: str
     line: int
+    hint_for: tuple[str, ...] = ()
+    """The checks (`CheckName`) and declared mistakes (titles) the hint belongs to; empty:
+    any failure its hint may help with."""
 
     @property
     def optional(self) -> bool:
@@ -250,7 +253,7 @@ class Quiz:
     line: int
 
 
-Transform = Literal["add_leaf", "drop_key", "shift_key", "replace"]
+Transform = Literal["add_leaf", "drop_key", "rename_key", "shift_key", "replace"]
 # Where a probe varies a value: a drawn input, a name a step assigns, every derivative JAX's
 # differentiation functions return, or what one library function returns.
 ProbeSource = Literal["input", "step", "gradients", "call"]
@@ -348,6 +351,13 @@ class Probe:
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]
+
+CheckName = Literal[
+    "cell", "attempted", "method", "jit", "lesson inputs", "other inputs", "probes", "run"
+]
+"""Which grader check found a task's problem; "run" when the file could not be graded at
+all. A hint's `:for:` may name these (`Task.hint_for`)."""
+CHECK_NAMES: tuple[str, ...] = get_args(CheckName)
 ATTEMPT_STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 
 
@@ -361,6 +371,14 @@ class DeclaredAttempt:
     expect: AttemptStatus
     message: str  # a regular expression the verdict's message must match ("" for any)
     line: int
+    why: str = ""  # what a learner who writes this has misunderstood (a wrong attempt's)
+    instead: str = ""  # what to do instead: with `why`, what the learner reads
+
+    @property
+    def is_mistake(self) -> bool:
+        """A declared mistake: a wrong attempt that explains itself, which the grader
+        matches learners' answers to."""
+        return self.expect in ("failed", "error") and bool(self.why) and bool(self.instead)
 
 
 class TaskRule(Protocol):
