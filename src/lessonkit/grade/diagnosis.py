@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lessonkit.grade.hints import hint_applies
+from lessonkit.grade.mistake_text import diagnosed
 from lessonkit.grade.mistakes import MistakeRun
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import CellReport
@@ -19,7 +19,7 @@ from lessonkit.grade.record import RunRecord
 from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import value_problem
-from lessonkit.lesson.model import EXACT, Accept, CheckName, DeclaredAttempt, Task
+from lessonkit.lesson.model import EXACT, Accept, CheckName, DeclaredAttempt
 
 UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
@@ -38,7 +38,9 @@ def _asserted(run: CellReport) -> bool:
     return run.error is not None and run.error.type == "AssertionError"
 
 
-def _agree(names: Iterable[str], a: CellReport | None, b: CellReport | None, accept: Accept) -> bool:
+def _agree(
+    names: Iterable[str], a: CellReport | None, b: CellReport | None, accept: Accept
+) -> bool:
     """Both runs of a cell reached the same graded names with the same values (a run that
     stopped before a name leaves it out, and so does a print in place of an error), except
     names that one run's own failing `assert` kept it from reaching."""
@@ -76,30 +78,6 @@ def matched_mistake(
         if reached and all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
             return mistake.attempt
     return None
-
-
-def diagnosed(result: TaskResult, task: Task, mistake: DeclaredAttempt | None) -> TaskResult:
-    """The task's verdict with the mistake it makes named first, and the hint that fits."""
-    if mistake is None:
-        return result
-    message = (
-        f'This is a known mistake, "{mistake.name}". {mistake.why} What to do instead: '
-        f"{mistake.instead} (What the check found: {result.message})"
-    )
-    hint = " ".join(task.hint.split()) if hint_applies(
-        task, result.status, result.check, mistake.name
-    ) else None
-    return TaskResult(
-        result.id,
-        result.title,
-        result.status,
-        message,
-        hint,
-        result.optional,
-        result.check,
-        result.path,
-        mistake.name,
-    )
 
 
 def diagnose_all(

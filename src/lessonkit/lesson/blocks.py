@@ -303,9 +303,9 @@ def _attempt(b: RawBlock) -> DeclaredAttempt:
         raise b.error(f"':message:' is not a regular expression ({exc})") from None
     code = b.need_body("the task cell's code")
     why, instead = (" ".join(b.one(key, "").split()) for key in ("why", "instead"))
-    return DeclaredAttempt(
-        b.one("task"), b.need_arg("a name"), code, expect, message, b.line, why, instead  # type: ignore[arg-type]
-    )
+    name = b.need_arg("a name")
+    task = b.one("task")
+    return DeclaredAttempt(task, name, code, expect, message, b.line, why, instead)  # type: ignore[arg-type]
 
 
 def _keep(b: RawBlock) -> RawBlock:
