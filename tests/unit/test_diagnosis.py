@@ -20,7 +20,7 @@ from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.errors import LessonError
 from lessonkit.evidence.observe import Finding
 from lessonkit.grade import reported as r
-from lessonkit.grade.diagnosis import diagnose_all, matched_mistake
+from lessonkit.grade.diagnosis import graded_scenarios, matched_mistake
 from lessonkit.grade.hints import hint_applies
 from lessonkit.grade.mistake_text import check_message, diagnosed
 from lessonkit.grade.mistakes import MistakeRun, declared_mistakes
@@ -28,6 +28,7 @@ from lessonkit.grade.plan import Plan, PlannedCell
 from lessonkit.grade.protocol import CellReport, ErrorInfo
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.report import Scoring
+from lessonkit.grade.requests import lesson_grading
 from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.lesson.model import DeclaredAttempt, Show, Task
@@ -125,14 +126,34 @@ def test_the_feedback_names_the_mistake_first_then_what_the_check_found():
     assert check_message(out, [mistake]) == result.message
 
 
-def test_diagnose_all_leaves_passed_and_unattempted_tasks_alone():
-    passed = TaskResult(TASK, "Nested", PASSED, "right", None, False)
-    assert diagnose_all((passed,), (RUBRIC,), (_plan(), LEAF_COUNT), (_plan(), REFERENCE), MISTAKES)
-    failed = TaskResult(TASK, "Nested", FAILED, "wrong", None, False, "probes")
-    (out,) = diagnose_all(
-        (failed,), (RUBRIC,), (_plan(), LEAF_COUNT), (_plan(), REFERENCE), MISTAKES
+def test_only_the_scenarios_that_grade_the_task_must_agree():
+    """Another task's probe (here `probe-1`) says nothing about this one."""
+    learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
+    learner = dataclasses.replace(
+        learner, runs={**learner.runs, ("lesson", 0): _report("lesson", {"g": 1.0, "same": 0.0})}
     )
-    assert out.mistake == "leaf count"
+    leaf_count = dataclasses.replace(
+        LEAF_COUNT,
+        runs={**LEAF_COUNT.runs, ("lesson", 0): _report("lesson", {"g": 1.0, "same": 0.0})},
+    )
+    mistakes = _runs(("leaf count", leaf_count))
+    reference = (_plan(), REFERENCE)
+    assert matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes) is None
+    own = frozenset({"lesson", "run-1"})
+    found = matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes, own)
+    assert found is not None and found.name == "leaf count"
+
+
+def test_each_task_is_matched_on_its_own_probes_and_the_shared_inputs(lesson):
+    grading = lesson_grading(lesson, 5)
+    scenarios = graded_scenarios(grading)
+    drawn = {s.name for s in grading.inputs.others}
+    for rubric in grading.rubrics:
+        own = {p.name for p in grading.probes if p.probe.task == rubric.task.id}
+        assert scenarios[rubric.task.id] == {"lesson", *drawn, *own}
+    assert scenarios["make-it-yours"].isdisjoint(
+        p.name for p in grading.probes if p.probe.task == "nested-model"
+    )
 
 
 @pytest.mark.parametrize(

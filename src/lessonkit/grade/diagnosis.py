@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from lessonkit.grade.checks import LESSON
 from lessonkit.grade.mistake_text import diagnosed
 from lessonkit.grade.mistakes import MistakeRun
 from lessonkit.grade.plan import Plan
 from lessonkit.grade.protocol import CellReport
 from lessonkit.grade.record import RunRecord
+from lessonkit.grade.requests import LessonGrading
 from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.rubric import TaskRubric
 from lessonkit.grade.values import value_problem
@@ -62,11 +64,15 @@ def matched_mistake(
     learner: tuple[Plan, RunRecord],
     reference: tuple[Plan, RunRecord],
     mistakes: tuple[MistakeRun, ...],
+    scenarios: frozenset[str] | None = None,
 ) -> DeclaredAttempt | None:
     """The first declared mistake of this task whose values the learner's agree with on
-    every scenario of the reference, where the learner's differ from the reference's."""
+    every scenario of the reference that grades the task (`scenarios`; None: all), where
+    the learner's differ from the reference's."""
     task_id, names, accept = rubric.task.id, rubric.names, rubric.accept or EXACT
     expected = _task_reports(reference[1], reference[0], task_id)
+    if scenarios is not None:
+        expected = {s: run for s, run in expected.items() if s in scenarios}
     got = _task_reports(learner[1], learner[0], task_id)
     if not any(not _agree(names, expected[s], got.get(s), accept) for s in expected):
         return None  # the learner's values are the reference's: no mistake to name
@@ -80,15 +86,27 @@ def matched_mistake(
     return None
 
 
+def graded_scenarios(grading: LessonGrading) -> dict[str, frozenset[str]]:
+    """Per task, the scenarios its checks read: the lesson's inputs, the drawn input sets
+    and the task's own probes (another task's probe says nothing about this one)."""
+    common = {LESSON, *(s.name for s in grading.inputs.others)}
+    return {
+        r.task.id: frozenset(common | {p.name for p in grading.probes if p.probe.task == r.task.id})
+        for r in grading.rubrics
+    }
+
+
 def diagnose_all(
     tasks: tuple[TaskResult, ...],
-    rubrics: tuple[TaskRubric, ...],
+    grading: LessonGrading,
     learner: tuple[Plan, RunRecord],
-    reference: tuple[Plan, RunRecord],
+    expected: RunRecord,
     mistakes: tuple[MistakeRun, ...],
 ) -> tuple[TaskResult, ...]:
     """Every failed or erroring task's verdict, with the declared mistake it makes, if any."""
-    by_id = {r.task.id: r for r in rubrics}
+    by_id = {r.task.id: r for r in grading.rubrics}
+    reference = (grading.reference, expected)
+    scenarios = graded_scenarios(grading)
     out = []
     for result in tasks:
         rubric = by_id.get(result.id)
@@ -99,6 +117,7 @@ def diagnose_all(
         ):
             out.append(result)
             continue
-        mistake = matched_mistake(rubric, learner, reference, mistakes)
+        graded = scenarios.get(result.id)
+        mistake = matched_mistake(rubric, learner, reference, mistakes, graded)
         out.append(diagnosed(result, rubric.task, mistake))
     return tuple(out)

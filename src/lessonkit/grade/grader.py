@@ -528,8 +528,7 @@ class Grader:
         )
         if any(t.status in ("failed", "error") for t in tasks):
             mistakes = self.mistakes(lesson)
-            learner, reference = (plan, record), (grading.reference, expected)
-            tasks = diagnose_all(tasks, grading.rubrics, learner, reference, mistakes)
+            tasks = diagnose_all(tasks, grading, (plan, record), expected, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(
             lesson.meta.id, str(submission.path), tasks, prerequisites, seconds, self.seed, review
