@@ -1387,9 +1387,9 @@ def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
     probe = next(p for p in grading().probes if p.probe.source == "step")
     # the step's name gets the probe's value, on params and x drawn for this probe alone
-    assert (probe.name, sorted(probe.inputs)) == ("probe-5", ["params", "updated", "x"])
+    assert (probe.name, sorted(probe.inputs)) == ("probe-6", ["params", "updated", "x"])
     assert probe.inputs["params"] != LESSON_PARAMS
-    world.steps("probe-5", updated=expected_value("repair", "fixed", LESSON))
+    world.steps("probe-6", updated=expected_value("repair", "fixed", LESSON))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1412,8 +1412,8 @@ def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
     key = probe.probe.key  # drawn from the family each run, never the declared `extra`
-    assert probe.name == "probe-8" and key in probe.inputs["params"] and key != "extra"
-    world.steps("probe-8", params=as_value(LESSON_PARAMS))
+    assert probe.name == "probe-9" and key in probe.inputs["params"] and key != "extra"
+    world.steps("probe-9", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,

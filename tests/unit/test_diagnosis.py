@@ -202,8 +202,8 @@ def test_state_02_explains_every_wrong_attempt(lesson):
             "quotes `norm_sqared`, a name the lesson never binds",
         ),
         (
-            ":for: forgetting to square\n",
-            ":for: forgetting to cube\n",
+            "  - forgetting to square\n",
+            "  - forgetting to cube\n",
             "':for:' names 'forgetting to cube', neither a check nor a declared mistake",
         ),
     ],

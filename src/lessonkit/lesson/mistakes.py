@@ -16,7 +16,7 @@ from lessonkit.lesson.model import CHECK_NAMES, Grading, Lesson
 from lessonkit.lesson.syntax import parse_python
 
 _QUOTED_NAME = re.compile(r"`([A-Za-z_]\w*)`")
-"""A code span that is one bare name (`g`, `grads`): a value the text says the lesson has."""
+"""A code span that is one bare name (`total`): a value the text says the lesson has."""
 
 
 def lesson_names(lesson: Lesson) -> frozenset[str]:
