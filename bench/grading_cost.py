@@ -2,8 +2,10 @@
 
 Two code trees (`--before`, `--after`: a checkout or its `src` folder) run by the same
 interpreter and venv, each chosen by PYTHONPATH, on the same submissions and the same course
-(each tree gets its own copy of this repository's course, found through $LESSONKIT_ROOT, so
-nothing is written in either checkout). Every figure is measured before, after, before,
+(each tree gets its own copy of its checkout's course, or of this repository's for a bare
+`src` folder, found through $LESSONKIT_ROOT, so nothing is written in either checkout: a
+lesson change, such as the mistakes state-02 declares, is measured with the code that reads
+it). Every figure is measured before, after, before,
 after ... round by round, so machine load hits both alike; each is the median of
 `--rounds` (default 5). Per tree:
 
@@ -323,21 +325,22 @@ def source_folder(path: str) -> Path:
     raise SystemExit(f"bench: no lessonkit package in {given} or {given / 'src'}")
 
 
-def copy_course(target: Path) -> None:
-    """This repository's course (lessons, site settings), without code or outputs."""
+def copy_course(target: Path, root: Path = REPO) -> None:
+    """A checkout's course (lessons, site settings), without code or outputs."""
     skip = shutil.ignore_patterns(
         ".git", ".venv*", "src", "tests", "bench", "build", "__pycache__", "node_modules",
         "*.egg-info", ".pytest_cache", ".ruff_cache", "runs", "evidence", "practice",
         ".lessonkit", "check-*", "_build",
     )  # fmt: skip
-    shutil.copytree(REPO, target, ignore=skip, symlinks=True)
+    shutil.copytree(root, target, ignore=skip, symlinks=True)
 
 
 def make_tree(label: str, path: str, base: Path) -> Tree:
     src = source_folder(path)
     work = base / label
     course = work / "course"
-    copy_course(course)
+    checkout = src.parent if (src.parent / "phases").is_dir() else REPO
+    copy_course(course, checkout)
     env = {**os.environ, "PYTHONPATH": str(src), "LESSONKIT_ROOT": str(course)}
     tree = Tree(label, src, work, env)
     py, _ = solved_files(work)

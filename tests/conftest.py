@@ -448,14 +448,22 @@ def task_result(report: dict, task_id: str) -> dict:
 
 
 def check_wrong_attempt(report: dict, lesson: Lesson, task: str, pattern: str) -> None:
-    """The attempt fails at `task` with a message matching `pattern` and that task's hint,
-    while every other task, solved, still passes."""
+    """The attempt fails at `task` with a message matching `pattern` and that task's hint
+    where it fits, while every other task, solved, still passes."""
     import re
 
     result = task_result(report, task)
     assert result["status"] in ("failed", "error"), result
-    assert re.search(pattern, result["message"], re.S), result["message"]
-    assert result["hint"] == " ".join(lesson.task(task).hint.split())
+    from lessonkit.grade.hints import hint_applies
+    from lessonkit.grade.mistake_text import check_message
+    from lessonkit.grade.results import GradeReport
+
+    verdict = next(t for t in GradeReport.from_json(report).tasks if t.id == task)
+    found = check_message(verdict, lesson.grading.attempts)  # after a named mistake's words
+    assert re.search(pattern, found, re.S), result["message"]
+    given = lesson.task(task)  # the hint only where it fits the failure (its `:for:`)
+    fits = hint_applies(given, result["status"], result["check"], result.get("mistake"))
+    assert result["hint"] == (" ".join(given.hint.split()) if fits else None), result
     assert report["passed"] is False
     others = [t for t in report["tasks"] if t["id"] != task]
     assert all(t["status"] == "passed" for t in others), others

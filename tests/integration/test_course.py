@@ -72,6 +72,7 @@ def test_a_students_attempts_in_order_and_which_counts(course):
         "status": "failed",
         "points": 0,
         "max_points": 2,
+        "mistake": None,  # typed-in numbers for both names: no declared mistake computes them
     }
     assert len(attempts[0]["sha256"]) == 64 and attempts[0]["seed"] == attempts[1]["seed"]
     code, out, _ = invoke(["grades", "--gradebook", str(gradebook), "--student", "alice"])

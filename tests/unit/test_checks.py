@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from lessonkit.grade import reported as r
 from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_problem
 from lessonkit.grade.grader import interfered_report
+from lessonkit.grade.hints import hint_applies
 from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.plan import Plan, plan_submission
 from lessonkit.grade.probes import probe_copies
@@ -585,7 +586,10 @@ def assert_passed(result: TaskResult, message: str = PASSED_MESSAGE) -> None:
 
 def assert_verdict(result: TaskResult, status: str, message: str) -> None:
     assert (result.status, result.message) == (status, message)
-    assert result.hint == (hint(result.id) if status in (FAILED, ERROR) else None)
+    # The hint only where it fits (`grade.hints`): not for an error the code raised by
+    # itself, and for a hint with `:for:` only for the checks and mistakes it names.
+    fits = hint_applies(lesson().task(result.id), status, result.check, result.mistake)
+    assert result.hint == (hint(result.id) if fits else None)
 
 
 def assert_others_pass(world: World, task_id: str) -> None:
@@ -731,8 +735,11 @@ def test_a_task_not_attempted_gets_no_hint_and_no_prerequisite_note():
     assert result.status == NOT_ATTEMPTED and result.hint is None
     assert not result.message.endswith(STEPS_DO_NOT_HOLD)
     world.set("repair", fixed=tree(bias=scalar(-0.2), weight=arr(0.6, -1.2)))
-    wrong = world.task("repair")  # an attempted task that fails does get both
-    assert wrong.message.endswith(STEPS_DO_NOT_HOLD) and wrong.hint == hint("repair")
+    wrong = world.task("repair")  # an attempted task that fails gets the note
+    assert wrong.message.endswith(STEPS_DO_NOT_HOLD)
+    # ... but not repair's hint about key paths, which is for the partial-tree mistakes
+    # (its `:for:`), not for a sign error in `fixed`.
+    assert wrong.check == "lesson inputs" and wrong.hint is None
 
 
 def test_an_optional_task_left_undone_still_counts_as_passed():
@@ -1390,9 +1397,9 @@ def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
     probe = next(p for p in grading().probes if p.probe.source == "step")
     # the step's name gets the probe's value, on params and x drawn for this probe alone
-    assert (probe.name, sorted(probe.inputs)) == ("probe-5", ["params", "updated", "x"])
+    assert (probe.name, sorted(probe.inputs)) == ("probe-6", ["params", "updated", "x"])
     assert probe.inputs["params"] != LESSON_PARAMS
-    world.steps("probe-5", updated=expected_value("repair", "fixed", LESSON))
+    world.steps("probe-6", updated=expected_value("repair", "fixed", LESSON))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1415,8 +1422,8 @@ def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
     key = probe.probe.key  # drawn from the family each run, never the declared `extra`
-    assert probe.name == "probe-8" and key in probe.inputs["params"] and key != "extra"
-    world.steps("probe-8", params=as_value(LESSON_PARAMS))
+    assert probe.name == "probe-9" and key in probe.inputs["params"] and key != "extra"
+    world.steps("probe-9", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,

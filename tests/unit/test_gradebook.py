@@ -149,7 +149,7 @@ def test_a_first_version_gradebook_is_migrated_and_keeps_its_attempts(lesson, tm
         with pytest.raises(sqlite3.OperationalError):
             old.students()  # the roster table came with version 2
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 6
+        assert book.version == SCHEMA == 7
         (attempt,) = book.attempts()
         (task,) = attempt.tasks  # graded before checks were recorded: neither check nor path
         assert (task.status, task.message, task.check, task.path) == ("failed", "wrong", None, None)

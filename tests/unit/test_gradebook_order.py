@@ -111,7 +111,7 @@ def test_a_schema_5_gradebook_written_by_the_previous_lessonkit_is_migrated(less
     path = tmp_path / "course.sqlite"
     shutil.copyfile(FIXTURES / "v5-gradebook.sqlite", path)
     with Gradebook(path) as book:
-        assert book.version == SCHEMA == 6
+        assert book.version == SCHEMA == 7
         attempts = book.attempts()
         assert [(a.student, a.file, a.submitted, a.points) for a in attempts] == [
             ("alice", "alice.py", 100.0, 0),  # X, read with its regrade

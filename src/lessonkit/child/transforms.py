@@ -44,6 +44,11 @@ def drop_key(tree, key: str, value, leaf: Leaf, shift: Shift):
     return {k: v for k, v in _dict_with(tree, key).items() if k != key}
 
 
+def rename_key(tree, key: str, value, leaf: Leaf, shift: Shift):
+    """The same dict with `key` renamed (`key_renamed`): as many leaves, another structure."""
+    return {(f"{k}_renamed" if k == key else k): v for k, v in _dict_with(tree, key).items()}
+
+
 def shift_key(tree, key: str, value, leaf: Leaf, shift: Shift):
     """Every leaf under `key` moved by `value`; with no key, every leaf of the tree."""
     if not key:
@@ -89,6 +94,7 @@ class TransformRow:
 ROWS: tuple[TransformRow, ...] = (
     TransformRow("add_leaf", add_leaf, "numbers", True, "data", True, (0.5, 3.0)),
     TransformRow("drop_key", drop_key, "none", True, "data"),
+    TransformRow("rename_key", rename_key, "none", True, "data"),
     TransformRow("shift_key", shift_key, "numbers", False, "data", False, (0.5, 2.0), True),
     TransformRow("replace", replace_value, "replacement", False, "step"),
     # A call every scenario wraps but this one does not vary: every scenario wraps the same.

@@ -51,11 +51,22 @@ def run(args: argparse.Namespace) -> int:
 
     if evidence.problem:
         out.print(marked("warn", evidence.problem))
-    numbers = evidence.numbers
-    if numbers:
-        agreeing = sum(n.agrees for n in numbers)
-        out.print(f"hand-derived values that agree with your run: {agreeing} of {len(numbers)}")
-    summary = ", ".join(f"{t.id} {t.status}" for t in evidence.verdicts.tasks)
+    checked = [*evidence.numbers, *evidence.hand_findings]
+    if checked:
+        agreeing = sum(n.agrees for n in checked)
+        unconfirmed = sum(not f.task_passed for f in evidence.hand_findings)
+        also = (
+            f" ({unconfirmed} of a task that did not pass, never counted as agreeing)"
+            if unconfirmed
+            else ""
+        )
+        out.print(
+            f"hand-derived values that agree with your run: {agreeing} of {len(checked)}{also}"
+        )
+    summary = ", ".join(
+        f"{t.id} {t.status}" + (f' (known mistake: "{t.mistake}")' if t.mistake else "")
+        for t in evidence.verdicts.tasks
+    )
     out.print(f"grader: {summary}")
     out.print(marked("ok", f"wrote {quoted(path)}"))
     out.print(

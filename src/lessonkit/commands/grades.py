@@ -116,6 +116,7 @@ def attempt_json(attempt: Attempt, counts: bool) -> dict:
                 "status": t.status,
                 "points": t.points,
                 "max_points": t.max_points,
+                "mistake": t.mistake,
             }
             for t in attempt.tasks
         ],

@@ -38,6 +38,8 @@ class TaskGrade:
     """The check that found the problem (None when the task passed)."""
     path: str | None = None
     """The key path of the value the problem is about, if any."""
+    mistake: str | None = None
+    """The title of the lesson's declared mistake the answer makes, if one was matched."""
 
     @property
     def counts_as_passed(self) -> bool:
@@ -155,6 +157,7 @@ def attempt_of(
             t.message,
             t.check,
             t.path,
+            t.mistake,
         )
         for t in report.tasks
     )

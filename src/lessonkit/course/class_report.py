@@ -76,6 +76,8 @@ class TaskSummary:
     failures: tuple[FailureGroup, ...]
     median_attempts: float | None
     """Among the students who passed it, the median number of submissions it took."""
+    mistakes: tuple[tuple[str, int], ...] = ()
+    """(declared mistake's title, students whose counting attempt made it), most first."""
 
     @property
     def pass_rate(self) -> float:
@@ -126,6 +128,17 @@ def _failure_groups(task: str, attempts: Sequence[Attempt]) -> tuple[FailureGrou
     return tuple(sorted(groups, key=lambda g: (-g.attempts, str(g.check), g.path or "")))
 
 
+def _mistakes(task: str, chosen: Sequence[Attempt]) -> tuple[tuple[str, int], ...]:
+    """How many students' counting attempts made each declared mistake at `task`."""
+    counts = Counter(
+        grade.mistake
+        for attempt in chosen
+        for grade in attempt.tasks
+        if grade.task == task and grade.mistake
+    )
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
 def _attempts_needed(by_student: dict[str, list[Attempt]]) -> tuple[tuple[str, int], ...]:
     counts: Counter[str] = Counter()
     for attempts in by_student.values():
@@ -174,6 +187,7 @@ def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> Cl
             graded=len(chosen),
             failures=_failure_groups(grade.task, mine),
             median_attempts=_median_attempts(grade.task, by_student),
+            mistakes=_mistakes(grade.task, chosen),
         )
         for grade in latest.tasks
     )
@@ -275,10 +289,29 @@ def _totals_chart(report: ClassReport) -> Chart:
     )
 
 
+def _mistakes_chart(report: ClassReport) -> Chart | None:
+    """Students per declared mistake, task by task; None where no answer made one."""
+    bars = tuple(
+        Bar(f"{t.title}: {title}", count, f"{count} of {t.graded}")
+        for t in report.tasks
+        for title, count in t.mistakes
+    )
+    if not bars:
+        return None
+    return Chart(
+        "Declared mistakes made",
+        f"How many of the {report.students} students' counting attempts made each mistake the "
+        "lesson declares, by task.",
+        bars,
+        float(max(b.value for b in bars)),
+    )
+
+
 def render_class_report(report: ClassReport) -> str:
     """The page: self-contained (inline style and SVG, no script), so it works offline."""
+    charts = (_pass_rate_chart(report), _totals_chart(report), _mistakes_chart(report))
     return render_template(
         "class-report.html",
         report=report,
-        charts=(_pass_rate_chart(report), _totals_chart(report)),
+        charts=tuple(c for c in charts if c is not None),
     )

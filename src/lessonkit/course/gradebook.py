@@ -286,8 +286,8 @@ class Gradebook:
         row_id = int(cursor.lastrowid or 0)
         db.executemany(
             "INSERT INTO task_grades (attempt, position, task, title, status, points, "
-            "max_points, optional, message, check_name, key_path) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "max_points, optional, message, check_name, key_path, mistake) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     row_id,
@@ -301,6 +301,7 @@ class Gradebook:
                     t.message,
                     t.check,
                     t.path,
+                    t.mistake,
                 )
                 for i, t in enumerate(attempt.tasks)
             ],
@@ -394,7 +395,7 @@ class Gradebook:
             marks = ", ".join("?" for _ in tasks)
             for row in self.db.execute(
                 "SELECT attempt, task, title, status, points, max_points, optional, message, "
-                f"check_name, key_path FROM task_grades WHERE attempt IN ({marks}) "
+                f"check_name, key_path, mistake FROM task_grades WHERE attempt IN ({marks}) "
                 "ORDER BY attempt, position",
                 list(tasks),
             ):

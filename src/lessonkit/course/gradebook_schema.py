@@ -120,6 +120,11 @@ def _v6(db: sqlite3.Connection) -> None:
     )
 
 
+def _v7(db: sqlite3.Connection) -> None:
+    """The declared mistake each task's answer makes, if any (the class report counts them)."""
+    _run_all(db, "ALTER TABLE task_grades ADD COLUMN mistake TEXT")
+
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v1,
     _v2,
@@ -127,6 +132,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _v4,
     _v5,
     _v6,
+    _v7,
 )
 """MIGRATIONS[k] takes a gradebook from version k to k + 1; the last gives `SCHEMA`."""
 SCHEMA = len(MIGRATIONS)

@@ -15,7 +15,7 @@ import functools
 import hashlib
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +62,13 @@ class Finding:
     matches: bool = False  # round trip: the rebuilt tree equals the original
     hand: Any = None  # the hand-derived value of `show.number`
     problem: str | None = None  # why there is nothing to show
+    task_passed: bool = True  # False: the value belongs to a task whose verdict is not passed
 
     @property
     def agrees(self) -> bool:
-        return self.problem is None and _agree(self.hand, self.value)
+        """The value matches its hand derivation, and its task passed: a failed task's value
+        is never reported as agreeing (it may be compared with itself)."""
+        return self.task_passed and self.problem is None and _agree(self.hand, self.value)
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,11 @@ class Evidence:
     @property
     def numbers(self) -> tuple[NumberCheck, ...]:
         return tuple(n for i in self.items for n in i.numbers)
+
+    @property
+    def hand_findings(self) -> tuple[Finding, ...]:
+        """The values shown beside a hand derivation (`show: value` with `number:`)."""
+        return tuple(f for i in self.items for f in i.findings if f.show.number)
 
 
 def _flat(value: Any) -> list[float]:
@@ -348,6 +356,7 @@ def _solved(lesson: Lesson, task: Task, lesson_base: dict[str, Any]) -> dict[str
 def _observe(lesson: Lesson, run: GradedRun) -> tuple[ItemObserved, ...]:
     base, after = _namespaces(lesson, run)
     hands = {n.name: n.value for n in lesson.numbers}
+    passed = {t.id for t in run.report.tasks if t.status == "passed"}
     observed = []
     for item in lesson.evidence:
         namespace = after.get(item.task, {}) if item.task else base
@@ -359,7 +368,10 @@ def _observe(lesson: Lesson, run: GradedRun) -> tuple[ItemObserved, ...]:
                 problem = f"your task cell for {item.task!r} did not run"
                 findings.append(Finding(show, hand=hands.get(show.number), problem=problem))
             else:
-                findings.append(_find(show, namespace, hands))
+                found = _find(show, namespace, hands)
+                if item.task and item.task not in passed:
+                    found = replace(found, task_passed=False)
+                findings.append(found)
         observed.append(ItemObserved(item, tuple(findings), numbers))
     return tuple(observed)
 

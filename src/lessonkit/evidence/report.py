@@ -49,7 +49,12 @@ def _finding(finding: Finding) -> str:
             f"{verdict} {label} in structure and in every leaf."
         )
     line = f"{label} in your run: {number_text(finding.value)}"
-    if show.number:
+    if show.number and not finding.task_passed:
+        line += (
+            f" (the lesson's hand derivation, {show.number}: {number_text(finding.hand)}; not "
+            "confirmed: this task did not pass, so the two may not be independent)"
+        )
+    elif show.number:
         mark = "agrees" if finding.agrees else "does **not** agree"
         line += (
             f" (the lesson's hand derivation, {show.number}: {number_text(finding.hand)}; {mark})"
@@ -62,7 +67,12 @@ def _task_line(evidence: Evidence, task_id: str) -> str:
     if verdict is None:
         return f"Task {task_id}: no verdict."
     message = f": {markdown_text(verdict.message)}" if verdict.message else ""
-    return f"Task *{verdict.title}*: {verdict.status}{message}"
+    mistake = (
+        f" Diagnosis: the answer makes the known mistake *{markdown_text(verdict.mistake)}*."
+        if verdict.mistake
+        else ""
+    )
+    return f"Task *{verdict.title}*: {verdict.status}{message}{mistake}"
 
 
 def _observed(evidence: Evidence, observed: ItemObserved) -> str:

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from lessonkit.grade.mistake_text import check_message, same_mistake
 from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import DeclaredAttempt, Lesson
 from lessonkit.lesson.scripts import render_exercise_script
@@ -44,10 +45,24 @@ def attempt_script(
     return text
 
 
-def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str) -> str | None:
+def _problem(lesson: Lesson, attempt: DeclaredAttempt, result: TaskResult) -> str | None:
+    """Why the attempt's verdict is not the declared one; for a declared mistake, also when
+    the grader does not name it (or the same mistake written another way)."""
+    grading = lesson.grading
+    declared = grading.attempts if grading is not None else ()
+    status, message = result.status, check_message(result, declared)
     matches = re.search(attempt.message, message, re.S) if attempt.message else True
+    named = next((a for a in declared if a.name == result.mistake), None)
     if status == attempt.expect and matches:
-        return None
+        if not attempt.is_mistake or (named is not None and same_mistake(named, attempt)):
+            return None
+        return (
+            f"{lesson.path}:{attempt.line}: the declared mistake {attempt.name!r} at task "
+            f"{attempt.task!r} must be named to the learner who makes it, but the grader "
+            + (f"named {result.mistake!r}" if result.mistake else "named no mistake")
+            + ": give the task a probe under which the two answers differ, or explain "
+            "two ways of writing one mistake in the same words"
+        )
     wanted = attempt.expect + (
         f" with a message matching {attempt.message!r}" if attempt.message else ""
     )
@@ -183,7 +198,7 @@ def prove_attempts(lesson: Lesson, jobs: int, grader: Grader) -> list[str]:
     assert grading is not None, "proved only where the lesson declares attempts"
     problems = []
     for attempt, _, result in grade_packed(grader, lesson, grading.attempts, "attempts", jobs):
-        problem = _problem(lesson, attempt, result.status, result.message)
+        problem = _problem(lesson, attempt, result)
         if problem:
             problems.append(problem)
     return problems

@@ -20,6 +20,7 @@ from lessonkit.grade.explain import (
     failing_statement,
     last_line,
 )
+from lessonkit.grade.hints import hint_applies
 from lessonkit.grade.inputs import InputSet, LessonInputs
 from lessonkit.grade.plan import LESSON_ONLY, Plan, PlannedCell, bound_names, practice_cells
 from lessonkit.grade.probes import ProbeRun
@@ -460,7 +461,8 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
     if problem.status in (FAILED, ERROR) and not steps_hold:
         message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
     # A hint helps after a try; for a task not yet attempted it would give the answer away.
-    hint = " ".join(task.hint.split()) if problem.status in (FAILED, ERROR) else None
+    fits = hint_applies(task, problem.status, check, None)
+    hint = " ".join(task.hint.split()) if fits else None
     return TaskResult(
         task.id, task.title, problem.status, message, hint, task.optional, check, problem.path
     )

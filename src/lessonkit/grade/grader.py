@@ -20,7 +20,10 @@ from pathlib import Path
 
 from lessonkit.grade.checks import Runs, check_all
 from lessonkit.grade.child_pool import ChildPool
+from lessonkit.grade.diagnosis import diagnose_all
 from lessonkit.grade.inputs import new_seed
+from lessonkit.grade.mistakes import MistakeRun
+from lessonkit.grade.mistakes_pending import PendingMistakes, pending_mistakes
 from lessonkit.grade.plan import Plan, plan_cells
 from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
 from lessonkit.grade.record import RunRecord
@@ -93,6 +96,9 @@ class Grader:
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
         self._prepared: dict[str, PreparedLesson] = {}
+        # The declared mistakes' runs, sent to the reference child behind its reference run
+        # and collected the first time a file fails a task.
+        self._mistakes: dict[str, PendingMistakes | tuple[MistakeRun, ...]] = {}
         grading = None if lesson is None else lesson_grading(lesson, self.seed)
         preload = () if grading is None else grading.preload
         self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
@@ -146,7 +152,11 @@ class Grader:
                 prepared = prepare_lesson(grading, request_id, self.seed, store)
                 if prepared.record is None:
                     self.pool.send_reference(prepared.reference_run.request)
-                self._prepared[key] = prepared
+                mistakes_id = f"mistakes-{next(self._ids)}"
+                mistakes = pending_mistakes(grading, mistakes_id, self.seed, store)
+                for request in mistakes.to_send:  # answered in order, after the reference
+                    self.pool.send_reference(request)
+                self._prepared[key], self._mistakes[key] = prepared, mistakes
             return self._prepared[key]
 
     def reference(self, lesson: Lesson) -> RunRecord:
@@ -166,11 +176,28 @@ class Grader:
                 except BaseException:
                     with self._lock:  # the next file prepares the lesson again
                         self._prepared.pop(key, None)
+                        self._mistakes.pop(key, None)
                     raise
                 with self._lock:
                     self._prepared[key] = prepared
             assert prepared.record is not None
             return prepared.record
+
+    def mistakes(self, lesson: Lesson) -> tuple[MistakeRun, ...]:
+        """The lesson's declared mistakes, each with its run on the reference's scenarios
+        (waits for them the first time)."""
+        prepared = self.prepare(lesson)
+        self._record(prepared)  # the reference child answers its requests in order
+        key = lesson.meta.id
+        with self._reference_lock:
+            with self._lock:
+                pending = self._mistakes[key]
+            if isinstance(pending, PendingMistakes):
+                worker = self.pool.reference_child() if pending.to_send else None
+                pending = pending.collect(worker, self.limits.reference_timeout)
+                with self._lock:
+                    self._mistakes[key] = pending
+            return pending
 
     def _collect_reference(self, prepared: PreparedLesson) -> RunRecord:
         """The reference child's record of the request it was sent, checked; then kept in
@@ -247,6 +274,9 @@ class Grader:
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
+        if any(t.status in ("failed", "error") for t in tasks):
+            mistakes = self.mistakes(lesson)
+            tasks = diagnose_all(tasks, grading, (plan, record), expected, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
         return GradedRun(report, plan, record)

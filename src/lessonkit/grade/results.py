@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
-from lessonkit.lesson.rules import RULES
+from lessonkit.lesson.rules import CHECKS, RULES, CheckName
 from lessonkit.lesson.text import markdown_text, safe_name, safe_text
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
@@ -17,17 +17,6 @@ NOT_ATTEMPTED: Final = "not attempted"
 ERROR: Final = "error"
 STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 
-_BEFORE_RULES = ("cell", "attempted")
-_AFTER_RULES = ("lesson inputs", "other inputs", "probes", "run")
-CHECKS: tuple[str, ...] = (
-    *_BEFORE_RULES,
-    *(rule.checks[0] for rule in RULES if rule.check is not None),
-    *_AFTER_RULES,
-)
-"""Every check, in the order they run: a rule with a check of its own (`lesson.rules`) runs
-after the cell is found attempted and before its values are compared."""
-CheckName = Literal[CHECKS]  # type: ignore[valid-type]
-"""Which check found a task's problem; "run" when the file could not be graded at all."""
 
 _WORDS = {
     "cell": "the task's cell is missing",
@@ -83,7 +72,7 @@ def error_cause(message: str) -> ErrorCause:
     return "exception"
 
 
-SCHEMA = 2  # 2: each task's `check` and `path`
+SCHEMA = 3  # 2: each task's `check` and `path`; 3: its `mistake`
 
 
 @dataclass(frozen=True)
@@ -100,6 +89,8 @@ class TaskResult:
     """The check that found the problem; None when the task passed."""
     path: str | None = None
     """The key path (`name/layer/weight`) or name of the value the problem is about."""
+    mistake: str | None = None
+    """The title of the lesson's declared mistake the answer makes (`grade.diagnosis`)."""
 
     @property
     def counts_as_passed(self) -> bool:
@@ -115,6 +106,7 @@ class TaskResult:
             "optional": self.optional,
             "check": self.check,
             "path": self.path,
+            "mistake": self.mistake,
         }
 
 
@@ -180,6 +172,7 @@ class GradeReport:
                 bool(t["optional"]),
                 _check_name(t.get("check")),
                 None if t.get("path") is None else str(t["path"]),
+                None if t.get("mistake") is None else str(t["mistake"]),
             )
             for t in data["tasks"]
         )

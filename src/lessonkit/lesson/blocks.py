@@ -302,7 +302,10 @@ def _attempt(b: RawBlock) -> DeclaredAttempt:
     except re.error as exc:
         raise b.error(f"':message:' is not a regular expression ({exc})") from None
     code = b.need_body("the task cell's code")
-    return DeclaredAttempt(b.one("task"), b.need_arg("a name"), code, expect, message, b.line)  # type: ignore[arg-type]
+    why, instead = (" ".join(b.one(key, "").split()) for key in ("why", "instead"))
+    name = b.need_arg("a name")
+    task = b.one("task")
+    return DeclaredAttempt(task, name, code, expect, message, b.line, why, instead)  # type: ignore[arg-type]
 
 
 def _keep(b: RawBlock) -> RawBlock:
@@ -327,11 +330,11 @@ ROLES: dict[str, BlockRole] = {
     "quiz": BlockRole(frozenset(), _quiz),
     "grading": BlockRole(frozenset(), _grading),
     "evidence": BlockRole(frozenset(), _evidence),
-    "attempt": BlockRole(frozenset({"task", "expect", "message"}), _attempt),
+    "attempt": BlockRole(frozenset({"task", "expect", "message", "why", "instead"}), _attempt),
     "task": BlockRole(frozenset({"kind", "where", "plan", "title"}) | _NOTE_OPTIONS, _keep),
     "scaffold": BlockRole(frozenset(), _keep),
     "solution": BlockRole(frozenset(), _keep),
-    "hint": BlockRole(frozenset(), _keep),
+    "hint": BlockRole(frozenset({"for"}), _keep),
     "reasoning": BlockRole(frozenset(), _keep),
 }
 TASK_PARTS = ("scaffold", "solution", "hint", "reasoning")

@@ -80,7 +80,7 @@ TRANSFORMS: tuple[str, ...] = get_args(Transform)
 _STEP_TRANSFORM = next(r.name for r in ROWS if r.authored and r.varies == "step")
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *RULE_KEYS})
-_ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message"})
+_ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message", "why", "instead"})
 _PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
@@ -389,8 +389,9 @@ def _attempt(entry: object, index: int, block: _Block) -> DeclaredAttempt:
     except re.error as exc:
         problem = f"attempt {name!r}: message is not a regular expression ({exc})"
         raise block.error(problem, where) from None
+    why, instead = (" ".join(str(entry.get(key, "")).split()) for key in ("why", "instead"))
     return DeclaredAttempt(
-        str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where
+        str(entry["task"]), name, str(entry["code"]), entry["expect"], message, where, why, instead
     )
 
 

@@ -234,6 +234,9 @@ class Task:
     hint: str
     reasoning: str
     line: int
+    hint_for: tuple[str, ...] = ()
+    """The checks (`CheckName`) and declared mistakes (titles) the hint belongs to; empty:
+    any failure its hint may help with."""
 
     @property
     def optional(self) -> bool:
@@ -330,6 +333,7 @@ class Probe:
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]
+
 ATTEMPT_STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 
 
@@ -343,6 +347,14 @@ class DeclaredAttempt:
     expect: AttemptStatus
     message: str  # a regular expression the verdict's message must match ("" for any)
     line: int
+    why: str = ""  # what a learner who writes this has misunderstood (a wrong attempt's)
+    instead: str = ""  # what to do instead: with `why`, what the learner reads
+
+    @property
+    def is_mistake(self) -> bool:
+        """A declared mistake: a wrong attempt that explains itself, which the grader
+        matches learners' answers to."""
+        return self.expect in ("failed", "error") and bool(self.why) and bool(self.instead)
 
 
 @dataclass(frozen=True)

@@ -85,4 +85,5 @@ def assemble_task(parts: list[RawBlock]) -> Task:
         hint=found["hint"].need_body("a hint").strip(),
         reasoning=reasoning.body.strip() if reasoning else "",
         line=head.line,
+        hint_for=tuple(" ".join(target.split()) for target in found["hint"].many("for")),
     )

@@ -7,6 +7,7 @@ from typing import TypeVar
 from lessonkit.child.names import bindings
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
+from lessonkit.lesson.mistakes import validate_mistakes
 from lessonkit.lesson.model import (
     STAGES,
     EvidenceBlock,
@@ -139,6 +140,7 @@ def _validate_grading(lesson: Lesson) -> None:
                 f"{entry.task!r}",
                 where=at_line(where, entry.line),
             )
+    validate_mistakes(lesson, grading)
     step_names = {n for step in lesson.steps for n in _assigned(step.code)}
     for probe in grading.probes:
         if probe.source == "step" and probe.target not in step_names:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import Literal
 
 from lessonkit.lesson.rules.base import Failure, RuleFacts, RuleKind, TaskRule
 
@@ -43,9 +44,32 @@ RULES: tuple[RuleKind, ...] = _gather()
 RULE_KEYS: tuple[str, ...] = tuple(rule.key for rule in RULES)
 
 
+_BEFORE_RULES = ("cell", "attempted")
+_AFTER_RULES = ("lesson inputs", "other inputs", "probes", "run")
+CHECKS: tuple[str, ...] = (
+    *_BEFORE_RULES,
+    *(rule.checks[0] for rule in RULES if rule.check is not None),
+    *_AFTER_RULES,
+)
+"""Every check, in the order they run: a rule with a check of its own runs after the cell is
+found attempted and before its values are compared. A hint's `for:` may name these."""
+CheckName = Literal[CHECKS]  # type: ignore[valid-type]
+"""Which check found a task's problem; "run" when the file could not be graded at all."""
+
+
 def rule_named(key: str) -> RuleKind:
     """The rule whose key in {grading} is `key`; KeyError for no rule."""
     return {rule.key: rule for rule in RULES}[key]
 
 
-__all__ = ["RULES", "RULE_KEYS", "Failure", "RuleFacts", "RuleKind", "TaskRule", "rule_named"]
+__all__ = [
+    "CHECKS",
+    "RULES",
+    "RULE_KEYS",
+    "CheckName",
+    "Failure",
+    "RuleFacts",
+    "RuleKind",
+    "TaskRule",
+    "rule_named",
+]

@@ -1,0 +1,275 @@
+"""Declared mistakes: their texts are required and checked, a learner's values are matched
+to the mistake they behave like, hints show only where they fit, and the class report, the
+gradebook and the evidence report keep the matched mistake.
+
+No grading child runs here: the runs are fabricated `CellReport`s, the lesson is state-02's
+own lesson.md (or a copy with one change), and the attempts are built by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from test_class_report import _attempt, _grade
+
+from lessonkit.child.transforms import apply
+from lessonkit.course.class_report import class_report, render_class_report
+from lessonkit.course.gradebook import Gradebook, attempt_of
+from lessonkit.errors import LessonError
+from lessonkit.evidence.observe import Finding
+from lessonkit.grade import reported as r
+from lessonkit.grade.diagnosis import graded_scenarios, matched_mistake
+from lessonkit.grade.hints import hint_applies
+from lessonkit.grade.mistake_text import check_message, diagnosed
+from lessonkit.grade.mistakes import MistakeRun, declared_mistakes
+from lessonkit.grade.plan import Plan, PlannedCell
+from lessonkit.grade.protocol import CellReport, ErrorInfo
+from lessonkit.grade.record import RunRecord
+from lessonkit.grade.report import Scoring
+from lessonkit.grade.requests import lesson_grading
+from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.rubric import TaskRubric
+from lessonkit.lesson.model import DeclaredAttempt, Show, Task
+
+from conftest import lesson_changed
+
+TASK = "nested-model"
+SCENARIOS = ("lesson", "run-1", "probe-1")
+
+
+def _task(hint_for: tuple[str, ...] = ()) -> Task:
+    return Task(TASK, "practice", "Nested", "", (), (), "", "", "", "a hint", "", 1, hint_for)
+
+
+def _mistake(name: str, why: str = "why", instead: str = "instead") -> DeclaredAttempt:
+    return DeclaredAttempt(TASK, name, "code", "failed", "", 1, why, instead)
+
+
+def _plan() -> Plan:
+    return Plan(
+        "f.py", False, (PlannedCell(0, "# TASK nested-model", 1, 0, "task", TASK, None),), None
+    )
+
+
+def _report(scenario: str, values: dict[str, float], error: str | None = None) -> CellReport:
+    info = ErrorInfo("exception", error, "builtins", "", ()) if error else None
+    encoded = {name: r.Number("float", value) for name, value in values.items()}
+    return CellReport("x", scenario, 0, "error" if error else "ok", "", info, encoded, None)
+
+
+def _record(*per_scenario: dict[str, float] | tuple[dict[str, float], str]) -> RunRecord:
+    runs = {}
+    for scenario, given in zip(SCENARIOS, per_scenario, strict=True):
+        values, error = given if isinstance(given, tuple) else (given, None)
+        runs[(scenario, 0)] = _report(scenario, values, error)
+    return RunRecord(runs, None, None, ())
+
+
+RUBRIC = TaskRubric(_task(), ("g", "same"), ())
+REFERENCE = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 3.0, "same": 0.0})
+LEAF_COUNT = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 3.0, "same": 1.0})
+SET_TRUE = _record({"g": 5.0, "same": 1.0}, {"g": 5.0, "same": 1.0}, {"g": 5.0, "same": 1.0})
+
+
+def _runs(*records: tuple[str, RunRecord]) -> tuple[MistakeRun, ...]:
+    return tuple(MistakeRun(_mistake(name), _plan(), record) for name, record in records)
+
+
+MISTAKES = _runs(("set true", SET_TRUE), ("leaf count", LEAF_COUNT))
+
+
+def _match(learner: RunRecord, mistakes=MISTAKES) -> str | None:
+    found = matched_mistake(RUBRIC, (_plan(), learner), (_plan(), REFERENCE), mistakes)
+    return None if found is None else found.name
+
+
+def test_a_learner_whose_values_agree_with_a_mistake_everywhere_is_matched_to_it():
+    assert _match(LEAF_COUNT) == "leaf count"
+    assert _match(SET_TRUE) == "set true"
+
+
+def test_a_right_answer_is_never_matched_even_where_a_mistake_agrees_on_some_scenarios():
+    assert _match(REFERENCE) is None
+
+
+def test_one_scenario_that_differs_from_the_mistake_rules_it_out():
+    learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.5, "same": 1.0}, {"g": 3.0, "same": 1.0})
+    assert _match(learner) is None
+
+
+def test_a_name_the_learners_own_failing_assert_kept_out_still_matches():
+    """The learner's `assert same` stops the cell before `g` in one scenario; the mistake,
+    without that assert, reaches it."""
+    stopped = ({"same": 1.0}, "AssertionError")
+    learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, stopped)
+    assert _match(learner) == "leaf count"
+    crashed = ({"same": 1.0}, "KeyError")  # another error is not the learner's own check
+    assert _match(_record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, crashed)) is None
+
+
+def test_a_mistake_that_reaches_no_graded_name_is_never_matched():
+    empty = _record({}, {}, {})
+    assert _match(empty, _runs(("nothing", empty))) is None
+
+
+def test_the_feedback_names_the_mistake_first_then_what_the_check_found():
+    mistake = _mistake("leaf count", "Counting leaves misses keys.", "Compare structures.")
+    result = TaskResult(TASK, "Nested", FAILED, "`same` is True; expected False.", "h", False)
+    task = dataclasses.replace(_task(), hint_for=("leaf count",))
+    out = diagnosed(dataclasses.replace(result, check="probes"), task, mistake)
+    assert out.mistake == "leaf count"
+    assert out.message.startswith('This is a known mistake, "leaf count". Counting leaves')
+    assert out.message.index("Compare structures.") < out.message.index("`same` is True")
+    assert out.hint == "a hint"
+    assert check_message(out, [mistake]) == result.message
+
+
+def test_only_the_scenarios_that_grade_the_task_must_agree():
+    """Another task's probe (here `probe-1`) says nothing about this one."""
+    learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
+    learner = dataclasses.replace(
+        learner, runs={**learner.runs, ("lesson", 0): _report("lesson", {"g": 1.0, "same": 0.0})}
+    )
+    leaf_count = dataclasses.replace(
+        LEAF_COUNT,
+        runs={**LEAF_COUNT.runs, ("lesson", 0): _report("lesson", {"g": 1.0, "same": 0.0})},
+    )
+    mistakes = _runs(("leaf count", leaf_count))
+    reference = (_plan(), REFERENCE)
+    assert matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes) is None
+    own = frozenset({"lesson", "run-1"})
+    found = matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes, own)
+    assert found is not None and found.name == "leaf count"
+
+
+def test_each_task_is_matched_on_its_own_probes_and_the_shared_inputs(lesson):
+    grading = lesson_grading(lesson, 5)
+    scenarios = graded_scenarios(grading)
+    drawn = {s.name for s in grading.inputs.others}
+    for rubric in grading.rubrics:
+        own = {p.name for p in grading.probes if p.probe.task == rubric.task.id}
+        assert scenarios[rubric.task.id] == {"lesson", *drawn, *own}
+    assert scenarios["make-it-yours"].isdisjoint(
+        p.name for p in grading.probes if p.probe.task == "nested-model"
+    )
+
+
+@pytest.mark.parametrize(
+    ("hint_for", "status", "check", "mistake", "shown"),
+    [
+        ((), FAILED, "lesson inputs", None, True),
+        ((), ERROR, "lesson inputs", None, False),  # a syntax or runtime error speaks for itself
+        ((), ERROR, "lesson inputs", "alias", True),  # unless a declared mistake explains it
+        ((), "not attempted", "attempted", None, False),
+        (("lesson inputs",), FAILED, "probes", None, False),  # a value it does not explain
+        (("lesson inputs",), FAILED, "lesson inputs", None, True),
+        (("alias",), ERROR, "lesson inputs", "alias", True),
+        (("alias",), FAILED, "lesson inputs", "other", False),
+    ],
+)
+def test_a_hint_is_shown_only_where_it_fits(hint_for, status, check, mistake, shown):
+    assert hint_applies(_task(hint_for), status, check, mistake) is shown
+
+
+def test_state_02_explains_every_wrong_attempt(lesson):
+    wrong = [a for a in lesson.grading.attempts if a.expect == "failed"]
+    assert wrong and all(a.is_mistake for a in wrong)
+    titles = {a.name for a in declared_mistakes(lesson)}
+    for needed in (
+        "a structure check by leaf count",
+        "forgetting to square",
+        "deleting from grads through an alias",
+        "plain gradient descent",
+        "a print in place of the error",
+    ):
+        assert needed in titles
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        (
+            ":instead: Square every leaf before you add it up, in `norm_squared` and in "
+            "`manual` alike.\n",
+            "",
+            "wrong attempt 'forgetting to square' has no ':instead:'",
+        ),
+        (
+            "Square every leaf before you add it up, in `norm_squared`",
+            "Square every leaf before you add it up, in `norm_sqared`",
+            "quotes `norm_sqared`, a name the lesson never binds",
+        ),
+        (
+            "  - forgetting to square\n",
+            "  - forgetting to cube\n",
+            "':for:' names 'forgetting to cube', neither a check nor a declared mistake",
+        ),
+    ],
+)
+def test_verify_refuses_a_mistake_without_its_texts_or_with_unknown_names(
+    lesson, tmp_path, old, new, said
+):
+    with pytest.raises(LessonError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        lesson_changed(lesson, tmp_path, old, new)
+
+
+def test_rename_key_keeps_the_number_of_leaves_and_changes_the_keys():
+    tree = {"layer": {"w": 1}, "scale": 2}
+    renamed = apply("rename_key", tree, "scale", None, lambda v: v, lambda t, v: t)
+    assert renamed == {"layer": {"w": 1}, "scale_renamed": 2}
+    assert apply("rename_key", tree, "missing", None, lambda v: v, lambda t, v: t) is tree
+
+
+def test_the_class_report_counts_each_mistake_by_the_counting_attempts():
+    """Hand-counted: ann and bob's counting (latest) attempts make "leaf count", cy's makes
+    "set true"; ann's first attempt ("set true") does not count; dee passed."""
+
+    def wrong(mistake: str):
+        return dataclasses.replace(_grade("a", FAILED, "probes"), mistake=mistake)
+
+    attempts = [
+        _attempt("ann", wrong("set true")),
+        _attempt("ann", wrong("leaf count")),
+        _attempt("bob", wrong("leaf count")),
+        _attempt("cy", wrong("set true")),
+        _attempt("dee", _grade("a", PASSED)),
+    ]
+    report = class_report(attempts, "demo-01", "latest")
+    assert report.tasks[0].mistakes == (("leaf count", 2), ("set true", 1))
+    page = render_class_report(report)
+    assert "Declared mistakes made" in page and "A: leaf count" in page
+    assert '<td>leaf count</td><td class="number" data-label="Students">2 of 4</td>' in page
+
+
+def test_the_gradebook_and_the_json_keep_the_matched_mistake(lesson, tmp_path):
+    tasks = tuple(
+        TaskResult(t.id, t.title, FAILED, "m", None, t.optional, "probes", None, f"mistake {t.id}")
+        for t in lesson.tasks
+    )
+    report = GradeReport(lesson.meta.id, "x.py", tasks, (), 1.0, 7)
+    assert GradeReport.from_json(report.to_json()) == report
+    graded = attempt_of(
+        report,
+        Scoring.of(lesson),
+        student="ann",
+        lesson_title=lesson.meta.title,
+        revision=lesson.meta.revision,
+        toolkit="0.1.0",
+        file="ann.py",
+        data=b"# ann\n",
+        submitted=0.0,
+        graded_utc="2026-12-04T00:00:00Z",
+        fingerprint="fp",
+    )
+    with Gradebook(Path(tmp_path) / "course.sqlite") as book:
+        book.add_attempts([graded])
+        (kept,) = book.attempts(lesson=lesson.meta.id)
+    assert [t.mistake for t in kept.tasks] == [f"mistake {t.id}" for t in lesson.tasks]
+
+
+def test_a_value_of_a_failed_task_never_agrees_with_its_hand_derivation():
+    show = Show("value", "scale_by_hand", "scale_derivative", 1)
+    assert Finding(show, value=-4.0, hand=-4.0).agrees
+    assert not Finding(show, value=-4.0, hand=-4.0, task_passed=False).agrees
