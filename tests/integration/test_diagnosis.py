@@ -7,15 +7,17 @@ different tasks share a file (`grade.attempts.grade_packed`), as `verify` grades
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
-from lessonkit.grade.attempts import grade_packed, proving_grader
+from lessonkit.grade.attempts import grade_packed
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.mistake_text import same_mistake
 from lessonkit.lesson.model import Lesson
+from lessonkit.settings import proving_settings
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ REWRITTEN = (
 
 @pytest.fixture(scope="module")
 def grader() -> Iterator[Grader]:
-    with proving_grader(jobs=2) as own:
+    with Grader(proving_settings(os.environ, jobs=2)) as own:
         yield own
 
 
