@@ -265,8 +265,9 @@ def make_attempt(
     unsolved: tuple[str, ...] = (),
     prefix: str = "",
 ) -> str:
-    """The practice script with task cells filled in (see `grade.attempts.attempt_script`)."""
-    from lessonkit.grade.attempts import attempt_script
+    """The practice script with task cells filled in (see
+    `grade.self_checks.attempt_files.attempt_script`)."""
+    from lessonkit.grade.self_checks.attempt_files import attempt_script
 
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
@@ -299,7 +300,7 @@ def sandbox():
 def one_cell_request(source: str, budget: float, cpu_seconds: float | None = None):
     """A request that runs `source` as one task cell reporting `result`, on the lesson's
     inputs only, with the CPU allowance a grader sends for `budget` (or `cpu_seconds`)."""
-    from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+    from lessonkit.grade.channel.protocol import CellSpec, Request, ScenarioSpec
     from lessonkit.run.limits import cpu_allowance
 
     return Request(
@@ -323,7 +324,7 @@ def session_starter(isolation, limits):
     forking needs is missing)."""
     import atexit
 
-    from lessonkit.grade.worker_handle import grading_starter
+    from lessonkit.grade.channel.worker_handle import grading_starter
     from lessonkit.run.forking import forks_children
 
     if not forks_children():
@@ -344,7 +345,7 @@ def run_one_cell(
     are stopped."""
     import time
 
-    from lessonkit.grade.worker_handle import WorkerHandle
+    from lessonkit.grade.channel.worker_handle import WorkerHandle
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import DEFAULT_LIMITS
 
@@ -379,7 +380,7 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
-    from lessonkit.grade.batch_folder import read_items
+    from lessonkit.grade.batches.folder import read_items
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox
@@ -454,9 +455,9 @@ def check_wrong_attempt(report: dict, lesson: Lesson, task: str, pattern: str) -
 
     result = task_result(report, task)
     assert result["status"] in ("failed", "error"), result
-    from lessonkit.grade.hints import hint_applies
-    from lessonkit.grade.mistake_text import check_message
-    from lessonkit.grade.results import GradeReport
+    from lessonkit.grade.judging.hints import hint_applies
+    from lessonkit.grade.judging.mistake_text import check_message
+    from lessonkit.grade.judging.results import GradeReport
 
     verdict = next(t for t in GradeReport.from_json(report).tasks if t.id == task)
     found = check_message(verdict, lesson.grading.attempts)  # after a named mistake's words

@@ -9,7 +9,8 @@ The environment switches, all read here:
 
 - `LESSONKIT_COMPILE_CACHE`: an absolute folder for JAX's compile cache, the same on every
   worker of a cluster (`run/cache_folders.py`); `LESSONKIT_NO_COMPILE_CACHE=1` turns it off;
-- `LESSONKIT_NO_REFERENCE_CACHE=1` turns the reference store off (`grade/reference_store.py`);
+- `LESSONKIT_NO_REFERENCE_CACHE=1` turns the reference store off
+(`grade/channel/reference_store.py`);
 - `LESSONKIT_SCENARIO_ORDER=N` gives every file one scenario order (the hostile suite does).
 """
 

@@ -2,7 +2,7 @@
 in the lesson's own code or in other code with the same values, and no right answer is.
 
 One grader for the module (one reference run, the mistakes' runs beside it); attempts of
-different tasks share a file (`grade.attempts.grade_packed`), as `verify` grades them.
+different tasks share a file (`grade.self_checks.attempts.grade_packed`), as `verify` grades them.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from lessonkit.grade.attempts import grade_packed
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.mistake_text import same_mistake
+from lessonkit.grade.judging.mistake_text import same_mistake
+from lessonkit.grade.self_checks.attempts import grade_packed
 from lessonkit.lesson.model import Lesson
 from lessonkit.settings import proving_settings
 

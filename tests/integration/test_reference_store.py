@@ -14,9 +14,9 @@ import os
 
 import pytest
 
-from lessonkit.grade import child_pool
+from lessonkit.grade.channel import child_pool
+from lessonkit.grade.channel.reference_store import reference_store
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.reference_store import reference_store
 from lessonkit.lesson.load import load_lesson
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import find_sandbox

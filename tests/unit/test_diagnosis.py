@@ -14,23 +14,23 @@ from pathlib import Path
 import pytest
 from test_class_report import _attempt, _grade
 
-from lessonkit.child.transforms import apply
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.errors import LessonError
 from lessonkit.evidence.observe import Finding
-from lessonkit.grade import reported as r
-from lessonkit.grade.diagnosis import graded_scenarios, matched_mistake
-from lessonkit.grade.hints import hint_applies
-from lessonkit.grade.mistake_text import check_message, diagnosed
-from lessonkit.grade.mistakes import MistakeRun, declared_mistakes
-from lessonkit.grade.plan import Plan, PlannedCell
-from lessonkit.grade.protocol import CellReport, ErrorInfo
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.requests import lesson_grading
-from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
-from lessonkit.grade.rubric import TaskRubric
+from lessonkit.grade.channel import reported as r
+from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
+from lessonkit.grade.channel.requests import lesson_grading
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.judging.diagnosis import graded_scenarios, matched_mistake
+from lessonkit.grade.judging.hints import hint_applies
+from lessonkit.grade.judging.mistake_text import check_message, diagnosed
+from lessonkit.grade.judging.mistakes import MistakeRun, declared_mistakes
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.judging.rubric import TaskRubric
+from lessonkit.grade.submission.plan import Plan, PlannedCell
+from lessonkit.grading_child.transforms import apply
 from lessonkit.lesson.model import DeclaredAttempt, Show, Task
 
 from conftest import lesson_changed

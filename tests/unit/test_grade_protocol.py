@@ -13,11 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.child.codec import ShapeError
-from lessonkit.child.confinement import Confinement, Mode
-from lessonkit.child.request import ROLES, CellSpec, ChangedCall, Request, ScenarioSpec
-from lessonkit.child.transforms import TRANSFORMS
-from lessonkit.grade.protocol import (
+from lessonkit.grade.channel.protocol import (
     CellReport,
     Done,
     Interference,
@@ -25,8 +21,12 @@ from lessonkit.grade.protocol import (
     parse_event,
     parse_value,
 )
-from lessonkit.grade.reported import Array
-from lessonkit.grade.values import differences
+from lessonkit.grade.channel.reported import Array
+from lessonkit.grade.judging.values import differences
+from lessonkit.grading_child.codec import ShapeError
+from lessonkit.grading_child.confinement import Confinement, Mode
+from lessonkit.grading_child.request import ROLES, CellSpec, ChangedCall, Request, ScenarioSpec
+from lessonkit.grading_child.transforms import TRANSFORMS
 from lessonkit.run.sandbox import CONFINE_SCRIPT, RECORD_FOLDER
 
 ARRAY = {"t": "array", "dtype": "float32", "shape": [2], "data": [1.0, -1.0]}
@@ -139,7 +139,8 @@ def test_a_scalar_without_data_matches_nothing():
 
 # --------------------------------------------------------------------------- what the parent sends
 # A request (to a grading child) and a confinement (to a fork, or to run/confine.py) are the
-# records of `lessonkit.child.request` and `.confinement`, both sides reading the same class.
+# records of `lessonkit.grading_child.request` and `.confinement`, both sides reading the same
+# class.
 
 names = st.text(max_size=6)
 finite = st.floats(allow_nan=False, allow_infinity=False)
@@ -336,12 +337,14 @@ def test_confine_reads_the_confinement_the_parent_writes():
     and reads the very line `run/confined_child.py` gives it."""
     import importlib.util
 
-    import lessonkit.child
+    import lessonkit.grading_child
 
     spec = importlib.util.spec_from_file_location("confine_under_test", CONFINE_SCRIPT)
     confine = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(confine)
-    assert Path(confine.CHILD_FOLDER) == Path(lessonkit.child.__file__).parent == RECORD_FOLDER
+    assert (
+        Path(confine.CHILD_FOLDER) == Path(lessonkit.grading_child.__file__).parent == RECORD_FOLDER
+    )
     read = confine.read_confinement(CONFINEMENT.to_line().decode())
     assert dataclasses.asdict(read) == dataclasses.asdict(CONFINEMENT)
     with pytest.raises(ValueError, match="unknown keys"):

@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from lessonkit.child import cells, jit_watch, wire
-from lessonkit.child.request import CellSpec
 from lessonkit.errors import LessonError
-from lessonkit.grade.protocol import RuleOutcome, parse_event
-from lessonkit.grade.reported import Interference
+from lessonkit.grade.channel.protocol import RuleOutcome, parse_event
+from lessonkit.grade.channel.reported import Interference
+from lessonkit.grading_child import cells, jit_watch, wire
+from lessonkit.grading_child.request import CellSpec
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.rules.jit import JitRule, jit_rule_gap
 

@@ -13,9 +13,9 @@ import textwrap
 
 import pytest
 
-from lessonkit.child.cells import compile_cell
-from lessonkit.child.placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
-from lessonkit.child.request import CellSpec
+from lessonkit.grading_child.cells import compile_cell
+from lessonkit.grading_child.placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
+from lessonkit.grading_child.request import CellSpec
 from lessonkit.lesson.layout import OPTIONAL_HELPER, TODO_HELPER
 
 FORMS = {

@@ -1,6 +1,6 @@
 """What a batch shows while it runs: a bar on a terminal, else a line per finished file.
 
-The batch itself (journal, resume, shards, outputs) is `grade.batch_lifecycle.run_batch`;
+The batch itself (journal, resume, shards, outputs) is `grade.batches.lifecycle.run_batch`;
 this module shows its progress and says what it kept and how long it took.
 """
 
@@ -17,9 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit.commands._common import quoted
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_folder import Listing
-from lessonkit.grade.batch_lifecycle import BatchOptions, BatchOutcome, BatchStart
+from lessonkit.grade.batches import BatchEntry, BatchOptions, BatchOutcome, BatchStart, Listing
 from lessonkit.lesson.text import safe_name
 
 LESSON_MARKS = ("pass", "not passed")

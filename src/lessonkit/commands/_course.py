@@ -25,12 +25,8 @@ from lessonkit.course.gradebook import POLICIES, Gradebook, utc_stamp
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_folder import read_bytes_in_folder
-from lessonkit.grade.batch_lifecycle import Reuse
-from lessonkit.grade.fingerprint import short
-from lessonkit.grade.journal import JournalEntry
-from lessonkit.grade.results import GradeReport, stopped_at_a_limit
+from lessonkit.grade.batches import BatchEntry, JournalEntry, Reuse, read_bytes_in_folder, short
+from lessonkit.grade.judging import GradeReport, stopped_at_a_limit
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 
@@ -296,7 +292,7 @@ class KeptInGradebook:
 @dataclass(frozen=True)
 class LessonGradebook:
     """`check --batch --gradebook`: the gradebook a lesson batch reuses and keeps gradings in
-    (a `grade.batch_lifecycle.BatchGradebook`)."""
+    (a `grade.batches.lifecycle.BatchGradebook`)."""
 
     course: CourseIntake
     lesson: Lesson

@@ -28,8 +28,8 @@ from lessonkit.commands._common import (
     whole_number,
 )
 from lessonkit.errors import UsageError
-from lessonkit.grade.grader import Grader
-from lessonkit.grade.inputs import MAX_SEED
+from lessonkit.grade import Grader
+from lessonkit.grade.judging import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        from lessonkit.grade.report import report_view
+        from lessonkit.grade.judging import report_view
 
         console().print(report_view(report))
     return 0 if report.passed else 1
@@ -181,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
 def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
     import time
 
-    from lessonkit.grade.report import report_view
-    from lessonkit.grade.watch import watch
+    from lessonkit.grade import watch
+    from lessonkit.grade.judging import report_view
 
     out = console()
 
@@ -230,10 +230,7 @@ def _batch(args: argparse.Namespace) -> int:
     )
     from lessonkit.commands._course import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batch import relative_to
-    from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.batch_lifecycle import run_batch
-    from lessonkit.grade.lesson_batch import lesson_kind
+    from lessonkit.grade.batches import lesson_kind, relative_to, run_batch, submissions_in
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -301,7 +298,7 @@ def _batch(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outcome.summary, indent=2))
     else:
-        from lessonkit.grade.report import batch_table
+        from lessonkit.grade.judging import batch_table
 
         view = console()
         view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))

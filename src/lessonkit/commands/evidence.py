@@ -21,7 +21,7 @@ from lessonkit.commands._common import (
 from lessonkit.defaults import DEFAULT_TIMEOUT_S
 from lessonkit.evidence.observe import collect_evidence
 from lessonkit.evidence.report import render_report, report_stem
-from lessonkit.grade.sources import read_submission
+from lessonkit.grade.submission import read_submission
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.receipts import write_new
 from lessonkit.settings import grading_settings

@@ -167,9 +167,7 @@ def _batch(args: argparse.Namespace) -> int:
         say_interrupted,
         say_kept,
     )
-    from lessonkit.grade.batch import relative_to
-    from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.batch_lifecycle import run_batch
+    from lessonkit.grade.batches import relative_to, run_batch, submissions_in
     from lessonkit.project.batch import project_kind
 
     folder = Path(args.batch)

@@ -1,7 +1,7 @@
 """`lessonkit regrade`: grade a lesson's kept attempts again with today's lesson.
 
 Each regrade is a new grading in the gradebook, never an overwrite (`lessonkit.course.regrade`),
-graded as a batch of the gradebook's kept bytes (`grade.batch_lifecycle.run_batch`);
+graded as a batch of the gradebook's kept bytes (`grade.batches.lifecycle.run_batch`);
 the command prints how many counting attempts were graded under an older grading fingerprint,
 before and after, and whose counting points changed.
 """
@@ -26,9 +26,7 @@ from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import keep_regrades, regrade_items, regrade_targets
-from lessonkit.grade.batch_lifecycle import KeptBytes, run_batch
-from lessonkit.grade.fingerprint import grading_fingerprint, short
-from lessonkit.grade.lesson_batch import lesson_kind
+from lessonkit.grade.batches import KeptBytes, grading_fingerprint, lesson_kind, run_batch, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.limits import DEFAULT_LIMITS

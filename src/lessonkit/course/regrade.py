@@ -2,7 +2,7 @@
 
 After a rubric fix, every kept attempt of the lesson (or of one student) is graded again on
 one seed, each in its own sandboxed child, as a batch of kept bytes
-(`grade.batch_lifecycle.run_batch`), and kept as a new grading of those
+(`grade.batches.lifecycle.run_batch`), and kept as a new grading of those
 bytes under the lesson's grading fingerprint now; every submission of those bytes is then
 read with it. Bytes several submissions share are graded once. The result lists whose
 counting points changed.
@@ -25,10 +25,8 @@ from lessonkit.course.gradebook import (
     older_gradings,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_folder import BatchItem
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.batches import BatchEntry, BatchItem
+from lessonkit.grade.judging import GradeReport, Scoring
 from lessonkit.lesson.model import Lesson
 
 
@@ -77,7 +75,7 @@ def regrade_targets(book: Gradebook, lesson: Lesson, student: str | None) -> tup
 
 def regrade_items(book: Gradebook, todo: tuple[Attempt, ...]) -> tuple[BatchItem, ...]:
     """The kept bytes of `todo` (`regrade_targets`), each named by its attempt's number, to
-    be graded again (`grade.batch_lifecycle.KeptBytes`).
+    be graded again (`grade.batches.lifecycle.KeptBytes`).
 
     Kept bytes that no longer hash to their attempt's sha256 are refused before anything is
     graded: a gradebook changed by hand cannot pass other bytes off as a student's.

@@ -18,18 +18,10 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lessonkit.grade.checks import Runs, check_all
-from lessonkit.grade.child_pool import ChildPool
-from lessonkit.grade.diagnosis import diagnose_all
-from lessonkit.grade.inputs import new_seed
-from lessonkit.grade.mistakes import MistakeRun
-from lessonkit.grade.mistakes_pending import PendingMistakes, pending_mistakes
-from lessonkit.grade.plan import Plan, plan_cells
-from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.reference_checks import check_reference
-from lessonkit.grade.reference_store import reference_store
-from lessonkit.grade.requests import (
+from lessonkit.grade.channel.child_pool import ChildPool
+from lessonkit.grade.channel.mistakes_pending import PendingMistakes, pending_mistakes
+from lessonkit.grade.channel.reference_store import reference_store
+from lessonkit.grade.channel.requests import (
     LessonGrading,
     build_request,
     lesson_grading,
@@ -37,10 +29,18 @@ from lessonkit.grade.requests import (
     warm_up_request,
     wire_names,
 )
-from lessonkit.grade.results import GradeReport, run_failed
-from lessonkit.grade.review import review_marks
-from lessonkit.grade.sources import Submission, read_submission
-from lessonkit.grade.worker_handle import GradingError
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.judging.checks import Runs, check_all
+from lessonkit.grade.judging.diagnosis import diagnose_all
+from lessonkit.grade.judging.inputs import new_seed
+from lessonkit.grade.judging.mistakes import MistakeRun
+from lessonkit.grade.judging.results import GradeReport, run_failed
+from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
+from lessonkit.grade.self_checks.reference_checks import check_reference
+from lessonkit.grade.submission.plan import Plan, plan_cells
+from lessonkit.grade.submission.review import review_marks
+from lessonkit.grade.submission.sources import Submission, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.settings import DEFAULT_SETTINGS, GradingSettings
 
@@ -77,7 +77,7 @@ class Grader:
     prepared once, the reference runs once and every file sees the same input sets (one
     seed per command). `_lock` guards the prepared lessons; `_reference_lock` makes one
     thread collect a reference record while the others wait for it. The children and their
-    threads are the pool's (`grade.child_pool`).
+    threads are the pool's (`grade.channel.child_pool`).
     """
 
     def __init__(
@@ -138,7 +138,7 @@ class Grader:
     def prepare(self, lesson: Lesson) -> PreparedLesson:
         """The lesson prepared for grading, once per grader: the reference run is queued
         without waiting for it, or none when the reference store keeps its record
-        (`grade/reference_store.py`), so no trusted child starts at all."""
+        (`grade/channel/reference_store.py`), so no trusted child starts at all."""
         with self._lock:
             prepared = self._prepared.get(lesson.meta.id)
         return prepared or self._prepare(lesson_grading(lesson, self.seed))

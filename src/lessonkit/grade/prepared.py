@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from lessonkit.grade.known_answers import Varied, varied_of
-from lessonkit.grade.plan import Plan
-from lessonkit.grade.protocol import Request
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.reference_checks import check_reference
-from lessonkit.grade.reference_store import ReferenceStore, reference_key
-from lessonkit.grade.requests import LessonGrading, build_request, wire_names
-from lessonkit.grade.worker_handle import GradingError
+from lessonkit.grade.channel.protocol import Request
+from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
+from lessonkit.grade.channel.requests import LessonGrading, build_request, wire_names
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.self_checks.reference_checks import check_reference
+from lessonkit.grade.submission.known_answers import Varied, varied_of
+from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import Lesson
 
 

@@ -44,7 +44,7 @@ The block's body is YAML::
       # vary: updated + transform: replace + value: {...}   a name a step assigns
 
 A generator's `edges` are values of its own shape (a list of them): each is one more input
-set on every run, graded like a drawn one (`lessonkit.grade.inputs`).
+set on every run, graded like a drawn one (`lessonkit.grade.judging.inputs`).
 
 Every mistake is a `LessonError` at the block's line (or the probe's own line).
 """
@@ -56,8 +56,8 @@ import re
 from collections.abc import Callable
 from typing import get_args
 
-from lessonkit.child.transforms import ROWS, ValueShape
-from lessonkit.child.transforms import row as transform_row
+from lessonkit.grading_child.transforms import ROWS, ValueShape
+from lessonkit.grading_child.transforms import row as transform_row
 from lessonkit.lesson.model import (
     AttemptStatus,
     Bernoulli,

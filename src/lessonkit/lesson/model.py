@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from lessonkit.child.transforms import AUTHORED
+from lessonkit.grading_child.transforms import AUTHORED
 from lessonkit.lesson.rules.base import TaskRule
 
 STAGES: tuple[str, ...] = (
@@ -270,7 +270,7 @@ class Uniform:
     """One generated input leaf: uniform in [low, high], rounded to `decimals`, float32.
 
     `edges` are values of the leaf's shape that no draw reaches (bounds, and beyond them):
-    each is one more input set on every run (`lessonkit.grade.inputs`).
+    each is one more input set on every run (`lessonkit.grade.judging.inputs`).
     """
 
     low: float

@@ -3,7 +3,7 @@
 Run by path, never imported from lessonkit (it may run inside the sandbox, which sees only
 the files bound into it): `python -I confine.py CONFINEMENT -- PROGRAM ARG...` applies the
 limits and the user of CONFINEMENT (a `Confinement` record as one JSON line, from
-`lessonkit/child/confinement.py`, which it loads by path with its folder) to itself and then
+`lessonkit/grading_child/confinement.py`, which it loads by path with its folder) to itself and then
 becomes PROGRAM, so every child that runs learner code (the grading worker, a learner's
 whole script) starts already confined. The parent writes the record
 (`run/confined_child.py`), its numbers from `run/limits.py`.
@@ -18,8 +18,8 @@ import resource
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHILD_FOLDER = os.path.join(os.path.dirname(HERE), "child")
-"""`lessonkit/child/`: where the `Confinement` record and its codec are declared."""
+CHILD_FOLDER = os.path.join(os.path.dirname(HERE), "grading_child")
+"""`lessonkit/grading_child/`: where the `Confinement` record and its codec are declared."""
 
 
 def limit_resources(memory_bytes: int, file_bytes: int, processes: int, cpu_seconds: int) -> None:
@@ -66,11 +66,11 @@ def read_confinement(line: str):
     loaded by path as the package `lessonkit_child`, as the grading child loads it."""
     if "lessonkit_child" not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            "lessonkit_child_start", os.path.join(CHILD_FOLDER, "start.py")
+            "lessonkit_child_main", os.path.join(CHILD_FOLDER, "main.py")
         )
-        start = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(start)
-        start.load_child_package()
+        main = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(main)
+        main.load_child_package()
     from lessonkit_child.confinement import Confinement
 
     return Confinement.from_line(line)

@@ -1,6 +1,6 @@
 """Start one child under an `Isolation` and `Limits`: the one way a confined child is made.
 
-The grading worker (`grade/worker_handle.py`, the trusted reference and each learner child)
+The grading worker (`grade/channel/worker_handle.py`, the trusted reference and each learner child)
 and a learner's whole script (`run/whole_script.py`) are started here alike, in this order:
 
 1. remove what killed parents left (`run/leftovers.py`);
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from lessonkit.child.confinement import Confinement
+from lessonkit.grading_child.confinement import Confinement
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits

@@ -1,6 +1,6 @@
 """Make a grading child forked from the starter a process of its own, before learner code.
 
-The starter (`fork_server.py`) imported JAX once; each learner's child is a fork of it, and this
+The starter (`starter_main.py`) imported JAX once; each learner's child is a fork of it, and this
 module takes the fork from "a copy of a trusted process" to "as confined as a child started
 from scratch" (see `run/sandbox.py` and `run/confine.py` for that child). The steps, in the
 order the kernel allows them:
@@ -18,7 +18,7 @@ order the kernel allows them:
 
 Without a sandbox (the grader has no bubblewrap) only steps 1 and 5 apply, as for a child
 started from scratch. What each fork becomes is the parent's `Confinement` record
-(`lessonkit/child/confinement.py`). Standard library only: this runs in the starter, in the
+(`lessonkit/grading_child/confinement.py`). Standard library only: this runs in the starter, in the
 sandbox.
 """
 
@@ -29,7 +29,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # loaded by path in the starter, which reads the record itself
-    from lessonkit.child.confinement import Confinement
+    from lessonkit.grading_child.confinement import Confinement
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000

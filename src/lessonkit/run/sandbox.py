@@ -30,14 +30,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.child import confinement
+from lessonkit.grading_child import confinement
 from lessonkit.run.import_paths import import_paths
 from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, remove_stale_scratch, stale_cgroups
 from lessonkit.run.limits import Limits
 
 CONFINE_SCRIPT = Path(__file__).with_name("confine.py")  # the limits, run by path in a child
 RECORD_FOLDER = Path(confinement.__file__).parent
-"""`lessonkit/child/`, where the record `CONFINE_SCRIPT` reads is declared: bound beside it."""
+"""`lessonkit/grading_child/`, where the record `CONFINE_SCRIPT` reads is declared: bound beside
+it."""
 UID_BASE = 1_900_000_000  # user ids for learner children: far above any real account
 UID_SPAN = 100_000_000
 WORKING = "/tmp/work"  # where a bound working folder appears inside the sandbox

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from lessonkit.child.confinement import Confinement
 from lessonkit.defaults import GREETING_WAIT_S, START_WAIT_S
+from lessonkit.grading_child.confinement import Confinement
 from lessonkit.run.confined_child import (
     ConfinedChild,
     bound_paths,
@@ -50,7 +50,7 @@ from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import child_cgroup, process_limit
 
-FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
+FORK_SERVER = Path(__file__).with_name("starter_main.py")  # the starter, run by path
 ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -123,7 +123,7 @@ class Starter:
         limits: Limits,
         preload: Sequence[str] = (),
     ):
-        """`child_folder` holds the grading child's program (`lessonkit/child/`); `preload`
+        """`child_folder` holds the grading child's program (`lessonkit/grading_child/`); `preload`
         names modules the starter imports before any fork (a lesson's own imports)."""
         self.isolation = isolation
         readable = (child_folder, FORK_SERVER, ISOLATE_SCRIPT)

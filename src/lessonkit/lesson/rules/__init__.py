@@ -7,7 +7,7 @@ one list of them, gathered from the package's modules in their `order`; reading
 (`lesson.grading_block`), validation, the rubric, the requests, the checks, the verdicts'
 words and the report loop over it. So a new rule that the parent applies is one module here;
 one the child runs adds its hook, registered under the rule's key beside `EVENTS` in
-`child/wire.py`.
+`grading_child/wire.py`.
 
 The package lives in `lesson/`, not in `grade/` nor beside it: reading lesson.md must reach
 every rule's spelling and validation, and the layers let `lesson` import neither `grade` nor a

@@ -3,7 +3,7 @@ reads, and the failure it finds.
 
 A rule's check runs in the parent while a task is graded, but this package sits in the
 lesson layer (reading lesson.md must reach every rule, and `lesson` may not import `grade`),
-so a check reads the task through `RuleFacts`, a protocol that `grade.checks.TaskFacts`
+so a check reads the task through `RuleFacts`, a protocol that `grade.judging.checks.TaskFacts`
 meets, and never imports the grader.
 """
 
@@ -39,14 +39,14 @@ class Failure:
 
 
 class ErrorFacts(Protocol):
-    """An error the child reported (`grade.protocol.ErrorInfo`), as a check words it."""
+    """An error the child reported (`grade.channel.protocol.ErrorInfo`), as a check words it."""
 
     type: str
     message: str
 
 
 class OutcomeFacts(Protocol):
-    """How one name a rule's child hook watched fared (`grade.protocol.RuleOutcome`)."""
+    """How one name a rule's child hook watched fared (`grade.channel.protocol.RuleOutcome`)."""
 
     name: str
     status: str
@@ -54,7 +54,8 @@ class OutcomeFacts(Protocol):
 
 
 class ReportFacts(Protocol):
-    """The child's report of one run of a cell (`grade.protocol.CellReport`), as a rule reads it."""
+    """The child's report of one run of a cell (`grade.channel.protocol.CellReport`), as a rule
+    reads it."""
 
     def outcomes(self, key: str) -> Sequence[OutcomeFacts]:
         """What the hook of the rule with wire key `key` reported; none when not asked."""
@@ -62,7 +63,7 @@ class ReportFacts(Protocol):
 
 
 class RuleFacts(Protocol):
-    """What a rule's check reads of one task (`grade.checks.TaskFacts` meets it)."""
+    """What a rule's check reads of one task (`grade.judging.checks.TaskFacts` meets it)."""
 
     def rule(self, kind: RuleKind[R]) -> R | None:
         """The task's value of one rule, or None when the task is not given it."""
@@ -104,7 +105,7 @@ class RuleKind(Generic[R]):
     cell against it, under the check name `checks[0]`, worded as `words` in reports; a rule
     without a check of its own names in `checks` the checks that apply it. `ask` is what the
     grading child must be told for a task given the rule (its wire key is `key`), if
-    anything: the child runs the rule's hook registered under that key in `child/wire.py`,
+    anything: the child runs the rule's hook registered under that key in `grading_child/wire.py`,
     and `run_gap` reads its report of the lesson's own solution.
     """
 

@@ -1,7 +1,7 @@
 """`jit:` in {grading}: functions a task's cell defines, also called under `jax.jit`.
 
 The grading child calls each use of a named function a second time through `jax.jit` (its
-hook, `child/jit_watch.py`, runs for a cell whose request names them under the wire key
+hook, `grading_child/jit_watch.py`, runs for a cell whose request names them under the wire key
 `jit`); that needs the cell to bind the function at its top level (a `def` or an assignment)
 and to use it. The lesson's own solution is checked for both when the lesson loads, so a
 rule that its reference answer could never meet is refused at its line in lesson.md.
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lessonkit.child.names import bound_at_top
+from lessonkit.grading_child.names import bound_at_top
 from lessonkit.lesson.rules.base import ErrorFacts, Fail, Failure, OutcomeFacts, RuleFacts, RuleKind
 from lessonkit.lesson.syntax import parse_python
 

@@ -1,0 +1,261 @@
+"""A batch is one call: `run_batch(kind, options, on_entry)` -> a `BatchOutcome`.
+
+Whatever the kind (a lesson's `check --batch`, a phase's `project --batch`), the steps are
+the same and happen here, in this order: the outputs are refused inside the submissions
+folder, the grading key is read, the gradebook (if any) is opened, every output path is
+checked and the journal read (`--resume`) and started afresh, files the gradebook graded
+before are reused, the rest graded and journalled as they come, the gradebook keeps the
+gradings, and the outputs are written (a shard seals its journal). Ctrl-C while grading is
+an outcome too: what the journal keeps and the command that goes on from there. The
+commands only build the options and render the outcome.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from lessonkit.errors import UsageError, shown
+from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry
+from lessonkit.grade.batches.folder import BatchItem, Listing
+from lessonkit.grade.batches.grading_key import grading_key
+from lessonkit.grade.batches.journal import JournalEntry, R, Shard
+from lessonkit.lesson.text import safe_name
+
+K = TypeVar("K")
+"""What a gradebook says it kept (the command renders it)."""
+
+BatchStatus = Literal["written", "interrupted", "graded"]
+"""`written`: every file graded and the outputs written; `interrupted`: Ctrl-C while
+grading, the journal keeps what was graded; `graded`: kept bytes graded again, nothing
+written (the caller keeps the entries)."""
+
+
+@dataclass(frozen=True)
+class Reuse(Generic[R]):
+    """What a gradebook already holds a grading of: those files are shown, not graded."""
+
+    entries: tuple[BatchEntry[R], ...]
+    note: str | None = None  # said before grading (gradings of another fingerprint)
+
+
+class BatchGradebook(Protocol[R, K]):
+    """A gradebook a batch keeps its gradings in (`check --batch --gradebook`)."""
+
+    def reusable(self, paths: Sequence[Path], fingerprint: str) -> Reuse[R]: ...
+
+    def keep(self, entries: Sequence[JournalEntry[R]], fingerprint: str) -> K: ...
+
+
+@dataclass(frozen=True)
+class BatchOptions(Generic[R, K]):
+    """Where a batch reads and writes, and how it goes on from an earlier one."""
+
+    folder: Path  # the submissions: data, never written to
+    paths: tuple[Path, ...]  # the files (and unlistable folders) of `listing` this batch grades
+    listing: Listing
+    out_dir: Path
+    key: str | None = None  # --key: the grading key's file (default: the instructor's)
+    resume: bool = False
+    seed: int | None = None
+    shard: Shard | None = None
+    argv: tuple[str, ...] = field(default_factory=lambda: tuple(sys.argv[1:]))
+    gradebook: Callable[[], BatchGradebook[R, K]] | None = None  # opened once outputs are safe
+
+
+@dataclass(frozen=True)
+class KeptBytes:
+    """Bytes a gradebook kept, graded again (`lessonkit regrade`): no folder is read and
+    nothing is written, so there is no journal and no output; the entries are the outcome."""
+
+    items: tuple[BatchItem, ...]
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class BatchStart:
+    """What is known before grading starts: said, then the progress starts from here."""
+
+    total: int  # rows of the batch
+    todo: int  # of those, graded now
+    resumed: int  # kept from the interrupted batch's journal
+    reused: int  # unchanged since the gradebook kept them
+    failures_kept: int  # of the kept and the reused, those that did not pass
+    journal_note: str | None  # the journal is not resumed, and why
+    gradebook_note: str | None
+
+
+@dataclass(frozen=True)
+class BatchOutcome(Generic[R, K]):
+    """A batch, done or interrupted: everything its command shows."""
+
+    status: BatchStatus
+    entries: tuple[BatchEntry[R], ...]  # every row, in path order (none when interrupted)
+    summary: dict[str, Any]  # the JSON output, as written (empty when interrupted)
+    written: tuple[Path, ...]  # the outputs (none when interrupted)
+    seed: int | None
+    total: int
+    resumed: int  # kept from the interrupted batch's journal
+    reused: int  # unchanged since the gradebook kept them
+    graded_now: int  # graded and journalled by this run
+    graded_here: int  # of those, files a grading child ran
+    seconds: float  # grading's wall time
+    journal: Path | None  # None for kept bytes, which are not journalled
+    journal_problem: str | None  # the journal could not be written: --resume cannot go on
+    resume_command: str | None  # the command that goes on from where this run stopped
+    kept: K | None = None  # what the gradebook kept
+
+    @property
+    def journalled(self) -> int:
+        """Files the journal keeps: what `--resume` would not grade again."""
+        return self.resumed + self.graded_now
+
+
+def refuse_inside(out_dir: Path, folder: Path) -> None:
+    """The outputs never go inside the submissions folder: what is there is not trusted."""
+    try:
+        inside, submissions = out_dir.resolve(), folder.resolve()
+    except (OSError, RuntimeError):  # a link loop: writing there fails later, with a message
+        return
+    if inside == submissions or submissions in inside.parents:
+        raise UsageError(
+            f"the output folder {safe_name(shown(out_dir))} is inside the submissions folder "
+            f"{safe_name(shown(folder))}; a batch never writes there, and a journal or output "
+            "found there could have been planted",
+            fix="give --out a folder outside it, or leave --out out to write to "
+            "./check-LESSON/ in the current folder",
+        )
+
+
+def run_batch(
+    kind: BatchKind[R],
+    options: BatchOptions[R, K] | KeptBytes,
+    on_entry: OnEntry[R] | None = None,
+    on_start: Callable[[BatchStart], None] | None = None,
+) -> BatchOutcome[R, K]:
+    """Grade a folder (or kept bytes) as one batch of `kind`; `on_start` is told what is
+    known before grading, `on_entry` each row graded now, in the order they finish.
+
+    Raises:
+        UsageError: an output, the key, the gradebook or the journal cannot be used (before
+            any grading), or the gradebook cannot keep the gradings (the journal keeps them).
+    """
+    if isinstance(options, KeptBytes):
+        return _grade_kept(kind, options, on_entry, on_start)
+    refuse_inside(options.out_dir, options.folder)
+    key = grading_key(options.key, not_inside=(options.folder, options.out_dir))
+    gradebook = options.gradebook() if options.gradebook is not None else None
+    run = BatchRun(
+        kind,
+        options.folder,
+        options.out_dir,
+        resume=options.resume,
+        seed=options.seed,
+        key=key,
+        listing=options.listing,
+        shard=options.shard,
+    )
+    paths = list(options.paths)
+    run.prepare(paths)
+    reuse = gradebook.reusable(paths, kind.fingerprint) if gradebook is not None else None
+    if reuse is not None:
+        run.reuse(reuse.entries)
+    if on_start is not None:
+        on_start(
+            BatchStart(
+                total=len(paths),
+                todo=len(run.todo(paths)),
+                resumed=len(run.done),
+                reused=len(run.known),
+                failures_kept=run.failures_kept(),
+                journal_note=run.note,
+                gradebook_note=None if reuse is None else reuse.note,
+            )
+        )
+    started = time.monotonic()
+    try:
+        entries = run.grade(paths, on_report=on_entry)
+    except KeyboardInterrupt:
+        return _outcome(run, options, "interrupted", (), {}, (), time.monotonic() - started)
+    seconds = time.monotonic() - started
+    # The gradebook first: until the outputs are written the journal is kept, so a gradebook
+    # that cannot be written loses nothing (`--resume` goes on from the journal).
+    kept = None
+    if gradebook is not None:
+        try:
+            kept = gradebook.keep([run.journal_entry(e) for e in entries], kind.fingerprint)
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc.message}; the {len(entries)} graded file(s) are kept in the journal "
+                f"{safe_name(shlex.quote(shown(run.journal)))}",
+                fix=f"{exc.fix or 'mend the gradebook'}, then go on with: "
+                f"{safe_name(run.resume_command(options.argv))}",
+            ) from None
+    summary = run.summary(entries)
+    written = run.write_outputs(entries, summary)
+    return _outcome(run, options, "written", entries, summary, tuple(written), seconds, kept)
+
+
+def _outcome(
+    run: BatchRun[R],
+    options: BatchOptions[R, K],
+    status: BatchStatus,
+    entries: tuple[BatchEntry[R], ...],
+    summary: dict[str, Any],
+    written: tuple[Path, ...],
+    seconds: float,
+    kept: K | None = None,
+) -> BatchOutcome[R, K]:
+    return BatchOutcome(
+        status=status,
+        entries=entries,
+        summary=summary,
+        written=written,
+        seed=run.seed,
+        total=len(options.paths),
+        resumed=len(run.done),
+        reused=len(run.known),
+        graded_now=run.graded_now,
+        graded_here=run.graded_here,
+        seconds=seconds,
+        journal=run.journal,
+        journal_problem=run.journal_problem,
+        resume_command=run.resume_command(options.argv),
+        kept=kept,
+    )
+
+
+def _grade_kept(
+    kind: BatchKind[R],
+    options: KeptBytes,
+    on_entry: OnEntry[R] | None,
+    on_start: Callable[[BatchStart], None] | None,
+) -> BatchOutcome[R, K]:
+    """Kept bytes graded on one seed, each as a folder's file would be; nothing written."""
+    items = options.items
+    if on_start is not None:
+        on_start(BatchStart(len(items), len(items), 0, 0, 0, None, None))
+    seed = kind.new_seed() if options.seed is None and items else options.seed
+    started = time.monotonic()
+    entries = kind.grade(items, seed, on_entry or (lambda entry: None)) if items else ()
+    return BatchOutcome(
+        status="graded",
+        entries=tuple(entries),
+        summary={},
+        written=(),
+        seed=seed,
+        total=len(items),
+        resumed=0,
+        reused=0,
+        graded_now=len(entries),
+        graded_here=len(entries),
+        seconds=time.monotonic() - started,
+        journal=None,
+        journal_problem=None,
+        resume_command=None,
+    )

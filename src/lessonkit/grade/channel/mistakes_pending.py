@@ -1,0 +1,63 @@
+"""The declared mistakes' runs on their way: kept by the reference store, or sent to the
+trusted reference child and collected from it, then kept (`grade/channel/reference_store.py`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from lessonkit.grade.channel.protocol import Request
+from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
+from lessonkit.grade.channel.requests import LessonGrading, wire_names
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import WorkerHandle
+from lessonkit.grade.judging.mistakes import (
+    MistakeRequest,
+    MistakeRun,
+    mistake_requests,
+    mistake_runs,
+)
+
+
+@dataclass(frozen=True)
+class PendingMistakes:
+    """Every mistake request, the records the store keeps (None: sent to the child), and
+    where each is stored."""
+
+    requests: tuple[MistakeRequest, ...]
+    kept: tuple[RunRecord | None, ...]
+    names: dict[str, str]
+    store: ReferenceStore | None
+    stored_as: tuple[tuple[str, str], ...]
+
+    @property
+    def to_send(self) -> tuple[Request, ...]:
+        return tuple(r.request for r, k in zip(self.requests, self.kept, strict=True) if k is None)
+
+    def collect(self, worker: WorkerHandle | None, limit: float) -> tuple[MistakeRun, ...]:
+        """Each request's record: the kept one, else the child's, which is then stored."""
+        records = []
+        for sent, kept, stored_as in zip(self.requests, self.kept, self.stored_as, strict=True):
+            if kept is None:
+                assert worker is not None, "a request not kept was sent to the reference child"
+                deadline = time.monotonic() + limit
+                kept = worker.collect(sent.request, deadline, timeout=limit, names=self.names)
+                if self.store is not None and kept.stop_reason is None:
+                    self.store.save(*stored_as, kept)
+            records.append(kept)
+        return mistake_runs(self.requests, records)
+
+
+def pending_mistakes(
+    grading: LessonGrading, prefix: str, seed: int, store: ReferenceStore | None
+) -> PendingMistakes:
+    """The lesson's mistake requests, with what the store already keeps of them."""
+    names = wire_names(grading)
+    requests = mistake_requests(grading, names, prefix)
+    meta = grading.lesson.meta
+    stored_as = tuple(
+        (meta.id, reference_key(meta.id, meta.revision, seed, r.request, names) if store else "")
+        for r in requests
+    )
+    kept = tuple(None if store is None else store.load(*key) for key in stored_as)
+    return PendingMistakes(requests, kept, names, store, stored_as)

@@ -1,0 +1,125 @@
+"""Which declared mistake a learner's answer makes, and the feedback that names it.
+
+A learner's task values are matched to a declared mistake when, on every scenario the
+reference ran, they agree with that mistake's values (as the task's `accept:` compares) and
+somewhere differ from the reference's. The learner then reads the mistake's title, what it
+misunderstands and what to do instead, before what the check found. No attempt's or
+solution's code is ever shown: only the lesson's own words about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lessonkit.grade.channel.protocol import CellReport
+from lessonkit.grade.channel.requests import LessonGrading
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.judging.checks import LESSON
+from lessonkit.grade.judging.mistake_text import diagnosed
+from lessonkit.grade.judging.mistakes import MistakeRun
+from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
+from lessonkit.grade.judging.rubric import TaskRubric
+from lessonkit.grade.judging.values import value_problem
+from lessonkit.grade.submission.plan import Plan
+from lessonkit.lesson.model import DeclaredAttempt
+from lessonkit.lesson.rules import CheckName
+from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
+
+UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
+"""Checks whose problem is not an answer at all: no mistake is looked for."""
+
+
+def _task_reports(record: RunRecord, plan: Plan, task_id: str) -> dict[str, CellReport]:
+    """A task cell's report in each scenario of a run, by scenario name."""
+    cell = plan.task_cell(task_id)
+    if cell is None:
+        return {}
+    return {scenario: run for (scenario, index), run in record.runs.items() if index == cell.index}
+
+
+def _asserted(run: CellReport) -> bool:
+    """The run stopped at an `assert`: the learner's own check, which an attempt may leave out."""
+    return run.error is not None and run.error.type == "AssertionError"
+
+
+def _agree(
+    names: Iterable[str], a: CellReport | None, b: CellReport | None, accept: Accept
+) -> bool:
+    """Both runs of a cell reached the same graded names with the same values (a run that
+    stopped before a name leaves it out, and so does a print in place of an error), except
+    names that one run's own failing `assert` kept it from reaching."""
+    if a is None or b is None:
+        return a is None and b is None
+    for name in names:
+        if name in a.values and name in b.values:
+            if value_problem(name, a.values[name], b.values[name], accept):
+                return False
+        elif name in a.values or name in b.values:
+            short = b if name in a.values else a
+            if not _asserted(short):
+                return False
+    return True
+
+
+def matched_mistake(
+    rubric: TaskRubric,
+    learner: tuple[Plan, RunRecord],
+    reference: tuple[Plan, RunRecord],
+    mistakes: tuple[MistakeRun, ...],
+    scenarios: frozenset[str] | None = None,
+) -> DeclaredAttempt | None:
+    """The first declared mistake of this task whose values the learner's agree with on
+    every scenario of the reference that grades the task (`scenarios`; None: all), where
+    the learner's differ from the reference's."""
+    task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
+    expected = _task_reports(reference[1], reference[0], task_id)
+    if scenarios is not None:
+        expected = {s: run for s, run in expected.items() if s in scenarios}
+    got = _task_reports(learner[1], learner[0], task_id)
+    if not any(not _agree(names, expected[s], got.get(s), accept) for s in expected):
+        return None  # the learner's values are the reference's: no mistake to name
+    for mistake in mistakes:
+        if mistake.attempt.task != task_id:
+            continue
+        made = _task_reports(mistake.record, mistake.plan, task_id)
+        reached = any(n in run.values for run in made.values() for n in names)
+        if reached and all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
+            return mistake.attempt
+    return None
+
+
+def graded_scenarios(grading: LessonGrading) -> dict[str, frozenset[str]]:
+    """Per task, the scenarios its checks read: the lesson's inputs, the drawn input sets
+    and the task's own probes (another task's probe says nothing about this one)."""
+    common = {LESSON, *(s.name for s in grading.inputs.others)}
+    return {
+        r.task.id: frozenset(common | {p.name for p in grading.probes if p.probe.task == r.task.id})
+        for r in grading.rubrics
+    }
+
+
+def diagnose_all(
+    tasks: tuple[TaskResult, ...],
+    grading: LessonGrading,
+    learner: tuple[Plan, RunRecord],
+    expected: RunRecord,
+    mistakes: tuple[MistakeRun, ...],
+) -> tuple[TaskResult, ...]:
+    """Every failed or erroring task's verdict, with the declared mistake it makes, if any."""
+    by_id = {r.task.id: r for r in grading.rubrics}
+    reference = (grading.reference, expected)
+    scenarios = graded_scenarios(grading)
+    out = []
+    for result in tasks:
+        rubric = by_id.get(result.id)
+        if (
+            rubric is None
+            or result.status in (NOT_ATTEMPTED, PASSED)
+            or result.check in UNDIAGNOSED
+        ):
+            out.append(result)
+            continue
+        graded = scenarios.get(result.id)
+        mistake = matched_mistake(rubric, learner, reference, mistakes, graded)
+        out.append(diagnosed(result, rubric.task, mistake))
+    return tuple(out)

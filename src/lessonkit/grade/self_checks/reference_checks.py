@@ -1,0 +1,112 @@
+"""The lesson's own reference run must be sound before any file is graded against it.
+
+The reference child runs the lesson's steps and solutions in every scenario; these checks
+refuse a lesson whose own code fails, whose solution fails a rule its child runs (`jit:`),
+whose graded name has no comparable value, or whose probe names a value the solution never
+reaches, each with one message at its lesson.md line.
+"""
+
+from __future__ import annotations
+
+from lessonkit.grade.channel.requests import LessonGrading
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.judging.checks import LESSON
+from lessonkit.grade.judging.probes import ProbeRun
+from lessonkit.grade.judging.values import layout, opaque_type
+from lessonkit.lesson.rules import RULES
+
+
+def check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str) -> None:
+    """The lesson's own code must run cleanly, or grading against it means nothing."""
+    if record.stop_reason:
+        raise GradingError(
+            f"the grading process could not run the lesson's reference code: {record.stop_reason}",
+            fix="check that JAX imports in this environment: python -c 'import jax'"
+            + (f"\n{diagnostics.strip()}" if diagnostics.strip() else ""),
+        )
+    names = {r.task.id: r.names for r in grading.rubrics}
+    drawn = {s.name for s in grading.inputs.others}
+    for (scenario, index), run in record.runs.items():
+        cell = grading.reference.cell(index)
+        if run.error is None or scenario not in (LESSON, *drawn):
+            continue  # a probe may make the lesson's own code fail anywhere, by design
+        is_assert = run.error.type == "AssertionError"
+        reached = all(n in run.values for n in names.get(cell.task or "", ()))
+        if scenario != LESSON and is_assert and reached:
+            continue  # the lesson's own checks of typed-in numbers hold on its inputs only
+        line = (run.error.frames or ((index, cell.line, 1),))[-1][1]
+        seed = f" (input seed {grading.inputs.seed})" if scenario in drawn else ""
+        raise GradingError(
+            f"the lesson's reference code fails in scenario {scenario!r}{seed}: "
+            f"{run.error.type}: {run.error.message[:200]}",
+            where=f"{grading.lesson.path}:{line}",
+            fix="fix lesson.md so that its steps and solutions run"
+            + (" on every input its {grading} generators draw" if seed else ""),
+        )
+    _check_reference_rules(record, grading, (LESSON, *drawn))
+    _check_graded_values(record, grading)
+    for run in grading.probes:
+        _check_probe(record, grading, run)
+
+
+def _check_reference_rules(
+    record: RunRecord, grading: LessonGrading, scenarios: tuple[str, ...]
+) -> None:
+    """A solution whose run breaks its own rule (one the child runs, such as `jit:`) would
+    fail every learner who copies it."""
+    rubrics = {r.task.id: r for r in grading.rubrics}
+    for (scenario, index), run in record.runs.items():
+        rubric = rubrics.get(grading.reference.cell(index).task or "")
+        if rubric is None or scenario not in scenarios or run.error is not None:
+            continue
+        for kind in RULES:
+            rule = rubric.rule(kind)
+            gap = kind.run_gap(run) if kind.run_gap is not None and rule is not None else None
+            if gap is None:
+                continue
+            raise GradingError(
+                f"the solution of {rubric.task.id!r} fails its own {kind.key!r} rule in scenario "
+                f"{scenario!r}: {gap}",
+                where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
+                fix=kind.run_fix,
+            )
+
+
+def _check_graded_values(record: RunRecord, grading: LessonGrading) -> None:
+    """A graded name whose value has no comparable meaning (a function, an optimizer's
+    `GradientTransformation`, a jitted function, an object) would pass any answer of its
+    type: the lesson must grade what it returns instead."""
+    for rubric in grading.rubrics:
+        cell = grading.reference.task_cell(rubric.task.id)
+        report = record.get(LESSON, cell.index) if cell is not None else None
+        values = report.values if report is not None else {}
+        for name in rubric.names:
+            value = values.get(name)
+            opaque = opaque_type(value) if value is not None else None
+            if value is not None and opaque is not None:
+                what = opaque if opaque == layout(value) else f"{layout(value)} holding a {opaque}"
+                raise GradingError(
+                    f"task {rubric.task.id!r} grades `{name}`, a {what}: it has no value to "
+                    "compare, so any answer of that type would pass",
+                    where=f"{grading.lesson.path}:{rubric.task.line}",
+                    fix=f"grade what `{name}` returns or holds instead (an optimizer's state or "
+                    "updates, a function's result): have the scaffold leave that as todo(...)",
+                )
+
+
+def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:
+    """A probe whose messages name values the lesson's own solution never reaches is broken."""
+    probe = run.probe
+    cell = grading.reference.task_cell(probe.task)
+    report = record.get(run.name, cell.index) if cell is not None else None
+    values = report.values if report is not None else {}
+    for name, _ in probe.messages:
+        if name not in values:
+            raise GradingError(
+                f"probe {probe.name!r}: the lesson's own solution does not assign `{name}` "
+                "when the probe runs, so its message can never be shown",
+                where=f"{grading.lesson.path}:{probe.line}",
+                fix="name only values the solution assigns before anything the probe makes "
+                "fail, or vary another source",
+            )
