@@ -35,8 +35,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from lessonkit.grade.plan import SKIP, plan_submission
-from lessonkit.grade.sources import read_submission
+from lessonkit.grade.submission.plan import SKIP, plan_submission
+from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.cell import task_cell_source
 

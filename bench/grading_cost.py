@@ -35,7 +35,7 @@ daemonized or re-parented grandchild), and tree peak memory is not shown: the ta
 The floor: one process that imports JAX and runs the graded cells for all of the check's
 scenarios, the least any grader could spend. The learner child's requests of one `check`
 are recorded once (the before tree's `WorkerHandle.send`, patched in a recording run), then
-each round replayed into one unsandboxed grading child program (`lessonkit/child/start.py`)
+each round replayed into one unsandboxed grading child program (`lessonkit/grading_child/main.py`)
 with the grader's own child environment and compile cache: one process, one JAX import,
 the same cells and scenarios. Every figure prints its ratio to the floor: CPU-s to floor
 CPU-s, seconds to floor wall seconds, MiB to the floor's tree peak, files/min to 60 / floor
@@ -104,7 +104,7 @@ sys.exit(code)
 
 RECORD = """
 import json, sys
-from lessonkit.grade import worker_handle
+from lessonkit.grade.channel import worker_handle
 from lessonkit.run.isolation import compile_cache
 from lessonkit.run.process import GRADER_SETTINGS
 target, argv = sys.argv[1], sys.argv[2:]

@@ -251,8 +251,8 @@ def make_attempt(
     unsolved: tuple[str, ...] = (),
     prefix: str = "",
 ) -> str:
-    """The practice script with task cells filled in (see `grade.attempts.attempt_script`)."""
-    from lessonkit.grade.attempts import attempt_script
+    """The practice script with task cells filled in (see `grade.self_checks.attempts.attempt_script`)."""
+    from lessonkit.grade.self_checks.attempts import attempt_script
 
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 
@@ -285,7 +285,7 @@ def sandbox():
 def one_cell_request(source: str, budget: float):
     """A request that runs `source` as one task cell reporting `result`, on the lesson's
     inputs only."""
-    from lessonkit.grade.protocol import CellSpec, Request, ScenarioSpec
+    from lessonkit.grade.channel.protocol import CellSpec, Request, ScenarioSpec
 
     return Request(
         id="probe",
@@ -307,7 +307,7 @@ def session_starter(isolation, limits):
     forking needs is missing)."""
     import atexit
 
-    from lessonkit.grade.worker_handle import grading_starter
+    from lessonkit.grade.channel.worker_handle import grading_starter
     from lessonkit.run.forking import forks_children
 
     if not forks_children():
@@ -326,7 +326,7 @@ def run_one_cell(source: str, sandbox, *, limits=None, budget: float = 20.0, whi
     are stopped."""
     import time
 
-    from lessonkit.grade.worker_handle import WorkerHandle
+    from lessonkit.grade.channel.worker_handle import WorkerHandle
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import DEFAULT_LIMITS
 
@@ -361,7 +361,7 @@ def grade_shared(
     import time
 
     from lessonkit.grade import grade_many
-    from lessonkit.grade.batch_folder import read_items
+    from lessonkit.grade.batches.folder import read_items
     from lessonkit.run.isolation import Isolation, compile_cache
     from lessonkit.run.limits import Limits
     from lessonkit.run.sandbox import find_sandbox

@@ -1,4 +1,4 @@
-"""Red team: learner code in a fork of the grading starter (`run/starter.py`, `run/fork_server.py`,
+"""Red team: learner code in a fork of the grading starter (`run/starter.py`, `run/starter_main.py`,
 `run/isolate.py`) against the starter, its sibling forks and its own limits.
 
 Each test runs hostile cells in forks of one starter, as a `Grader` does for every file of a
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade import reported
-from lessonkit.grade.worker_handle import WorkerHandle, grading_starter
+from lessonkit.grade.channel import reported
+from lessonkit.grade.channel.worker_handle import WorkerHandle, grading_starter
 from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.child.encoder import Encoder
-from lessonkit.grade import reported as r
-from lessonkit.grade.literals import LiteralError, literal, zeros
-from lessonkit.grade.protocol import parse_value
+from lessonkit.grade.channel import reported as r
+from lessonkit.grade.channel.protocol import parse_value
+from lessonkit.grade.self_checks.literals import LiteralError, literal, zeros
+from lessonkit.grading_child.encoder import Encoder
 from lessonkit.lesson.load import load_lesson
 
 from conftest import FIXTURE_MD, REPO, invoke
@@ -121,7 +121,7 @@ def _leaves(value: r.Value) -> list[r.Value]:
 @settings(max_examples=200, deadline=None)
 @given(VALUES)
 def test_zeros_keep_the_layout_and_zero_every_leaf(value):
-    from lessonkit.grade.cheats import same_layout
+    from lessonkit.grade.self_checks.cheats import same_layout
 
     back = evaluated(zeros(value))
     assert same_layout(value, back)
@@ -134,7 +134,7 @@ def test_zeros_keep_the_layout_and_zero_every_leaf(value):
 
 
 def test_a_literal_imports_only_the_modules_it_names():
-    from lessonkit.grade.literals import imports_for
+    from lessonkit.grade.self_checks.literals import imports_for
 
     assert imports_for("x = jnp.zeros((2,), dtype='float32')") == ["import jax.numpy as jnp"]
     assert imports_for("x = np.array(1.0, dtype='float64')") == ["import numpy as np"]
@@ -171,8 +171,8 @@ def test_a_value_no_literal_reproduces_is_the_builders_error(value, said):
 
 @pytest.fixture(scope="module")
 def fixture_verdicts():
-    from lessonkit.grade.attempts import proving_grader
-    from lessonkit.grade.cheats import grade_cheats
+    from lessonkit.grade.self_checks.attempts import proving_grader
+    from lessonkit.grade.self_checks.cheats import grade_cheats
 
     with proving_grader(timeout=30.0) as grader:
         return grade_cheats(load_lesson(FIXTURE_MD), grader)
@@ -203,7 +203,7 @@ def test_the_fixture_lesson_rejects_every_cheat_of_the_set(fixture_verdicts):
 def test_a_cheat_that_is_not_well_formed_is_the_builders_error(monkeypatch):
     """Zeros built with the wrong layout (None) are not a cheat at all: verify blames the
     builder, whatever verdict the rubric gave them."""
-    from lessonkit.grade import cheats
+    from lessonkit.grade.self_checks import cheats
 
     monkeypatch.setattr(cheats, "zeros", lambda value: "None")
     problems = cheats.prove_cheats(load_lesson(FIXTURE_MD), timeout=30.0)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.worker_handle import WorkerHandle
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import Sandbox, _v1_folder
 

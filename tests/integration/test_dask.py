@@ -54,7 +54,7 @@ def test_a_dask_cluster_grades_like_a_local_batch(lesson, tmp_path, monkeypatch)
 
 
 def test_an_unreachable_scheduler_is_one_message(tmp_path, monkeypatch):
-    monkeypatch.setattr("lessonkit.grade.distributed.CONNECT_TIMEOUT_S", 2.0)
+    monkeypatch.setattr("lessonkit.grade.batches.distributed.CONNECT_TIMEOUT_S", 2.0)
     (tmp_path / "week1").mkdir()
     (tmp_path / "week1" / "a.py").write_text("x = 1\n", encoding="utf-8")
     argv = ["check", "state-02", "--batch", str(tmp_path / "week1"), "--out", str(tmp_path / "o")]

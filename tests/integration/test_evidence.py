@@ -159,7 +159,7 @@ def test_the_graders_verdicts_become_a_table():
 def test_evidence_runs_learner_code_only_in_the_graders_children(written):
     """One runner: no child of evidence's own, no `lessonkit check --json` shelled out."""
     assert written.started, "the grader's children were not seen"
-    programs = ("lessonkit/child/start.py", "lessonkit/run/fork_server.py")  # the grader's
+    programs = ("lessonkit/grading_child/main.py", "lessonkit/run/starter_main.py")  # the grader's
     workers = [a for a in written.started if any(p in a for p in programs)]
     others = [a for a in written.started if "-m lessonkit" in a]
     assert workers and not others, "\n".join(others)
@@ -187,9 +187,9 @@ def test_reported_key_arrays_come_back_as_the_same_keys():
     import jax
     import numpy as np
 
-    from lessonkit.child.encoder import Encoder
     from lessonkit.evidence.observe import NotData, live
-    from lessonkit.grade.reported import KeyArray, parse_value
+    from lessonkit.grade.channel.reported import KeyArray, parse_value
+    from lessonkit.grading_child.encoder import Encoder
 
     encoder = Encoder(np, jax)
     for original in (jax.random.split(jax.random.key(3), 2), jax.random.key(0, impl="rbg")):

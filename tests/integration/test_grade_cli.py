@@ -154,11 +154,11 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
-    from lessonkit.grade.batch import BatchEntry, BatchRun
-    from lessonkit.grade.batch_folder import read_in_folder, submissions_in
-    from lessonkit.grade.grading_key import grading_key
-    from lessonkit.grade.lesson_batch import lesson_kind
-    from lessonkit.grade.results import GradeReport
+    from lessonkit.grade.batches.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batches.folder import read_in_folder, submissions_in
+    from lessonkit.grade.batches.grading_key import grading_key
+    from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.judging.results import GradeReport
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -204,10 +204,10 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
 def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
     bob's file) is refused, naming the journal and the entry, before any grading."""
-    from lessonkit.grade.batch import BatchRun
-    from lessonkit.grade.batch_folder import submissions_in
-    from lessonkit.grade.grading_key import grading_key
-    from lessonkit.grade.lesson_batch import lesson_kind
+    from lessonkit.grade.batches.batch import BatchRun
+    from lessonkit.grade.batches.folder import submissions_in
+    from lessonkit.grade.batches.grading_key import grading_key
+    from lessonkit.grade.batches.lesson_batch import lesson_kind
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -366,7 +366,7 @@ def test_b10_feedback_names_are_one_to_one(hostile_folder):
 
 
 def test_b10_feedback_name_encoding_is_injective():
-    from lessonkit.grade.batch_outputs import feedback_names
+    from lessonkit.grade.batches.outputs import feedback_names
 
     names = feedback_names([*COLLIDING, "a.py", "a.py--0123456789abcdef"])
     assert len({n.casefold() for n in names.values()}) == len(names)
@@ -375,8 +375,8 @@ def test_b10_feedback_name_encoding_is_injective():
 
 def test_b9_no_link_below_the_folder_is_followed(hostile_folder):
     """Read one folder at a time with O_NOFOLLOW: a linked folder or a path out is refused."""
-    from lessonkit.grade.batch_folder import read_in_folder
-    from lessonkit.grade.sources import SubmissionError
+    from lessonkit.grade.batches.folder import read_in_folder
+    from lessonkit.grade.submission.sources import SubmissionError
 
     submissions = hostile_folder[0]
     outside = submissions.parent / "outside" / "secret.py"
@@ -411,7 +411,7 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
 ):
     """Red team A3: a folder too deep to list (or one that refuses it) stopped the batch
     before it graded anything; each is now its own row's error and alice is graded."""
-    from lessonkit.grade import batch
+    from lessonkit.grade.batches import batch
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -446,7 +446,7 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
 def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
     import errno
 
-    import lessonkit.grade.batch_outputs as batch
+    import lessonkit.grade.batches.outputs as batch
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -478,8 +478,8 @@ def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folde
 
 
 def test_b14_names_are_shown_on_one_line(lesson):
-    from lessonkit.grade.lesson_batch import unreadable
-    from lessonkit.grade.report import report_view
+    from lessonkit.grade.batches.lesson_batch import unreadable
+    from lessonkit.grade.judging.report import report_view
 
     report = unreadable(lesson, Path("x.py\n# state-02: all passed"), "unreadable", 0.1)
     lines = report.feedback_markdown().splitlines()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade import reported
-from lessonkit.grade.worker_handle import WorkerHandle
+from lessonkit.grade.channel import reported
+from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.run.sandbox import Sandbox
 
 from conftest import LESSON_MD, REPO, run_one_cell
@@ -115,7 +115,7 @@ def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
 
 KILLED_PARENT = """
 import sys, time
-from lessonkit.grade.worker_handle import WorkerHandle
+from lessonkit.grade.channel.worker_handle import WorkerHandle
 worker = WorkerHandle(trusted=True)
 print(worker._folder.name, flush=True)
 time.sleep(120)
@@ -129,7 +129,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     import sys
     import tempfile
 
-    from lessonkit.grade import worker_handle
+    from lessonkit.grade.channel import worker_handle
     from lessonkit.run import sandbox as sandbox_module
 
     source = Path(worker_handle.__file__).parents[2]  # the lessonkit under test

@@ -442,7 +442,7 @@ def test_an_optional_task_left_out_still_passes(reports):
 
 def _grade(lesson, tmp_path, files: dict[str, str]) -> dict[str, dict]:
     from lessonkit.grade import grade_many
-    from lessonkit.grade.batch_folder import read_items
+    from lessonkit.grade.batches.folder import read_items
     from lessonkit.run.limits import Limits
 
     paths = []

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.results import FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.learner.history import KERNEL_FILE, history_submission
-from lessonkit.learner.protocol import (
+from lessonkit.learner.messages import (
     CheckReply,
     CheckRequest,
     ProtocolError,
@@ -301,7 +301,7 @@ def test_check_inside_a_grading_child_does_nothing(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(client, "ask", no_server)
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
-    from lessonkit.child.wire import CHILD_MARK
+    from lessonkit.grading_child.wire import CHILD_MARK
 
     worker = types.ModuleType("__main__")
     setattr(worker, CHILD_MARK, True)

@@ -397,7 +397,7 @@ def test_a_declared_attempt_with_the_wrong_verdict_fails_verify(lesson, tmp_path
     """An attempt that is declared wrong but passes is named at its lesson.md line."""
     from dataclasses import replace
 
-    from lessonkit.grade.attempts import prove_attempts
+    from lessonkit.grade.self_checks.attempts import prove_attempts
     from lessonkit.lesson.model import DeclaredAttempt
 
     task = lesson.task("make-it-yours")
@@ -519,7 +519,7 @@ def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
 
 
 def test_edges_and_accept_are_read_into_the_model():
-    from lessonkit.grade.rubric import rubric_for
+    from lessonkit.grade.judging.rubric import rubric_for
     from lessonkit.lesson.model import Accept
 
     source = SOURCE.replace(

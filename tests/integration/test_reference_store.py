@@ -14,8 +14,8 @@ import json
 import pytest
 
 from lessonkit.grade import grader as grader_module
+from lessonkit.grade.channel.reference_store import SWITCH_OFF, reference_store
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.reference_store import SWITCH_OFF, reference_store
 from lessonkit.lesson.load import load_lesson
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.sandbox import find_sandbox

@@ -11,7 +11,7 @@ import jupytext
 import nbformat
 import pytest
 
-from lessonkit.grade.sources import read_submission
+from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.cell import TASK_MARKER
 from lessonkit.lesson.scripts import render_exercise_script, render_main
 from lessonkit.render.notebook import build_notebook, render_notebook

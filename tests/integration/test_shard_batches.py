@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from lessonkit.course.shards import choose_shard
-from lessonkit.grade.journal import Shard
+from lessonkit.grade.batches.journal import Shard
 
 from conftest import REPO, invoke, make_attempt
 
@@ -86,7 +86,7 @@ def _forged_entry(lesson, run: str, name: str) -> dict:
     import base64
     import hashlib
 
-    from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+    from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 
     blank = (
         (REPO / "phases" / "03-state" / "02-pytrees-and-structured-parameters")
@@ -114,7 +114,7 @@ def test_d2_a_shard_result_written_by_hand_is_refused_naming_the_file_and_entry(
     """Red team D2: a hand-written shard result, the blank practice file under a passing
     report, was merged into the gradebook as a counting attempt, 9 of 8. A shard result is
     merged only where every line verifies with the grading key."""
-    from lessonkit.grade import journal
+    from lessonkit.grade.batches import journal
 
     _, outs, _ = shards
     name = next(f"mallory{i}.py" for i in range(99) if Shard(1, 2).holds(f"mallory{i}.py"))

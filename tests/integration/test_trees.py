@@ -607,9 +607,9 @@ def test_the_grader_sees_the_same_layout_differences_as_compare(case):
     (Arrays of at least one dimension and no None: the grader compares 0-d arrays and
     Python numbers by value alone, and reads None as a leaf, on purpose.)
     """
-    from lessonkit.child.encoder import Encoder
-    from lessonkit.grade.reported import parse_value
-    from lessonkit.grade.values import differences, explain_layout
+    from lessonkit.grade.channel.reported import parse_value
+    from lessonkit.grade.judging.values import differences, explain_layout
+    from lessonkit.grading_child.encoder import Encoder
 
     tree, edited, _ = case
     encoder = Encoder(np, jax)

@@ -13,8 +13,8 @@ from lessonkit.commands._course import CourseIntake
 from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.intake import intake, student_of
 from lessonkit.course.roster import Roster, Student
-from lessonkit.grade.journal import JournalEntry
-from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+from lessonkit.grade.batches.journal import JournalEntry
+from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 
 ROSTER = Roster((Student("bob-2"), Student("bob"), Student("ann")))
 

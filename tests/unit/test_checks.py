@@ -1,4 +1,4 @@
-"""Every verdict rule of `lessonkit.grade.checks`, on fabricated run results.
+"""Every verdict rule of `lessonkit.grade.judging.checks`, on fabricated run results.
 
 No grading child runs here: the reports a learner child and the reference child would send
 are built in Python (`CellReport`, `ErrorInfo` and reported values), for the state-02
@@ -30,19 +30,19 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade import reported as r
-from lessonkit.grade.checks import LESSON, Runs, check_all, not_reached, value_problem
+from lessonkit.grade.channel import reported as r
+from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
+from lessonkit.grade.channel.requests import LessonGrading, lesson_grading, wire_names
+from lessonkit.grade.channel.run_record import RunRecord, run_record
 from lessonkit.grade.grader import interfered_report
-from lessonkit.grade.inputs import InputSet, LessonInputs, draw_inputs
-from lessonkit.grade.plan import Plan, plan_submission
-from lessonkit.grade.probes import probe_copies
-from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome, parse_event
-from lessonkit.grade.record import RunRecord, run_record
-from lessonkit.grade.requests import LessonGrading, lesson_grading, wire_names
-from lessonkit.grade.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
-from lessonkit.grade.rubric import TaskRubric
-from lessonkit.grade.sources import CodeCell, Submission, _percent_cells
-from lessonkit.grade.values import describe
+from lessonkit.grade.judging.checks import LESSON, Runs, check_all, not_reached, value_problem
+from lessonkit.grade.judging.inputs import InputSet, LessonInputs, draw_inputs
+from lessonkit.grade.judging.probes import probe_copies
+from lessonkit.grade.judging.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
+from lessonkit.grade.judging.rubric import TaskRubric
+from lessonkit.grade.judging.values import describe
+from lessonkit.grade.submission.plan import Plan, plan_submission
+from lessonkit.grade.submission.sources import CodeCell, Submission, _percent_cells
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import EXACT, JitRule, Lesson, MethodRule, Probe
 from lessonkit.run.process import describe_end
@@ -1954,8 +1954,8 @@ def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
 def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
     """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
     answer of its type, so the lesson is refused, with a hint to grade what it returns."""
+    from lessonkit.grade.channel.worker_handle import GradingError
     from lessonkit.grade.grader import _check_reference
-    from lessonkit.grade.worker_handle import GradingError
 
     world = World.make()
     _check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")

@@ -17,7 +17,7 @@ from lessonkit.course.class_report import (
 )
 from lessonkit.course.gradebook import Attempt, TaskGrade
 from lessonkit.errors import UsageError
-from lessonkit.grade.results import (
+from lessonkit.grade.judging.results import (
     CHECK_WORDS,
     CHECKS,
     ERROR,
@@ -222,6 +222,6 @@ def test_totals_are_of_the_required_points_and_extra_is_counted_apart():
 
 def test_the_task_checks_are_the_recorded_checks_but_run():
     """One list of names: a check the grader runs always has its words on the report."""
-    from lessonkit.grade.checks import TASK_CHECKS
+    from lessonkit.grade.judging.checks import TASK_CHECKS
 
     assert [name for name, _ in TASK_CHECKS] == [c for c in CHECKS if c != "run"]

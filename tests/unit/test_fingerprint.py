@@ -12,9 +12,9 @@ from rich.console import Console
 
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.gradebook import Gradebook, attempt_of
-from lessonkit.grade.fingerprint import grading_fingerprint, short
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
 
 from conftest import lesson_changed
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.grade.protocol import (
+from lessonkit.grade.channel.protocol import (
     CellReport,
     Done,
     Interference,
@@ -17,8 +17,8 @@ from lessonkit.grade.protocol import (
     parse_event,
     parse_value,
 )
-from lessonkit.grade.reported import Array
-from lessonkit.grade.values import differences
+from lessonkit.grade.channel.reported import Array
+from lessonkit.grade.judging.values import differences
 
 ARRAY = {"t": "array", "dtype": "float32", "shape": [2], "data": [1.0, -1.0]}
 

@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lessonkit.child import cells, channel, varied_calls, wire
-from lessonkit.child.encoder import Encoder
-from lessonkit.child.guard import ModuleGuard
-from lessonkit.child.runner import WorkerProgram
-from lessonkit.grade import reported
-from lessonkit.grade.explain import explain_error
-from lessonkit.grade.inputs import draw_inputs, draw_set, grading_of
-from lessonkit.grade.plan import (
+from lessonkit.grade.channel import reported
+from lessonkit.grade.channel.protocol import ErrorInfo
+from lessonkit.grade.channel.worker_handle import describe_end
+from lessonkit.grade.judging.explain import explain_error
+from lessonkit.grade.judging.inputs import draw_inputs, draw_set, grading_of
+from lessonkit.grade.judging.results import GradeReport, PrerequisiteResult, TaskResult
+from lessonkit.grade.judging.rubric import rubric_for
+from lessonkit.grade.judging.values import describe, differences, explain_layout
+from lessonkit.grade.submission.plan import (
     LESSON_ONLY,
     SETUP,
     SKIP,
@@ -30,14 +31,13 @@ from lessonkit.grade.plan import (
     plan_submission,
     reference_plan,
 )
-from lessonkit.grade.protocol import ErrorInfo
-from lessonkit.grade.results import GradeReport, PrerequisiteResult, TaskResult
-from lessonkit.grade.rubric import rubric_for
-from lessonkit.grade.sources import CodeCell, Submission, read_submission
-from lessonkit.grade.values import describe, differences, explain_layout
-from lessonkit.grade.worker_handle import describe_end
+from lessonkit.grade.submission.sources import CodeCell, Submission, read_submission
+from lessonkit.grading_child import cells, channel, varied_calls, wire
+from lessonkit.grading_child.encoder import Encoder
+from lessonkit.grading_child.guard import ModuleGuard
+from lessonkit.grading_child.runner import WorkerProgram
 from lessonkit.learner.history import history_submission
-from lessonkit.learner.protocol import RunCell
+from lessonkit.learner.messages import RunCell
 from lessonkit.lesson.model import Bernoulli, Grading, Integers, Probe, Uniform
 
 from conftest import REPORT_KEYS
@@ -121,7 +121,7 @@ def test_layout_wording_agrees_with_lessonkit_trees():
 def _submission(
     lesson, replace: dict[str, str] | None = None, notebook: bool = False
 ) -> Submission:
-    from lessonkit.grade.sources import _percent_cells
+    from lessonkit.grade.submission.sources import _percent_cells
 
     from conftest import practice_script
 
@@ -377,7 +377,7 @@ def test_json_report_has_exactly_the_agreed_keys():
 def test_table_shows_messages_literally_and_without_colour(monkeypatch):
     from rich.console import Console
 
-    from lessonkit.grade.report import report_view
+    from lessonkit.grade.judging.report import report_view
 
     report = GradeReport(
         "state-02",
@@ -400,9 +400,9 @@ def test_table_shows_messages_literally_and_without_colour(monkeypatch):
 def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
     from rich.console import Console
 
-    from lessonkit.grade.batch import BatchEntry
-    from lessonkit.grade.lesson_batch import unreadable
-    from lessonkit.grade.report import batch_table
+    from lessonkit.grade.batches.batch import BatchEntry
+    from lessonkit.grade.batches.lesson_batch import unreadable
+    from lessonkit.grade.judging.report import batch_table
 
     long_name = "/home/instructor/course-2026/submissions/bob-smith/state-02-final-version.ipynb"
     paths = [Path("alice/state-02.py"), Path(long_name)]
@@ -534,7 +534,7 @@ def test_module_guard_restores_patches_and_names_them():
 
 
 def test_long_messages_end_where_a_sentence_ends():
-    from lessonkit.grade.explain import MAX_MESSAGE_CHARS, _short_message
+    from lessonkit.grade.judging.explain import MAX_MESSAGE_CHARS, _short_message
 
     long = "The first sentence is short. " + "A much longer second sentence follows. " * 20
     short = _short_message(long)
@@ -545,7 +545,7 @@ def test_long_messages_end_where_a_sentence_ends():
 
 
 def test_a_wrong_optional_answer_is_named_in_the_summary():
-    from lessonkit.grade.report import summary_line
+    from lessonkit.grade.judging.report import summary_line
 
     report = GradeReport(
         "state-02",
@@ -639,7 +639,7 @@ def test_a_call_probe_changes_what_the_library_returns_through_every_path():
 
 
 def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
-    from lessonkit.grade.probes import probe_runs
+    from lessonkit.grade.judging.probes import probe_runs
 
     grading = grading_of(lesson)
     extra = Probe(
@@ -670,8 +670,8 @@ def test_every_probe_runs_in_copies_on_inputs_and_members_of_their_own(lesson):
     """Issue 34, F1: a probe runs three times, each copy drawn apart (inputs and, for a
     family, its member), so a cell that counts scenarios must bet on three places at once.
     Copy 1 draws as a single probe run always did, so a seed replays it."""
-    from lessonkit.grade import probes
-    from lessonkit.grade.probes import probe_runs
+    from lessonkit.grade.judging import probes
+    from lessonkit.grade.judging.probes import probe_runs
 
     grading = grading_of(lesson)
     runs = probe_runs(grading, seed=7)
@@ -742,7 +742,7 @@ def test_b7_each_edge_is_a_family_of_input_sets_on_every_run():
 def test_probe_families_draw_the_added_key_the_values_and_the_shift(lesson):
     """Issue 34, F6: the published key and value are an example of the family, not the
     instance; a dropped key and a replaced value stay as declared."""
-    from lessonkit.grade.probes import family_member
+    from lessonkit.grade.judging.probes import family_member
 
     added = Probe("a", "t", "input", "params", "add_leaf", "extra", (1.0, 2.0, 3.0), (), 1)
     shift = Probe("s", "t", "gradients", "gradients", "shift_key", "layer", 1.0, (), 1)
@@ -841,7 +841,7 @@ def _junk_cells(lesson, kind: str) -> list[str]:
     """Cells made from the lesson's own, the costliest shapes for cell matching."""
     import random
 
-    from lessonkit.grade.plan import practice_cells
+    from lessonkit.grade.submission.plan import practice_cells
 
     known = [c.source for c in practice_cells(lesson)]
     rng = random.Random(15)
@@ -861,7 +861,7 @@ def _junk_cells(lesson, kind: str) -> list[str]:
         rng.shuffle(chars)
         return "# " + "".join(chars).replace("\n", "\n# ")
 
-    from lessonkit.grade.sources import MAX_CODE_CELLS
+    from lessonkit.grade.submission.sources import MAX_CODE_CELLS
 
     cells, size = [], 0
     while len(cells) < MAX_CODE_CELLS:
@@ -879,10 +879,10 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     under 1 s."""
     import time
 
-    from lessonkit.grade.known_answers import varied_of
-    from lessonkit.grade.requests import lesson_grading
-    from lessonkit.grade.review import review_marks
-    from lessonkit.grade.sources import MAX_BYTES, MAX_CODE_CELLS, read_submission
+    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.submission.known_answers import varied_of
+    from lessonkit.grade.submission.review import review_marks
+    from lessonkit.grade.submission.sources import MAX_BYTES, MAX_CODE_CELLS, read_submission
 
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
@@ -903,7 +903,7 @@ def test_one_wire_schema_names_every_tag_both_sides_use():
     import jax
     import numpy as np
 
-    from lessonkit.grade import protocol
+    from lessonkit.grade.channel import protocol
 
     assert typing.get_args(protocol.ErrorKind) == wire.ERROR_KINDS
     assert typing.get_args(protocol.CellStatus) == wire.CELL_STATUSES
@@ -935,7 +935,7 @@ _CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 
 
 def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
-    from lessonkit.grade.requests import scenario_order, wire_names
+    from lessonkit.grade.channel.requests import scenario_order, wire_names
 
     order = scenario_order(seed, read_submission(Path(name), data))
     return tuple(wire_names(grading, order).values())
@@ -946,7 +946,7 @@ def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
 def test_scenario_order_is_a_pure_function_of_the_seed_and_the_files_bytes(lesson, seed, body):
     """`--seed N` replays a file's scenario order: asked again, from another path or after
     other files, the same seed and bytes give the same order, the lesson's inputs first."""
-    from lessonkit.grade.requests import lesson_grading, wire_names
+    from lessonkit.grade.channel.requests import lesson_grading, wire_names
 
     grading = lesson_grading(lesson, 5)
     data = f"# %% [markdown]\n# mine\n# %%\nx = {body!r}\n".encode()
@@ -962,7 +962,7 @@ def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_th
     """Issue 34, F1: a count of scenarios says nothing, since the order is drawn per seed
     and file (a fresh seed per command unless `--seed`); the grader's own setting gives
     every file one order."""
-    from lessonkit.grade.requests import ORDER_VARIABLE, lesson_grading, wire_names
+    from lessonkit.grade.channel.requests import ORDER_VARIABLE, lesson_grading, wire_names
 
     grading = lesson_grading(lesson, 5)
     monkeypatch.delenv(ORDER_VARIABLE, raising=False)
@@ -987,11 +987,11 @@ def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_th
     ],
 )
 def test_the_parent_and_the_child_transform_alike(transform, key, value):
-    """Issue 33, item 3: one implementation of each probe transform (`lessonkit.child.
+    """Issue 33, item 3: one implementation of each probe transform (`lessonkit.grading_child.
     transforms`), applied by the parent to drawn data and by the child to arrays."""
     import jax.numpy as jnp
 
-    from lessonkit.grade.probes import _changed
+    from lessonkit.grade.judging.probes import _changed
 
     plain = {"weight": [1.25, -0.5], "bias": 0.2}
     probe = Probe("p", "t", "input", "params", transform, key, value, (), 1)
@@ -1011,7 +1011,7 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
 def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
     """The bend of a changed call's shift is drawn per copy, within the range the child's
     test below covers; a probe that adds or drops a key, or moves an input, has none."""
-    from lessonkit.grade.requests import lesson_grading
+    from lessonkit.grade.channel.requests import lesson_grading
 
     runs = lesson_grading(lesson, 5).probes
     bends = {r.name: s.bend for r in runs for s in r.sources}

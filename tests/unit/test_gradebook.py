@@ -31,9 +31,9 @@ from lessonkit.course.gradebook import (
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, Student, read_roster, student_without_roster
 from lessonkit.errors import UsageError
-from lessonkit.grade.journal import JournalEntry
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.batches.journal import JournalEntry
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.lesson.text import markdown_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "course"

@@ -27,8 +27,8 @@ from lessonkit.course.gradebook import (
     counting,
 )
 from lessonkit.errors import UsageError
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "course"
 MONDAY, TUESDAY, WEDNESDAY = 1_000_000.0, 1_086_400.0, 1_172_800.0

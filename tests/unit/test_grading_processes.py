@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lessonkit.child.start import use_import_paths
+from lessonkit.grading_child.main import use_import_paths
 from lessonkit.run import forking
 from lessonkit.run.import_paths import extra_paths
 from lessonkit.run.isolation import Isolation

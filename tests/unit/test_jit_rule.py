@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from lessonkit.child import cells, jit_watch, wire
 from lessonkit.errors import LessonError
-from lessonkit.grade.protocol import JitOutcome, parse_event
-from lessonkit.grade.reported import Interference
+from lessonkit.grade.channel.protocol import JitOutcome, parse_event
+from lessonkit.grade.channel.reported import Interference
+from lessonkit.grading_child import cells, jit_watch, wire
 from lessonkit.lesson.jit_rule import jit_rule_gap
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import JitRule

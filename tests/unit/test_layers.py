@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lessonkit"
 
 LAYERS = (
-    "child",
+    "grading_child",
     "errors",
     "atomic",
     "treediff",

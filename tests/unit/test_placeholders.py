@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from lessonkit.child.cells import compile_cell
-from lessonkit.child.placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
+from lessonkit.grading_child.cells import compile_cell
+from lessonkit.grading_child.placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
 from lessonkit.lesson.layout import OPTIONAL_HELPER, TODO_HELPER
 
 FORMS = {

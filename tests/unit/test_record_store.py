@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from lessonkit.grade.grading_key import grading_key
-from lessonkit.grade.journal import JournalKey
-from lessonkit.grade.protocol import (
+from lessonkit.grade.batches.grading_key import grading_key
+from lessonkit.grade.batches.journal import JournalKey
+from lessonkit.grade.channel.protocol import (
     CellReport,
     CellSpec,
     ErrorInfo,
@@ -19,16 +19,14 @@ from lessonkit.grade.protocol import (
     Request,
     ScenarioSpec,
 )
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.record_codec import BadRecord, decode_record, encode_record
-from lessonkit.grade.reference_store import (
+from lessonkit.grade.channel.reference_store import (
     FORMAT,
     SWITCH_OFF,
     ReferenceStore,
     reference_key,
     reference_store,
 )
-from lessonkit.grade.reported import (
+from lessonkit.grade.channel.reported import (
     Array,
     KeyArray,
     Mapping,
@@ -39,6 +37,8 @@ from lessonkit.grade.reported import (
     Sequence,
     Text,
 )
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.run_record_codec import BadRecord, decode_record, encode_record
 from lessonkit.run import cache_folders
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
@@ -178,7 +178,7 @@ def test_an_unwritable_store_is_simply_not_used(tmp_path):
 
 
 def test_the_store_keeps_the_newest_entries(tmp_path, monkeypatch):
-    monkeypatch.setattr("lessonkit.grade.reference_store.KEEP", 3)
+    monkeypatch.setattr("lessonkit.grade.channel.reference_store.KEEP", 3)
     store = ReferenceStore(tmp_path, SIGNER)
     for n in range(5):
         store.save("state-02", f"{n}" * 64, record())

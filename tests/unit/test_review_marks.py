@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.plan import plan_submission
-from lessonkit.grade.report import summary_csv
-from lessonkit.grade.results import GradeReport
-from lessonkit.grade.review import cell_marks, review_marks
-from lessonkit.grade.sources import Submission, _percent_cells
+from lessonkit.grade.judging.report import summary_csv
+from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.submission.plan import plan_submission
+from lessonkit.grade.submission.review import cell_marks, review_marks
+from lessonkit.grade.submission.sources import Submission, _percent_cells
 
 from conftest import make_attempt
 
@@ -85,8 +85,8 @@ def test_the_hostile_evaders_are_marked_at_their_line(lesson, attack, said, frag
 
 
 def test_marks_reach_the_json_and_the_csv(lesson):
-    from lessonkit.grade.batch import BatchEntry
-    from lessonkit.grade.report import Scoring
+    from lessonkit.grade.batches.batch import BatchEntry
+    from lessonkit.grade.judging.report import Scoring
 
     report = GradeReport("state-02", "a.py", (), (), 1.0, 5, ("reads `f_back` at line 3",))
     assert report.to_json()["review"] == ["reads `f_back` at line 3"]
@@ -97,8 +97,8 @@ def test_marks_reach_the_json_and_the_csv(lesson):
 
 
 def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
-    from lessonkit.grade.known_answers import varied_of
-    from lessonkit.grade.requests import lesson_grading
+    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.submission.known_answers import varied_of
 
     script = make_attempt(lesson, {task: body})
     plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
@@ -122,8 +122,8 @@ def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
 )
 def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fragment):
     """Issue 43, item 3: round 4's known-answer undos are marked as well as failed."""
-    from lessonkit.grade.known_answers import varied_of
-    from lessonkit.grade.requests import lesson_grading
+    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.submission.known_answers import varied_of
 
     from hostile.cases import patched_script
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from lessonkit.course.shards import ShardResult, choose_shard, merge_shards, parse_shard, read_shard
 from lessonkit.errors import UsageError
-from lessonkit.grade.fingerprint import grading_fingerprint, short
-from lessonkit.grade.journal import (
+from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
     JournalKey,
@@ -28,7 +28,7 @@ from lessonkit.grade.journal import (
     read_journal,
     read_sealed,
 )
-from lessonkit.grade.results import PASSED, GradeReport, TaskResult
+from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 
 from conftest import lesson_changed
 

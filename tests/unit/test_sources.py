@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.plan import match_cells
-from lessonkit.grade.sources import MAX_BYTES, SubmissionError, read_submission
+from lessonkit.grade.submission.plan import match_cells
+from lessonkit.grade.submission.sources import MAX_BYTES, SubmissionError, read_submission
 
 
 def _notebook(cells: list) -> str:
@@ -78,7 +78,7 @@ def test_cells_split_where_python_ends_lines(tmp_path):
 
 
 def test_matching_many_shuffled_cells_does_bounded_work(monkeypatch):
-    from lessonkit.grade import plan
+    from lessonkit.grade.submission import plan
 
     calls = []
     real = plan._similarity
@@ -110,7 +110,7 @@ MAGIC_CELLS = [
 @pytest.mark.parametrize(("cell", "python"), MAGIC_CELLS)
 def test_a_notebook_cell_s_magics_are_read_as_jupyter_runs_them(cell, python):
     pytest.importorskip("IPython")
-    from lessonkit.grade.magics import python_of_cell
+    from lessonkit.grade.submission.magics import python_of_cell
 
     assert python_of_cell(cell) == python
     assert python.count("\n") == cell.count("\n")  # every line keeps its number
@@ -130,7 +130,7 @@ def test_notebook_cells_are_read_through_the_magics(tmp_path):
 def test_without_ipython_a_cell_is_left_as_written(monkeypatch):
     import builtins
 
-    from lessonkit.grade.magics import magic_in, python_of_cell
+    from lessonkit.grade.submission.magics import magic_in, python_of_cell
 
     real_import = builtins.__import__
 
@@ -152,7 +152,7 @@ def test_without_ipython_a_cell_is_left_as_written(monkeypatch):
 def test_a_notebook_of_many_magics_is_read_in_bounded_work(monkeypatch):
     """IPython's transformer reads a cell again per magic: the work it is given is capped."""
     pytest.importorskip("IPython")
-    from lessonkit.grade import magics
+    from lessonkit.grade.submission import magics
 
     given = []
     real = magics.python_of_cell
@@ -198,7 +198,7 @@ def test_a_notebook_of_many_json_items_is_refused_before_parsing(tmp_path):
 
 
 def test_a_notebook_over_its_file_cap_is_refused_after_reading_its_limit_only(tmp_path):
-    from lessonkit.grade.sources import MAX_NOTEBOOK_BYTES
+    from lessonkit.grade.submission.sources import MAX_NOTEBOOK_BYTES
 
     path = tmp_path / "attempt.ipynb"
     with path.open("wb") as file:
@@ -219,7 +219,7 @@ KERNEL_CELLS = [
 
 @pytest.mark.parametrize(("cell", "python"), KERNEL_CELLS)
 def test_kernel_calls_of_the_magics_it_runs_are_made_python(cell, python):
-    from lessonkit.grade.magics import python_of_cell
+    from lessonkit.grade.submission.magics import python_of_cell
 
     assert python_of_cell(cell) == python
 
@@ -236,16 +236,16 @@ def test_kernel_calls_of_the_magics_it_runs_are_made_python(cell, python):
     ],
 )
 def test_a_kernel_call_is_named_as_it_asks(line, named):
-    from lessonkit.grade.magics import kernel_call_in
+    from lessonkit.grade.submission.magics import kernel_call_in
 
     assert kernel_call_in(line) == named
 
 
 def test_a_kernel_call_that_cannot_run_is_explained_in_its_own_cell(lesson):
-    from lessonkit.grade.explain import explain_error
-    from lessonkit.grade.plan import plan_submission
-    from lessonkit.grade.protocol import ErrorInfo
-    from lessonkit.grade.sources import CodeCell, Submission
+    from lessonkit.grade.channel.protocol import ErrorInfo
+    from lessonkit.grade.judging.explain import explain_error
+    from lessonkit.grade.submission.plan import plan_submission
+    from lessonkit.grade.submission.sources import CodeCell, Submission
 
     cells = (CodeCell("x = 1", 1, None), CodeCell("get_ipython().system('ls')", 2, None))
     plan = plan_submission(Submission(Path("attempt.ipynb"), cells), lesson)
@@ -264,7 +264,7 @@ def test_a_kernel_call_that_cannot_run_is_explained_in_its_own_cell(lesson):
 def test_a_file_of_more_code_cells_than_a_practice_file_could_hold_is_refused(tmp_path, suffix):
     """Issue 43, item 4: every code cell runs in every scenario, so a file of junk cells (the
     hostile suite's 1,750) is refused by its count, before any child starts."""
-    from lessonkit.grade.sources import MAX_CODE_CELLS
+    from lessonkit.grade.submission.sources import MAX_CODE_CELLS
 
     for count, refused in ((MAX_CODE_CELLS, False), (MAX_CODE_CELLS + 1, True)):
         path = tmp_path / f"attempt-{count}{suffix}"

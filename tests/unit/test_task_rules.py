@@ -10,9 +10,9 @@ import re
 import pytest
 import yaml
 
-from lessonkit.grade.checks import RULE_CHECKS, TASK_CHECKS
-from lessonkit.grade.results import CHECK_WORDS, CHECKS
-from lessonkit.grade.rubric import TaskRubric
+from lessonkit.grade.judging.checks import RULE_CHECKS, TASK_CHECKS
+from lessonkit.grade.judging.results import CHECK_WORDS, CHECKS
+from lessonkit.grade.judging.rubric import TaskRubric
 from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.task_rules import TASK_RULES
 

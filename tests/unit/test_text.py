@@ -122,7 +122,7 @@ def test_project_feedback_escapes_the_file_name_and_the_script_s_error_output():
 
 def test_evidence_tables_escape_the_grader_s_messages():
     from lessonkit.evidence.report import verdicts_section
-    from lessonkit.grade.results import FAILED, GradeReport, TaskResult
+    from lessonkit.grade.judging.results import FAILED, GradeReport, TaskResult
 
     tasks = (TaskResult("a", "Task A", FAILED, f"got {TAG} | {HEADING}\n{FENCE}", None),)
     table = verdicts_section(GradeReport("state-02", "x.py", tasks, (), 0.1, 1))
@@ -147,9 +147,9 @@ def test_the_exports_write_every_cell_through_csv_cell():
     """A file name and a task message that start a formula stay text in the batch CSV."""
     from pathlib import Path
 
-    from lessonkit.grade.batch import BatchEntry
-    from lessonkit.grade.report import Scoring, summary_csv
-    from lessonkit.grade.results import FAILED, GradeReport, TaskResult
+    from lessonkit.grade.batches.batch import BatchEntry
+    from lessonkit.grade.judging.report import Scoring, summary_csv
+    from lessonkit.grade.judging.results import FAILED, GradeReport, TaskResult
 
     tasks = (TaskResult("a", "Task A", FAILED, FORMULA, None),)
     report = GradeReport("state-02", f"{FORMULA}.py", tasks, (), 0.1, 1)
@@ -181,7 +181,7 @@ def test_every_page_template_prints_text_through_html_text():
 
 
 def test_the_notebook_check_table_escapes_learner_text():
-    from lessonkit.grade.results import FAILED, GradeReport, TaskResult
+    from lessonkit.grade.judging.results import FAILED, GradeReport, TaskResult
     from lessonkit.learner.view import CheckResult
 
     tasks = (TaskResult("a", "Task A", FAILED, f"{TAG}\n{CLEAR}", "hint"),)

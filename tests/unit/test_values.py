@@ -11,9 +11,9 @@ import math
 
 import pytest
 
-from lessonkit.child.encoder import Encoder
-from lessonkit.grade.checks import value_problem
-from lessonkit.grade.reported import Interference, parse_value
+from lessonkit.grade.channel.reported import Interference, parse_value
+from lessonkit.grade.judging.checks import value_problem
+from lessonkit.grading_child.encoder import Encoder
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

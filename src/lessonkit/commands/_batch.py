@@ -1,6 +1,6 @@
 """What a batch shows while it runs: a bar on a terminal, else a line per finished file.
 
-The batch itself (journal, resume, shards, outputs) is `grade.batch.BatchRun`; this
+The batch itself (journal, resume, shards, outputs) is `grade.batches.batch.BatchRun`; this
 module only shows its progress and says what it kept and how long it took.
 """
 
@@ -15,8 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit.commands._common import quoted
-from lessonkit.grade.batch import BatchEntry, BatchRun
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.batches.batch import BatchEntry, BatchRun
+from lessonkit.grade.judging.results import GradeReport
 from lessonkit.lesson.text import safe_name
 
 

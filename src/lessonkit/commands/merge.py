@@ -1,7 +1,7 @@
 """`lessonkit merge`: join the shards of one batch into its CSV, JSON, feedback and gradebook.
 
 Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses a shard result
-that does not verify with the grading key (`grade.grading_key`) or whose seal does not
+that does not verify with the grading key (`grade.batches.grading_key`) or whose seal does not
 bind its entries (an unfinished batch, an entry deleted), shards of another folder,
 seed, batch, lesson, revision, toolkit or grading fingerprint, shards given twice or left
 out, and files graded twice, naming which. The joined outputs are those of one batch over the whole
@@ -20,11 +20,11 @@ from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch import BatchEntry
-from lessonkit.grade.batch_outputs import write_results
-from lessonkit.grade.fingerprint import grading_fingerprint, short
-from lessonkit.grade.grading_key import grading_key
-from lessonkit.grade.report import Scoring, summary_csv, summary_json
+from lessonkit.grade.batches.batch import BatchEntry
+from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.batches.grading_key import grading_key
+from lessonkit.grade.batches.outputs import write_results
+from lessonkit.grade.judging.report import Scoring, summary_csv, summary_json
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 

@@ -1,6 +1,6 @@
 """`lessonkit verify`: declared numbers agree with prose and code, every generated file matches
 lesson.md, every record is current, every attempt the lesson declares gets its verdict, and
-every task fails the cheat set (`lessonkit.grade.cheats`): its checks are proven able to fail.
+every task fails the cheat set (`lessonkit.grade.self_checks.cheats`): its checks are proven able to fail.
 
 Each problem names the place to fix it: a lesson.md line for a number, the file and `lessonkit
 build` for drift, the record and the re-record command for a stale record. Re-recording is only
@@ -14,8 +14,8 @@ import argparse
 
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
-from lessonkit.grade.attempts import prove_attempts, proving_grader
-from lessonkit.grade.cheats import prove_cheats
+from lessonkit.grade.self_checks.attempts import prove_attempts, proving_grader
+from lessonkit.grade.self_checks.cheats import prove_cheats
 from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.lesson.files import lesson_scripts
 from lessonkit.lesson.model import Lesson

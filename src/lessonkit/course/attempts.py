@@ -1,7 +1,7 @@
 """What the gradebook holds of one attempt: a submission and the grading of its bytes.
 
 A submission is an event (a student handed in these bytes at this time); a grading is what
-the grader made of those bytes, under one grading fingerprint (`grade.fingerprint`). An
+the grader made of those bytes, under one grading fingerprint (`grade.batches.fingerprint`). An
 `Attempt` is the two read together: the submission, with the grading of its bytes that
 counts now. These types carry no SQL; `course.gradebook` keeps them.
 """
@@ -13,8 +13,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import CheckName, GradeReport, Status, counts_as_passed
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import CheckName, GradeReport, Status, counts_as_passed
 
 Policy = Literal["latest", "best"]
 POLICIES: tuple[Policy, ...] = ("latest", "best")

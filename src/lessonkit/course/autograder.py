@@ -24,11 +24,11 @@ from pathlib import Path
 import lessonkit
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batch_folder import SUFFIXES, read_bytes_in_folder
+from lessonkit.grade.batches.folder import SUFFIXES, read_bytes_in_folder
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import NOT_ATTEMPTED, PASSED, GradeReport
-from lessonkit.grade.sources import SubmissionError, read_submission
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, GradeReport
+from lessonkit.grade.submission.sources import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import markdown_text
 from lessonkit.run.isolation import Isolation, choose_isolation

@@ -1,6 +1,6 @@
 """Graded files become gradebook attempts: whose each file is, and when it was submitted.
 
-The files come as journal entries (`grade.journal`), from a batch just graded or from the
+The files come as journal entries (`grade.batches.journal`), from a batch just graded or from the
 shards `lessonkit merge` joins.
 
 A file's student comes from the roster (`Roster.match`): the one given, or the one the
@@ -22,9 +22,9 @@ from lessonkit.course.attempts import Graded, attempt_of, utc_stamp
 from lessonkit.course.csv_input import read_csv
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.journal import JournalEntry
-from lessonkit.grade.report import Scoring
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.batches.journal import JournalEntry
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import GradeReport
 from lessonkit.lesson.model import Lesson
 
 
@@ -62,7 +62,7 @@ def intake(
     now: dt.datetime | None = None,
 ) -> Intake:
     """The attempts `records` make, ordered by each file's submission time; `toolkit` and
-    `fingerprint` name what graded them (`grade.fingerprint`)."""
+    `fingerprint` name what graded them (`grade.batches.fingerprint`)."""
     graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)
     times = submitted_at or {}

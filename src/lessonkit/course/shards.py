@@ -3,7 +3,7 @@
 A shard is chosen by `--shard K/N`, or by the engine running it: a Slurm job array
 (`SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1` of `SLURM_ARRAY_TASK_COUNT`) or a
 Kubernetes Indexed Job (`JOB_COMPLETION_INDEX + 1`, with `--shard-count N`). Each shard
-keeps its journal (`grade.journal`) as its result; `read_shard` refuses one whose lines do
+keeps its journal (`grade.batches.journal`) as its result; `read_shard` refuses one whose lines do
 not verify with the instructor's grading key (written by hand, or changed), naming the file
 and the entry, or whose seal is missing or does not bind its entries (an unfinished batch,
 an entry deleted), and `merge_shards` joins them, refusing shards that were not graded alike
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.fingerprint import short
-from lessonkit.grade.journal import (
+from lessonkit.grade.batches.fingerprint import short
+from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
     JournalKey,
@@ -32,7 +32,7 @@ from lessonkit.grade.journal import (
     check_seal,
     read_sealed,
 )
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.judging.results import GradeReport
 
 MAX_SHARDS = 100_000
 MAX_SHARD_FILE_BYTES = 1 << 30

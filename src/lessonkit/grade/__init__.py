@@ -1,6 +1,6 @@
 """Grade a learner's practice file task by task, with feedback that teaches.
 
-Learner code runs in a sandboxed child process of its own (`lessonkit.child`) that only
+Learner code runs in a sandboxed child process of its own (`lessonkit.grading_child`) that only
 reports values; the lesson's reference solution runs in another, trusted child on the same
 inputs; every comparison happens in this process. `docs/grading-security.md` is the threat
 model. Importing this package does not import JAX.
@@ -16,9 +16,9 @@ Modules, in the order data flows through them:
 - `plan`, `review`: the learner's cells matched to the lesson's, each given a role, and the
   code in them that reaches into the grader, marked for review
 - `protocol`: the typed requests and the strict parser of reports (the wire's tags, keys and
-  limits it shares with the child are `lessonkit.child.wire`)
+  limits it shares with the child are `lessonkit.grading_child.wire`)
 - `worker_handle`: the parent's side of a grading child (the child's program is
-  `lessonkit.child`); children are started, sandboxed and limited by `lessonkit.run`
+  `lessonkit.grading_child`); children are started, sandboxed and limited by `lessonkit.run`
   (`confined_child`, `isolation`, `limits`)
 - `record`, `reported`, `values`: a run's reports as data (`RunRecord`), the values in them
   typed, compared without JAX by `lessonkit.treediff`
@@ -33,10 +33,11 @@ Modules, in the order data flows through them:
   rendered for people: tables, JSON and CSV
 """
 
-from lessonkit.grade.batch import BatchEntry
+from lessonkit.grade.batches.batch import BatchEntry
+from lessonkit.grade.batches.lesson_batch import grade_many
+from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.grader import GradedRun, Grader
-from lessonkit.grade.lesson_batch import grade_many
-from lessonkit.grade.results import (
+from lessonkit.grade.judging.results import (
     ERROR,
     FAILED,
     NOT_ATTEMPTED,
@@ -46,7 +47,6 @@ from lessonkit.grade.results import (
     PrerequisiteResult,
     TaskResult,
 )
-from lessonkit.grade.worker_handle import GradingError
 
 __all__ = [
     "ERROR",

@@ -3,7 +3,7 @@
 The phases of one command: start a learner child at once, so it imports JAX while this
 process reads the lesson; draw this command's input sets from the lesson's generators and
 its seed; take the reference run's record from the reference store when this very run was
-kept (`grade/reference_store.py`), else start the reference child (it never runs learner
+kept (`grade/channel/reference_store.py`), else start the reference child (it never runs learner
 code) and send it its request (every scenario, on the lesson's own solutions), keeping what
 it reports; send each file to a learner child of its own; compare everything here. A
 learner child is used for one file and then killed; with `prestart`, the next one is
@@ -21,19 +21,9 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from lessonkit.grade.checks import LESSON, Runs, check_all
-from lessonkit.grade.inputs import new_seed
-from lessonkit.grade.known_answers import varied_of
-from lessonkit.grade.plan import (
-    Plan,
-    imported_modules,
-    plan_submission,
-)
-from lessonkit.grade.probes import ProbeRun
-from lessonkit.grade.protocol import Request
-from lessonkit.grade.record import RunRecord
-from lessonkit.grade.reference_store import ReferenceStore, reference_key, reference_store
-from lessonkit.grade.requests import (
+from lessonkit.grade.channel.protocol import Request
+from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key, reference_store
+from lessonkit.grade.channel.requests import (
     LessonGrading,
     build_request,
     lesson_grading,
@@ -41,11 +31,21 @@ from lessonkit.grade.requests import (
     warm_up_request,
     wire_names,
 )
-from lessonkit.grade.results import GradeReport, run_failed
-from lessonkit.grade.review import review_marks
-from lessonkit.grade.sources import Submission, read_submission
-from lessonkit.grade.values import layout, opaque_type
-from lessonkit.grade.worker_handle import GradingError, WorkerHandle, grading_starter
+from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle, grading_starter
+from lessonkit.grade.judging.checks import LESSON, Runs, check_all
+from lessonkit.grade.judging.inputs import new_seed
+from lessonkit.grade.judging.probes import ProbeRun
+from lessonkit.grade.judging.results import GradeReport, run_failed
+from lessonkit.grade.judging.values import layout, opaque_type
+from lessonkit.grade.submission.known_answers import varied_of
+from lessonkit.grade.submission.plan import (
+    Plan,
+    imported_modules,
+    plan_submission,
+)
+from lessonkit.grade.submission.review import review_marks
+from lessonkit.grade.submission.sources import Submission, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
@@ -410,7 +410,7 @@ class Grader:
 
     def prepare(self, lesson: Lesson) -> None:
         """Queue the reference run for this lesson, without waiting for it: none when the
-        reference store keeps its record (`grade/reference_store.py`), so no trusted child
+        reference store keeps its record (`grade/channel/reference_store.py`), so no trusted child
         starts at all."""
         grading = self.grading(lesson)
         with self._reference_lock:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.results import GradeReport
+from lessonkit.grade.judging.results import GradeReport
 from lessonkit.lesson.model import Lesson
 
 POLL_SECONDS = 0.1

@@ -33,7 +33,7 @@ class Checker:
     def result(self, task: str | None = None) -> CheckResult | None:
         """The verdict as a value (None inside a grading child, which must not grade)."""
         from lessonkit.learner import client
-        from lessonkit.learner.protocol import CheckRequest
+        from lessonkit.learner.messages import CheckRequest
         from lessonkit.learner.view import CheckResult
 
         if task is not None and not isinstance(task, str):

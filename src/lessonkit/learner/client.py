@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import lessonkit
-from lessonkit.child.wire import CHILD_MARK
-from lessonkit.learner.protocol import (
+from lessonkit.grading_child.wire import CHILD_MARK
+from lessonkit.learner.messages import (
     CheckReply,
     CheckRequest,
     ProtocolError,

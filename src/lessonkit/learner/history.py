@@ -11,7 +11,7 @@ run, so "Run all" followed by edits grades like the notebook read top to bottom:
 - top-level `check(...)` lines, inputs with IPython magics or shell commands (`%env`,
   `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
   `# %%` line are left out: they are not part of the answer. A timing magic (`%time`,
-  `%%timeit`) is the code it times, as in a notebook file (`grade.magics`), so a task cell
+  `%%timeit`) is the code it times, as in a notebook file (`grade.submission.magics`), so a task cell
   that times a line is graded.
 
 A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
@@ -27,9 +27,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from lessonkit.grade.magics import python_of_kernel_input
-from lessonkit.grade.results import NOT_ATTEMPTED, GradeReport
-from lessonkit.grade.sources import (
+from lessonkit.grade.judging.results import NOT_ATTEMPTED, GradeReport
+from lessonkit.grade.submission.magics import python_of_kernel_input
+from lessonkit.grade.submission.sources import (
     MAX_BYTES,
     MAX_CELLS,
     CodeCell,
@@ -37,7 +37,7 @@ from lessonkit.grade.sources import (
     SubmissionError,
     task_of,
 )
-from lessonkit.learner.protocol import RunCell
+from lessonkit.learner.messages import RunCell
 
 _CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
 KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines

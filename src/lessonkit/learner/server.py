@@ -7,7 +7,7 @@ the first answers without waiting for JAX to import. Each request is
 graded in its own fresh learner child, exactly as `lessonkit check` grades a file; the
 server itself never runs learner code, and the kernel only ever sends it text.
 
-It reads requests from stdin and answers on stdout (`learner.protocol`), one JSON line
+It reads requests from stdin and answers on stdout (`learner.messages`), one JSON line
 each, and ends when stdin closes: when the kernel exits, so does its server.
 
 Run as: python -I -m lessonkit.learner.server
@@ -21,9 +21,9 @@ from typing import BinaryIO
 
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.grade.grader import Grader
-from lessonkit.grade.sources import read_submission
+from lessonkit.grade.submission.sources import read_submission
 from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
-from lessonkit.learner.protocol import (
+from lessonkit.learner.messages import (
     CheckReply,
     CheckRequest,
     ProtocolError,

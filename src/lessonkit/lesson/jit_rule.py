@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from lessonkit.child.names import bound_at_top
+from lessonkit.grading_child.names import bound_at_top
 from lessonkit.lesson.model import JitRule
 from lessonkit.lesson.syntax import parse_python
 

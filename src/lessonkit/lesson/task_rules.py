@@ -3,7 +3,7 @@
 Each rule maps task ids to one value (`method: {clip-update: {forbid: [if]}}`). `TASK_RULES`
 is the one table of them: for each rule, how one task's value is read and why the lesson's
 own solution could not meet it, side by side. One loop in `grading_block` reads every rule,
-one in `validate` checks them against the lesson, and `grade.checks.RULE_CHECKS` names the
+one in `validate` checks them against the lesson, and `grade.judging.checks.RULE_CHECKS` names the
 checks that apply each one, keyed by the same names (a unit test keeps the tables equal).
 So a new rule is its dataclass in the model, one entry here, its field on `TaskRubric` and
 the check that applies it.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from lessonkit.child.names import bindings
 from lessonkit.errors import LessonError
+from lessonkit.grading_child.names import bindings
 from lessonkit.lesson.blocks import at_line
 from lessonkit.lesson.model import (
     STAGES,

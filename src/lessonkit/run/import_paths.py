@@ -5,7 +5,7 @@ notebook's grading server) starts Python isolated: no PYTHONPATH, no user site, 
 read from an environment. Where JAX comes through PYTHONPATH (an HPC module, a TPU image)
 or the user site (`pip install --user`), such a child would not find it. So the parent
 works out the locations it imports from itself and hands them over explicitly, as an
-argument the child prepends to `sys.path` (`child/start.py`, `use_import_paths`); the
+argument the child prepends to `sys.path` (`grading_child/main.py`, `use_import_paths`); the
 sandbox binds them read-only (`run/sandbox.python_paths`). Nothing a submission controls
 takes part: the list comes from the parent's own start-up, before any learner code runs.
 """
@@ -18,7 +18,7 @@ import site
 import sys
 from collections.abc import Iterable, Sequence
 
-from lessonkit.child.start import use_import_paths
+from lessonkit.grading_child.main import use_import_paths
 
 _given: list[str] = []
 """Paths this process was handed by its parent (`adopt`): the notebook's grading server."""

@@ -1,6 +1,6 @@
 """Make a grading child forked from the starter a process of its own, before learner code.
 
-The starter (`fork_server.py`) imported JAX once; each learner's child is a fork of it, and this
+The starter (`starter_main.py`) imported JAX once; each learner's child is a fork of it, and this
 module takes the fork from "a copy of a trusted process" to "as confined as a child started
 from scratch" (see `run/sandbox.py` and `run/confine.py` for that child). The steps, in the
 order the kernel allows them:

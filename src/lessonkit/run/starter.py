@@ -48,7 +48,7 @@ from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import Limits
 from lessonkit.run.sandbox import child_cgroup, process_limit
 
-FORK_SERVER = Path(__file__).with_name("fork_server.py")  # the starter, run by path
+FORK_SERVER = Path(__file__).with_name("starter_main.py")  # the starter, run by path
 ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")  # what each fork does to itself
 START_WAIT_S = 300.0
 """Seconds the starter may take to import JAX (a loaded machine) before it is given up."""
@@ -124,7 +124,7 @@ class Starter:
         limits: Limits,
         preload: Sequence[str] = (),
     ):
-        """`child_folder` holds the grading child's program (`lessonkit/child/`); `preload`
+        """`child_folder` holds the grading child's program (`lessonkit/grading_child/`); `preload`
         names modules the starter imports before any fork (a lesson's own imports)."""
         self.isolation = isolation
         readable = (child_folder, FORK_SERVER, ISOLATE_SCRIPT)

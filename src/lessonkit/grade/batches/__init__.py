@@ -1,0 +1,2 @@
+"""Batches: one lifecycle over a folder of submissions, its journal, outputs, shards
+and Dask."""

@@ -1,0 +1,486 @@
+"""One batch lifecycle for every batch: check the outputs, resume, grade, journal, write.
+
+A lesson's `check --batch` and a phase's `project --batch` differ only in how one file is
+graded, what its report is and what the outputs hold: those are a `BatchKind`
+(`grade.batches.lesson_batch.lesson_kind`, `project.batch.project_kind`); everything else is here,
+once. The grading itself is `grade_each`, the pool that the lesson batch, the project batch,
+regrade and a Dask worker share, each with its own grade-one function.
+
+Each result is appended to a journal the moment it is known (so Ctrl-C loses nothing and
+`--resume` skips what is graded); the outputs (the JSON, a Markdown feedback file per
+submission, and for a lesson the CSV) are written only when every submission is graded,
+each to a temporary name and then renamed, so no submission's child can see or change them
+half-written.
+
+The submissions folder is data: nothing is written there and nothing found there is
+trusted. The outputs go to a folder outside it, every output path is checked before
+grading starts, and the journal is bound to its run (an id its first line holds), its batch
+(the folder's listing and the seed) and the sha256 of each file it graded, every line signed
+with the instructor's grading key: a stale entry is graded afresh, and one that does not
+verify is refused by name (`grade.batches.journal`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shlex
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from lessonkit import __version__
+from lessonkit.atomic import write_atomically
+from lessonkit.errors import LessonkitError, UsageError, shown
+from lessonkit.grade.batches.folder import BatchItem, Listing, read_bytes_in_folder, read_items
+from lessonkit.grade.batches.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    JournalSeal,
+    NotVerified,
+    OldSchema,
+    R,
+    Shard,
+    batch_id,
+    read_journal,
+)
+from lessonkit.grade.batches.outputs import feedback_names, write_results
+from lessonkit.lesson.text import safe_name
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class BatchEntry(Generic[R]):
+    """One row of a batch: the file, its report, and the bytes graded."""
+
+    path: Path
+    report: R
+    sha256: str | None = None  # of the bytes graded; None when the file could not be read
+    data: bytes | None = None  # the bytes graded, kept for a gradebook
+
+
+OnEntry = Callable[[BatchEntry[R]], None]
+
+
+def grade_each(
+    items: Sequence[T],
+    grade_one: Callable[[T], E],
+    *,
+    jobs: int,
+    on_done: Callable[[E], None] | None = None,
+    on_take: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> tuple[E, ...]:
+    """`grade_one` of every item, `jobs` at once; results in item order.
+
+    Every batch grades through here, so none waits at another file's end and no file stops
+    the rest: `grade_one` turns a file's own failure into its row. An exception it raises
+    (the lesson itself cannot be graded) starts no more items and is raised here once the
+    others end. `on_take(left)` is told how many items wait after each one taken, and
+    `on_done` gets each result, one call at a time. An exception in the caller's thread
+    (Ctrl-C) sets `stop`, and from then on no result reaches `on_done`: the caller counts
+    what was kept once, and an item cut short is never kept as graded. With `stop` given it
+    waits for the items in flight (a grade-one that honours `stop` ends them); without, the
+    threads are left to end as their children do.
+    """
+    results: list[Any] = [None] * len(items)
+    indexes = iter(range(len(items)))
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+    wait_for_items = stop is not None
+    stop = threading.Event() if stop is None else stop
+
+    def work() -> None:
+        while not failures and not stop.is_set():
+            with lock:
+                index = next(indexes, None)
+                if index is not None and on_take is not None:
+                    on_take(len(items) - index - 1)
+            if index is None:
+                return
+            try:
+                result = grade_one(items[index])
+            except BaseException as exc:  # stop taking items; raised in the caller
+                failures.append(exc)
+                return
+            with lock:
+                if stop.is_set():
+                    return  # finished after Ctrl-C: the caller has counted what was kept
+                results[index] = result
+                if on_done is not None:
+                    on_done(result)
+
+    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, jobs))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C: stop the items in flight, take no more, keep no more
+        with lock:  # a result being kept is kept whole; none after it
+            stop.set()
+        if wait_for_items:
+            for thread in threads:
+                if thread.is_alive():
+                    thread.join()
+        raise
+    if failures:
+        raise failures[0]
+    return tuple(results)
+
+
+GradeItems = Callable[[Sequence[BatchItem], int | None, OnEntry[R]], tuple[BatchEntry[R], ...]]
+"""A kind's grade-many: (items, seed, on_report) -> each item's entry, in item order."""
+
+
+@dataclass(frozen=True)
+class BatchKind(Generic[R]):
+    """What a batch of one kind (a lesson's, a project's) does its own way; the rest of the
+    lifecycle is `BatchRun`."""
+
+    subject: str  # the lesson or phase the journal is bound to
+    revision: str  # its revision: a journal of another revision is not resumed
+    stem: str  # the outputs' names: `stem`.json, `.stem.journal.jsonl`
+    from_json: Callable[[Any], R]  # a journalled report read back
+    unreadable: Callable[[Path, str, int | None], R]  # the row of a file that has no bytes
+    grade: GradeItems[R]
+    summary: Callable[[Sequence[BatchEntry[R]], int | None], dict]  # the JSON output
+    new_seed: Callable[[], int]
+    csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
+    fingerprint: str = (
+        ""  # what grades (`grade.batches.fingerprint`): a journal of another is not resumed
+    )
+
+
+class BatchRun(Generic[R]):
+    """One batch: its journal, its seed, and its outputs in `out_dir`."""
+
+    def __init__(
+        self,
+        kind: BatchKind[R],
+        folder: Path,
+        out_dir: Path,
+        *,
+        resume: bool,
+        seed: int | None,
+        key: JournalKey,
+        listing: Listing,
+        shard: Shard | None = None,
+    ):
+        self.kind = kind
+        self.key = key  # signs every journal line; --resume keeps only lines it verifies
+        self.listing = listing
+        self.unlisted = dict(self.listing.unlisted)  # folder -> why it could not be listed
+        self.folder = folder
+        self.out_dir = out_dir
+        self.stem = kind.stem
+        self.journal = out_dir / f".{self.stem}.journal.jsonl"
+        self.csv_path = out_dir / f"{self.stem}.csv"
+        self.json_path = out_dir / f"{self.stem}.json"
+        self.shard = shard
+        self.shard_path = out_dir / f"{self.stem}.shard.jsonl"  # a shard's kept journal
+        self.feedback = out_dir / "feedback"
+        self.run_id = uuid.uuid4().hex
+        self.header: JournalHeader | None = None  # written by `prepare`
+        self.journalled: dict[str, JournalEntry[R]] = {}  # by relative path
+        self.done: dict[str, BatchEntry[R]] = {}  # kept from the journal, with their bytes
+        self.seed = seed
+        self.resume = resume
+        self.note: str | None = None  # said once the batch starts
+        self.journal_problem: str | None = None  # the journal could not be written
+        self.known: dict[str, BatchEntry[R]] = {}  # unchanged since the gradebook kept them
+        self.graded_now = 0  # files graded (and journalled) by this run
+        self.graded_here = 0  # of those, files a grading child ran
+
+    def reuse(self, entries: Sequence[BatchEntry[R]]) -> None:
+        """Show these files as graded before (the gradebook holds their bytes), unregraded."""
+        self.known = {self.relative(e.path): e for e in entries}
+
+    def resume_command(self, argv: Sequence[str]) -> str:
+        """The command that goes on from where this run stopped (`argv` is this one's)."""
+        words = list(argv)
+        if "--resume" not in words:
+            words.append("--resume")
+        return "lessonkit " + shlex.join(words)
+
+    def prepare(self, paths: list[Path]) -> None:
+        """Check every output path, then read the journal (--resume) and start it afresh
+        with this batch's header and the entries kept from it.
+
+        Runs before any grading, so a folder where a file must go, an output folder that
+        cannot be written, or a journal that does not verify, costs no grading time and is
+        one message.
+        """
+        self._check_outputs(paths)
+        digests = self._listing_digests()  # every file read and hashed once, here
+        if self.resume:
+            self._read_journal()
+            self._keep_unchanged(paths, dict(digests))
+        self.header = JournalHeader(
+            run=self.run_id,
+            lesson=self.kind.subject,
+            revision=self.kind.revision,
+            toolkit=__version__,
+            folder=str(self.folder.resolve()),
+            seed=self.seed,
+            shard=self.shard,
+            batch=batch_id(digests, self.seed),
+            fingerprint=self.kind.fingerprint,
+        )
+        kept = [self.journalled[relative] for relative in self.done]
+        lines = [self.header.line(self.key), *(e.line(self.key, self.header) for e in kept)]
+        try:
+            # private: it holds every submission's bytes and report, as the gradebook does
+            text = "".join(line + "\n" for line in lines)
+            write_atomically(self.journal, text, private=True)
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
+    def _listing_digests(self) -> list[tuple[str, str]]:
+        """Every entry of the folder (of every shard) and the sha256 of its bytes, "" for
+        one that cannot be read: what the batch id is made of."""
+        found = []
+        for path in self.listing.entries:
+            try:
+                digest = hashlib.sha256(read_bytes_in_folder(self.folder, path)).hexdigest()
+            except LessonkitError:
+                digest = ""
+            found.append((self.relative(path), digest))
+        return found
+
+    def _check_outputs(self, paths: list[Path]) -> None:
+        names = feedback_names([self.relative(p) for p in paths])
+        files = [self.json_path, self.journal, self.shard_path]
+        files += [self.csv_path] if self.kind.csv is not None else []
+        files += [self.feedback / n for n in names.values()]
+        try:
+            for folder in (self.out_dir, self.feedback):
+                if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                    raise UsageError(
+                        f"{shown(folder)} is not a folder; the batch writes its outputs in it",
+                        fix="move it away, or give --out another folder",
+                    )
+            for path in files:
+                if path.is_symlink() or (path.exists() and not path.is_file()):
+                    raise UsageError(
+                        f"{shown(path)} is a folder or a link; the batch writes a file there",
+                        fix="move it away, or give --out another folder",
+                    )
+            for folder in (self.out_dir, self.feedback):
+                folder.mkdir(parents=True, exist_ok=True)
+                with tempfile.TemporaryFile(dir=folder):
+                    pass  # the folder can be written to
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+
+    def _write_error(self, path: Path, exc: OSError) -> UsageError:
+        return UsageError(
+            f"cannot write {shown(path)}: {exc.strerror or exc}",
+            fix="give --out a folder you can write to (nothing graded is lost: the journal "
+            "keeps it, and --resume goes on from there)",
+        )
+
+    def _read_journal(self) -> None:
+        """The journal's entries of this run: each line names the run its first line opened."""
+        try:
+            text = self.journal.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"cannot read the batch journal {shown(self.journal)}: {exc}"
+            ) from None
+        try:
+            header, entries = read_journal(text, self.key, self.kind.from_json)
+            if (
+                header.lesson != self.kind.subject
+                or header.revision != self.kind.revision
+                or header.fingerprint != self.kind.fingerprint
+                or header.toolkit != __version__
+                or header.folder != str(self.folder.resolve())
+                or header.shard != self.shard
+            ):
+                raise ValueError
+        except NotVerified as exc:
+            raise UsageError(
+                f"{shown(self.journal)}, {exc.what}: {exc.why} ({self.key.where}); it was not "
+                "written by this instructor's batch, so nothing in it is kept",
+                fix="grade afresh without --resume (the journal is then replaced), or give "
+                "--key the grading key the batch was started with",
+            ) from None
+        except OldSchema as exc:
+            self.note = (
+                f"{safe_name(shown(self.journal))} is {exc} (an older lessonkit's): "
+                "every file is graded afresh."
+            )
+            return
+        except ValueError:
+            self.note = (
+                f"{safe_name(shown(self.journal))} is not this batch's journal: "
+                "every file is graded afresh."
+            )
+            return
+        self.run_id = header.run
+        self.journalled = {entry.path: entry for entry in entries}
+
+    def _keep_unchanged(self, paths: list[Path], digests: dict[str, str]) -> None:
+        """Keep a journalled report only for the same bytes (`digests`: each file's sha256
+        now, "" for one that cannot be read), graded with one seed."""
+        for path in paths:
+            relative = self.relative(path)
+            if relative not in self.journalled:
+                continue
+            journalled = self.journalled[relative]
+            digest, report = journalled.sha256, journalled.report
+            if not digest or digests.get(relative) != digest or report.seed is None:
+                continue
+            data = journalled.data
+            if data is None:  # an entry kept without its bytes: the file holds them
+                try:
+                    data = read_bytes_in_folder(self.folder, path)
+                except LessonkitError:
+                    continue
+            if self.seed is None:
+                self.seed = report.seed
+            elif report.seed != self.seed:
+                raise UsageError(
+                    f"the interrupted batch used input seed {report.seed}, not {self.seed}",
+                    fix=f"resume with --seed {report.seed}, or start afresh without --resume",
+                )
+            self.done[relative] = BatchEntry(path, report, digest, data)
+
+    def relative(self, path: Path) -> str:
+        """`path` below the batch folder, as the journal, the CSV and the progress name it."""
+        try:
+            return path.relative_to(self.folder).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def journal_entry(self, entry: BatchEntry[R]) -> JournalEntry[R]:
+        """`entry` as the journal keeps it (and a gradebook takes it)."""
+        try:
+            mtime = os.stat(entry.path, follow_symlinks=False).st_mtime
+        except OSError:
+            mtime = 0.0
+        relative = self.relative(entry.path)
+        digest = entry.sha256 or ""
+        return JournalEntry(self.run_id, relative, digest, mtime, entry.report, entry.data)
+
+    def _append(self, line: str) -> None:
+        """One line added to the journal and on disk before the next is graded."""
+        with self.journal.open("a", encoding="utf-8") as file:
+            file.write(line + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+
+    def _journal(self, entry: BatchEntry[R]) -> None:
+        if self.journal_problem is not None:
+            return  # an unreadable file (no sha256) is kept too, and read again on --resume
+        record = self.journal_entry(entry)
+        assert self.header is not None, "prepare() writes the header first"
+        try:
+            self._append(record.line(self.key, self.header))
+        except OSError as exc:
+            self.journal_problem = (
+                f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "
+                "--resume cannot go on from this run"
+            )
+
+    def _seal(self, entries: Sequence[BatchEntry[R]]) -> None:
+        """Close a shard's journal with its seal, of every entry this batch has: a journal
+        that misses one (deleted, or never written) is refused by `merge` (`check_seal`)."""
+        if self.journal_problem is not None:
+            raise UsageError(
+                f"{self.journal_problem}; this shard's result would miss files, so it is not "
+                "sealed and `merge` refuses it",
+                fix="give --out room and write access, then grade this shard again with --resume",
+            )
+        assert self.header is not None, "prepare() writes the header first"
+        pairs = [(self.relative(e.path), e.sha256 or "") for e in entries]
+        try:
+            self._append(JournalSeal.of(self.header, pairs).line(self.key))
+        except OSError as exc:
+            raise self._write_error(self.journal, exc) from None
+
+    def todo(self, paths: Sequence[Path]) -> list[Path]:
+        """The paths this run grades: neither kept from the journal nor unchanged since the
+        gradebook kept them."""
+        return [
+            p for p in paths if (r := self.relative(p)) not in self.done and r not in self.known
+        ]
+
+    def failures_kept(self) -> int:
+        """How many of the results kept (journal, gradebook) did not pass."""
+        return sum(not e.report.passed for e in (*self.done.values(), *self.known.values()))
+
+    def grade(
+        self, paths: list[Path], on_report: OnEntry[R] | None = None
+    ) -> tuple[BatchEntry[R], ...]:
+        """Every submission's entry, in path order: journalled ones kept, the rest graded by
+        the kind's grade-many function on one seed; each one graded now is journalled, then
+        handed to `on_report`."""
+        todo = self.todo(paths)
+        items = read_items([p for p in todo if p not in self.unlisted], self.folder)
+        if items and self.seed is None:
+            self.seed = self.kind.new_seed()
+
+        def finished(entry: BatchEntry[R]) -> None:
+            self._journal(entry)
+            self.graded_now += 1
+            if on_report is not None:
+                on_report(entry)
+
+        unlisted = []
+        for path in todo:  # a folder that could not be listed: its row says why
+            if path in self.unlisted:
+                report = self.kind.unreadable(path, self.unlisted[path], self.seed)
+                unlisted.append(BatchEntry(path, report))
+                finished(unlisted[-1])
+        graded = self.kind.grade(items, self.seed, finished) if items else ()
+        self.graded_here = len(graded)
+        by_path = {self.relative(e.path): e for e in (*graded, *unlisted)}
+        entries = []
+        for path in paths:
+            relative = self.relative(path)
+            entry = by_path.get(relative)
+            if entry is None:
+                entry = self.done.get(relative) or self.known[relative]
+            entries.append(entry)
+        return tuple(entries)
+
+    def summary(self, entries: Sequence[BatchEntry[R]]) -> dict:
+        """The batch's JSON output."""
+        return self.kind.summary(entries, self.seed)
+
+    def write_outputs(
+        self, entries: Sequence[BatchEntry[R]], summary: dict | None = None
+    ) -> list[Path]:
+        """The outputs (`summary`: the JSON one, where the caller has built it already);
+        then the journal is no longer needed, except by a shard, which seals it and keeps it
+        as its result for `lessonkit merge`."""
+        relatives = [self.relative(e.path) for e in entries]
+        csv = None if self.kind.csv is None else self.kind.csv(entries)
+        summary = self.summary(entries) if summary is None else summary
+        try:
+            reports = [e.report for e in entries]
+            written = write_results(self.out_dir, self.stem, reports, relatives, summary, csv)
+        except OSError as exc:
+            raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+        if self.shard is not None:
+            self._seal(entries)
+            try:
+                os.replace(self.journal, self.shard_path)
+            except OSError as exc:
+                raise self._write_error(self.shard_path, exc) from None
+            return [*written[:-1], self.shard_path, self.feedback]
+        with contextlib.suppress(OSError):
+            self.journal.unlink()
+        return written

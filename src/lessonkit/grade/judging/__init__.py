@@ -1,0 +1,1 @@
+"""Judging: what each task is graded on, the checks, the verdicts and their words."""

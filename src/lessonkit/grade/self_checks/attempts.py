@@ -1,0 +1,195 @@
+"""Attempts declared in a lesson's `{grading}` block, and the proof that each gets its verdict.
+
+An author declares wrong attempts with the message each must get, and right variants that
+must pass; `lessonkit verify` grades them all, with the lesson's own grader, so a change to
+the lesson or the grader that lets a wrong attempt through is caught before a learner is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from lessonkit.lesson.cell import task_cell_source
+from lessonkit.lesson.model import DeclaredAttempt, Lesson
+from lessonkit.lesson.scripts import render_exercise_script
+from lessonkit.run.limits import DEFAULT_LIMITS
+
+if TYPE_CHECKING:
+    from lessonkit.grade.grader import GradedRun, Grader
+    from lessonkit.grade.judging.results import TaskResult
+
+
+def attempt_script(
+    lesson: Lesson, bodies: Mapping[str, str] | None = None, *, unsolved: tuple[str, ...] = ()
+) -> str:
+    """The practice script with task cells filled in, each keeping its `# TASK <id>` line.
+
+    `bodies[task_id]` replaces that task's code; other tasks get the reference solution,
+    except those named in `unsolved`, which keep their scaffold.
+    """
+    bodies = bodies or {}
+    text = render_exercise_script(lesson)
+    for task in lesson.tasks:
+        if task.id in unsolved:
+            continue
+        scaffold = task_cell_source(task, task.scaffold)
+        if scaffold not in text:
+            raise ValueError(f"the scaffold of task {task.id!r} is not in the practice script")
+        body = bodies.get(task.id, task.solution)
+        text = text.replace(scaffold, task_cell_source(task, body))
+    return text
+
+
+def _problem(lesson: Lesson, attempt: DeclaredAttempt, status: str, message: str) -> str | None:
+    matches = re.search(attempt.message, message, re.S) if attempt.message else True
+    if status == attempt.expect and matches:
+        return None
+    wanted = attempt.expect + (
+        f" with a message matching {attempt.message!r}" if attempt.message else ""
+    )
+    return (
+        f"{lesson.path}:{attempt.line}: the declared attempt {attempt.name!r} at task "
+        f"{attempt.task!r} must be {wanted}, but it got {status}: {message[:300]}"
+    )
+
+
+class _ForTask(Protocol):
+    """A declared attempt or a built cheat: code for one task."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def code(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_ForTask)
+
+
+def pack_by_task(items: tuple[_T, ...]) -> list[dict[str, _T]]:
+    """Attempts (or cheats) packed into as few files as possible: one per task in each file.
+
+    Tasks are graded independently of each other, so the k-th attempt of every task can
+    share the k-th file, and proving 12 attempts over 4 tasks costs 3 learner runs, not 12.
+    """
+    packed: list[dict[str, _T]] = []
+    for item in items:
+        target = next((r for r in packed if item.task not in r), None)
+        if target is None:
+            target = {}
+            packed.append(target)
+        target[item.task] = item
+    return packed
+
+
+def proving_grader(timeout: float = DEFAULT_LIMITS.timeout, jobs: int = 2) -> Grader:
+    """The grader `lessonkit verify` proves a lesson with: sandboxed, and reading the compile
+    cache the reference writes, as `check --batch` is."""
+    from lessonkit.grade.grader import Grader
+    from lessonkit.run.isolation import compile_cache, sandbox_if_any
+
+    isolation = sandbox_if_any(compile_cache())
+    limits = DEFAULT_LIMITS.with_options(timeout=timeout)
+    return Grader(limits, isolation=isolation, prestart=jobs)
+
+
+def grade_rounds(
+    grader: Grader, lesson: Lesson, rounds: list[dict[str, str]], kind: str, jobs: int
+) -> list[GradedRun]:
+    """Grade one practice file per round, each task cell replaced by that round's code,
+    `jobs` at a time, in order.
+
+    One grader for all of them: the reference runs once and every file is graded on the
+    same input sets. Each file is graded from its bytes (`grade.batches.batch.grade_each`, the pool
+    every batch grades through), never written to a folder to be read back.
+    """
+    from lessonkit.grade.batches.batch import grade_each
+    from lessonkit.grade.submission.sources import read_submission
+
+    submissions = [
+        read_submission(Path(f"{kind}-{number:02d}.py"), attempt_script(lesson, bodies).encode())
+        for number, bodies in enumerate(rounds)
+    ]
+    jobs = max(1, min(jobs, len(submissions)))
+
+    graded = grade_each(
+        submissions,
+        lambda submission: grader.run_submission(lesson, submission),
+        jobs=jobs,
+        on_take=partial(grader.ahead_for, jobs),
+    )
+    return list(graded)
+
+
+def grade_packed(
+    grader: Grader, lesson: Lesson, items: tuple[_T, ...], kind: str, jobs: int
+) -> list[tuple[_T, GradedRun, TaskResult]]:
+    """Attempts (or cheats) packed by task (`pack_by_task`) and graded, one file per round:
+    each with the run of its file and its own task's result there."""
+    rounds = pack_by_task(items)
+    bodies = [{task: item.code for task, item in chosen.items()} for chosen in rounds]
+    graded = grade_rounds(grader, lesson, bodies, kind, jobs)
+    found = []
+    for chosen, run in zip(rounds, graded, strict=True):
+        results = {t.id: t for t in run.report.tasks}
+        found += [(item, run, results[item.task]) for item in chosen.values()]
+    return found
+
+
+class Proof(Protocol):
+    """One of `verify`'s proofs: its problems, each a sentence at its lesson.md line."""
+
+    def __call__(
+        self,
+        lesson: Lesson,
+        jobs: int = 2,
+        timeout: float = DEFAULT_LIMITS.timeout,
+        *,
+        grader: Grader | None = None,
+    ) -> list[str]: ...
+
+
+def proof(
+    needed: Callable[[Lesson], bool],
+) -> Callable[[Callable[[Lesson, int, Grader], list[str]]], Proof]:
+    """A proof `prove(lesson, jobs, grader)` made callable with the grader of a lesson's
+    whole proof (one reference run for all), or alone: then with a proving grader of its
+    own, started only where `needed` says there is something to prove, and closed after."""
+
+    def wrap(prove: Callable[[Lesson, int, Grader], list[str]]) -> Proof:
+        def proving(
+            lesson: Lesson,
+            jobs: int = 2,
+            timeout: float = DEFAULT_LIMITS.timeout,
+            *,
+            grader: Grader | None = None,
+        ) -> list[str]:
+            if not needed(lesson):
+                return []
+            if grader is not None:
+                return prove(lesson, jobs, grader)
+            with proving_grader(timeout, jobs) as own:
+                return prove(lesson, jobs, own)
+
+        proving.__name__ = proving.__qualname__ = prove.__name__
+        proving.__doc__ = prove.__doc__
+        return proving
+
+    return wrap
+
+
+@proof(lambda lesson: lesson.grading is not None and bool(lesson.grading.attempts))
+def prove_attempts(lesson: Lesson, jobs: int, grader: Grader) -> list[str]:
+    """Grade every declared attempt; one problem, at its lesson.md line, per wrong verdict."""
+    grading = lesson.grading
+    assert grading is not None, "proved only where the lesson declares attempts"
+    problems = []
+    for attempt, _, result in grade_packed(grader, lesson, grading.attempts, "attempts", jobs):
+        problem = _problem(lesson, attempt, result.status, result.message)
+        if problem:
+            problems.append(problem)
+    return problems

@@ -1,0 +1,302 @@
+"""The grading child's loop: every scenario of a request, cell by cell, reported as it goes."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import time
+
+from . import wire
+from .cells import JIT_HOOK, CellTimeout, CompileError, compile_cell, error_report
+from .channel import Channel, OutputCapture, private_stdin
+from .encoder import Encoder
+from .guard import ModuleGuard
+from .jit_watch import JitWatch
+from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
+from .varied_calls import VariedCalls
+
+
+class _Scenario:
+    """One scenario made ready to run: its name in this request (`run-3`, drawn per request),
+    its input arrays, and the changes to install; nothing here names what kind it is."""
+
+    __slots__ = ("changes", "inputs", "lesson_only", "name")
+
+    def __init__(self, name: str, inputs: dict | None, changes: list, lesson_only: bool):
+        self.name, self.inputs, self.changes, self.lesson_only = name, inputs, changes, lesson_only
+
+
+class WorkerProgram:
+    """Runs one request: every scenario of one plan, reporting cell by cell."""
+
+    def __init__(
+        self, channel: Channel, encoder: Encoder, guard: ModuleGuard, jax_module, jnp_module
+    ):
+        self.channel = channel
+        self.encoder = encoder
+        self.guard = guard
+        self._asarray = jnp_module.asarray
+        self._float32 = jnp_module.float32
+        self._int32 = jnp_module.int32
+        self._bool = jnp_module.bool_
+        self._perf = time.perf_counter
+        self.patched: list[str] = []
+        self.deadline: float | None = None
+        self._compiled: dict[tuple, object] = {}  # per request: each scenario reuses the code
+        self.sources = VariedCalls(jax_module, self.make_array)
+        self._jit = jax_module.jit
+
+    def make_array(self, value):
+        return self._asarray(value, dtype=self._float32)
+
+    def make_inputs(self, spec):
+        """A drawn input set (see `grade.judging.inputs.Leaf`): a float or a list of floats becomes
+        a float32 array, a list of ints an int32 array, a list of bools a bool array; a
+        Python int or bool stays what the lesson's own code would have written."""
+        if isinstance(spec, dict):
+            return {k: self.make_inputs(v) for k, v in spec.items()}
+        if type(spec) in (int, bool):
+            return spec
+        first = spec
+        while type(first) is list and first:
+            first = first[0]
+        if type(first) is bool:
+            return self._asarray(spec, dtype=self._bool)
+        if type(first) is int:
+            return self._asarray(spec, dtype=self._int32)
+        return self.make_array(spec)
+
+    # -- timing: the alarm is armed only while learner code runs
+
+    def _arm(self) -> None:
+        if self.deadline is None:
+            return
+        remaining = self.deadline - self._perf()
+        if remaining <= 0:
+            raise CellTimeout()
+        signal.setitimer(signal.ITIMER_REAL, remaining)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def run(self, request: dict) -> None:
+        for name in request.get("preload", ()):
+            with contextlib.suppress(Exception):
+                __import__(name)
+        self.guard.refresh()
+        budget = request.get("budget")
+        self.deadline = None if budget is None else self._perf() + float(budget)
+        if budget is not None:
+            limit = resource.getrusage(resource.RUSAGE_SELF)
+            used = limit.ru_utime + limit.ru_stime
+            try:
+                hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+                resource.setrlimit(resource.RLIMIT_CPU, (int(used + float(budget) * 2 + 10), hard))
+            except (ValueError, OSError):
+                pass
+        self.patched = []
+        self._compiled = {}
+        cells = request["cells"]
+        files = {f"<cell {c['index']}>": c["index"] for c in cells}
+        timed_out = False
+        # Every scenario is made ready before any cell runs and the request forgets their
+        # descriptions: a cell that walks up to these frames finds names, arrays and closures.
+        prepared = [self._prepare(spec) for spec in request.pop("scenarios")]
+        try:
+            for scenario in prepared:
+                if not self._scenario(request, scenario, cells, files):
+                    timed_out = True
+                    break
+        finally:
+            self._disarm()
+            self.deadline = None
+        self._close_figures()
+        self.channel.send(
+            wire.event(
+                "done",
+                request=request["id"],
+                timed_out=timed_out,
+                patched=sorted(set(self.patched)),
+            )
+        )
+
+    def _prepare(self, spec: dict) -> _Scenario:
+        inputs = spec.get("inputs")
+        return _Scenario(
+            spec["name"],
+            None if inputs is None else {k: self.make_inputs(v) for k, v in inputs.items()},
+            self.sources.prepare(spec.get("sources") or []),
+            bool(spec.get("lesson_only_cells", False)),
+        )
+
+    def _scenario(self, request: dict, scenario: _Scenario, cells: list, files: dict) -> bool:
+        """Run one scenario; False when the time budget ran out."""
+        namespace = {"__name__": "__main__", "__builtins__": builtins}
+        strip: frozenset[str] = frozenset()
+        if scenario.inputs is not None:
+            namespace.update(scenario.inputs)
+            strip = frozenset(scenario.inputs)
+        undo = self.sources.install(scenario.changes)
+        self.guard.refresh()  # the changed calls are this scenario's baseline
+        try:
+            return self._cells(request, scenario, cells, files, namespace, strip)
+        finally:
+            undo()
+            self.guard.refresh()
+
+    def _cells(self, request, scenario, cells, files, namespace, strip) -> bool:
+        for cell in cells:
+            index = cell["index"]
+            if cell["role"] == "skip" or (cell["role"] == "lesson" and not scenario.lesson_only):
+                continue
+            where = {"request": request["id"], "scenario": scenario.name, "cell": index}
+            self.channel.send(wire.event("start", **where))
+            inputs_here = strip if cell["role"] == "setup" else frozenset()
+            result = self._cell(cell, namespace, inputs_here, files)
+            report = wire.event("cell", **where, **result)
+            names = cell.get("report") or []
+            if names:
+                report["values"] = {
+                    n: self.encoder.encode(namespace[n]) for n in names if n in namespace
+                }
+            if index == request.get("checkpoint"):
+                names = request.get("checkpoint_names") or []
+                report["checkpoint"] = {
+                    n: self.encoder.encode(namespace[n]) for n in names if n in namespace
+                }
+            self.channel.send(report)
+            if result.get("error", {}).get("kind") == "timeout":
+                return False
+        return True
+
+    def _compile(self, cell: dict, strip: frozenset[str]):
+        key = (cell["index"], strip)
+        if key not in self._compiled:
+            self._compiled[key] = compile_cell(cell, strip)
+        return self._compiled[key]
+
+    def _cell(self, cell: dict, namespace: dict, strip: frozenset[str], files) -> dict:
+        try:
+            code = self._compile(cell, strip)
+        except CompileError as exc:
+            return {"status": "error", "error": exc.report, "output": ""}
+        capture = OutputCapture()
+        saved = sys.stdout, sys.stderr
+        error = None
+        watched = cell.get("jit") or []
+        watch = JitWatch(self._jit, files) if watched else None
+        if watch is not None:
+            namespace[JIT_HOOK] = watch.wrap
+        placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
+        sys.stdout = sys.stderr = capture
+        try:
+            self._arm()
+            try:
+                exec(code, namespace)
+            finally:
+                self._disarm()
+                namespace.pop(JIT_HOOK, None)
+                namespace.pop(PLACEHOLDER_HOOK, None)
+        except BaseException as exc:  # learner code may raise anything, SystemExit included
+            self._disarm()
+            placeholders.note(exc)
+            error = error_report(exc, files)
+            trees = self._mismatched_trees(exc, cell, namespace, error)
+            if trees:
+                error["trees"] = trees
+        finally:
+            sys.stdout, sys.stderr = saved
+            self.patched.extend(self.guard.restore())
+        result = {"status": "error" if error else "ok", "output": capture.text()}
+        if error:
+            result["error"] = error
+        if placeholders.first is not None:  # the first `todo(...)` that ran, escaped or caught
+            result["placeholder"] = error_report(placeholders.first, files)
+        if watch is not None:
+            result["jit"] = watch.report(watched)
+        return result
+
+    def _mismatched_trees(self, exc: BaseException, cell: dict, namespace: dict, error: dict):
+        """For a pytree structure error: the trees named in the failing call, as data.
+
+        JAX's own message names no key path a learner can act on; with the trees the parent
+        can say which key path one of them lacks. Only plain names are read, from the
+        learner's frame, so no learner code runs.
+        """
+        message = error.get("message", "")
+        if not any(mark in message for mark in _TREE_ERRORS) or not error["frames"]:
+            return None
+        index, line, _ = error["frames"][-1]
+        if index != cell["index"]:
+            return None
+        frame_names = dict(namespace)
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == f"<cell {index}>":
+                frame_names = {**namespace, **tb.tb_frame.f_locals}
+            tb = tb.tb_next
+        try:
+            tree = ast.parse(cell["source"])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno + cell["offset"] == line:
+                names = [a.id for a in node.args if isinstance(a, ast.Name)]
+                found = [
+                    [n, self.encoder.encode(frame_names[n])]
+                    for n in names
+                    if n in frame_names and not callable(frame_names[n])  # a type slot, no code
+                ]
+                if len(found) >= 2:
+                    return found[:4]
+        return None
+
+    @staticmethod
+    def _close_figures() -> None:
+        pyplot = sys.modules.get("matplotlib.pyplot")
+        if pyplot is not None:
+            with contextlib.suppress(Exception):
+                pyplot.close("all")
+
+
+# What JAX says when trees passed together to one call (`jax.tree.map` and its users) differ;
+# other structure errors, such as a loop's carry, name their difference themselves.
+_TREE_ERRORS = ("pytree structure error", "Dict key mismatch", "node type mismatch")
+
+
+def _on_alarm(signum, frame):
+    raise CellTimeout()
+
+
+def main() -> None:
+    """A child started from scratch: `python -I main.py REPORT_FD`."""
+    serve(int(sys.argv[1]))
+
+
+def serve(report_fd: int) -> None:
+    """Answer the requests on stdin with reports on `report_fd` until stdin closes."""
+    requests = os.fdopen(private_stdin(), "r", encoding="utf-8")
+    sys.argv = sys.argv[:1]
+    channel = Channel(report_fd)
+    signal.signal(signal.SIGALRM, _on_alarm)
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    jax_tree = sys.modules.get("jax.tree") or jax.tree
+    watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
+    guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
+    runner = WorkerProgram(channel, Encoder(np, jax), guard, jax, jnp)
+    channel.send(wire.event("ready", jax=jax.__version__, python=sys.version.split()[0]))
+    for line in requests:
+        if line.strip():
+            runner.run(json.loads(line))
