@@ -251,7 +251,8 @@ def make_attempt(
     unsolved: tuple[str, ...] = (),
     prefix: str = "",
 ) -> str:
-    """The practice script with task cells filled in (see `grade.self_checks.attempts.attempt_script`)."""
+    """The practice script with task cells filled in
+    (see `grade.self_checks.attempts.attempt_script`)."""
     from lessonkit.grade.self_checks.attempts import attempt_script
 
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)

@@ -163,7 +163,8 @@ def _cases(lesson) -> dict[str, tuple[str | bytes, dict[str, tuple[str, str]]]]:
             make_attempt(
                 lesson,
                 _mk(
-                    "import lessonkit.grade.judging.checks as checks\nchecks.check_task = lambda *a: None\n"
+                    "import lessonkit.grade.judging.checks as checks\n"
+                    "checks.check_task = lambda *a: None\n"
                     "norm_squared = manual = 0.0\n"
                 ),
             ),

@@ -1,4 +1,5 @@
-"""What a learner child may run before its learner's file (`grade.channel.requests.warm_up_request`).
+"""What a learner child may run before its learner's file
+(`grade.channel.requests.warm_up_request`).
 
 A warmed child later runs one learner's file, so what it ran first must be what that
 learner could see anyway: the practice file as given, on the lesson's own inputs. A

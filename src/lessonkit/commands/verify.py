@@ -1,6 +1,7 @@
 """`lessonkit verify`: declared numbers agree with prose and code, every generated file matches
 lesson.md, every record is current, every attempt the lesson declares gets its verdict, and
-every task fails the cheat set (`lessonkit.grade.self_checks.cheats`): its checks are proven able to fail.
+every task fails the cheat set (`lessonkit.grade.self_checks.cheats`): its checks are proven
+able to fail.
 
 Each problem names the place to fix it: a lesson.md line for a number, the file and `lessonkit
 build` for drift, the record and the re-record command for a stale record. Re-recording is only

@@ -2,8 +2,9 @@
 parent that reads it.
 
 Standard library only and free of imports: the grading child loads this file by its path,
-read-only with the rest of `lessonkit/grading_child/` in the sandbox, so both sides name the same fields and
-cut and check values at the same sizes. The child builds every report with `event` and
+read-only with the rest of `lessonkit/grading_child/` in the sandbox, so both sides name the
+same fields and cut and check values at the same sizes. The child builds every report with
+`event` and
 `value` below; the parent's reader (`protocol.py`, `reported.py`) accepts exactly the shapes
 in `EVENTS`, `VALUES` and `ERROR` and refuses the rest.
 """

@@ -11,8 +11,8 @@ run, so "Run all" followed by edits grades like the notebook read top to bottom:
 - top-level `check(...)` lines, inputs with IPython magics or shell commands (`%env`,
   `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
   `# %%` line are left out: they are not part of the answer. A timing magic (`%time`,
-  `%%timeit`) is the code it times, as in a notebook file (`grade.submission.magics`), so a task cell
-  that times a line is graded.
+  `%%timeit`) is the code it times, as in a notebook file (`grade.submission.magics`), so a
+  task cell that times a line is graded.
 
 A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
 error: the file lost its `# TASK` line). Each cell's line is its execution count, so the

@@ -155,9 +155,8 @@ class BatchKind(Generic[R]):
     summary: Callable[[Sequence[BatchEntry[R]], int | None], dict]  # the JSON output
     new_seed: Callable[[], int]
     csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
-    fingerprint: str = (
-        ""  # what grades (`grade.batches.fingerprint`): a journal of another is not resumed
-    )
+    # what grades (`grade.batches.fingerprint`): a journal of another is not resumed
+    fingerprint: str = ""
 
 
 class BatchRun(Generic[R]):

@@ -43,7 +43,8 @@ SCHEMA = 6  # 4: the batch id, and an HMAC on every line; 5: a finished shard is
 # 6: the header names the grading fingerprint
 
 Kind = Literal["header", "entry", "seal", "reference"]
-"""What a MAC is over: a journal's line, or a reference-store entry (`grade.channel.reference_store`)."""
+"""What a MAC is over: a journal's line, or a reference-store entry
+(`grade.channel.reference_store`)."""
 
 
 class Report(Protocol):

@@ -1,7 +1,8 @@
 """A reference run's record as JSON, and back through the same strict reader as a child's reports.
 
-The reference store (`grade/channel/reference_store.py`) keeps a finished reference run on disk. What
-it writes is each cell's report in the wire's own shapes (`grading_child/wire.py`), keyed by the
+The reference store (`grade/channel/reference_store.py`) keeps a finished reference run on
+disk. What it writes is each cell's report in the wire's own shapes (`grading_child/wire.py`),
+keyed by the
 parent's scenario names, so reading it back goes through `protocol.parse_event`: a file that
 was cut short, edited or written by another version fails there like any malformed report,
 and the caller recomputes instead of trusting it.

@@ -139,7 +139,8 @@ class GradeReport:
     seconds: float
     seed: int | None = None  # the seed of the input sets drawn for this run
     review: tuple[str, ...] = ()
-    """Where the file reaches into the grader (`grade.submission.review`): for the instructor to read."""
+    """Where the file reaches into the grader (`grade.submission.review`): for the instructor
+    to read."""
 
     @property
     def passed(self) -> bool:

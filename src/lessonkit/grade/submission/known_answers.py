@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from lessonkit.lesson.model import Probe
 
 DERIVATIVES = frozenset({"grad", "value_and_grad", "vjp", "jacrev", "jacfwd"})
-"""JAX's differentiation functions: what a `gradients` probe varies (`grading_child/varied_calls.py`)."""
+"""JAX's differentiation functions: what a `gradients` probe varies
+(`grading_child/varied_calls.py`)."""
 
 _BUILTINS = frozenset(dir(builtins))
 
