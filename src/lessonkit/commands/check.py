@@ -188,7 +188,7 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
     import time
 
     from lessonkit.grade.judging.report import report_view
-    from lessonkit.grade.watch import watch
+    from lessonkit.grade.watching import watch
 
     out = console()
 
