@@ -15,8 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit.commands._common import quoted
-from lessonkit.grade.batches.batch import BatchEntry, BatchRun
-from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.batches import BatchEntry, BatchRun
+from lessonkit.grade.judging import GradeReport
 from lessonkit.lesson.text import safe_name
 
 

@@ -25,11 +25,8 @@ from lessonkit.course.gradebook import POLICIES, Gradebook, utc_stamp
 from lessonkit.course.intake import intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batches.batch import BatchEntry
-from lessonkit.grade.batches.fingerprint import short
-from lessonkit.grade.batches.folder import read_bytes_in_folder
-from lessonkit.grade.batches.journal import JournalEntry
-from lessonkit.grade.judging.results import GradeReport, stopped_at_a_limit
+from lessonkit.grade.batches import BatchEntry, JournalEntry, read_bytes_in_folder, short
+from lessonkit.grade.judging import GradeReport, stopped_at_a_limit
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
 

@@ -29,8 +29,8 @@ from lessonkit.commands._common import (
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.grader import Grader
-from lessonkit.grade.judging.inputs import MAX_SEED
+from lessonkit.grade import Grader
+from lessonkit.grade.judging import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        from lessonkit.grade.judging.report import report_view
+        from lessonkit.grade.judging import report_view
 
         console().print(report_view(report))
     return 0 if report.passed else 1
@@ -187,8 +187,8 @@ def run(args: argparse.Namespace) -> int:
 def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
     import time
 
-    from lessonkit.grade.judging.report import report_view
-    from lessonkit.grade.watching import watch
+    from lessonkit.grade import watch
+    from lessonkit.grade.judging import report_view
 
     out = console()
 
@@ -231,10 +231,7 @@ def _batch(args: argparse.Namespace) -> int:
     from lessonkit.commands._batch import grade_with_progress, say_interrupted
     from lessonkit.commands._course import CourseIntake
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batches.batch import BatchRun
-    from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.grading_key import grading_key
-    from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.batches import BatchRun, grading_key, lesson_kind, submissions_in
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -329,7 +326,7 @@ def _batch(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        from lessonkit.grade.judging.report import batch_table
+        from lessonkit.grade.judging import batch_table
 
         view = console()
         view.print(batch_table(entries, [(t.id, t.title) for t in lesson.tasks]))

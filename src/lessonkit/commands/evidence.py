@@ -18,7 +18,7 @@ from lessonkit.commands._common import (
 )
 from lessonkit.evidence.observe import DEFAULT_TIMEOUT_S, collect_evidence
 from lessonkit.evidence.report import render_report, report_stem
-from lessonkit.grade.submission.sources import read_submission
+from lessonkit.grade.submission import read_submission
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.receipts import write_new
 

@@ -31,7 +31,7 @@ from lessonkit.course.gradebook import (
 )
 from lessonkit.course.roster import read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.batches import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 

@@ -20,11 +20,14 @@ from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.batch import BatchEntry
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
-from lessonkit.grade.batches.grading_key import grading_key
-from lessonkit.grade.batches.outputs import write_results
-from lessonkit.grade.judging.report import Scoring, summary_csv, summary_json
+from lessonkit.grade.batches import (
+    BatchEntry,
+    grading_fingerprint,
+    grading_key,
+    short,
+    write_results,
+)
+from lessonkit.grade.judging import Scoring, summary_csv, summary_json
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 

@@ -163,9 +163,7 @@ def _batch(args: argparse.Namespace) -> int:
     are journalled as they come (`--resume` goes on from there), outputs written at the end."""
     from lessonkit.commands._batch import say_interrupted, say_kept
     from lessonkit.commands.check import refuse_inside
-    from lessonkit.grade.batches.batch import BatchEntry, BatchRun
-    from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.grading_key import grading_key
+    from lessonkit.grade.batches import BatchEntry, BatchRun, grading_key, submissions_in
     from lessonkit.project.batch import project_kind
 
     folder = Path(args.batch)

@@ -25,7 +25,7 @@ from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.commands.check import seed_number
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import regrade, regrade_targets
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.batches import grading_fingerprint, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.isolation import choose_isolation, compile_cache

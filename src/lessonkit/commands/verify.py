@@ -15,8 +15,7 @@ import argparse
 
 from lessonkit.commands._common import add_lesson_argument, console, marked, quoted
 from lessonkit.errors import LessonError, LessonkitError
-from lessonkit.grade.self_checks.attempts import prove_attempts, proving_grader
-from lessonkit.grade.self_checks.cheats import prove_cheats
+from lessonkit.grade.self_checks import prove_attempts, prove_cheats, proving_grader
 from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.lesson.files import lesson_scripts
 from lessonkit.lesson.model import Lesson

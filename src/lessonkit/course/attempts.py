@@ -13,8 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.grade.judging.report import Scoring
-from lessonkit.grade.judging.results import CheckName, GradeReport, Status, counts_as_passed
+from lessonkit.grade.judging import CheckName, GradeReport, Scoring, Status, counts_as_passed
 
 Policy = Literal["latest", "best"]
 POLICIES: tuple[Policy, ...] = ("latest", "best")

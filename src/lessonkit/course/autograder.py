@@ -24,11 +24,10 @@ from pathlib import Path
 import lessonkit
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.folder import SUFFIXES, read_bytes_in_folder
-from lessonkit.grade.grader import Grader
-from lessonkit.grade.judging.report import Scoring
-from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, GradeReport
-from lessonkit.grade.submission.sources import SubmissionError, read_submission
+from lessonkit.grade import Grader
+from lessonkit.grade.batches import SUFFIXES, read_bytes_in_folder
+from lessonkit.grade.judging import NOT_ATTEMPTED, PASSED, GradeReport, Scoring
+from lessonkit.grade.submission import SubmissionError, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import markdown_text
 from lessonkit.run.isolation import Isolation, choose_isolation

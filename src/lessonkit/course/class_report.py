@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
 from lessonkit.errors import UsageError
-from lessonkit.grade.judging.results import (
+from lessonkit.grade.judging import (
     CHECK_WORDS,
     ERROR,
     NOT_ATTEMPTED,

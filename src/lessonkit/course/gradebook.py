@@ -53,7 +53,7 @@ from lessonkit.course.policies import (
 )
 from lessonkit.course.roster import Roster, Student
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.judging.results import ERROR, LIMIT_CAUSES, GradeReport, error_cause
+from lessonkit.grade.judging import ERROR, LIMIT_CAUSES, GradeReport, error_cause
 
 __all__ = [
     "MIGRATIONS",

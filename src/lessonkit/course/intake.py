@@ -22,9 +22,8 @@ from lessonkit.course.attempts import Graded, attempt_of, utc_stamp
 from lessonkit.course.csv_input import read_csv
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.journal import JournalEntry
-from lessonkit.grade.judging.report import Scoring
-from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.batches import JournalEntry
+from lessonkit.grade.judging import GradeReport, Scoring
 from lessonkit.lesson.model import Lesson
 
 

@@ -24,10 +24,8 @@ from lessonkit.course.gradebook import (
     older_gradings,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.batch import BatchEntry
-from lessonkit.grade.batches.folder import BatchItem
-from lessonkit.grade.batches.lesson_batch import grade_many
-from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.batches import BatchEntry, BatchItem, grade_many
+from lessonkit.grade.judging import Scoring
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits

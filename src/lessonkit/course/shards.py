@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.fingerprint import short
-from lessonkit.grade.batches.journal import (
+from lessonkit.grade.batches import (
     JournalEntry,
     JournalHeader,
     JournalKey,
@@ -31,8 +30,9 @@ from lessonkit.grade.batches.journal import (
     Shard,
     check_seal,
     read_sealed,
+    short,
 )
-from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.judging import GradeReport
 
 MAX_SHARDS = 100_000
 MAX_SHARD_FILE_BYTES = 1 << 30

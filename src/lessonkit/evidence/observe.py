@@ -21,12 +21,10 @@ from typing import Any
 
 from lessonkit.errors import LessonError
 from lessonkit.grade import GradedRun, Grader, GradeReport
+from lessonkit.grade.channel import Value
 from lessonkit.grade.channel import reported as r
-from lessonkit.grade.channel.reported import Value
-from lessonkit.grade.judging.checks import LESSON
-from lessonkit.grade.judging.values import opaque_type
-from lessonkit.grade.submission.plan import bound_names
-from lessonkit.grade.submission.sources import read_submission
+from lessonkit.grade.judging import LESSON, opaque_type
+from lessonkit.grade.submission import bound_names, read_submission
 from lessonkit.lesson.model import EvidenceItem, Lesson, Show, Task
 from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps

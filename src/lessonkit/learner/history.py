@@ -27,14 +27,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from lessonkit.grade.judging.results import NOT_ATTEMPTED, GradeReport
-from lessonkit.grade.submission.magics import python_of_kernel_input
-from lessonkit.grade.submission.sources import (
+from lessonkit.grade.judging import NOT_ATTEMPTED, GradeReport
+from lessonkit.grade.submission import (
     MAX_BYTES,
     MAX_CELLS,
     CodeCell,
     Submission,
     SubmissionError,
+    python_of_kernel_input,
     task_of,
 )
 from lessonkit.learner.messages import RunCell

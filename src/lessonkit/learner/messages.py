@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.judging import GradeReport
 
 VERSION = 1
 MAX_MESSAGE = 8_000_000  # bytes of one line; a practice file is read up to 2 MB

@@ -20,8 +20,8 @@ import sys
 from typing import BinaryIO
 
 from lessonkit.errors import LessonkitError, UsageError
-from lessonkit.grade.grader import Grader
-from lessonkit.grade.submission.sources import read_submission
+from lessonkit.grade import Grader
+from lessonkit.grade.submission import read_submission
 from lessonkit.learner.history import history_submission, mark_unrun, up_to_task
 from lessonkit.learner.messages import (
     CheckReply,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.judging import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.lesson.text import html_text, safe_text
 
 Source = Literal["kernel", "script"]

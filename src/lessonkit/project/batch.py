@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError, grader_failed
-from lessonkit.grade.batches.batch import BatchEntry, BatchKind, OnEntry, grade_each
-from lessonkit.grade.batches.folder import BatchItem
-from lessonkit.grade.submission.sources import SubmissionError, decode_source, read_bytes
+from lessonkit.grade.batches import BatchEntry, BatchItem, BatchKind, OnEntry, grade_each
+from lessonkit.grade.submission import SubmissionError, decode_source, read_bytes
 from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.text import safe_name
 from lessonkit.project.grade import grade_project

@@ -1,2 +1,56 @@
-"""Batches: one lifecycle over a folder of submissions, its journal, outputs, shards
-and Dask."""
+"""Batches: one lifecycle over a folder of submissions, its journal, outputs, shards and Dask.
+
+Other packages import from here; the modules below are this package's own.
+"""
+
+from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry, grade_each
+from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
+from lessonkit.grade.batches.folder import (
+    SUFFIXES,
+    BatchItem,
+    read_bytes_in_folder,
+    submissions_in,
+)
+from lessonkit.grade.batches.grading_key import grading_key
+from lessonkit.grade.batches.journal import (
+    JournalEntry,
+    JournalHeader,
+    JournalKey,
+    JournalSeal,
+    NotSealed,
+    NotVerified,
+    OldSchema,
+    Shard,
+    check_seal,
+    read_sealed,
+)
+from lessonkit.grade.batches.lesson_batch import grade_many, lesson_kind
+from lessonkit.grade.batches.outputs import write_results
+
+__all__ = [
+    "SUFFIXES",
+    "BatchEntry",
+    "BatchItem",
+    "BatchKind",
+    "BatchRun",
+    "JournalEntry",
+    "JournalHeader",
+    "JournalKey",
+    "JournalSeal",
+    "NotSealed",
+    "NotVerified",
+    "OldSchema",
+    "OnEntry",
+    "Shard",
+    "check_seal",
+    "grade_each",
+    "grade_many",
+    "grading_fingerprint",
+    "grading_key",
+    "lesson_kind",
+    "read_bytes_in_folder",
+    "read_sealed",
+    "short",
+    "submissions_in",
+    "write_results",
+]
