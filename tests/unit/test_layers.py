@@ -1,5 +1,6 @@
-"""The package keeps its layers: no cycle between its parts, no process started outside
-`run/`, no import up the layers, and a package root of entry points and faces only.
+"""The package keeps its layers: no cycle between its parts or between its modules, no
+process started outside `run/`, no import up the layers, other packages reach grade/ through
+its fronts, no module over `MAX_LINES`, and a package root of entry points and faces only.
 
 A part is a subpackage or a module of the package root. `LAYERS` lists the parts from the
 bottom up; a part may import its own modules and any part below it, never one above. The
@@ -44,6 +45,17 @@ way code runs, records, renderers, the grader, the phase project's grader, the c
 gradebook, evidence, the notebook's check(), the site, then the commands."""
 
 ROOT_MODULES_MAX = 6
+MAX_LINES = 600
+FRONTED = ("grade",)
+"""Parts whose packages others import through their fronts (`__init__.py` and its `__all__`),
+never a module past them."""
+
+KNOWN_MODULE_CYCLES = [
+    ["lessonkit.grade.batches.distributed", "lessonkit.grade.batches.lesson_batch"],
+]
+"""Cycles being removed on another branch (issue 45, `batch`): empty this list once it is merged."""
+KNOWN_LONG_MODULES = ["lesson/model.py"]
+"""Modules over `MAX_LINES` being split on another branch (issue 45, `rules`): empty it then."""
 SPAWN_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process", "pty")
 SPAWN_CALLS = frozenset(
     {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp"}
@@ -144,6 +156,73 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def module_name(package: Path, path: Path) -> str:
+    parts = path.relative_to(package).with_suffix("").parts
+    return ".".join([package.name, *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def module_edges(package: Path) -> dict[str, set[str]]:
+    """Module-to-module imports, inside functions too; `from p import m` is an import of the
+    module `p.m` where there is one. An import of a package a module lies in is no edge."""
+    modules = {module_name(package, p): p for p in package.rglob("*.py")}
+    edges: dict[str, set[str]] = {}
+    for me, path in sorted(modules.items()):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for dotted in _imported(package, path, node):
+                target = dotted
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != me and not me.startswith(target + "."):
+                    edges.setdefault(me, set()).add(target)
+    return edges
+
+
+def _front_names(front: Path) -> set[str]:
+    for node in ast.parse(front.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def past_fronts(package: Path) -> list[str]:
+    """ "file:line name" for each import from another part that reaches a module of a
+    `FRONTED` part past its front, or names what its front does not export."""
+    found: list[tuple[str, int, str]] = []
+    for path in sorted(package.rglob("*.py")):
+        here = _part(package, path)
+        where = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            dotted = _imported(package, path, node)
+            module = dotted[0] if isinstance(node, ast.ImportFrom) else None
+            for name in [module] if module else dotted:
+                pieces = name.split(".")
+                if pieces[0] != package.name or len(pieces) < 2 or pieces[1] not in FRONTED:
+                    continue
+                if pieces[1] == here:
+                    continue
+                folder = package.joinpath(*pieces[1:])
+                if not (folder / "__init__.py").exists():
+                    found.append((where, node.lineno, name))
+                elif module:
+                    exported = _front_names(folder / "__init__.py")
+                    for alias in node.names:
+                        if alias.name not in exported:
+                            found.append((where, node.lineno, f"{name}.{alias.name}"))
+    return [f"{where}:{line} {name}" for where, line, name in sorted(found)]
+
+
+def long_modules(package: Path) -> list[str]:
+    return sorted(
+        p.relative_to(package).as_posix()
+        for p in package.rglob("*.py")
+        if len(p.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+    )
+
+
 def root_modules(package: Path) -> list[str]:
     return sorted(p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__"))
 
@@ -156,6 +235,19 @@ def test_lessonkit_keeps_its_layers():
     assert upward == []
     assert spawns == []
     assert len(root_modules(PACKAGE)) <= ROOT_MODULES_MAX, root_modules(PACKAGE)
+
+
+def test_no_cycle_between_modules():
+    found = cycles(module_edges(PACKAGE))
+    assert [c for c in found if c not in KNOWN_MODULE_CYCLES] == []
+
+
+def test_other_packages_import_grade_through_its_fronts():
+    assert past_fronts(PACKAGE) == []
+
+
+def test_no_module_is_over_max_lines():
+    assert [m for m in long_modules(PACKAGE) if m not in KNOWN_LONG_MODULES] == []
 
 
 @pytest.fixture
@@ -186,3 +278,44 @@ def test_each_rule_fails_on_a_package_that_breaks_it(broken: Path):
 def test_a_fork_outside_run_is_a_spawn_site(broken: Path):
     (broken / "grade" / "fork.py").write_text("import os\n\ndef go():\n    return os.fork()\n")
     assert "grade/fork.py:4 calls os.fork" in scan(broken)[2]
+
+
+def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path: Path):
+    package = tmp_path / "lessonkit"
+    (package / "grade").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "grade" / "__init__.py").write_text("")
+    (package / "grade" / "batch.py").write_text("from lessonkit.grade import remote\n")
+    (package / "grade" / "remote.py").write_text("def f():\n    from . import batch\n")
+    (package / "grade" / "lone.py").write_text("from lessonkit.grade import batch\n")
+    assert cycles(module_edges(package)) == [["lessonkit.grade.batch", "lessonkit.grade.remote"]]
+
+
+def test_an_import_past_a_front_or_of_a_name_it_does_not_export_is_found(tmp_path: Path):
+    package = tmp_path / "lessonkit"
+    for folder in ("grade", "grade/judging", "course"):
+        (package / folder).mkdir(parents=True)
+    (package / "grade" / "__init__.py").write_text("")
+    (package / "grade" / "judging" / "__init__.py").write_text(
+        "from lessonkit.grade.judging.checks import good\n__all__ = ['good']\n"
+    )
+    (package / "grade" / "judging" / "checks.py").write_text("good = bad = 1\n")
+    (package / "grade" / "inside.py").write_text("from lessonkit.grade.judging.checks import bad\n")
+    (package / "course" / "ok.py").write_text("from lessonkit.grade.judging import good\n")
+    (package / "course" / "past.py").write_text(
+        "def f():\n    from lessonkit.grade.judging.checks import good\n"
+        "import lessonkit.grade.judging.checks\n"
+        "from lessonkit.grade.judging import bad\n"
+    )
+    assert past_fronts(package) == [
+        "course/past.py:2 lessonkit.grade.judging.checks",
+        "course/past.py:3 lessonkit.grade.judging.checks",
+        "course/past.py:4 lessonkit.grade.judging.bad",
+    ]
+
+
+def test_a_module_over_max_lines_is_found(tmp_path: Path):
+    (tmp_path / "lessonkit").mkdir()
+    (tmp_path / "lessonkit" / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "lessonkit" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert long_modules(tmp_path / "lessonkit") == ["long.py"]
