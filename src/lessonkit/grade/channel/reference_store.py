@@ -118,7 +118,8 @@ def reference_key(
 
 @dataclass(frozen=True)
 class ReferenceStore:
-    """Reference records in one folder, one file per key, each signed with `signer`."""
+    """The store's entries, one file per key in one folder: each holds a reference run's record,
+    signed with `signer`."""
 
     folder: Path
     signer: JournalKey

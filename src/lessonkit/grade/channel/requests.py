@@ -96,7 +96,7 @@ def wire_names(grading: LessonGrading, order: random.Random | None = None) -> di
     The child runs its scenarios in the order of these names. With `order` (a grader draws
     one per request) the names go to the scenarios in a shuffled order, so neither a
     scenario's name nor its place in the run says which it is, and a probe's copies land at
-    places of their own (issue 34, F1).
+    places of their own.
     """
     names = [s.name for s in scenarios(grading)[1:]]
     if order is not None:
@@ -108,7 +108,7 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
     """Every scenario changes the same library calls, by nothing where it varies none of them.
 
     So the calls a probe wraps are wrapped alike in every scenario, and whether `jax.grad` is
-    wrapped says nothing about which scenario is running (issue 34, F3)."""
+    wrapped says nothing about which scenario is running."""
     calls = sorted({source.call for spec in specs for source in spec.sources})
     return [
         replace(

@@ -381,7 +381,7 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
 
 
 def _probes(facts: TaskFacts) -> Problem | None:
-    """A probe passes only if every copy does (`probes.COPIES`, issue 34, F1). A probe's
+    """A probe passes only if every copy does (`probes.COPIES`). A probe's
     copies come together, so the verdict is its first failing copy's: one message, naming
     the probe once, with that copy's values."""
     return _first(_one_probe(facts, run) for run in facts.probes)

@@ -133,7 +133,7 @@ def _near(value: float, spec: Uniform | Integers, where: Around, rng: random.Ran
     The bound is the generator's nearer end. `beyond`: farther from the bound than the edge
     (as far again at most); `between`: between the edge and the bound; `across`: near the
     bound, on either side of it. So an answer that special-cases the published edge, or is
-    wrong only past the bound, meets values it cannot foresee (issue 34, F4-F5). `close`:
+    wrong only past the bound, meets values it cannot foresee. `close`:
     the edge itself, moved by less than a hundredth of the generator's rounding step, so a
     test for the published number (`value == 1.0`) misses a value that behaves as it does."""
     low, high = float(spec.low), float(spec.high)

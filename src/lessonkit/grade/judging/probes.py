@@ -8,7 +8,7 @@ must then have the reference's value.
 
 Every probe runs on an input set drawn for it alone, never on the lesson's inputs or
 another scenario's, so a cell that remembers what an earlier scenario computed cannot tell
-a probe by comparing (issue 34, F1-F2):
+a probe by comparing:
 
 - `input`: the probe's drawn set, with the transform applied here, to the data, before it
   is sent (`params` with a leaf added or dropped);
@@ -21,7 +21,7 @@ a probe by comparing (issue 34, F1-F2):
 Every probe also runs `COPIES` times, each copy on inputs and a family member of its own,
 shuffled among the other scenarios like any of them; it passes only if every copy does. A
 cell that counts scenarios and applies a probe's change at a guessed place must then guess
-every copy's place at once (issue 34, F1).
+every copy's place at once.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ class ProbeRun:
 
 
 def _changed(tree: Tree, probe: Probe) -> Tree:
-    """The parent's own transform of drawn data: the child's transforms (`grade/child/
-    transforms.py`), on numbers and lists instead of arrays."""
+    """The parent's own transform of drawn data: the child's transforms
+    (`grading_child/transforms.py`), on numbers and lists instead of arrays."""
     if not isinstance(tree, dict):
         raise ValueError(f"probe {probe.name!r}: {probe.target!r} is not a mapping of inputs")
     return apply(probe.transform, tree, probe.key, probe.value, _plain, _shifted)
@@ -95,7 +95,7 @@ def _drawn_like(value: ProbeValue, rng: random.Random, low: float, high: float) 
 
 
 def family_member(probe: Probe, rng: random.Random) -> Probe:
-    """This run's probe, drawn from the family the lesson declares (issue 34, F6).
+    """This run's probe, drawn from the family the lesson declares.
 
     The declared key and value are an example: an added leaf gets a key name and values
     drawn each run (of the declared value's shape), and a shift moves by amounts drawn each
