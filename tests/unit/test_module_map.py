@@ -28,9 +28,9 @@ def test_the_map_names_every_module_once_and_only_modules_that_exist():
 
 
 def test_a_missing_or_a_gone_module_is_found(tmp_path: Path):
-    (tmp_path / "grade").mkdir()
-    (tmp_path / "grade" / "checks.py").write_text("")
-    (tmp_path / "grade" / "plan.py").write_text("")
-    named = mapped("- `grade/checks.py`: checks\n- `grade/sources.py`: gone\n")
-    assert sorted(modules(tmp_path) - set(named)) == ["grade/plan.py"]
-    assert sorted(set(named) - modules(tmp_path)) == ["grade/sources.py"]
+    (tmp_path / "part").mkdir()
+    (tmp_path / "part" / "kept.py").write_text("")
+    (tmp_path / "part" / "unmapped.py").write_text("")
+    named = mapped("- `part/kept.py`: kept\n- `part/gone.py`: gone\n")
+    assert sorted(modules(tmp_path) - set(named)) == ["part/unmapped.py"]
+    assert sorted(set(named) - modules(tmp_path)) == ["part/gone.py"]
