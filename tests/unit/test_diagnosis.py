@@ -25,15 +25,16 @@ from lessonkit.grade.hints import hint_applies
 from lessonkit.grade.mistake_text import check_message, diagnosed
 from lessonkit.grade.mistakes import MistakeRun, declared_mistakes
 from lessonkit.grade.plan import Plan, PlannedCell
-from lessonkit.grade.protocol import CellReport, ErrorInfo
+from lessonkit.grade.protocol import CellReport, ErrorInfo, JitOutcome
 from lessonkit.grade.record import RunRecord
 from lessonkit.grade.report import Scoring
 from lessonkit.grade.requests import lesson_grading
 from lessonkit.grade.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.grade.rubric import TaskRubric
+from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import DeclaredAttempt, Show, Task
 
-from conftest import lesson_changed
+from conftest import FIXTURE_MD, lesson_changed
 
 TASK = "nested-model"
 SCENARIOS = ("lesson", "run-1", "probe-1")
@@ -126,6 +127,40 @@ def test_the_feedback_names_the_mistake_first_then_what_the_check_found():
     assert check_message(out, [mistake]) == result.message
 
 
+def test_two_tasks_may_declare_mistakes_of_the_same_title():
+    """Each task's "typed-in answer" explains itself: the feedback is read back by task."""
+    ours = _mistake("typed-in answer", "Ours is typed in.", "Compute ours.")
+    theirs = dataclasses.replace(ours, task="other", why="Theirs is typed in.")
+    result = TaskResult(TASK, "Nested", FAILED, "`g` is 5.0; expected 1.0.", "h", False)
+    out = diagnosed(result, _task(), ours)
+    assert check_message(out, [theirs, ours]) == result.message
+
+
+def _jit_record(error_type: str | None) -> RunRecord:
+    """The reference's values in every scenario, with `fit` failing under jax.jit (or not)."""
+    runs = {}
+    for key, run in REFERENCE.runs.items():
+        info = ErrorInfo("exception", error_type or "", "jax.errors", "under jit", ())
+        jit = (JitOutcome("fit", "error", info),) if error_type else (JitOutcome("fit", "ok"),)
+        runs[key] = dataclasses.replace(run, jit=jit)
+    return RunRecord(runs, None, None, ())
+
+
+def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
+    """Its values are the reference's: the match is on the check it fails, and how."""
+    jit_if = _runs(("an if on a traced value", _jit_record("TracerBoolConversionError")))
+
+    def match(learner: RunRecord, check: str | None) -> str | None:
+        reference = (_plan(), REFERENCE)
+        found = matched_mistake(RUBRIC, (_plan(), learner), reference, jit_if, None, check)
+        return None if found is None else found.name
+
+    assert match(_jit_record("TracerBoolConversionError"), "jit") == "an if on a traced value"
+    assert match(_jit_record("ConcretizationTypeError"), "jit") is None
+    assert match(_jit_record(None), None) is None  # a right answer
+    assert match(REFERENCE, "lesson inputs") is None
+
+
 def test_only_the_scenarios_that_grade_the_task_must_agree():
     """Another task's probe (here `probe-1`) says nothing about this one."""
     learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
@@ -213,6 +248,20 @@ def test_verify_refuses_a_mistake_without_its_texts_or_with_unknown_names(
 ):
     with pytest.raises(LessonError, match=said.replace("(", r"\(").replace(")", r"\)")):
         lesson_changed(lesson, tmp_path, old, new)
+
+
+def test_verify_refuses_a_lesson_whose_wrong_attempts_explain_nothing(tmp_path):
+    """Not even a lesson that explains none of its mistakes is let off: the learner who
+    makes one must read why and what to do instead."""
+    source = FIXTURE_MD.read_text(encoding="utf-8")
+    kept = [
+        line for line in source.split("\n") if not line.startswith(("    why:", "    instead:"))
+    ]
+    assert len(kept) < len(source.split("\n"))
+    path = tmp_path / "lesson.md"
+    path.write_text("\n".join(kept), encoding="utf-8")
+    with pytest.raises(LessonError, match="wrong attempt 'advanced once' has no ':why:'"):
+        load_lesson(path)
 
 
 def test_rename_key_keeps_the_number_of_leaves_and_changes_the_keys():
