@@ -6,7 +6,7 @@ somewhere differ from the reference's. A mistake whose values are the reference'
 that fails only under `jax.jit`, a loop the task's `method:` rule forbids) is matched instead
 when the learner's values are the reference's too and their answer fails the same check in
 the same way: the same forbidden or missing construct, the same function failing under
-`jax.jit` with the same error. The learner then reads the mistake's title, what it
+`jax.jit` with the same error, the same printed lines. The learner then reads the mistake's title, what it
 misunderstands and what to do instead, before what the check found. No attempt's or
 solution's code is ever shown: only the lesson's own words about it.
 """
@@ -46,8 +46,9 @@ def _failure(
     run: tuple[Plan, RunRecord],
     scenarios: Iterable[str],
 ) -> object:
-    """How a run fails a check that reads no values (None: it does not): the method rule's
-    breach, or the functions that fail under `jax.jit`, with their error, per scenario."""
+    """How a run whose values are the reference's fails `check` (None: it does not): the
+    method rule's breach, the functions that fail under `jax.jit` with their error, or what
+    the cell prints, per scenario."""
     plan, record = run
     task_id = rubric.task.id
     if check == "method" and rubric.method is not None:
@@ -67,6 +68,9 @@ def _failure(
             if o.status != "ok"
         )
         return failed or None
+    if check in ("lesson inputs", "other inputs", "probes"):
+        reports = _task_reports(record, plan, task_id)
+        return tuple((s, reports[s].output if s in reports else None) for s in sorted(scenarios))
     return None
 
 
@@ -113,6 +117,8 @@ def matched_mistake(
     got = _task_reports(learner[1], learner[0], task_id)
     differs = any(not _agree(names, expected[s], got.get(s), accept) for s in expected)
     failure = None if differs else _failure(check, rubric, learner, expected)
+    if failure is not None and failure == _failure(check, rubric, reference, expected):
+        failure = None  # nothing the check reads sets the learner apart from the reference
     if not differs and failure is None:
         return None  # the learner's values are the reference's: no mistake to name
     for mistake in mistakes:
