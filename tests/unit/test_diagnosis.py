@@ -161,6 +161,25 @@ def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
     assert match(REFERENCE, "lesson inputs") is None
 
 
+def _printing(output: str) -> RunRecord:
+    """The reference's values in every scenario, with the cell printing `output`."""
+    runs = {key: dataclasses.replace(run, output=output) for key, run in REFERENCE.runs.items()}
+    return RunRecord(runs, None, None, ())
+
+
+def test_a_mistake_that_only_prints_otherwise_is_matched_by_its_printed_lines():
+    printed = _runs(("prints the count only", _printing("Count: 4\n")))
+
+    def match(learner: RunRecord) -> str | None:
+        reference = (_plan(), _printing("Count: 4, flag: False\n"))
+        found = matched_mistake(RUBRIC, (_plan(), learner), reference, printed, None, "probes")
+        return None if found is None else found.name
+
+    assert match(_printing("Count: 4\n")) == "prints the count only"
+    assert match(_printing("Count 4\n")) is None
+    assert match(_printing("Count: 4, flag: False\n")) is None  # prints as the reference
+
+
 def test_only_the_scenarios_that_grade_the_task_must_agree():
     """Another task's probe (here `probe-1`) says nothing about this one."""
     learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})

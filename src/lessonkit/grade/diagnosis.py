@@ -6,9 +6,9 @@ somewhere differ from the reference's. A mistake whose values are the reference'
 that fails only under `jax.jit`, a loop the task's `method:` rule forbids) is matched instead
 when the learner's values are the reference's too and their answer fails the same check in
 the same way: the same forbidden or missing construct, the same function failing under
-`jax.jit` with the same error, the same printed lines. The learner then reads the mistake's title, what it
-misunderstands and what to do instead, before what the check found. No attempt's or
-solution's code is ever shown: only the lesson's own words about it.
+`jax.jit` with the same error, the same printed lines. The learner then reads the
+mistake's title, what it misunderstands and what to do instead, before what the check
+found. No attempt's or solution's code is ever shown: only the lesson's own words about it.
 """
 
 from __future__ import annotations
