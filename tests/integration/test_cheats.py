@@ -232,6 +232,8 @@ _TYPED_IN_LINE = """\
       print(line)
     expect: failed
     message: "`line` is right on the lesson's inputs but not on other inputs"
+    why: "`line` is typed in from the lesson's run, so it is right only for its `after`."
+    instead: "Build `line` from the values of `after` with an f-string."
 """
 
 

@@ -19,7 +19,7 @@ from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.errors import LessonError
 from lessonkit.evidence.observe import Finding
 from lessonkit.grade.channel import reported as r
-from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
+from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome
 from lessonkit.grade.channel.requests import lesson_grading
 from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.judging.diagnosis import graded_scenarios, matched_mistake
@@ -31,9 +31,10 @@ from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, 
 from lessonkit.grade.judging.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, PlannedCell
 from lessonkit.grading_child.transforms import apply
+from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.lesson.model import DeclaredAttempt, Show, Task
 
-from conftest import lesson_changed
+from conftest import FIXTURE_MD, lesson_changed
 
 TASK = "nested-model"
 SCENARIOS = ("lesson", "run-1", "probe-1")
@@ -126,6 +127,59 @@ def test_the_feedback_names_the_mistake_first_then_what_the_check_found():
     assert check_message(out, [mistake]) == result.message
 
 
+def test_two_tasks_may_declare_mistakes_of_the_same_title():
+    """Each task's "typed-in answer" explains itself: the feedback is read back by task."""
+    ours = _mistake("typed-in answer", "Ours is typed in.", "Compute ours.")
+    theirs = dataclasses.replace(ours, task="other", why="Theirs is typed in.")
+    result = TaskResult(TASK, "Nested", FAILED, "`g` is 5.0; expected 1.0.", "h", False)
+    out = diagnosed(result, _task(), ours)
+    assert check_message(out, [theirs, ours]) == result.message
+
+
+def _jit_record(error_type: str | None) -> RunRecord:
+    """The reference's values in every scenario, with `fit` failing under jax.jit (or not)."""
+    runs = {}
+    for key, run in REFERENCE.runs.items():
+        info = ErrorInfo("exception", error_type or "", "jax.errors", "under jit", ())
+        jit = (RuleOutcome("fit", "error", info),) if error_type else (RuleOutcome("fit", "ok"),)
+        runs[key] = dataclasses.replace(run, rules=(("jit", jit),))
+    return RunRecord(runs, None, None, ())
+
+
+def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
+    """Its values are the reference's: the match is on the check it fails, and how."""
+    jit_if = _runs(("an if on a traced value", _jit_record("TracerBoolConversionError")))
+
+    def match(learner: RunRecord, check: str | None) -> str | None:
+        reference = (_plan(), REFERENCE)
+        found = matched_mistake(RUBRIC, (_plan(), learner), reference, jit_if, None, check)
+        return None if found is None else found.name
+
+    assert match(_jit_record("TracerBoolConversionError"), "jit") == "an if on a traced value"
+    assert match(_jit_record("ConcretizationTypeError"), "jit") is None
+    assert match(_jit_record(None), None) is None  # a right answer
+    assert match(REFERENCE, "lesson inputs") is None
+
+
+def _printing(output: str) -> RunRecord:
+    """The reference's values in every scenario, with the cell printing `output`."""
+    runs = {key: dataclasses.replace(run, output=output) for key, run in REFERENCE.runs.items()}
+    return RunRecord(runs, None, None, ())
+
+
+def test_a_mistake_that_only_prints_otherwise_is_matched_by_its_printed_lines():
+    printed = _runs(("prints the count only", _printing("Count: 4\n")))
+
+    def match(learner: RunRecord) -> str | None:
+        reference = (_plan(), _printing("Count: 4, flag: False\n"))
+        found = matched_mistake(RUBRIC, (_plan(), learner), reference, printed, None, "probes")
+        return None if found is None else found.name
+
+    assert match(_printing("Count: 4\n")) == "prints the count only"
+    assert match(_printing("Count 4\n")) is None
+    assert match(_printing("Count: 4, flag: False\n")) is None  # prints as the reference
+
+
 def test_only_the_scenarios_that_grade_the_task_must_agree():
     """Another task's probe (here `probe-1`) says nothing about this one."""
     learner = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
@@ -213,6 +267,21 @@ def test_verify_refuses_a_mistake_without_its_texts_or_with_unknown_names(
 ):
     with pytest.raises(LessonError, match=said.replace("(", r"\(").replace(")", r"\)")):
         lesson_changed(lesson, tmp_path, old, new)
+
+
+def test_verify_refuses_a_lesson_whose_wrong_attempts_explain_nothing(tmp_path):
+    """Not even a lesson that explains none of its mistakes is let off: the learner who
+    makes one must read why and what to do instead."""
+    source = FIXTURE_MD.read_text(encoding="utf-8")
+    kept = [
+        line for line in source.split("\n") if not line.startswith(("    why:", "    instead:"))
+    ]
+    assert len(kept) < len(source.split("\n"))
+    path = tmp_path / "lesson.md"
+    path.write_text("\n".join(kept), encoding="utf-8")
+    phase = load_lesson(FIXTURE_MD).meta.phase
+    with pytest.raises(LessonError, match="wrong attempt 'advanced once' has no ':why:'"):
+        parse_lesson(path.read_text(encoding="utf-8"), path, phase)
 
 
 def test_rename_key_keeps_the_number_of_leaves_and_changes_the_keys():

@@ -46,7 +46,7 @@ from lessonkit.lesson.model import Phase
 _DATE = re.compile(r"^date:\s*(?P<date>\d{4}-\d{2}-\d{2})\s*(?P<comment>#.*)?$")
 _HEADING_ID = re.compile(r"^(?P<heading>##\s+.*?)\s*\{#(?P<id>[a-z0-9-]+)\}\s*$")
 _TOP_KEY = re.compile(r"^[A-Za-z_][\w-]*:")
-_ATTEMPT_OPTIONS = ("task", "expect", "message")
+_ATTEMPT_OPTIONS = ("task", "expect", "message", "why", "instead")
 _POSITIONS = frozenset({"line", "expected_line", "stated", "source", "path"})
 
 

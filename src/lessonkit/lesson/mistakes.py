@@ -45,18 +45,15 @@ def lesson_names(lesson: Lesson) -> frozenset[str]:
 
 
 def validate_mistakes(lesson: Lesson, grading: Grading) -> None:
-    """Every `:expect: failed` attempt has `:why:` and `:instead:`, quoting only the lesson's
-    names, once the lesson explains any of them; every hint's `:for:` names a check or a
-    mistake of its own task."""
+    """Every `:expect: failed` attempt has `:why:` and `:instead:`, and every attempt's texts
+    quote only the lesson's names; every hint's `:for:` names a check or a mistake of its own
+    task."""
     where = str(lesson.path)
     known = lesson_names(lesson)
-    wrong = [a for a in grading.attempts if a.expect == "failed"]
-    if not any(a.why or a.instead for a in wrong):
-        wrong = []  # a lesson that explains none of its mistakes yet grades as before
-    for attempt in wrong:
+    for attempt in grading.attempts:
         at = at_line(where, attempt.line)
         for option, text in (("why", attempt.why), ("instead", attempt.instead)):
-            if not text:
+            if not text and attempt.expect == "failed":
                 raise LessonError(
                     f"{{attempt}} block: wrong attempt {attempt.name!r} has no ':{option}:'",
                     where=at,

@@ -2,9 +2,13 @@
 
 A learner's task values are matched to a declared mistake when, on every scenario the
 reference ran, they agree with that mistake's values (as the task's `accept:` compares) and
-somewhere differ from the reference's. The learner then reads the mistake's title, what it
-misunderstands and what to do instead, before what the check found. No attempt's or
-solution's code is ever shown: only the lesson's own words about it.
+somewhere differ from the reference's. A mistake whose values are the reference's (an `if`
+that fails only under `jax.jit`, a loop the task's `method:` rule forbids) is matched instead
+when the learner's values are the reference's too and their answer fails the same check in
+the same way: the same forbidden or missing construct, the same function failing under
+`jax.jit` with the same error, the same printed lines. The learner then reads the
+mistake's title, what it misunderstands and what to do instead, before what the check
+found. No attempt's or solution's code is ever shown: only the lesson's own words about it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
 from lessonkit.lesson.rules import CheckName
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
+from lessonkit.lesson.rules.jit import JIT
+from lessonkit.lesson.rules.method import METHOD, method_breach
 
 UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
@@ -35,6 +41,41 @@ def _task_reports(record: RunRecord, plan: Plan, task_id: str) -> dict[str, Cell
     if cell is None:
         return {}
     return {scenario: run for (scenario, index), run in record.runs.items() if index == cell.index}
+
+
+def _failure(
+    check: CheckName | None,
+    rubric: TaskRubric,
+    run: tuple[Plan, RunRecord],
+    scenarios: Iterable[str],
+) -> object:
+    """How a run whose values are the reference's fails `check` (None: it does not): the
+    method rule's breach, the functions that fail under `jax.jit` with their error, or what
+    the cell prints, per scenario."""
+    plan, record = run
+    task_id = rubric.task.id
+    method = rubric.rule(METHOD)
+    if check == "method" and method is not None:
+        cell = plan.task_cell(task_id)
+        if cell is None:
+            return None
+        others = [c.source for c in plan.cells if c.index != cell.index]
+        breach = method_breach(method, cell.source, others)
+        return None if breach is None else (breach.what, breach.forbidden)
+    if check == "jit":
+        reports = _task_reports(record, plan, task_id)
+        failed = frozenset(
+            (scenario, o.name, o.status, o.error.type if o.error else None)
+            for scenario in scenarios
+            if (report := reports.get(scenario)) is not None
+            for o in report.outcomes(JIT.key)
+            if o.status != "ok"
+        )
+        return failed or None
+    if check in ("lesson inputs", "other inputs", "probes"):
+        reports = _task_reports(record, plan, task_id)
+        return tuple((s, reports[s].output if s in reports else None) for s in sorted(scenarios))
+    return None
 
 
 def _asserted(run: CellReport) -> bool:
@@ -67,23 +108,31 @@ def matched_mistake(
     reference: tuple[Plan, RunRecord],
     mistakes: tuple[MistakeRun, ...],
     scenarios: frozenset[str] | None = None,
+    check: CheckName | None = None,
 ) -> DeclaredAttempt | None:
     """The first declared mistake of this task whose values the learner's agree with on
     every scenario of the reference that grades the task (`scenarios`; None: all), where
-    the learner's differ from the reference's."""
+    the learner's differ from the reference's or, where they do not, whose answer fails the
+    learner's `check` the same way."""
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(reference[1], reference[0], task_id)
     if scenarios is not None:
         expected = {s: run for s, run in expected.items() if s in scenarios}
     got = _task_reports(learner[1], learner[0], task_id)
-    if not any(not _agree(names, expected[s], got.get(s), accept) for s in expected):
+    differs = any(not _agree(names, expected[s], got.get(s), accept) for s in expected)
+    failure = None if differs else _failure(check, rubric, learner, expected)
+    if failure is not None and failure == _failure(check, rubric, reference, expected):
+        failure = None  # nothing the check reads sets the learner apart from the reference
+    if not differs and failure is None:
         return None  # the learner's values are the reference's: no mistake to name
     for mistake in mistakes:
         if mistake.attempt.task != task_id:
             continue
         made = _task_reports(mistake.record, mistake.plan, task_id)
         reached = any(n in run.values for run in made.values() for n in names)
-        if reached and all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
+        if not reached or not all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
+            continue
+        if differs or _failure(check, rubric, (mistake.plan, mistake.record), expected) == failure:
             return mistake.attempt
     return None
 
@@ -120,6 +169,6 @@ def diagnose_all(
             out.append(result)
             continue
         graded = scenarios.get(result.id)
-        mistake = matched_mistake(rubric, learner, reference, mistakes, graded)
+        mistake = matched_mistake(rubric, learner, reference, mistakes, graded, result.check)
         out.append(diagnosed(result, rubric.task, mistake))
     return tuple(out)

@@ -22,7 +22,7 @@ def _named(mistake: DeclaredAttempt) -> str:
 
 def check_message(result: TaskResult, mistakes: Iterable[DeclaredAttempt]) -> str:
     """What the check itself found, without the diagnosis `diagnosed` put before it."""
-    named = next((m for m in mistakes if m.name == result.mistake), None)
+    named = next((m for m in mistakes if (m.task, m.name) == (result.id, result.mistake)), None)
     if named is None:
         return result.message
     return result.message.removeprefix(_named(named)).removesuffix(_FOUND_END)

@@ -30,7 +30,7 @@ def _problem(lesson: Lesson, attempt: DeclaredAttempt, result: TaskResult) -> st
     declared = grading.attempts if grading is not None else ()
     status, message = result.status, check_message(result, declared)
     matches = re.search(attempt.message, message, re.S) if attempt.message else True
-    named = next((a for a in declared if a.name == result.mistake), None)
+    named = next((a for a in declared if (a.task, a.name) == (attempt.task, result.mistake)), None)
     if status == attempt.expect and matches:
         if not attempt.is_mistake or (named is not None and same_mistake(named, attempt)):
             return None
