@@ -4,6 +4,7 @@ instructor's `--memory` and `--timeout` are parsed into them (issue 33, item 5).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -136,3 +137,16 @@ def test_limits_are_frozen_and_derived_numbers_follow_them():
     assert limits.cgroup_memory == GiB + MiB
     assert limits.cpu_seconds == 20 and limits.cpu_shares == 512
     assert limits.with_options(memory=None, timeout=None) == limits
+
+
+def test_children_sharing_the_learners_uid_each_have_room_for_all_of_them(monkeypatch):
+    """RLIMIT_NPROC counts every task of a user. Children without a uid of their own (no
+    sandbox) share one count, so a limit set when one child starts must leave room for the
+    threads the others start after it: 12 children of 60 threads each crashed at start
+    (pthread_create: EAGAIN) on a TPU VM under gVisor when each had room for itself alone."""
+    from lessonkit.run import sandbox
+
+    monkeypatch.setattr(sandbox, "tasks_of", lambda uid: 40)
+    limits = Limits(tasks=10, tasks_per_cpu=0, children=5)
+    assert sandbox.process_limit(os.getuid(), limits) == 40 + 5 * 10
+    assert sandbox.process_limit(os.getuid() + 1, limits) == 10  # a uid of its own: itself

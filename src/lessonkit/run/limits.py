@@ -60,6 +60,9 @@ class Limits:
     for JAX's threads, not for a fork bomb (RLIMIT_NPROC, and the cgroup's `pids.max`)."""
     tasks_per_cpu: int = 4
     """More tasks for each CPU of the machine: JAX starts a thread pool as wide as the CPUs."""
+    children: int = 1
+    """Children of one grader that may run at once. Without a user id of their own (no
+    sandbox) RLIMIT_NPROC counts all their tasks together, so each gets room for them all."""
     cpu_weight: int = 100
     """The child's CPU weight in cgroup v2 units (100: as much as one ordinary process;
     cgroup v1 `cpu.shares` = weight * 1024 / 100). All its processes share it, so a file

@@ -238,18 +238,27 @@ def process_limit(uid: int, limits: Limits) -> int:
     """RLIMIT_NPROC for a child: `limits.task_cap()`, room for JAX's threads, not for a
     fork bomb.
 
-    The limit counts every task of the user; for a fresh uid that is the child alone, for
-    the learner's own uid (no sandbox) the processes they already run are added.
+    The limit counts every task of the user; for a fresh uid that is the child alone. For
+    the learner's own uid (no sandbox) it counts the tasks they already run and every other
+    child of the grader too, so it is those tasks plus room for `limits.children` children:
+    a child's limit set when it starts must still hold once the children started beside it
+    have started their own threads (JAX starts as many as the machine has CPUs).
     """
-    own = 0
-    if uid == os.getuid():
-        with contextlib.suppress(OSError):
-            for entry in os.scandir("/proc"):
-                if entry.name.isdigit():
-                    with contextlib.suppress(OSError):
-                        if entry.stat().st_uid == uid:
-                            own += len(os.listdir(f"/proc/{entry.name}/task"))
-    return own + limits.task_cap()
+    if uid != os.getuid():
+        return limits.task_cap()
+    return tasks_of(uid) + limits.task_cap() * limits.children
+
+
+def tasks_of(uid: int) -> int:
+    """Processes and threads the user `uid` runs now, as RLIMIT_NPROC counts them."""
+    count = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        count += len(os.listdir(f"/proc/{entry.name}/task"))
+    return count
 
 
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu")

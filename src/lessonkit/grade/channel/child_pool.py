@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 
 from lessonkit.grade.channel.protocol import Request
@@ -51,8 +52,10 @@ class ChildPool:
     ):
         """`limits` hold for every child; `isolation` keeps the learner children apart (the
         reference child is trusted, never sandboxed); the starter imports `preload` once,
-        ahead of every child it forks. The first learner child starts now."""
-        self.limits = limits
+        ahead of every child it forks. The first learner child starts now. Up to `prestart`
+        children grade while as many wait started ahead, beside the reference child: their
+        limits count all of them (`Limits.children`)."""
+        self.limits = replace(limits, children=2 * max(1, prestart) + 1)
         self.isolation = isolation
         self.prestart = prestart
         self.children = 0  # learner children started, for tests and benchmarks
