@@ -20,6 +20,7 @@ from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.mistakes_pending import PendingMistakes, pending_mistakes
+from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
 from lessonkit.grade.channel.requests import (
     LessonGrading,
@@ -30,7 +31,7 @@ from lessonkit.grade.channel.requests import (
     wire_names,
 )
 from lessonkit.grade.channel.run_record import RunRecord
-from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
 from lessonkit.grade.judging.checks import Runs, check_all
 from lessonkit.grade.judging.diagnosis import diagnose_all
 from lessonkit.grade.judging.inputs import new_seed
@@ -96,8 +97,8 @@ class Grader:
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
         self._prepared: dict[str, PreparedLesson] = {}
-        # The declared mistakes' runs, sent to the reference child behind its reference run
-        # and collected the first time a file fails a task.
+        # The declared mistakes' runs, sent to the reference child one by one the first time
+        # a file fails a task (after the reference run is collected), and kept.
         self._mistakes: dict[str, PendingMistakes | tuple[MistakeRun, ...]] = {}
         grading = None if lesson is None else lesson_grading(lesson, self.seed)
         preload = () if grading is None else grading.preload
@@ -154,8 +155,6 @@ class Grader:
                     self.pool.send_reference(prepared.reference_run.request)
                 mistakes_id = f"mistakes-{next(self._ids)}"
                 mistakes = pending_mistakes(grading, mistakes_id, self.seed, store)
-                for request in mistakes.to_send:  # answered in order, after the reference
-                    self.pool.send_reference(request)
                 self._prepared[key], self._mistakes[key] = prepared, mistakes
             return self._prepared[key]
 
@@ -193,11 +192,15 @@ class Grader:
             with self._lock:
                 pending = self._mistakes[key]
             if isinstance(pending, PendingMistakes):
-                worker = self.pool.reference_child() if pending.to_send else None
-                pending = pending.collect(worker, self.limits.reference_timeout)
+                pending = pending.collect(self._ask_reference, self.limits.reference_timeout)
                 with self._lock:
                     self._mistakes[key] = pending
             return pending
+
+    def _ask_reference(self, request: Request) -> WorkerHandle:
+        """The reference child, sent `request` (started again first if it ended)."""
+        self.pool.send_reference(request)
+        return self.pool.reference_child()
 
     def _collect_reference(self, prepared: PreparedLesson) -> RunRecord:
         """The reference child's record of the request it was sent, checked; then kept in

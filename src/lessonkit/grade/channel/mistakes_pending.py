@@ -4,6 +4,7 @@ trusted reference child and collected from it, then kept (`grade/channel/referen
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from lessonkit.grade.channel.protocol import Request
@@ -34,12 +35,18 @@ class PendingMistakes:
     def to_send(self) -> tuple[Request, ...]:
         return tuple(r.request for r, k in zip(self.requests, self.kept, strict=True) if k is None)
 
-    def collect(self, worker: WorkerHandle | None, limit: float) -> tuple[MistakeRun, ...]:
-        """Each request's record: the kept one, else the child's, which is then stored."""
+    def collect(
+        self, ask: Callable[[Request], WorkerHandle], limit: float
+    ) -> tuple[MistakeRun, ...]:
+        """Each request's record: the kept one, else the child's, which is then stored.
+
+        `ask(request)` sends one request to the reference child and returns the child; each
+        is sent only once the one before is collected, so neither side ever waits on a full
+        pipe while the other waits on it."""
         records = []
         for sent, kept, stored_as in zip(self.requests, self.kept, self.stored_as, strict=True):
             if kept is None:
-                assert worker is not None, "a request not kept was sent to the reference child"
+                worker = ask(sent.request)
                 deadline = time.monotonic() + limit
                 kept = worker.collect(sent.request, deadline, timeout=limit, names=self.names)
                 if self.store is not None and kept.stop_reason is None:
