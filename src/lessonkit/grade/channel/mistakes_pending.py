@@ -31,10 +31,6 @@ class PendingMistakes:
     store: ReferenceStore | None
     stored_as: tuple[tuple[str, str], ...]
 
-    @property
-    def to_send(self) -> tuple[Request, ...]:
-        return tuple(r.request for r, k in zip(self.requests, self.kept, strict=True) if k is None)
-
     def collect(
         self, ask: Callable[[Request], WorkerHandle], limit: float
     ) -> tuple[MistakeRun, ...]:
