@@ -151,6 +151,8 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     "Run All Cells" does nothing while the kernel is still starting, so while no cell has
     run it tries again every 20 s, escalating as a learner would: run all, then restart the
     kernel and run all, then reload the page (a kernel connection lost on a loaded machine).
+    Cells queued (`[*]`) with none of them run for 60 s are met the same way: a kernel that
+    never answers leaves them queued for good.
     A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel that
     restarted) takes the clicks and may have cost the kernel what it ran: accept its
     default, then restart the kernel and run all, so the kernel's history is whole again.
@@ -162,6 +164,7 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
+    numbered = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[\d+\]"))
     accept = page.locator(".jp-Dialog .jp-mod-accept")
     lost = page.locator(".jp-OutputArea-output", has_text="NameError")
     refused = page.locator(".lessonkit-check-error")
@@ -170,7 +173,10 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     while not target.is_visible():
         if time.monotonic() > deadline:
             shown = f"; check() said: {said}" if said else ""
-            raise PlaywrightTimeout(f"{target} did not show within {timeout:.0f} s{shown}")
+            raise PlaywrightTimeout(
+                f"{target} did not show within {timeout:.0f} s{shown}; "
+                f"{tries} tries; the page: {_notebook_state(page)}"
+            )
         try:
             if refused.count() and time.monotonic() - last_try > 20:
                 said = refused.first.inner_text(timeout=5000)  # kept for the failure message
@@ -183,7 +189,9 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
             elif lost.count() and time.monotonic() - last_try > 20:
                 _restart_and_run_all(page, accept)
                 last_try = time.monotonic()
-            elif not ran.count() and time.monotonic() - last_try > 20:
+            elif (not ran.count() and time.monotonic() - last_try > 20) or (
+                not numbered.count() and time.monotonic() - last_try > 60
+            ):
                 tries += 1
                 if tries % 3 == 1:
                     _menu(page, "Run", "Run All Cells")
@@ -196,6 +204,19 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
         except PlaywrightTimeout:
             pass  # a dialog opened meanwhile: the next round accepts it
         page.wait_for_timeout(1000)
+
+
+def _notebook_state(page) -> str:
+    """Each cell's prompt and the end of its output, for a failure message."""
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    shown = []
+    for index in range(cells.count()):
+        cell = cells.nth(index)
+        prompt = cell.locator(".jp-InputPrompt").first.inner_text(timeout=2000).strip()
+        output = " ".join(cell.locator(".jp-OutputArea").all_inner_texts()).strip()
+        shown.append(f"{prompt or '[ ]'} {output[-300:]!r}" if output else prompt or "[ ]")
+    dialogs = page.locator(".jp-Dialog").all_inner_texts()
+    return " | ".join(shown) + (f"; dialogs: {dialogs}" if dialogs else "")
 
 
 def _restart_and_run_all(page, accept) -> None:
@@ -217,7 +238,9 @@ def _read_verdict_in_jupyterlab(url: str, folder: Path, name: str) -> None:
             page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
             row = page.locator("table.lessonkit-check tr[data-task='make-it-yours']")
             try:
-                _run_all_until_visible(page, row, timeout=300)
+                # longer than check()'s first reply limit (learner/client.py, 420 s), so a
+                # server that never answers is seen by the words check() shows instead
+                _run_all_until_visible(page, row, timeout=480)
             except PlaywrightTimeout:
                 page.screenshot(path=str(folder.parent / "jupyterlab.png"), full_page=True)
                 raise

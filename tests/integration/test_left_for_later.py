@@ -30,7 +30,9 @@ def test_a_todo_that_never_runs_does_not_hide_a_wrong_attempt(lesson, tmp_path):
     code, report = _check(lesson, tmp_path, "dead-todo.py", dead)
     result = task_result(report, "adam-by-hand")
     assert result["status"] == "failed", result
-    assert result["message"].startswith("`adam_by_hand` at `"), result
+    # graded as the wrong attempt it is: the declared mistake named, the check's finding kept
+    assert result["mistake"] == "plain gradient descent", result
+    assert "(What the check found: `adam_by_hand` at `" in result["message"], result
     assert code == 1 and report["passed"] is False
 
 
