@@ -22,8 +22,10 @@ from lessonkit.grade.channel import reported as r
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome
 from lessonkit.grade.channel.requests import lesson_grading
 from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.judging.checks import Runs, TaskFacts
 from lessonkit.grade.judging.diagnosis import graded_scenarios, matched_mistake
 from lessonkit.grade.judging.hints import hint_applies
+from lessonkit.grade.judging.inputs import InputSet, LessonInputs
 from lessonkit.grade.judging.mistake_text import check_message, diagnosed
 from lessonkit.grade.judging.mistakes import MistakeRun, declared_mistakes
 from lessonkit.grade.judging.report import Scoring
@@ -81,8 +83,16 @@ def _runs(*records: tuple[str, RunRecord]) -> tuple[MistakeRun, ...]:
 MISTAKES = _runs(("set true", SET_TRUE), ("leaf count", LEAF_COUNT))
 
 
+INPUTS = LessonInputs((), 0, (InputSet("run-1", {}),))  # the drawn set of `run-1`
+
+
+def _facts(learner: RunRecord, reference: RunRecord = REFERENCE) -> TaskFacts:
+    """The task's facts as its checks read them: the learner's run and the reference's."""
+    return TaskFacts(RUBRIC, INPUTS, (), Runs(_plan(), learner, _plan(), reference, 1.0))
+
+
 def _match(learner: RunRecord, mistakes=MISTAKES) -> str | None:
-    found = matched_mistake(RUBRIC, (_plan(), learner), (_plan(), REFERENCE), mistakes)
+    found = matched_mistake(_facts(learner), mistakes)
     return None if found is None else found.name
 
 
@@ -151,8 +161,7 @@ def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
     jit_if = _runs(("an if on a traced value", _jit_record("TracerBoolConversionError")))
 
     def match(learner: RunRecord, check: str | None) -> str | None:
-        reference = (_plan(), REFERENCE)
-        found = matched_mistake(RUBRIC, (_plan(), learner), reference, jit_if, None, check)
+        found = matched_mistake(_facts(learner), jit_if, None, check)
         return None if found is None else found.name
 
     assert match(_jit_record("TracerBoolConversionError"), "jit") == "an if on a traced value"
@@ -171,8 +180,8 @@ def test_a_mistake_that_only_prints_otherwise_is_matched_by_its_printed_lines():
     printed = _runs(("prints the count only", _printing("Count: 4\n")))
 
     def match(learner: RunRecord) -> str | None:
-        reference = (_plan(), _printing("Count: 4, flag: False\n"))
-        found = matched_mistake(RUBRIC, (_plan(), learner), reference, printed, None, "probes")
+        reference = _printing("Count: 4, flag: False\n")
+        found = matched_mistake(_facts(learner, reference), printed, None, "probes")
         return None if found is None else found.name
 
     assert match(_printing("Count: 4\n")) == "prints the count only"
@@ -191,10 +200,9 @@ def test_only_the_scenarios_that_grade_the_task_must_agree():
         runs={**LEAF_COUNT.runs, ("lesson", 0): _report("lesson", {"g": 1.0, "same": 0.0})},
     )
     mistakes = _runs(("leaf count", leaf_count))
-    reference = (_plan(), REFERENCE)
-    assert matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes) is None
+    assert matched_mistake(_facts(learner), mistakes) is None
     own = frozenset({"lesson", "run-1"})
-    found = matched_mistake(RUBRIC, (_plan(), learner), reference, mistakes, own)
+    found = matched_mistake(_facts(learner), mistakes, own)
     assert found is not None and found.name == "leaf count"
 
 

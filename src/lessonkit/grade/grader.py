@@ -279,7 +279,7 @@ class Grader:
         )
         if any(t.status in ("failed", "error") for t in tasks):
             mistakes = self.mistakes(lesson)
-            tasks = diagnose_all(tasks, grading, (plan, record), expected, mistakes)
+            tasks = diagnose_all(tasks, grading, runs, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
         return GradedRun(report, plan, record)

@@ -14,22 +14,20 @@ found. No attempt's or solution's code is ever shown: only the lesson's own word
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.requests import LessonGrading
 from lessonkit.grade.channel.run_record import RunRecord
-from lessonkit.grade.judging.checks import LESSON
+from lessonkit.grade.judging.checks import LESSON, Runs, TaskFacts
 from lessonkit.grade.judging.mistake_text import diagnosed
 from lessonkit.grade.judging.mistakes import MistakeRun
 from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
-from lessonkit.grade.judging.rubric import TaskRubric
 from lessonkit.grade.judging.values import value_problem
 from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
-from lessonkit.lesson.rules import CheckName
+from lessonkit.lesson.rules import RULES, CheckName
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
-from lessonkit.lesson.rules.jit import JIT
-from lessonkit.lesson.rules.method import METHOD, method_breach
 
 UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
@@ -43,39 +41,26 @@ def _task_reports(record: RunRecord, plan: Plan, task_id: str) -> dict[str, Cell
     return {scenario: run for (scenario, index), run in record.runs.items() if index == cell.index}
 
 
-def _failure(
-    check: CheckName | None,
-    rubric: TaskRubric,
-    run: tuple[Plan, RunRecord],
-    scenarios: Iterable[str],
-) -> object:
+_SIGNATURES = {rule.checks[0]: rule.signature for rule in RULES if rule.signature is not None}
+"""A rule's check name -> how a cell fails it, comparable between runs (`RuleKind.signature`)."""
+_VALUE_CHECKS: frozenset[CheckName] = frozenset({"lesson inputs", "other inputs", "probes"})
+
+
+def _failure(check: CheckName | None, facts: TaskFacts, scenarios: Iterable[str]) -> object:
     """How a run whose values are the reference's fails `check` (None: it does not): the
-    method rule's breach, the functions that fail under `jax.jit` with their error, or what
-    the cell prints, per scenario."""
-    plan, record = run
-    task_id = rubric.task.id
-    method = rubric.rule(METHOD)
-    if check == "method" and method is not None:
-        cell = plan.task_cell(task_id)
-        if cell is None:
-            return None
-        others = [c.source for c in plan.cells if c.index != cell.index]
-        breach = method_breach(method, cell.source, others)
-        return None if breach is None else (breach.what, breach.forbidden)
-    if check == "jit":
-        reports = _task_reports(record, plan, task_id)
-        failed = frozenset(
-            (scenario, o.name, o.status, o.error.type if o.error else None)
-            for scenario in scenarios
-            if (report := reports.get(scenario)) is not None
-            for o in report.outcomes(JIT.key)
-            if o.status != "ok"
-        )
-        return failed or None
-    if check in ("lesson inputs", "other inputs", "probes"):
-        reports = _task_reports(record, plan, task_id)
+    rule's signature for a rule's check (the method rule's breach, the functions that fail
+    under `jax.jit` and how), what the cell prints per scenario for a value check."""
+    if check in _SIGNATURES:
+        return _SIGNATURES[check](facts)
+    if check in _VALUE_CHECKS:
+        reports = _task_reports(facts.runs.record, facts.runs.learner, facts.rubric.task.id)
         return tuple((s, reports[s].output if s in reports else None) for s in sorted(scenarios))
     return None
+
+
+def _as_run(facts: TaskFacts, plan: Plan, record: RunRecord) -> TaskFacts:
+    """The same task's facts, read from another run of it (the reference's, a mistake's)."""
+    return replace(facts, runs=replace(facts.runs, learner=plan, record=record))
 
 
 def _asserted(run: CellReport) -> bool:
@@ -103,9 +88,7 @@ def _agree(
 
 
 def matched_mistake(
-    rubric: TaskRubric,
-    learner: tuple[Plan, RunRecord],
-    reference: tuple[Plan, RunRecord],
+    facts: TaskFacts,
     mistakes: tuple[MistakeRun, ...],
     scenarios: frozenset[str] | None = None,
     check: CheckName | None = None,
@@ -113,15 +96,17 @@ def matched_mistake(
     """The first declared mistake of this task whose values the learner's agree with on
     every scenario of the reference that grades the task (`scenarios`; None: all), where
     the learner's differ from the reference's or, where they do not, whose answer fails the
-    learner's `check` the same way."""
+    learner's `check` the same way. `facts` are the task's, as its checks read them."""
+    rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
-    expected = _task_reports(reference[1], reference[0], task_id)
+    expected = _task_reports(runs.expected, runs.reference, task_id)
     if scenarios is not None:
         expected = {s: run for s, run in expected.items() if s in scenarios}
-    got = _task_reports(learner[1], learner[0], task_id)
+    got = _task_reports(runs.record, runs.learner, task_id)
     differs = any(not _agree(names, expected[s], got.get(s), accept) for s in expected)
-    failure = None if differs else _failure(check, rubric, learner, expected)
-    if failure is not None and failure == _failure(check, rubric, reference, expected):
+    failure = None if differs else _failure(check, facts, expected)
+    reference = _as_run(facts, runs.reference, runs.expected)
+    if failure is not None and failure == _failure(check, reference, expected):
         failure = None  # nothing the check reads sets the learner apart from the reference
     if not differs and failure is None:
         return None  # the learner's values are the reference's: no mistake to name
@@ -132,7 +117,8 @@ def matched_mistake(
         reached = any(n in run.values for run in made.values() for n in names)
         if not reached or not all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
             continue
-        if differs or _failure(check, rubric, (mistake.plan, mistake.record), expected) == failure:
+        made_facts = _as_run(facts, mistake.plan, mistake.record)
+        if differs or _failure(check, made_facts, expected) == failure:
             return mistake.attempt
     return None
 
@@ -150,13 +136,11 @@ def graded_scenarios(grading: LessonGrading) -> dict[str, frozenset[str]]:
 def diagnose_all(
     tasks: tuple[TaskResult, ...],
     grading: LessonGrading,
-    learner: tuple[Plan, RunRecord],
-    expected: RunRecord,
+    runs: Runs,
     mistakes: tuple[MistakeRun, ...],
 ) -> tuple[TaskResult, ...]:
     """Every failed or erroring task's verdict, with the declared mistake it makes, if any."""
     by_id = {r.task.id: r for r in grading.rubrics}
-    reference = (grading.reference, expected)
     scenarios = graded_scenarios(grading)
     out = []
     for result in tasks:
@@ -168,7 +152,8 @@ def diagnose_all(
         ):
             out.append(result)
             continue
-        graded = scenarios.get(result.id)
-        mistake = matched_mistake(rubric, learner, reference, mistakes, graded, result.check)
+        probes = tuple(p for p in grading.probes if p.probe.task == result.id)
+        facts = TaskFacts(rubric, grading.inputs, probes, runs)
+        mistake = matched_mistake(facts, mistakes, scenarios.get(result.id), result.check)
         out.append(diagnosed(result, rubric.task, mistake))
     return tuple(out)

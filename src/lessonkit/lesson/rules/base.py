@@ -9,7 +9,7 @@ meets, and never imports the grader.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -106,7 +106,10 @@ class RuleKind(Generic[R]):
     without a check of its own names in `checks` the checks that apply it. `ask` is what the
     grading child must be told for a task given the rule (its wire key is `key`), if
     anything: the child runs the rule's hook registered under that key in `grading_child/wire.py`,
-    and `run_gap` reads its report of the lesson's own solution.
+    and `run_gap` reads its report of the lesson's own solution. `signature` is how a cell
+    fails the check, in a form two runs compare (None: it does not fail it): a declared
+    mistake whose values are the reference's is named where the learner's answer fails the
+    rule's check with the same signature (`grade/judging/diagnosis.py`).
     """
 
     key: str
@@ -124,3 +127,4 @@ class RuleKind(Generic[R]):
     runs, whose breach shows only when the cell runs), or None; `run_fix` says what to do."""
     run_fix: str | None = None
     default: R | None = None
+    signature: Callable[[RuleFacts], Hashable | None] | None = field(default=None, compare=False)

@@ -120,6 +120,17 @@ def _outcome_failure(outcome: OutcomeFacts, facts: RuleFacts, on: str) -> Failur
     return None
 
 
+def _signature(facts: RuleFacts) -> frozenset[tuple[str, str, str, str | None]] | None:
+    """Which functions fail under `jax.jit`, on which inputs, how, and with which error."""
+    failed = frozenset(
+        (on, o.name, o.status, o.error.type if o.error else None)
+        for on, report in facts.cell_runs()
+        for o in report.outcomes(JIT.key)
+        if o.status != "ok"
+    )
+    return failed or None
+
+
 def _run_gap(outcomes: Sequence[OutcomeFacts]) -> str | None:
     """How the solution's own run failed the rule: `sq` error: ConcretizationTypeError."""
     for outcome in outcomes:
@@ -160,4 +171,5 @@ JIT: RuleKind[JitRule] = RuleKind(
     ask=lambda rule: rule.functions,
     run_gap=lambda report: _run_gap(report.outcomes(JIT.key)),
     run_fix="make the solution's function trace under jax.jit, or change the rule",
+    signature=_signature,
 )

@@ -178,6 +178,15 @@ def _check(facts: RuleFacts) -> Failure | None:
     return Failure(breach.message(facts.cell_line(breach.line) if breach.line else None))
 
 
+def _signature(facts: RuleFacts) -> tuple[str, str] | None:
+    """What the cell breaks of the rule: a construct it misses or uses, and which."""
+    rule, source = facts.rule(METHOD), facts.cell_source()
+    if rule is None or source is None:
+        return None
+    breach = method_breach(rule, source, facts.other_sources())
+    return None if breach is None else (breach.what, breach.forbidden)
+
+
 METHOD: RuleKind[MethodRule] = RuleKind(
     key="method",
     order=20,
@@ -188,4 +197,5 @@ METHOD: RuleKind[MethodRule] = RuleKind(
     fix="change the rule or the solution, so the lesson's own answer passes",
     check=_check,
     words="the method the task asks for is not used",
+    signature=_signature,
 )
