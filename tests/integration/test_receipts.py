@@ -93,7 +93,7 @@ def test_committed_record_is_current_and_complete(repo_lesson):
         script_bytes = script_path(lesson, script).read_bytes()
         assert receipt.script_sha256 == hashlib.sha256(script_bytes).hexdigest()
         assert receipt.code_sha256 == code_sha256(script.render(lesson))
-        assert "-m lessonkit.run.child phases/" in receipt.command
+        assert "-m lessonkit.run.lesson_script phases/" in receipt.command
         assert receipt.command.endswith(f"/{lesson.directory.name}/{script.path}")
         assert receipt.started.utcoffset().total_seconds() == 0
         assert receipt.environment.device_count == 1 and receipt.environment.backend == "cpu"

@@ -89,7 +89,8 @@ def test_the_receipt_describes_the_run_from_inside_the_child(one_device):
     assert env.jax and env.numpy and env.python
     assert receipt.command.startswith("JAX_PLATFORMS=cpu XLA_FLAGS=")
     assert receipt.command.endswith(
-        "-m lessonkit.run.child phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
+        "-m lessonkit.run.lesson_script "
+        "phases/03-state/02-pytrees-and-structured-parameters/code/main.py"
     )
 
 
@@ -167,7 +168,7 @@ def test_a_failing_example_is_not_recorded_and_shows_its_own_traceback(tmp_path)
     assert "main.py is out of date with lesson.md" in out
     assert "failed with exit code 1" in out
     assert "AssertionError: arithmetic" in out
-    assert "main.py" in out and "lessonkit/run/child.py" not in out and "runpy" not in out
+    assert "main.py" in out and "lessonkit/run/lesson_script.py" not in out and "runpy" not in out
     assert record.read_bytes() == before
     (path,) = (tmp_path / "runs" / "state-02").glob("*.json")
     assert read_receipt(path).exit_code == 1

@@ -30,7 +30,7 @@ from lessonkit.lesson.layout import lesson_cells
 from lessonkit.lesson.model import Lesson
 from lessonkit.receipts import code_sha256
 from lessonkit.receipts.machine_paths import without_machine_paths
-from lessonkit.run.child import run_child, write_report
+from lessonkit.run.lesson_script import run_lesson_script, write_report
 from lessonkit.run.process import child_environment
 
 RECORD, SCHEMA = CELL_OUTPUTS, CELL_OUTPUTS_SCHEMA
@@ -72,7 +72,7 @@ def run_cells(lesson: Lesson, timeout_s: float) -> tuple[CellOutput, ...]:
     with tempfile.TemporaryDirectory(prefix="lessonkit-cells-") as folder:
         program = Path(folder) / "cells.json"
         program.write_text(json.dumps(cells), encoding="utf-8")
-        run = run_child(
+        run = run_lesson_script(
             [sys.executable, "-m", "lessonkit.receipts.cells", str(program)],
             cwd=Path(folder),
             env=child_environment("inherit", {"JAX_PLATFORMS": "cpu", "MPLBACKEND": "Agg"}),

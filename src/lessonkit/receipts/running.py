@@ -1,8 +1,8 @@
 """Running one of a lesson's scripts in a child process, described by a `Receipt`.
 
-The child is `lessonkit.run.child` (the one way lesson code runs), started from the repository
-root with the platform and logical device count the person chose, so the receipt's command
-can be pasted to run the same thing again.
+The child is `lessonkit.run.lesson_script` (the one way lesson code runs), started from the
+repository root with the platform and logical device count the person chose, so the
+receipt's command can be pasted to run the same thing again.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from lessonkit.lesson.model import Lesson
 from lessonkit.receipts.machine_paths import without_machine_paths
 from lessonkit.receipts.schema import SCHEMA, TIMEOUT, Receipt, code_sha256
 from lessonkit.receipts.store import PLATFORMS, Platform, script_path
-from lessonkit.run.child import BACKEND_UNAVAILABLE, run_child
 from lessonkit.run.environment import Environment, static_environment
+from lessonkit.run.lesson_script import BACKEND_UNAVAILABLE, run_lesson_script
 from lessonkit.run.process import child_environment
 
 DEVICE_COUNT_FLAG = "--xla_force_host_platform_device_count"
@@ -85,8 +85,9 @@ def run_script(
     if devices is not None:
         settings["XLA_FLAGS"] = with_device_count(os.environ.get("XLA_FLAGS", ""), devices)
     relative = Path(os.path.relpath(path, root)).as_posix()
-    argv = [sys.executable, "-m", "lessonkit.run.child", relative]
-    run = run_child(argv, cwd=root, env=child_environment("inherit", settings), timeout_s=timeout_s)
+    argv = [sys.executable, "-m", "lessonkit.run.lesson_script", relative]
+    env = child_environment("inherit", settings)
+    run = run_lesson_script(argv, cwd=root, env=env, timeout_s=timeout_s)
 
     report = run.report if isinstance(run.report, dict) else {}
     if BACKEND_UNAVAILABLE in report:

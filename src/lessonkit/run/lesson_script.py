@@ -1,14 +1,17 @@
-"""Run Python in a child process: a visible lifecycle with a timeout and cleanup in ``finally``.
+"""Run a lesson's own script in a child process, as ``python SCRIPT`` would, and keep its facts.
 
-Parent side: :func:`run_child` starts the child (`run.process.start_child`: its own process
-group), captures stdout and stderr, stops the whole group when the time runs out, and reads
-the JSON report the child left in a private temporary folder (whose path it passes in
-``$LESSONKIT_REPORT``).
+The trusted side of running lesson code (worked examples, going-further scripts, the cells
+a notebook's record replays); learner code runs in grading children (`grading_child/`).
+Parent side: :func:`run_lesson_script` starts the child (`run.process.start_child`: its own
+process group), captures stdout and stderr, stops the whole group when the time runs out,
+and reads the JSON report the child left in a private temporary folder (whose path it
+passes in ``$LESSONKIT_REPORT``).
 
-Child side: ``python -m lessonkit.run.child SCRIPT`` runs a script exactly as ``python SCRIPT``
-would (as ``__main__``, same stdout, its own traceback on failure) and reports the environment
-it ran in to ``$LESSONKIT_REPORT``, adding nothing to the script's stdout. Without that variable
-it simply runs the script, so a receipt's command can be copied and run by hand.
+Child side: ``python -m lessonkit.run.lesson_script SCRIPT`` runs a script exactly as
+``python SCRIPT`` would (as ``__main__``, same stdout, its own traceback on failure) and
+reports the environment it ran in to ``$LESSONKIT_REPORT``, adding nothing to the script's
+stdout. Without that variable it simply runs the script, so a receipt's command can be
+copied and run by hand.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ BACKEND_UNAVAILABLE = "backend_unavailable"
 
 
 @dataclass(frozen=True)
-class ChildRun:
+class ScriptProcess:
     """What happened to one child process."""
 
     argv: tuple[str, ...]
@@ -56,9 +59,9 @@ def _read_report(path: Path) -> Any:
         return None
 
 
-def run_child(
+def run_lesson_script(
     argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
-) -> ChildRun:
+) -> ScriptProcess:
     """Run `argv` to completion or until `timeout_s` passes; never leaves a process behind."""
     with tempfile.TemporaryDirectory(prefix="lessonkit-") as folder:
         report_path = Path(folder) / "report.json"
@@ -77,7 +80,7 @@ def run_child(
             process.stop(wait_s=None)
         duration = time.perf_counter() - clock
         report = _read_report(report_path)
-    return ChildRun(
+    return ScriptProcess(
         argv=tuple(argv),
         started_utc=started,
         duration_s=duration,
@@ -137,7 +140,7 @@ def _run_script(script: str, args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python -m lessonkit.run.child SCRIPT [ARG ...]", file=sys.stderr)
+        print("usage: python -m lessonkit.run.lesson_script SCRIPT [ARG ...]", file=sys.stderr)
         return 2
     return _run_script(argv[0], argv[1:])
 
