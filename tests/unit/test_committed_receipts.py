@@ -4,6 +4,7 @@ it was made on."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 
 import pytest
@@ -42,3 +43,15 @@ def test_no_committed_record_names_the_machine_it_was_made_on(lesson):
     for path in sorted((lesson.directory / "outputs").glob("*.json")):
         found = MACHINE_PATH.search(path.read_text(encoding="utf-8"))
         assert found is None, f"{path.name}: {found.group(0) if found else ''}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.meta.id)
+def test_each_receipts_command_still_runs_when_pasted(lesson):
+    """A receipt's command names the module that runs lesson scripts: renaming that module
+    means recording the receipts again, on every platform they were recorded on."""
+    receipts = [load_record(lesson, s) for s in lesson_scripts(lesson)]
+    receipts += [r.receipt for r in load_accelerator_records(lesson)]
+    for receipt in receipts:
+        module = re.search(r" -m (\S+) ", receipt.command)
+        assert module is not None, receipt.command
+        assert importlib.util.find_spec(module[1]) is not None, receipt.command
