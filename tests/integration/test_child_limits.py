@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.channel.run_record import RunRecord
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.run.limits import Limits, cpu_allowance
 from lessonkit.run.sandbox import Sandbox, _v1_folder
@@ -89,13 +89,13 @@ def test_project_memory_option_is_each_runs_memory_limit(tmp_path):
 
 def run_cell(
     source: str, sandbox: Sandbox, limits: Limits, while_alive: Callable[[WorkerHandle], None]
-) -> RunRecord:
+) -> ChildReport:
     record = run_one_cell(source, sandbox, limits=limits, budget=30.0, while_alive=while_alive)
     assert record.stop_reason is None, record.stop_reason
     return record
 
 
-def result_of(record: RunRecord) -> int:
+def result_of(record: ChildReport) -> int:
     (run,) = record.runs.values()
     assert run.error is None, run.error
     return run.values["result"].value  # type: ignore[union-attr]

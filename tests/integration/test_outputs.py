@@ -101,8 +101,8 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
     from lessonkit.grade.batches.grading_key import grading_key
     from lessonkit.grade.batches.lesson_batch import lesson_kind
     from lessonkit.grade.batches.outputs import write_results
+    from lessonkit.grade.channel.child_report import ChildReport
     from lessonkit.grade.channel.reference_store import ReferenceStore
-    from lessonkit.grade.channel.run_record import RunRecord
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -125,7 +125,7 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
         with Gradebook(tmp_path / "course.sqlite"):
             pass
         store = ReferenceStore(tmp_path / "store", grading_key(None))
-        store.save("state-02", "k", RunRecord({}, None, None, ()))
+        store.save("state-02", "k", ChildReport({}, None, None, ()))
     finally:
         os.umask(old)
 

@@ -3,7 +3,7 @@
 No grading child runs here: the reports a learner child and the reference child would send
 are built in Python (`CellReport`, `ErrorInfo` and reported values), for the state-02
 lesson's own practice file, plan, input sets and probes, and graded with `check_all` as
-`Grader.run_submission` does. The learner's reports go through `run_record`, with the
+`Grader.run_submission` does. The learner's reports go through `child_report`, with the
 scenario names a child sees, so timeouts and crashes are recorded as the real grader
 records them. An autouse fixture refuses to start any process, so every test here proves
 it needs none.
@@ -31,9 +31,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lessonkit.grade.channel import reported as r
+from lessonkit.grade.channel.child_report import ChildReport, child_report
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
 from lessonkit.grade.channel.requests import LessonGrading, lesson_grading, wire_names
-from lessonkit.grade.channel.run_record import RunRecord, run_record
 from lessonkit.grade.grader import interfered_report
 from lessonkit.grade.judging.checks import LESSON, Runs, check_all, not_reached, value_problem
 from lessonkit.grade.judging.hints import hint_applies
@@ -526,7 +526,7 @@ class World:
 
     # ---- grading
 
-    def record(self) -> RunRecord:
+    def record(self) -> ChildReport:
         """The learner's reports as `Grader` records them, from the names its child saw."""
         names = wire_names(self.grading)
         sent = {name: wire for wire, name in names.items()}
@@ -536,7 +536,7 @@ class World:
         in_flight = None
         if self.in_flight is not None:
             in_flight = (sent[self.in_flight[0]], self.in_flight[1])
-        return run_record(
+        return child_report(
             events,
             finished=self.finished,
             timeout=self.timeout,
@@ -546,7 +546,7 @@ class World:
         )
 
     def runs(self) -> Runs:
-        expected = RunRecord(dict(self.expected), None, None, ())
+        expected = ChildReport(dict(self.expected), None, None, ())
         return Runs(self.plan, self.record(), self.grading.reference, expected, self.timeout)
 
     def grade(self):
@@ -1540,7 +1540,7 @@ def test_a_run_that_stopped_nowhere_in_particular_was_stopped():
         "This task's cell was not reached: the run closed the grader's report channel.",
     )
     plan = plan_of()
-    stopped = RunRecord({}, (LESSON, len(plan.cells) + 5), None, ())
+    stopped = ChildReport({}, (LESSON, len(plan.cells) + 5), None, ())
     assert not_reached(stopped, plan, "This cell") == "This cell was not reached: the run stopped."
 
 
@@ -1611,7 +1611,7 @@ def test_a_run_past_the_whole_time_limit_is_an_error():
 
 def test_a_run_that_interfered_is_an_error_for_every_task():
     world = World.make()
-    record = run_record(
+    record = child_report(
         world.got.values(),
         finished=False,
         timeout=60.0,
@@ -1975,12 +1975,12 @@ def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
     from lessonkit.grade.self_checks.reference_checks import check_reference
 
     world = World.make()
-    check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+    check_reference(ChildReport(dict(world.expected), None, None, ()), world.grading, "")
     function = r.Opaque("other", "function")
     sgd = r.Sequence("GradientTransformationExtraArgs", (function, function))
     world.set("make-it-yours", reference=True, norm_squared=sgd)
     with pytest.raises(GradingError) as caught:
-        check_reference(RunRecord(dict(world.expected), None, None, ()), world.grading, "")
+        check_reference(ChildReport(dict(world.expected), None, None, ()), world.grading, "")
     assert caught.value.message == (
         "task 'make-it-yours' grades `norm_squared`, a GradientTransformationExtraArgs holding "
         "a function: it has no value to compare, so any answer of that type would pass"

@@ -19,9 +19,9 @@ from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.errors import LessonError
 from lessonkit.evidence.observe import Finding
 from lessonkit.grade.channel import reported as r
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome
 from lessonkit.grade.channel.requests import lesson_grading
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.judging.checks import Runs, TaskFacts
 from lessonkit.grade.judging.diagnosis import graded_scenarios, matched_mistake
 from lessonkit.grade.judging.hints import hint_applies
@@ -62,12 +62,12 @@ def _report(scenario: str, values: dict[str, float], error: str | None = None) -
     return CellReport("x", scenario, 0, "error" if error else "ok", "", info, encoded, None)
 
 
-def _record(*per_scenario: dict[str, float] | tuple[dict[str, float], str]) -> RunRecord:
+def _record(*per_scenario: dict[str, float] | tuple[dict[str, float], str]) -> ChildReport:
     runs = {}
     for scenario, given in zip(SCENARIOS, per_scenario, strict=True):
         values, error = given if isinstance(given, tuple) else (given, None)
         runs[(scenario, 0)] = _report(scenario, values, error)
-    return RunRecord(runs, None, None, ())
+    return ChildReport(runs, None, None, ())
 
 
 RUBRIC = TaskRubric(_task(), ("g", "same"), ())
@@ -76,7 +76,7 @@ LEAF_COUNT = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 3.0
 SET_TRUE = _record({"g": 5.0, "same": 1.0}, {"g": 5.0, "same": 1.0}, {"g": 5.0, "same": 1.0})
 
 
-def _runs(*records: tuple[str, RunRecord]) -> tuple[MistakeRun, ...]:
+def _runs(*records: tuple[str, ChildReport]) -> tuple[MistakeRun, ...]:
     return tuple(MistakeRun(_mistake(name), _plan(), record) for name, record in records)
 
 
@@ -86,12 +86,12 @@ MISTAKES = _runs(("set true", SET_TRUE), ("leaf count", LEAF_COUNT))
 INPUTS = LessonInputs((), 0, (InputSet("run-1", {}),))  # the drawn set of `run-1`
 
 
-def _facts(learner: RunRecord, reference: RunRecord = REFERENCE) -> TaskFacts:
+def _facts(learner: ChildReport, reference: ChildReport = REFERENCE) -> TaskFacts:
     """The task's facts as its checks read them: the learner's run and the reference's."""
     return TaskFacts(RUBRIC, INPUTS, (), Runs(_plan(), learner, _plan(), reference, 1.0))
 
 
-def _match(learner: RunRecord, mistakes=MISTAKES) -> str | None:
+def _match(learner: ChildReport, mistakes=MISTAKES) -> str | None:
     found = matched_mistake(_facts(learner), mistakes)
     return None if found is None else found.name
 
@@ -146,21 +146,21 @@ def test_two_tasks_may_declare_mistakes_of_the_same_title():
     assert check_message(out, [theirs, ours]) == result.message
 
 
-def _jit_record(error_type: str | None) -> RunRecord:
+def _jit_record(error_type: str | None) -> ChildReport:
     """The reference's values in every scenario, with `fit` failing under jax.jit (or not)."""
     runs = {}
     for key, run in REFERENCE.runs.items():
         info = ErrorInfo("exception", error_type or "", "jax.errors", "under jit", ())
         jit = (RuleOutcome("fit", "error", info),) if error_type else (RuleOutcome("fit", "ok"),)
         runs[key] = dataclasses.replace(run, rules=(("jit", jit),))
-    return RunRecord(runs, None, None, ())
+    return ChildReport(runs, None, None, ())
 
 
 def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
     """Its values are the reference's: the match is on the check it fails, and how."""
     jit_if = _runs(("an if on a traced value", _jit_record("TracerBoolConversionError")))
 
-    def match(learner: RunRecord, check: str | None) -> str | None:
+    def match(learner: ChildReport, check: str | None) -> str | None:
         found = matched_mistake(_facts(learner), jit_if, None, check)
         return None if found is None else found.name
 
@@ -170,16 +170,16 @@ def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
     assert match(REFERENCE, "lesson inputs") is None
 
 
-def _printing(output: str) -> RunRecord:
+def _printing(output: str) -> ChildReport:
     """The reference's values in every scenario, with the cell printing `output`."""
     runs = {key: dataclasses.replace(run, output=output) for key, run in REFERENCE.runs.items()}
-    return RunRecord(runs, None, None, ())
+    return ChildReport(runs, None, None, ())
 
 
 def test_a_mistake_that_only_prints_otherwise_is_matched_by_its_printed_lines():
     printed = _runs(("prints the count only", _printing("Count: 4\n")))
 
-    def match(learner: RunRecord) -> str | None:
+    def match(learner: ChildReport) -> str | None:
         reference = _printing("Count: 4, flag: False\n")
         found = matched_mistake(_facts(learner, reference), printed, None, "probes")
         return None if found is None else found.name

@@ -11,6 +11,8 @@ import pytest
 
 from lessonkit.grade.batches.grading_key import grading_key
 from lessonkit.grade.batches.journal import JournalKey
+from lessonkit.grade.channel.child_report import ChildReport
+from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.channel.protocol import (
     CellReport,
     CellSpec,
@@ -36,8 +38,6 @@ from lessonkit.grade.channel.reported import (
     Sequence,
     Text,
 )
-from lessonkit.grade.channel.run_record import RunRecord
-from lessonkit.grade.channel.run_record_codec import BadRecord, decode_record, encode_record
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
 from lessonkit.run.sandbox import Sandbox
@@ -63,7 +63,7 @@ VALUES = {
 }
 
 
-def record() -> RunRecord:
+def record() -> ChildReport:
     error = ErrorInfo("exception", "AssertionError", "builtins", "no", ((1, 3, 1),), None, ())
     failed_jit = RuleOutcome("step", "error", replace(error, trees=(("got", VALUES["tree"]),)))
     runs = {
@@ -73,7 +73,7 @@ def record() -> RunRecord:
             (("jit", (RuleOutcome("f", "ok"), failed_jit)),),
         ),
     }  # fmt: skip
-    return RunRecord(runs, None, None, ("optax.adam",))
+    return ChildReport(runs, None, None, ("optax.adam",))
 
 
 def request(source: str = "x = 1", drawn: float = 0.5) -> Request:
@@ -94,7 +94,7 @@ def test_a_record_comes_back_exactly_whatever_order_it_was_run_in():
     kept = record()
     data = json.loads(json.dumps(encode_record(kept)))
     assert decode_record(data) == kept
-    shuffled = RunRecord(dict(reversed(list(kept.runs.items()))), None, None, kept.patched)
+    shuffled = ChildReport(dict(reversed(list(kept.runs.items()))), None, None, kept.patched)
     assert encode_record(shuffled) == encode_record(kept)
 
 

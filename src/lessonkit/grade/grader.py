@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.mistakes_pending import PendingMistakes, pending_mistakes
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
@@ -30,7 +31,6 @@ from lessonkit.grade.channel.requests import (
     warm_up_request,
     wire_names,
 )
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
 from lessonkit.grade.judging.checks import Runs, check_all
 from lessonkit.grade.judging.diagnosis import diagnose_all
@@ -56,7 +56,7 @@ class GradedRun:
 
     report: GradeReport
     plan: Plan
-    record: RunRecord
+    record: ChildReport
 
 
 def interfered_report(
@@ -158,11 +158,11 @@ class Grader:
                 self._prepared[key], self._mistakes[key] = prepared, mistakes
             return self._prepared[key]
 
-    def reference(self, lesson: Lesson) -> RunRecord:
+    def reference(self, lesson: Lesson) -> ChildReport:
         """The reference run's record for this lesson (waits for it the first time)."""
         return self._record(self.prepare(lesson))
 
-    def _record(self, prepared: PreparedLesson) -> RunRecord:
+    def _record(self, prepared: PreparedLesson) -> ChildReport:
         if prepared.record is not None:
             return prepared.record
         key = prepared.lesson.meta.id
@@ -202,7 +202,7 @@ class Grader:
         self.pool.send_reference(request)
         return self.pool.reference_child()
 
-    def _collect_reference(self, prepared: PreparedLesson) -> RunRecord:
+    def _collect_reference(self, prepared: PreparedLesson) -> ChildReport:
         """The reference child's record of the request it was sent, checked; then kept in
         the reference store (written here, on the trusted side, after the checks)."""
         run = prepared.reference_run
@@ -241,7 +241,7 @@ class Grader:
 
     def _run(
         self, prepared: PreparedLesson, plan: Plan, submission: Submission
-    ) -> tuple[RunRecord, RunRecord]:
+    ) -> tuple[ChildReport, ChildReport]:
         """The learner child's record of `plan`, and the reference record (awaited while the
         learner child runs). One child per file: never reused."""
         grading, timeout = prepared.grading, self.limits.timeout
@@ -261,8 +261,8 @@ class Grader:
         self,
         prepared: PreparedLesson,
         plan: Plan,
-        record: RunRecord,
-        expected: RunRecord,
+        record: ChildReport,
+        expected: ChildReport,
         path: str,
         started: float,
     ) -> GradedRun:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
 from lessonkit.grade.channel.requests import LessonGrading, build_request, wire_names
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.self_checks.reference_checks import check_reference
 from lessonkit.grade.submission.known_answers import Varied, varied_of
@@ -40,7 +40,7 @@ class PreparedLesson:
 
     grading: LessonGrading
     reference_run: ReferenceRun
-    record: RunRecord | None  # the reference run's record, once known
+    record: ChildReport | None  # the reference run's record, once known
     varied: Varied  # the calls the lesson's probes vary, for the review marks
 
     @property
@@ -51,7 +51,7 @@ class PreparedLesson:
     def reference_plan(self) -> Plan:
         return self.grading.reference
 
-    def with_record(self, record: RunRecord) -> PreparedLesson:
+    def with_record(self, record: ChildReport) -> PreparedLesson:
         return replace(self, record=record)
 
 
@@ -70,7 +70,7 @@ def prepare_lesson(
     )
 
 
-def _kept_record(run: ReferenceRun, grading: LessonGrading) -> RunRecord | None:
+def _kept_record(run: ReferenceRun, grading: LessonGrading) -> ChildReport | None:
     """The stored record of this very reference run, if one is kept and still checks out."""
     record = None if run.store is None else run.store.load(*run.stored_as)
     if record is None:

@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
 from lessonkit.grade.channel.requests import LessonGrading, wire_names
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.grade.judging.mistakes import (
     MistakeRequest,
@@ -26,7 +26,7 @@ class PendingMistakes:
     where each is stored."""
 
     requests: tuple[MistakeRequest, ...]
-    kept: tuple[RunRecord | None, ...]
+    kept: tuple[ChildReport | None, ...]
     names: dict[str, str]
     store: ReferenceStore | None
     stored_as: tuple[tuple[str, str], ...]

@@ -44,9 +44,9 @@ from lessonkit.errors import LessonkitError
 from lessonkit.grade.batches.fingerprint import grader_digest
 from lessonkit.grade.batches.grading_key import grading_key
 from lessonkit.grade.batches.journal import JournalKey
+from lessonkit.grade.channel.child_report import ChildReport
+from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.channel.protocol import Request
-from lessonkit.grade.channel.run_record import RunRecord
-from lessonkit.grade.channel.run_record_codec import BadRecord, decode_record, encode_record
 from lessonkit.run.cache_folders import cache_home
 from lessonkit.run.isolation import Isolation
 
@@ -128,7 +128,7 @@ class ReferenceStore:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", lesson_id)[:60]
         return self.folder / f"{name}-{key}.json"
 
-    def load(self, lesson_id: str, key: str) -> RunRecord | None:
+    def load(self, lesson_id: str, key: str) -> ChildReport | None:
         """The record kept under `key`, or None: missing, unreadable, not signed with our
         key, or not exactly ours."""
         path = self._path(lesson_id, key)
@@ -149,7 +149,7 @@ class ReferenceStore:
         except (OSError, ValueError, BadRecord, RecursionError):
             return None
 
-    def save(self, lesson_id: str, key: str, record: RunRecord) -> None:
+    def save(self, lesson_id: str, key: str, record: ChildReport) -> None:
         """Keep `record` under `key`, signed; a store that cannot be written is simply not
         used."""
         try:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
+from lessonkit.grade.channel.child_report import ChildReport, child_report
 from lessonkit.grade.channel.protocol import (
     MAX_LINE,
     CellReport,
@@ -36,7 +37,6 @@ from lessonkit.grade.channel.protocol import (
     Start,
     parse_event,
 )
-from lessonkit.grade.channel.run_record import RunRecord, run_record
 from lessonkit.run.confined_child import start_confined
 from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
@@ -189,7 +189,7 @@ class WorkerHandle:
         *,
         timeout: float,
         names: dict[str, str] | None = None,
-    ) -> RunRecord:
+    ) -> ChildReport:
         """Every report of one request, until it is done or cannot finish, as its record.
 
         `timeout` is the limit the run was given (for the record's words), `names` maps the
@@ -229,11 +229,11 @@ class WorkerHandle:
                 events.append(event)
                 in_flight = None
             elif isinstance(event, Done):
-                return run_record(
+                return child_report(
                     events, finished=True, timeout=timeout, patched=event.patched, names=names
                 )
         ended = self._why_unfinished()
-        return run_record(
+        return child_report(
             events,
             finished=False,
             timeout=timeout,

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
 from lessonkit.grade.channel.reported import Value
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.judging.explain import (
     _short_message,
     explain_error,
@@ -58,9 +58,9 @@ class Runs:
     """The learner's run and the reference run, each with the plan it ran."""
 
     learner: Plan
-    record: RunRecord
+    record: ChildReport
     reference: Plan
-    expected: RunRecord
+    expected: ChildReport
     timeout: float
     memory: int | None = None  # the learner child's memory limit, for its message
 
@@ -158,7 +158,7 @@ def _first(problems: Iterable[Problem | None]) -> Problem | None:
     return next(filter(None, problems), None)
 
 
-def not_reached(record: RunRecord, plan: Plan, what: str, own: int | None = None) -> str:
+def not_reached(record: ChildReport, plan: Plan, what: str, own: int | None = None) -> str:
     """Why a cell has no report: the run stopped earlier, or in this very cell (`own`)."""
     reason = record.stop_reason or "the run stopped"
     if record.stopped_at is not None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.requests import LessonGrading
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.judging.checks import LESSON, Runs, TaskFacts
 from lessonkit.grade.judging.mistake_text import diagnosed
 from lessonkit.grade.judging.mistakes import MistakeRun
@@ -33,7 +33,7 @@ UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
 
 
-def _task_reports(record: RunRecord, plan: Plan, task_id: str) -> dict[str, CellReport]:
+def _task_reports(record: ChildReport, plan: Plan, task_id: str) -> dict[str, CellReport]:
     """A task cell's report in each scenario of a run, by scenario name."""
     cell = plan.task_cell(task_id)
     if cell is None:
@@ -58,7 +58,7 @@ def _failure(check: CheckName | None, facts: TaskFacts, scenarios: Iterable[str]
     return None
 
 
-def _as_run(facts: TaskFacts, plan: Plan, record: RunRecord) -> TaskFacts:
+def _as_run(facts: TaskFacts, plan: Plan, record: ChildReport) -> TaskFacts:
     """The same task's facts, read from another run of it (the reference's, a mistake's)."""
     return replace(facts, runs=replace(facts.runs, learner=plan, record=record))
 

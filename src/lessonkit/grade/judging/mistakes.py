@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.requests import LessonGrading, build_request
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.self_checks.attempt_files import attempt_script, pack_by_task
 from lessonkit.grade.submission.plan import SKIP, Plan, plan_submission
 from lessonkit.grade.submission.sources import read_submission
@@ -37,7 +37,7 @@ class MistakeRun:
 
     attempt: DeclaredAttempt
     plan: Plan
-    record: RunRecord
+    record: ChildReport
 
 
 def declared_mistakes(lesson: Lesson) -> tuple[DeclaredAttempt, ...]:
@@ -66,7 +66,7 @@ def mistake_requests(
 
 
 def mistake_runs(
-    requests: tuple[MistakeRequest, ...], records: list[RunRecord]
+    requests: tuple[MistakeRequest, ...], records: list[ChildReport]
 ) -> tuple[MistakeRun, ...]:
     """Each declared mistake with the record of the request it ran in."""
     return tuple(

@@ -22,10 +22,10 @@ import ast
 from dataclasses import dataclass
 from typing import Literal
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.reported import Value
 from lessonkit.grade.channel.requests import LessonGrading
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.checks import LESSON
 from lessonkit.grade.judging.results import PASSED, Status
@@ -129,7 +129,7 @@ def _build(
     return _inputs_unchanged(rubric, run, steps)
 
 
-def build_cheats(grading: LessonGrading, expected: RunRecord) -> Built:
+def build_cheats(grading: LessonGrading, expected: ChildReport) -> Built:
     """Every cheat the reference run allows, task by task, and why any could not be built."""
     lesson, reference = grading.lesson, grading.reference
     steps: dict[str, Value] = {}

@@ -8,8 +8,8 @@ reaches, each with one message at its lesson.md line.
 
 from __future__ import annotations
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.requests import LessonGrading
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.judging.checks import LESSON
 from lessonkit.grade.judging.probes import ProbeRun
@@ -17,7 +17,7 @@ from lessonkit.grade.judging.values import layout, opaque_type
 from lessonkit.lesson.rules import RULES
 
 
-def check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str) -> None:
+def check_reference(record: ChildReport, grading: LessonGrading, diagnostics: str) -> None:
     """The lesson's own code must run cleanly, or grading against it means nothing."""
     if record.stop_reason:
         raise GradingError(
@@ -51,7 +51,7 @@ def check_reference(record: RunRecord, grading: LessonGrading, diagnostics: str)
 
 
 def _check_reference_rules(
-    record: RunRecord, grading: LessonGrading, scenarios: tuple[str, ...]
+    record: ChildReport, grading: LessonGrading, scenarios: tuple[str, ...]
 ) -> None:
     """A solution whose run breaks its own rule (one the child runs, such as `jit:`) would
     fail every learner who copies it."""
@@ -73,7 +73,7 @@ def _check_reference_rules(
             )
 
 
-def _check_graded_values(record: RunRecord, grading: LessonGrading) -> None:
+def _check_graded_values(record: ChildReport, grading: LessonGrading) -> None:
     """A graded name whose value has no comparable meaning (a function, an optimizer's
     `GradientTransformation`, a jitted function, an object) would pass any answer of its
     type: the lesson must grade what it returns instead."""
@@ -95,7 +95,7 @@ def _check_graded_values(record: RunRecord, grading: LessonGrading) -> None:
                 )
 
 
-def _check_probe(record: RunRecord, grading: LessonGrading, run: ProbeRun) -> None:
+def _check_probe(record: ChildReport, grading: LessonGrading, run: ProbeRun) -> None:
     """A probe whose messages name values the lesson's own solution never reaches is broken."""
     probe = run.probe
     cell = grading.reference.task_cell(probe.task)

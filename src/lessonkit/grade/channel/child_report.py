@@ -13,7 +13,7 @@ Cell = tuple[str, int]  # (scenario, cell index)
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class ChildReport:
     runs: dict[Cell, CellReport]
     stopped_at: Cell | None  # (scenario, cell) where the run stopped early
     stop_reason: str | None  # None: the run finished every cell of every scenario
@@ -24,7 +24,7 @@ class RunRecord:
         return self.runs.get((scenario, index))
 
 
-def run_record(
+def child_report(
     events: Iterable[CellReport],
     *,
     finished: bool,
@@ -34,7 +34,7 @@ def run_record(
     patched: tuple[str, ...] = (),
     interfered: str | None = None,
     names: dict[str, str] | None = None,
-) -> RunRecord:
+) -> ChildReport:
     """Index one request's reports; `names` turns the scenario names the child saw back into
     the parent's own (the child is not told which scenario is which). `ended` says why an
     unfinished run stopped, `in_flight` which cell was running then."""
@@ -52,4 +52,4 @@ def run_record(
         reason = "the run stopped"
     if not finished and reason == "the run did not finish in time":
         reason = f"the run did not finish within the time limit of {timeout:g} s"
-    return RunRecord(runs, stopped_at, reason, patched, interfered)
+    return ChildReport(runs, stopped_at, reason, patched, interfered)

@@ -1,4 +1,4 @@
-"""A reference run's record as JSON, and back through the same strict reader as a child's reports.
+"""A reference run's report as JSON, and back through the same strict reader as a child's reports.
 
 The reference store (`grade/channel/reference_store.py`) keeps a finished reference run on disk.
 What
@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
 from lessonkit.grade.channel.reported import (
     Array,
@@ -26,7 +27,6 @@ from lessonkit.grade.channel.reported import (
     Text,
     Value,
 )
-from lessonkit.grade.channel.run_record import RunRecord
 from lessonkit.grading_child.wire import event, value
 
 
@@ -108,7 +108,7 @@ def encode_report(report: CellReport) -> dict[str, Any]:
     return event("cell", **entries)
 
 
-def encode_record(record: RunRecord) -> dict[str, Any]:
+def encode_record(record: ChildReport) -> dict[str, Any]:
     """A finished run's record: its cells by the parent's scenario names, in no set order.
 
     Only a run that finished cleanly is kept; a stopped one is never worth reusing."""
@@ -121,7 +121,7 @@ def encode_record(record: RunRecord) -> dict[str, Any]:
     return {"patched": list(record.patched), "cells": cells}
 
 
-def decode_record(data: object) -> RunRecord:
+def decode_record(data: object) -> ChildReport:
     """`encode_record`'s output back as a record, read as strictly as a child's reports.
 
     Raises:
@@ -148,4 +148,4 @@ def decode_record(data: object) -> RunRecord:
         if not isinstance(report, CellReport) or report.cell != index:
             raise BadRecord("a stored cell report does not match its cell")
         runs[(scenario, index)] = report
-    return RunRecord(runs, None, None, tuple(patched))
+    return ChildReport(runs, None, None, tuple(patched))
