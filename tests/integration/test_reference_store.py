@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from lessonkit.grade import grader as grader_module
 from lessonkit.grade.channel import child_pool
 from lessonkit.grade.channel.reference_store import reference_store
 from lessonkit.grade.grader import Grader
@@ -104,6 +105,27 @@ def test_a_second_grader_starts_no_trusted_child_and_grades_alike(
     assert trusted_starts.count(True) == 1  # another seed draws other inputs: a miss
     assert [r["passed"] for r in other_seed] == [True, False]
     assert len(list(store.folder.glob("*.json"))) == 2 * kept  # as many again, for seed 12
+
+
+def test_the_declared_mistakes_run_only_once_a_file_fails(
+    state01, files, store, trusted_starts, isolation, monkeypatch
+):
+    """A right file costs nothing for the mistakes: their requests are not even built."""
+    built: list[object] = []
+    real = grader_module.pending_mistakes
+
+    def spy(*args, **kwargs):
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grader_module, "pending_mistakes", spy)
+    assert [r["passed"] for r in graded(state01, files[:1], seed=13, isolation=isolation)] == [True]
+    assert built == [] and len(list(store.folder.glob("*.json"))) == 1  # the reference's
+    assert [r["passed"] for r in graded(state01, files, seed=13, isolation=isolation)] == [
+        True,
+        False,
+    ]
+    assert len(built) == 1 and len(list(store.folder.glob("*.json"))) >= 2
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.child_report import ChildReport
-from lessonkit.grade.channel.mistakes_pending import PendingMistakes, pending_mistakes
+from lessonkit.grade.channel.mistakes_pending import pending_mistakes
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
 from lessonkit.grade.channel.requests import (
@@ -97,9 +97,9 @@ class Grader:
         self._lock = threading.Lock()
         self._reference_lock = threading.Lock()
         self._prepared: dict[str, PreparedLesson] = {}
-        # The declared mistakes' runs, sent to the reference child one by one the first time
-        # a file fails a task (after the reference run is collected), and kept.
-        self._mistakes: dict[str, PendingMistakes | tuple[MistakeRun, ...]] = {}
+        # The declared mistakes' requests, built, sent to the reference child one by one and
+        # collected the first time a file fails a task (after the reference run), then kept.
+        self._mistakes: dict[str, tuple[MistakeRun, ...]] = {}
         grading = None if lesson is None else lesson_grading(lesson, self.seed)
         preload = () if grading is None else grading.preload
         self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
@@ -153,9 +153,7 @@ class Grader:
                 prepared = prepare_lesson(grading, request_id, self.seed, store)
                 if prepared.record is None:
                     self.pool.send_reference(prepared.reference_run.request)
-                mistakes_id = f"mistakes-{next(self._ids)}"
-                mistakes = pending_mistakes(grading, mistakes_id, self.seed, store)
-                self._prepared[key], self._mistakes[key] = prepared, mistakes
+                self._prepared[key] = prepared
             return self._prepared[key]
 
     def reference(self, lesson: Lesson) -> ChildReport:
@@ -190,12 +188,15 @@ class Grader:
         key = lesson.meta.id
         with self._reference_lock:
             with self._lock:
-                pending = self._mistakes[key]
-            if isinstance(pending, PendingMistakes):
-                pending = pending.collect(self._ask_reference, self.limits.reference_timeout)
+                runs = self._mistakes.get(key)
+            if runs is None:  # the first time a file fails: most files never do
+                store = reference_store(self.isolation, enabled=self.settings.reference_store)
+                mistakes_id = f"mistakes-{next(self._ids)}"
+                pending = pending_mistakes(prepared.grading, mistakes_id, self.seed, store)
+                runs = pending.collect(self._ask_reference, self.limits.reference_timeout)
                 with self._lock:
-                    self._mistakes[key] = pending
-            return pending
+                    self._mistakes[key] = runs
+            return runs
 
     def _ask_reference(self, request: Request) -> WorkerHandle:
         """The reference child, sent `request` (started again first if it ended)."""
