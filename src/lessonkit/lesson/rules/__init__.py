@@ -2,12 +2,13 @@
 
 Each module exports one `RuleKind`: its key and how lesson.md spells it, how a task's value
 is read and checked against the lesson's own solution, what the grading child is asked, the
-check that grades a learner's cell, its words in reports and its check names. `RULES` is the
-one list of them, gathered from the package's modules in their `order`; reading
-(`lesson.grading_block`), validation, the rubric, the requests, the checks, the verdicts'
-words and the report loop over it. So a new rule that the parent applies is one module here;
-one the child runs adds its hook, registered under the rule's key beside `EVENTS` in
-`grading_child/wire.py`.
+check that grades a learner's cell, its words in reports, its check names and how a
+failure of it is told apart from another (its signature). `RULES` is the one list of them,
+gathered from the package's modules in their `order`; reading (`lesson.grading_block`),
+validation, the rubric, the requests, the checks, the verdicts' words, the report and the
+diagnosis of a declared mistake loop over it. So a new rule that the parent applies is one
+module here; one the child runs adds its hook, registered under the rule's key beside
+`EVENTS` in `grading_child/wire.py`.
 
 The package lives in `lesson/`, not in `grade/` nor beside it: reading lesson.md must reach
 every rule's spelling and validation, and the layers let `lesson` import neither `grade` nor a
