@@ -35,6 +35,7 @@ from lessonkit.grade.submission.plan import Plan, PlannedCell
 from lessonkit.grading_child.transforms import apply
 from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.lesson.model import DeclaredAttempt, Show, Task
+from lessonkit.lesson.rules.jit import JitRule
 
 from conftest import FIXTURE_MD, lesson_changed
 
@@ -86,9 +87,11 @@ MISTAKES = _runs(("set true", SET_TRUE), ("leaf count", LEAF_COUNT))
 INPUTS = LessonInputs((), 0, (InputSet("run-1", {}),))  # the drawn set of `run-1`
 
 
-def _facts(learner: ChildReport, reference: ChildReport = REFERENCE) -> TaskFacts:
+def _facts(
+    learner: ChildReport, reference: ChildReport = REFERENCE, rubric: TaskRubric = RUBRIC
+) -> TaskFacts:
     """The task's facts as its checks read them: the learner's run and the reference's."""
-    return TaskFacts(RUBRIC, INPUTS, (), Runs(_plan(), learner, _plan(), reference, 1.0))
+    return TaskFacts(rubric, INPUTS, (), Runs(_plan(), learner, _plan(), reference, 1.0))
 
 
 def _match(learner: ChildReport, mistakes=MISTAKES) -> str | None:
@@ -159,9 +162,10 @@ def _jit_record(error_type: str | None) -> ChildReport:
 def test_a_mistake_that_fails_only_under_jit_is_matched_by_the_same_failure():
     """Its values are the reference's: the match is on the check it fails, and how."""
     jit_if = _runs(("an if on a traced value", _jit_record("TracerBoolConversionError")))
+    rubric = dataclasses.replace(RUBRIC, rules=(("jit", JitRule(("fit",))),))
 
     def match(learner: ChildReport, check: str | None) -> str | None:
-        found = matched_mistake(_facts(learner), jit_if, None, check)
+        found = matched_mistake(_facts(learner, rubric=rubric), jit_if, None, check)
         return None if found is None else found.name
 
     assert match(_jit_record("TracerBoolConversionError"), "jit") == "an if on a traced value"

@@ -190,7 +190,7 @@ class Grader:
             with self._lock:
                 runs = self._mistakes.get(key)
             if runs is None:  # the first time a file fails: most files never do
-                store = reference_store(self.isolation, enabled=self.settings.reference_store)
+                store = prepared.reference_run.store  # the reference's: one key, one folder
                 mistakes_id = f"mistakes-{next(self._ids)}"
                 pending = pending_mistakes(prepared.grading, mistakes_id, self.seed, store)
                 runs = pending.collect(self._ask_reference, self.limits.reference_timeout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lessonkit.grading_child.names import bound_at_top
@@ -87,18 +87,22 @@ def _gap(rule: JitRule, solution: str, steps: tuple[str, ...]) -> str | None:
     return None if gap is None else f"cannot meet its own 'jit' rule: {gap}"
 
 
-def _check(facts: RuleFacts) -> Failure | None:
-    """The functions the task's `jit:` rule names also run under `jax.jit`, on every input set
-    where the cell ran (a cell that raises by itself, not in an `assert`, is left to the value
-    checks: its own error comes first)."""
+def _not_ok(facts: RuleFacts) -> Iterator[tuple[str, OutcomeFacts]]:
+    """(where, outcome) of each function the task's `jit:` rule names that did not run under
+    `jax.jit`, on every input set where the cell ran (a cell that raises by itself, not in an
+    `assert`, is left to the value checks: its own error comes first)."""
     if facts.rule(JIT) is None or facts.cell_source() is None:
-        return None
+        return
     for on, report in facts.cell_runs():
         for outcome in report.outcomes(JIT.key):
-            failure = _outcome_failure(outcome, facts, on)
-            if failure is not None:
-                return failure
-    return None
+            if outcome.status != "ok":
+                yield on, outcome
+
+
+def _check(facts: RuleFacts) -> Failure | None:
+    """The functions the task's `jit:` rule names also run under `jax.jit`."""
+    failures = (_outcome_failure(outcome, facts, on) for on, outcome in _not_ok(facts))
+    return next(filter(None, failures), None)
 
 
 def _outcome_failure(outcome: OutcomeFacts, facts: RuleFacts, on: str) -> Failure | None:
@@ -123,10 +127,7 @@ def _outcome_failure(outcome: OutcomeFacts, facts: RuleFacts, on: str) -> Failur
 def _signature(facts: RuleFacts) -> frozenset[tuple[str, str, str, str | None]] | None:
     """Which functions fail under `jax.jit`, on which inputs, how, and with which error."""
     failed = frozenset(
-        (on, o.name, o.status, o.error.type if o.error else None)
-        for on, report in facts.cell_runs()
-        for o in report.outcomes(JIT.key)
-        if o.status != "ok"
+        (on, o.name, o.status, o.error.type if o.error else None) for on, o in _not_ok(facts)
     )
     return failed or None
 

@@ -167,12 +167,17 @@ def _gap(rule: MethodRule, solution: str, steps: tuple[str, ...]) -> str | None:
     )
 
 
-def _check(facts: RuleFacts) -> Failure | None:
-    """The cell uses what its task's `method:` rule requires, and nothing it forbids."""
+def _breach(facts: RuleFacts) -> MethodBreach | None:
+    """The first way the learner's cell breaks its task's `method:` rule, if it has one."""
     rule, source = facts.rule(METHOD), facts.cell_source()
     if rule is None or source is None:
         return None
-    breach = method_breach(rule, source, facts.other_sources())
+    return method_breach(rule, source, facts.other_sources())
+
+
+def _check(facts: RuleFacts) -> Failure | None:
+    """The cell uses what its task's `method:` rule requires, and nothing it forbids."""
+    breach = _breach(facts)
     if breach is None:
         return None
     return Failure(breach.message(facts.cell_line(breach.line) if breach.line else None))
@@ -180,10 +185,7 @@ def _check(facts: RuleFacts) -> Failure | None:
 
 def _signature(facts: RuleFacts) -> tuple[str, str] | None:
     """What the cell breaks of the rule: a construct it misses or uses, and which."""
-    rule, source = facts.rule(METHOD), facts.cell_source()
-    if rule is None or source is None:
-        return None
-    breach = method_breach(rule, source, facts.other_sources())
+    breach = _breach(facts)
     return None if breach is None else (breach.what, breach.forbidden)
 
 
