@@ -43,7 +43,8 @@ def _task_reports(record: ChildReport, plan: Plan, task_id: str) -> dict[str, Ce
 
 _SIGNATURES = {rule.checks[0]: rule.signature for rule in RULES if rule.signature is not None}
 """A rule's check name -> how a cell fails it, comparable between runs (`RuleKind.signature`)."""
-_VALUE_CHECKS: frozenset[CheckName] = frozenset({"lesson inputs", "other inputs", "probes"})
+_VALUE_CHECKS: frozenset[str] = frozenset(ACCEPT.checks)
+"""The checks that compare the task's values (those `accept:` applies to)."""
 
 
 def _failure(check: CheckName | None, facts: TaskFacts, scenarios: Iterable[str]) -> object:
