@@ -169,38 +169,39 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     lost = page.locator(".jp-OutputArea-output", has_text="NameError")
     refused = page.locator(".lessonkit-check-error")
     deadline = time.monotonic() + timeout
-    last_try, tries, said = -1e9, 0, ""
+    last_try, tries, accepted, said = -1e9, 0, 0, ""
     while not target.is_visible():
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             shown = f"; check() said: {said}" if said else ""
             raise PlaywrightTimeout(
-                f"{target} did not show within {timeout:.0f} s{shown}; "
-                f"{tries} tries; the page: {_notebook_state(page)}"
+                f"{target} did not show within {timeout:.0f} s{shown}; {tries} tries, "
+                f"{accepted} dialogs accepted; the page: {_notebook_state(page)}"
             )
         try:
-            if refused.count() and time.monotonic() - last_try > 20:
-                said = refused.first.inner_text(timeout=5000)  # kept for the failure message
-                _restart_and_run_all(page, accept)
-                last_try = time.monotonic()
-            elif accept.count():
+            dialog = accept.count() > 0
+            if dialog:  # a dialog takes every click: accept its default first
                 accept.first.click(timeout=5000)
-                _restart_and_run_all(page, accept)
-                last_try = time.monotonic()
-            elif lost.count() and time.monotonic() - last_try > 20:
-                _restart_and_run_all(page, accept)
-                last_try = time.monotonic()
-            elif (not ran.count() and time.monotonic() - last_try > 20) or (
-                not numbered.count() and time.monotonic() - last_try > 60
-            ):
-                tries += 1
-                if tries % 3 == 1:
-                    _menu(page, "Run", "Run All Cells")
-                elif tries % 3 == 2:
+                accepted += 1
+                due = now - last_try > 20  # it may have cost the kernel what it ran
+            else:
+                due = (now - last_try > 20 and bool(refused.count() or lost.count())) or (
+                    (not ran.count() and now - last_try > 20)
+                    or (not numbered.count() and now - last_try > 60)
+                )
+            if due:
+                # Counted before acting, so a step that times out is tried again in 20 s,
+                # escalated, never repeated at once nor left waiting.
+                tries, last_try = tries + 1, now
+                if refused.count():
+                    said = refused.first.inner_text(timeout=5000)  # for the failure message
+                if dialog or refused.count() or lost.count() or tries % 3 == 2:
                     _restart_and_run_all(page, accept)
+                elif tries % 3 == 1:
+                    _menu(page, "Run", "Run All Cells")
                 else:
                     page.reload(timeout=120_000)
                     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
-                last_try = time.monotonic()
         except PlaywrightTimeout:
             pass  # a dialog opened meanwhile: the next round accepts it
         page.wait_for_timeout(1000)
