@@ -2,6 +2,7 @@
 
 Every renderer, the runner and the grader read a `Lesson`; none of them reads lesson.md.
 Each block keeps the line it came from so that later checks can cite `file:line`.
+A field marked `UNGRADED` is one no verdict reads; every other field is graded.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal, get_args
 
 from lessonkit.grading_child.transforms import AUTHORED
@@ -24,6 +26,11 @@ STAGES: tuple[str, ...] = (
 PREAMBLE = "Before you start"
 TaskKind = Literal["exercise", "practice", "challenge", "optional"]
 TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
+UNGRADED = MappingProxyType({"graded": False})
+"""Field metadata: no verdict, diagnosis or points read this field (prose, titles, hints,
+quizzes, the evidence block, labels, dates). The grading fingerprint leaves it out
+(`grade.batches.fingerprint`); a field without it is in, so a new field counts until it is
+declared ungraded."""
 DEFAULT_FIGURE_NOTE = "The figure from Stage 1, computed now that the build steps have run."
 
 
@@ -38,38 +45,40 @@ class Phase:
 @dataclass(frozen=True)
 class Meta:
     id: str
-    title: str
-    goal: str
-    track: str
-    hardware_labels: tuple[str, ...]
-    phase: Phase  # from the phase.yaml of the phase the front matter names
-    lesson_number: int  # the lesson's place in `phase.lessons`
-    revision: str
-    date: dt.date
-    minutes: int
-    hardware: str
-    practice: str
+    title: str = field(metadata=UNGRADED)
+    goal: str = field(metadata=UNGRADED)
+    track: str = field(metadata=UNGRADED)
+    hardware_labels: tuple[str, ...] = field(metadata=UNGRADED)
+    phase: Phase = field(
+        metadata=UNGRADED
+    )  # from the phase.yaml of the phase the front matter names
+    lesson_number: int = field(metadata=UNGRADED)  # the lesson's place in `phase.lessons`
+    revision: str = field(metadata=UNGRADED)
+    date: dt.date = field(metadata=UNGRADED)
+    minutes: int = field(metadata=UNGRADED)
+    hardware: str = field(metadata=UNGRADED)
+    practice: str = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
 class Prose:
     """Markdown text between blocks, kept verbatim."""
 
-    markdown: str
+    markdown: str = field(metadata=UNGRADED)
     line: int
 
 
 @dataclass(frozen=True)
 class SetupCommand:
-    label: str
-    shell: str
-    commands: str
+    label: str = field(metadata=UNGRADED)
+    shell: str = field(metadata=UNGRADED)
+    commands: str = field(metadata=UNGRADED)
     line: int
 
 
 @dataclass(frozen=True)
 class Check:
-    expected: str
+    expected: str = field(metadata=UNGRADED)
     line: int
 
 
@@ -82,16 +91,16 @@ class Box:
 
 @dataclass(frozen=True)
 class Illustration:
-    title: str
-    boxes: tuple[Box, ...]
-    caption: str
+    title: str = field(metadata=UNGRADED)
+    boxes: tuple[Box, ...] = field(metadata=UNGRADED)
+    caption: str = field(metadata=UNGRADED)
     line: int
 
 
 @dataclass(frozen=True)
 class Pause:
-    question: str
-    answer: str
+    question: str = field(metadata=UNGRADED)
+    answer: str = field(metadata=UNGRADED)
     line: int
 
 
@@ -99,14 +108,14 @@ class Pause:
 class Diagram:
     """A tree diagram the prose shows; tests compare it with `lessonkit.trees.describe`."""
 
-    tree: str
-    text: str
+    tree: str = field(metadata=UNGRADED)
+    text: str = field(metadata=UNGRADED)
     line: int
 
 
 @dataclass(frozen=True)
 class Math:
-    latex: str
+    latex: str = field(metadata=UNGRADED)
     line: int
 
 
@@ -157,11 +166,11 @@ class Numbers:
     a solution's ``assert jnp.allclose(norm_squared, 96.)`` states 96, at the block's line).
     """
 
-    items: tuple[Number, ...]
-    sections: tuple[str, ...]
-    not_results: tuple[str, ...]
-    prose: tuple[ProseNumber, ...]
-    in_code: tuple[ProseNumber, ...]
+    items: tuple[Number, ...] = field(metadata=UNGRADED)
+    sections: tuple[str, ...] = field(metadata=UNGRADED)
+    not_results: tuple[str, ...] = field(metadata=UNGRADED)
+    prose: tuple[ProseNumber, ...] = field(metadata=UNGRADED)
+    in_code: tuple[ProseNumber, ...] = field(metadata=UNGRADED)
     line: int
 
 
@@ -176,30 +185,32 @@ class CodeNote:
 @dataclass(frozen=True)
 class Step:
     number: int
-    title: str
-    intro: str
-    summary: str
-    uses: tuple[CodeNote, ...]
+    title: str = field(metadata=UNGRADED)
+    intro: str = field(metadata=UNGRADED)
+    summary: str = field(metadata=UNGRADED)
+    uses: tuple[CodeNote, ...] = field(metadata=UNGRADED)
     code: str
     line: int
 
 
 @dataclass(frozen=True)
 class RunCommand:
-    command: str
-    expected: str
-    about: str
+    command: str = field(metadata=UNGRADED)
+    expected: str = field(metadata=UNGRADED)
+    about: str = field(metadata=UNGRADED)
     line: int
 
 
 @dataclass(frozen=True)
 class Figure:
-    title: str
-    prompt: str
-    alt: str
+    title: str = field(metadata=UNGRADED)
+    prompt: str = field(metadata=UNGRADED)
+    alt: str = field(metadata=UNGRADED)
     code: str
     line: int
-    notebook_note: str = DEFAULT_FIGURE_NOTE  # above the figure cells, after the steps
+    notebook_note: str = field(
+        default=DEFAULT_FIGURE_NOTE, metadata=UNGRADED
+    )  # above the figure cells, after the steps
 
 
 @dataclass(frozen=True)
@@ -210,13 +221,15 @@ class Plot:
 
 @dataclass(frozen=True)
 class Experiment:
-    title: str
-    prompt: str
-    expected: str
+    title: str = field(metadata=UNGRADED)
+    prompt: str = field(metadata=UNGRADED)
+    expected: str = field(metadata=UNGRADED)
     code: str
     line: int
     optional: bool = False
-    output: tuple[str, ...] = ()  # the lines the code prints, checked against execution
+    output: tuple[str, ...] = field(
+        default=(), metadata=UNGRADED
+    )  # the lines the code prints, checked against execution
     expected_line: int = 0  # where `:expected:` is written, for problems with its numbers
 
 
@@ -224,17 +237,17 @@ class Experiment:
 class Task:
     id: str
     kind: TaskKind
-    title: str
-    where: str
-    uses: tuple[CodeNote, ...]
-    plan: tuple[str, ...]
-    prompt: str
+    title: str = field(metadata=UNGRADED)
+    where: str = field(metadata=UNGRADED)
+    uses: tuple[CodeNote, ...] = field(metadata=UNGRADED)
+    plan: tuple[str, ...] = field(metadata=UNGRADED)
+    prompt: str = field(metadata=UNGRADED)
     scaffold: str
     solution: str
-    hint: str
-    reasoning: str
+    hint: str = field(metadata=UNGRADED)
+    reasoning: str = field(metadata=UNGRADED)
     line: int
-    hint_for: tuple[str, ...] = ()
+    hint_for: tuple[str, ...] = field(default=(), metadata=UNGRADED)
     """The checks (`CheckName`) and declared mistakes (titles) the hint belongs to; empty:
     any failure its hint may help with."""
 
@@ -246,11 +259,11 @@ class Task:
 
 @dataclass(frozen=True)
 class Quiz:
-    id: str
-    question: str
-    options: tuple[str, ...]
-    answer: int
-    explanation: str
+    id: str = field(metadata=UNGRADED)
+    question: str = field(metadata=UNGRADED)
+    options: tuple[str, ...] = field(metadata=UNGRADED)
+    answer: int = field(metadata=UNGRADED)
+    explanation: str = field(metadata=UNGRADED)
     line: int
 
 
@@ -425,7 +438,7 @@ class EvidenceItem:
 class EvidenceBlock:
     """The `{evidence}` block: the items of the evidence template and report, in order."""
 
-    items: tuple[EvidenceItem, ...]
+    items: tuple[EvidenceItem, ...] = field(metadata=UNGRADED)
     line: int
 
 
@@ -452,8 +465,8 @@ Item = (
 
 @dataclass(frozen=True)
 class Section:
-    id: str
-    title: str
+    id: str = field(metadata=UNGRADED)
+    title: str = field(metadata=UNGRADED)
     items: tuple[Item, ...]
     line: int
 
@@ -462,8 +475,8 @@ class Section:
 class Part:
     """A top-level heading: the preamble or one of the five stages."""
 
-    title: str
-    stage: int | None
+    title: str = field(metadata=UNGRADED)
+    stage: int | None = field(metadata=UNGRADED)
     sections: tuple[Section, ...]
     line: int
 
@@ -472,8 +485,8 @@ class Part:
 class Lesson:
     meta: Meta
     parts: tuple[Part, ...]
-    path: Path
-    source: str = field(repr=False)
+    path: Path = field(metadata=UNGRADED)
+    source: str = field(repr=False, metadata=UNGRADED)
 
     @property
     def directory(self) -> Path:
