@@ -7,7 +7,8 @@ was asked to run and on what ran it, so it is kept under a key made of exactly t
 - the reference request itself (every cell's source, the preloaded modules, every scenario's
   drawn inputs and changed calls: the lesson revision and the seed's draws), the seed, and
   the wire names that map the child's scenario names back to the grader's;
-- the lesson's id and revision, lessonkit's version and the grading child's own source;
+- the lesson's id and revision, and the grader (`fingerprint.grader_digest`: every file
+  of the installed lessonkit package, found by walking it);
 - the interpreter, every installed distribution's name and version (JAX, jaxlib, NumPy,
   Optax...), the machine and its CPU (XLA compiles for the CPU it runs on), and the settings
   every grading child gets.
@@ -57,8 +58,8 @@ MAX_ENTRY_BYTES = 64 * 2**20
 
 @functools.cache
 def _installation() -> str:
-    """A digest of what ran the reference: the grader (`fingerprint.grader_digest`: its
-    sources, the grading child's and the starter's, packages, settings), and what binds a
+    """A digest of what ran the reference: the grader (`fingerprint.grader_digest`: every
+    file of the package, the packages installed, the child's settings), and what binds a
     record to this machine: the interpreter's build and path, where the packages are, the
     machine and its CPU."""
     facts = {
