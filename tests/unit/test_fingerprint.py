@@ -157,7 +157,7 @@ def test_every_field_of_the_model_is_graded_unless_declared_ungraded(lesson):
         changed = grading_fingerprint(_replaced(lesson, path, other)) != before
         if changed != graded:
             wrong.append(f"{'.'.join(map(str, path))}: {'not ' if graded else ''}changed")
-    assert not wrong, wrong
+    assert not wrong, "\n".join(wrong)
     assert len(seen) > 100  # the walk reached the model's items
 
 
