@@ -103,6 +103,15 @@ def test_the_installed_distribution_is_read(monkeypatch, direct_url, line):
     assert asked == ["lessonkit"]
 
 
+def test_a_lessonkit_that_is_not_installed_asks_for_a_spec(monkeypatch):
+    def distribution(name: str):
+        raise requirement.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(requirement.metadata, "distribution", distribution)
+    with pytest.raises(UsageError, match="--lessonkit SPEC"):
+        installed_requirement()
+
+
 def test_this_checkout_installed_editable_is_named_by_its_folder():
     """The test environment is set up with `-e .` (README), so a course made here installs
     this checkout, as an editable folder."""

@@ -51,7 +51,15 @@ def requirement_from_record(record: dict, version: str) -> str:
 
 def installed_requirement() -> str:
     """The requirement line naming the lessonkit this process runs, where it came from."""
-    distribution = metadata.distribution(DISTRIBUTION)
+    try:
+        distribution = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise UsageError(
+            "this lessonkit runs without being installed (from a source folder on the Python "
+            "path), so there is no record of where a course should install it from",
+            fix="name it: `lessonkit init DIR --lessonkit SPEC` (a version, a wheel, a folder "
+            "or a URL)",
+        ) from None
     text = distribution.read_text("direct_url.json")
     if not text:  # installed from an index (or a layout pip did not record)
         return f"{DISTRIBUTION}=={distribution.version}"
