@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,17 @@ def test_docs_lists_the_guides_and_prints_one_as_its_markdown_when_piped(capsys)
 def test_docs_refuses_an_unknown_guide_naming_the_guides():
     with pytest.raises(UsageError, match="authoring"):
         guide_text("autoring")
+
+
+def test_the_package_metadata_describes_lessonkit_not_this_repository_lesson():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    ids = {
+        re.search(r"^id: (\S+)", p.read_text(encoding="utf-8"), re.M).group(1)
+        for p in (REPO / "phases").glob("*/*/lesson.md")
+    }
+    readme = REPO / project["readme"]
+    assert [i for i in ids if i in project["description"]] == [], project["description"]
+    assert "lessonkit" in project["description"] or "lesson" in project["description"]
+    assert readme.resolve().parent == (PACKAGE / "guides").resolve(), "readme is not a guide"
+    assert readme.read_text(encoding="utf-8").startswith("# lessonkit")
+    assert "Topic :: Education" in project["classifiers"]
