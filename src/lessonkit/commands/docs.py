@@ -36,5 +36,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     with out.pager(styles=True):
-        out.print(Markdown(text))
+        out.print(Markdown(text), soft_wrap=False)  # wrapped to the terminal
     return 0
