@@ -25,6 +25,7 @@ from lessonkit.errors import LessonkitError
 COMMANDS: dict[str, str] = {
     "init": "Start a new course repository in a new or empty folder.",
     "list": "List the lessons in this repository.",
+    "docs": "Print a guide that comes with lessonkit (list them without a name).",
     "new": "Write a skeleton lesson (and its first record) under phases/.",
     "build": "Render every generated file (and the site) from lesson.md.",
     "verify": "Check that generated files, the execution records and the figure are up to date.",

@@ -1,20 +1,25 @@
 """A course from nothing with lessonkit installed as a package other courses install.
 
 The wheel built from this repository goes, not editable, into a fresh virtual environment
-under /tmp (where a grading fork's new /tmp covers it), and a new course is made and graded
-there with that environment's `lessonkit` only: init, new, build, run --record, verify,
-start, check of the blank and of the solved practice file, check --batch.
+under /tmp (where a grading fork's new /tmp covers it), and a new course is made there with
+that environment's `lessonkit init`: its requirements name the wheel lessonkit came from
+(PEP 610), and its docs/ holds the guides the wheel carries. Then the course is graded:
+new, build, run --record, verify, start, check of the blank and of the solved practice file,
+check --batch.
 
 The third-party packages come from this test environment's site-packages, copied (hard
-links where the file system allows) so the test needs no index; with
-LESSONKIT_JOURNEY_PINNED=1 (CI's step after the README's test command) pip installs a new
-course's requirements-cpu.txt (the pins, lessonkit from the wheel) instead.
+links where the file system allows) so the test needs no index. With
+LESSONKIT_JOURNEY_PINNED=1 (CI's step after the README's test command) pip installs the
+pins and the wheel from a course's own requirements-cpu.txt instead, and the new course's
+README commands then run verbatim in the course (no variable of the test's own, none of
+PIP_FIND_LINKS), setting up the course's own `.venv`, whose lessonkit takes the journey.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,11 +99,11 @@ def tools() -> Iterator[Path]:
         venv = top / "venv"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
-        if PINNED:  # a new course's own requirements-cpu.txt, lessonkit from the wheel
+        if PINNED:  # a course's own requirements-cpu.txt, naming the wheel
             pins = top / "requirements-cpu.txt"
-            pins.write_text(render_course("Pinned")["requirements-cpu.txt"], encoding="utf-8")
-            wheels = ["--find-links", str(wheel.parent)]
-            install = [*pip, "install", "-q", *wheels, "-r", str(pins)]
+            texts = render_course("Pinned", f"lessonkit @ {wheel.as_uri()}")
+            pins.write_text(texts["requirements-cpu.txt"], encoding="utf-8")
+            install = [*pip, "install", "-q", "-r", str(pins)]
         else:
             _copy_dependencies(venv)
             install = [*pip, "install", "-q", "--no-deps", str(wheel)]
@@ -109,21 +114,40 @@ def tools() -> Iterator[Path]:
         shutil.rmtree(top, ignore_errors=True)
 
 
+def readme_commands(readme: str) -> list[str]:
+    """The commands of a README's first fenced block, as `.ci/run` reads them."""
+    block = re.search(r"^```[^\n]*\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+    assert block, readme
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
 @pytest.fixture(scope="module")
 def journey(tools: Path) -> dict[str, subprocess.CompletedProcess]:
     """Each step of the course's first day, in order, with what it printed."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LESSONKIT_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("LESSONKIT_") and k not in {"PIP_FIND_LINKS", "VIRTUAL_ENV"}
+    }
     env["PYTHONPATH"] = ""
-    lessonkit = str(tools / "venv" / "bin" / "lessonkit")
     course = tools / "course"
     steps: dict[str, subprocess.CompletedProcess] = {}
+    steps["init"] = _call(
+        [str(tools / "venv" / "bin" / "lessonkit"), "init", str(course)], tools, env
+    )
+    if PINNED:  # the README's commands, verbatim, set up the course's own environment
+        readme = (course / "README.md").read_text(encoding="utf-8")
+        for number, command in enumerate(readme_commands(readme), 1):
+            steps[f"readme-{number}"] = _call(["bash", "-c", command], course, env)
+    venv = course / ".venv" if PINNED else tools / "venv"
+    lessonkit = str(venv / "bin" / "lessonkit")
 
     def step(name: str, *argv: str) -> subprocess.CompletedProcess:
         steps[name] = done = _call([lessonkit, *argv], course, env)
         return done
 
-    steps["init"] = _call([lessonkit, "init", str(course)], tools, env)
     step("verify-empty", "verify")  # the new course passes its own checks before any lesson
+    step("docs", "docs", "authoring")
     step("new", "new", LESSON, "--phase", "01")
     step("build", "build")
     step("run", "run", LESSON, "--record")
@@ -151,6 +175,33 @@ def test_the_environment_runs_lessonkit_from_the_wheel_under_tmp(tools):
         [str(python), "-I", "-c", "import lessonkit; print(lessonkit.__file__)"], text=True
     )
     assert where.startswith(str(tools / "venv")), where
+
+
+def test_the_course_installs_lessonkit_from_the_wheel_it_came_from(journey, tools):
+    assert journey["init"].returncode == 0, _report(journey)
+    (wheel,) = (tools / "wheels").glob("lessonkit-*.whl")
+    pins = (tools / "course" / "requirements-cpu.txt").read_text(encoding="utf-8")
+    assert pins.splitlines()[-1] == f"lessonkit @ {wheel.as_uri()}"
+
+
+@pytest.mark.skipif(not PINNED, reason="needs an index for the pins: LESSONKIT_JOURNEY_PINNED=1")
+def test_the_course_readme_commands_pass_verbatim_with_the_course_own_lessonkit(journey, tools):
+    course = tools / "course"
+    readme = [k for k in journey if k.startswith("readme-")]
+    assert len(readme) == 2, _report(journey)
+    assert {k: journey[k].returncode for k in readme} == {k: 0 for k in readme}, _report(journey)
+    assert "verify: no lessons yet" in journey["readme-2"].stdout, _report(journey)
+    python = course / ".venv" / "bin" / "python"
+    where = subprocess.check_output(
+        [str(python), "-I", "-c", "import lessonkit; print(lessonkit.__file__)"], text=True
+    )
+    assert where.startswith(str(course / ".venv")), where
+
+
+def test_the_wheel_carries_the_guides_into_the_course_and_prints_them(journey, tools):
+    guide = tools / "course" / "docs" / "authoring.md"
+    assert guide.is_file(), _report(journey)
+    assert journey["docs"].stdout == guide.read_text(encoding="utf-8"), _report(journey)
 
 
 def test_a_course_from_nothing_builds_records_verifies_and_grades(journey, tools):

@@ -1,4 +1,4 @@
-"""A week of a course, replayed through the commands as the README writes them, with every
+"""A week of a course, replayed through the commands as docs/instructor.md writes them, with every
 figure the instructor posts compared with a count made by hand.
 
 The class: 22 students on the roster; 17 submit state-02 (8 points for its three required

@@ -21,6 +21,7 @@ LAYERS = (
     "grading_child",
     "defaults",
     "errors",
+    "guides",
     "atomic",
     "treediff",
     "lesson",

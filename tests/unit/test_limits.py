@@ -58,8 +58,8 @@ def test_the_security_page_names_the_one_place_and_its_defaults():
     }
     assert {phrase: holds for phrase, holds in stated.items() if phrase not in page} == {}
     assert all(stated.values()), stated
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert "Each file gets 60 seconds and 2 GiB" in readme and DEFAULT_LIMITS.timeout == 60
+    guide = " ".join((REPO / "docs" / "instructor.md").read_text(encoding="utf-8").split())
+    assert "Each file gets 60 seconds and 2 GiB" in guide and DEFAULT_LIMITS.timeout == 60
 
 
 # What each limit used to be, defined again in the module that used it.

@@ -1,9 +1,11 @@
 """A new course repository: the files lessonkit needs to find and check a course, no lesson.
 
 Each file is rendered from a Jinja2 template under `lessonkit/skeleton/course/` (package data,
-so an installed lessonkit can write it). The course is found by `pyproject.toml` beside
-`phases/` (`lessonkit.lesson.catalog.repo_root`); `phases/` holds a README so that git keeps
-it while it has no lesson.
+so an installed lessonkit can write it), and the guides that come with lessonkit are copied
+into its `docs/`. The course is found by `pyproject.toml` beside `phases/`
+(`lessonkit.lesson.catalog.repo_root`); `phases/` holds a README so that git keeps it while it
+has no lesson. Its `requirements-cpu.txt` installs lessonkit as it was installed here
+(`lessonkit.lesson.requirement`), so the README's commands work on a fresh machine.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from lessonkit import __version__
 from lessonkit.errors import UsageError, shown
+from lessonkit.guides import COURSE_FOLDER, guide_files, guide_names, guide_text, guide_title
 
 
 @dataclass(frozen=True)
@@ -50,15 +53,29 @@ def _environment() -> Environment:
     )
 
 
-def render_course(title: str) -> dict[str, str]:
-    """Each file of a new course (its path inside the course) with its text."""
+def render_course(title: str, lessonkit: str) -> dict[str, str]:
+    """Each rendered file of a new course (its path inside the course) with its text;
+    `lessonkit` is the requirement line that installs lessonkit (`lesson.requirement`)."""
     env = _environment()
-    context = {"title": title, "version": __version__}
+    guides = [
+        {"path": f"{COURSE_FOLDER}/{name}.md", "title": guide_title(guide_text(name))}
+        for name in guide_names()
+    ]
+    context = {"title": title, "version": __version__, "lessonkit": lessonkit, "guides": guides}
     return {f.path: env.get_template(f.template).render(**context) for f in COURSE_FILES}
 
 
-def write_course(folder: Path, title: str) -> list[Path]:
-    """Write a new course into `folder` (made if missing, else empty); the files written."""
+def _write(path: Path, data: bytes, executable: bool) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    if executable:
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def write_course(folder: Path, title: str, lessonkit: str) -> list[Path]:
+    """Write a new course into `folder` (made if missing, else empty): the rendered files,
+    then the guides under `docs/`; the files written."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{shown(folder)} is a file, not a folder", fix="choose a new folder")
     present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
@@ -69,13 +86,11 @@ def write_course(folder: Path, title: str) -> list[Path]:
             "or empty folder, so that nothing there is overwritten",
             fix="choose a new folder, e.g. `lessonkit init my-course`",
         )
-    texts = render_course(title)
-    written = []
-    for course_file in COURSE_FILES:
-        path = folder / course_file.path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(texts[course_file.path], encoding="utf-8")
-        if course_file.executable:
-            path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        written.append(path)
+    texts = render_course(title, lessonkit)
+    written = [
+        _write(folder / f.path, texts[f.path].encode("utf-8"), f.executable) for f in COURSE_FILES
+    ]
+    written += [
+        _write(folder / COURSE_FOLDER / g.path, g.data, g.executable) for g in guide_files()
+    ]
     return written
