@@ -14,6 +14,11 @@ from lessonkit.lesson.phases import check_phases
 LESSON_FILE = "lesson.md"
 
 
+def is_course(folder: Path) -> bool:
+    """Whether `folder` is a course repository: `phases/` beside `pyproject.toml`."""
+    return (folder / "phases").is_dir() and (folder / "pyproject.toml").is_file()
+
+
 def repo_root(start: Path | None = None) -> Path:
     """The nearest folder holding `phases/`: from $LESSONKIT_ROOT, the cwd, or this package."""
     if env := os.environ.get("LESSONKIT_ROOT"):
@@ -21,7 +26,7 @@ def repo_root(start: Path | None = None) -> Path:
     candidates = [Path(start or Path.cwd()).resolve(), Path(__file__).resolve()]
     for candidate in candidates:
         for folder in (candidate, *candidate.parents):
-            if (folder / "phases").is_dir() and (folder / "pyproject.toml").is_file():
+            if is_course(folder):
                 return folder
     raise UsageError(
         "cannot find the lesson repository (a folder with phases/ and pyproject.toml)",
