@@ -227,6 +227,8 @@ def test_a_folder_that_holds_the_course_and_the_submissions_shows_neither(
     scraper.write_text(_scraping_attempt(lesson, course, classmate), encoding="utf-8")
     env = {
         **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")),
         "PYTHONPATH": str(folder),
         "LESSONKIT_ROOT": str(course),
         "LESSONKIT_GRADING_KEY": str(home / ".config" / "lessonkit" / "grading.key"),

@@ -119,6 +119,15 @@ def test_a_folder_too_large_to_search_binds_only_its_packages(tmp_path):
     assert work_in(root / "home", Guard(), Budget()) is None
 
 
+def test_the_graders_home_is_never_bound_whole_only_its_packages(tmp_path):
+    """`PYTHONPATH=~` with nothing else of note in it still shows no key of `~/.ssh`."""
+    root = _tree(tmp_path, {"home/.ssh/id_ed25519": "", "home/pkg/__init__.py": "", "x.py": ""})
+    guard = Guard.around([], tmp_path, home=root / "home")
+    assert import_binds([str(root / "home")], guard) == (root / "home/pkg",)
+    assert import_binds([str(root)], guard) == (root / "x.py",)  # a folder above it too
+    assert import_binds([str(root / "home/pkg")], guard) == (root / "home/pkg",)
+
+
 def test_a_linked_package_is_searched_where_it_leads(tmp_path):
     """A package that is a link to a folder holding a course is searched there."""
     root = _tree(tmp_path, {**_course_at("elsewhere/course"), "elsewhere/__init__.py": ""})

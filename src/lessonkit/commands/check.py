@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import threading
-from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -163,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     path = practice_file(lesson, args.file)
     # no sandbox is shown the file, nor the folder it lies in (run/import_binds.py)
-    settings = replace(settings, isolation=settings.isolation.guarding([path]))
+    settings = settings.guarding([path])
     # prepares the lesson; the reference child starts unless its record is kept
     grader = Grader(settings, lesson=lesson)
     try:
@@ -255,7 +254,7 @@ def _batch(args: argparse.Namespace) -> int:
     )
     key = Path(args.key) if args.key else default_key_path()
     work = (folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key)
-    settings = replace(settings, isolation=settings.isolation.guarding(work))
+    settings = settings.guarding(work)
     lesson = find_lesson(args.lesson)
     listing = submissions_in(folder)
     paths = listing.entries  # each folder that could not be listed is a row of its own

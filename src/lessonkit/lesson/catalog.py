@@ -14,9 +14,14 @@ from lessonkit.lesson.phases import check_phases
 LESSON_FILE = "lesson.md"
 
 
+COURSE_MARKS = ("phases", "pyproject.toml")
+"""What a course repository holds at its top: `phases/` beside `pyproject.toml`."""
+
+
 def is_course(folder: Path) -> bool:
-    """Whether `folder` is a course repository: `phases/` beside `pyproject.toml`."""
-    return (folder / "phases").is_dir() and (folder / "pyproject.toml").is_file()
+    """Whether `folder` is a course repository (`COURSE_MARKS`)."""
+    phases, project = COURSE_MARKS
+    return (folder / phases).is_dir() and (folder / project).is_file()
 
 
 def repo_root(start: Path | None = None) -> Path:

@@ -7,8 +7,8 @@ instructor's own packages, or home itself. Bound whole, such a folder would show
 code the lesson's solutions and a classmate's file. So before a folder is bound it is
 searched for people's work: a course at any depth (`lesson.catalog.is_course`), a path the
 command guards (the files it grades, the submissions folder, the gradebook, the key, the
-outputs), or a place where such work lies loose (the working folder, a guarded file's
-folder). Then:
+outputs), a place where such work lies loose (the working folder, a guarded file's folder),
+or the grader's home. Then:
 
 - a folder that holds none is bound whole, as a site-packages needs (its `numpy.libs` and
   metadata are no packages, yet NumPy reads them);
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 from lessonkit.defaults import IMPORT_SEARCH_FOLDERS, IMPORT_SEARCH_S
-from lessonkit.lesson.catalog import is_course
+from lessonkit.lesson.catalog import COURSE_MARKS, is_course
 
 MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 """The file endings this interpreter imports a module from (`.py`, `.pyc`, extension modules)."""
@@ -69,14 +69,19 @@ class Guard:
     places: tuple[Path, ...] = ()
     """Folders where people's work lies loose (the working folder, a guarded file's folder):
     never bound themselves, nor whole a folder that holds them; a folder inside may be."""
+    homes: tuple[Path, ...] = ()
+    """Folders that hold everything of a person's (the grader's home): never bound whole,
+    nor whole a folder that holds them; their packages may be."""
 
     @classmethod
-    def around(cls, guarded: Iterable[Path], working: Path) -> Guard:
-        """The guard of a command that guards `guarded` from the working folder `working`:
-        a guarded file's folder is a place, since a classmate's file may lie beside it."""
+    def around(cls, guarded: Iterable[Path], working: Path, home: Path | None = None) -> Guard:
+        """The guard of a command that guards `guarded` from the working folder `working`,
+        run by the person whose home is `home`: a guarded file's folder is a place, since a
+        classmate's file may lie beside it."""
         work = sorted({_real(p) for p in guarded})
         files = (p.parent for p in work if not p.is_dir())
-        return cls(tuple(work), tuple(sorted({_real(working), *files})))
+        places = tuple(sorted({_real(working), *files}))
+        return cls(tuple(work), places, (_real(home),) if home is not None else ())
 
 
 def import_binds(
@@ -116,23 +121,25 @@ def work_in(path: Path, guard: Guard, budget: Budget = Budget()) -> Work | None:
     """The first work found in `path`, searched without following links; None where it
     holds none."""
     real = _real(path)
-    for inside in (*guard.work, *guard.places):
+    for inside in (*guard.work, *guard.places, *guard.homes):
         if inside.is_relative_to(real):
             return Work("guarded", inside)
     deadline = time.monotonic() + budget.seconds
     pending, opened = [real], 0
     while pending:
         folder = pending.pop()
-        if is_course(folder):
-            return Work("course", folder)
         if opened >= budget.folders or time.monotonic() > deadline:
             return Work("unsearched", folder)
         opened += 1
         try:
-            with os.scandir(folder) as entries:
-                pending += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+            with os.scandir(folder) as scan:
+                entries = list(scan)
         except OSError:  # not a folder, or one this account cannot open: nor can a child
             continue
+        names = {e.name for e in entries}  # the listing spares two look-ups per folder
+        if all(mark in names for mark in COURSE_MARKS) and is_course(folder):
+            return Work("course", folder)
+        pending += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
     return None
 
 

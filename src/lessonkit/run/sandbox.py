@@ -143,11 +143,20 @@ def python_paths(guarded: tuple[Path, ...] = ()) -> tuple[Path, ...]:
     """What a sandboxed child must read to run Python with this environment's packages:
     the installation, and where this process finds packages beyond it (PYTHONPATH, the
     user site: `run/import_paths.py`), which the child is told to search: of those, what
-    holds no one's work (`run/import_binds.py`), the working folder and `guarded` kept out."""
+    holds no one's work (`run/import_binds.py`): `guarded`, the working folder and the
+    home kept out."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
     paths.add(Path(os.path.realpath(sys.executable)).parent)
-    paths.update(import_binds(import_paths(), Guard.around(guarded, Path.cwd())))
+    paths.update(import_binds(import_paths(), Guard.around(guarded, Path.cwd(), _home())))
     return tuple(sorted(p for p in paths if p.exists()))
+
+
+def _home() -> Path | None:
+    """The grader's home, where it has one."""
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
 
 
 @functools.cache
