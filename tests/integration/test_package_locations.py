@@ -204,21 +204,25 @@ def _scraping_attempt(lesson, course: Path, classmate: Path) -> str:
     return make_attempt(lesson, bodies)
 
 
-@pytest.mark.parametrize("on_path", ["parent", "home"])
+@pytest.mark.parametrize(
+    ("layout", "mode"), [("parent", "file"), ("home", "batch"), ("week", "file"), ("week", "batch")]
+)
 def test_a_folder_that_holds_the_course_and_the_submissions_shows_neither(
-    tmp_path, lesson, on_path
+    tmp_path, lesson, layout, mode
 ):
-    """PYTHONPATH at the folder above the course and the week's submissions (`~/src`, one
-    file checked), or at home itself (the week graded as a batch): a file that reads the
-    lesson's solutions and a classmate's file at grading time passes none of those tasks,
-    while a package of the instructor's in that folder still imports."""
+    """PYTHONPATH at the folder above the course and the week's submissions (`~/src`), at
+    home itself, or above the week's submissions alone (the course elsewhere), with one file
+    checked or the week graded as a batch: a file that reads the lesson's solutions and a
+    classmate's file at grading time passes none of those tasks, while a package of the
+    instructor's in that folder still imports."""
     from conftest import copy_lesson_repo
 
     home = tmp_path / "home"
-    course, week = home / "src" / "course", home / "src" / "week3"
+    course = home / ("course" if layout == "week" else "src/course")
+    week = home / "src" / "week3"
     copy_lesson_repo(course)
-    week.mkdir()
-    folder = home / "src" if on_path == "parent" else home
+    week.mkdir(parents=True)
+    folder = home if layout == "home" else home / "src"
     (folder / "helpers").mkdir()
     (folder / "helpers" / "__init__.py").write_text("ANSWER = 42\n", encoding="utf-8")
     classmate = week / "bob.py"
@@ -234,7 +238,7 @@ def test_a_folder_that_holds_the_course_and_the_submissions_shows_neither(
         "LESSONKIT_GRADING_KEY": str(home / ".config" / "lessonkit" / "grading.key"),
     }
     command = [sys.executable, "-m", "lessonkit", "check", "state-02", "--json"]
-    if on_path == "parent":
+    if mode == "file":
         command.append(str(scraper))
     else:
         command += ["--batch", str(week), "--out", str(tmp_path / "out")]
@@ -244,7 +248,7 @@ def test_a_folder_that_holds_the_course_and_the_submissions_shows_neither(
     if "Not sandboxed" in done.stderr or "unsandboxed" in done.stderr:
         pytest.skip("no sandbox here: learner code can read every file anyway")
     said = json.loads(done.stdout)
-    if on_path == "home":
+    if mode == "batch":
         reports = {Path(r["file"]).name: r for r in said["reports"]}
         assert reports["bob.py"]["passed"] is True, reports["bob.py"]
         said = reports["ana.py"]
