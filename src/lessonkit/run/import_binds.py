@@ -12,15 +12,16 @@ or the grader's home. Then:
 
 - a folder that holds none is bound whole, as a site-packages needs (its `numpy.libs` and
   metadata are no packages, yet NumPy reads them);
-- a folder that holds some, or is too large to search, is bound entry by entry: only the
-  packages (a folder with an `__init__` module) and modules Python imports from it, each
-  searched in turn, so a package that itself holds a course or a guarded path is left out;
+- a folder that holds some (or is the home), or is too large to search, is bound entry by
+  entry: only the packages (a folder with an `__init__` module) and modules Python imports
+  from it, each searched in turn, so a package that itself holds a course or a guarded path
+  is left out;
 - a folder that *is* people's work (a course, a guarded path or inside one, a place) is not
   bound.
 
 Each search opens at most `IMPORT_SEARCH_FOLDERS` folders within `IMPORT_SEARCH_S` seconds
-and follows no link; one that stops there counts as finding work, so a huge home is never
-bound whole, only its packages.
+and follows no link; one that stops there counts as finding work, so a folder too large to
+search is never bound whole, only its packages.
 """
 
 from __future__ import annotations
