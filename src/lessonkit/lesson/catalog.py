@@ -10,18 +10,9 @@ from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.phase_file import PHASE_FILE
 from lessonkit.lesson.phases import check_phases
+from lessonkit.lesson.repository import is_course
 
 LESSON_FILE = "lesson.md"
-
-
-COURSE_MARKS = ("phases", "pyproject.toml")
-"""What a course repository holds at its top: `phases/` beside `pyproject.toml`."""
-
-
-def is_course(folder: Path) -> bool:
-    """Whether `folder` is a course repository (`COURSE_MARKS`)."""
-    phases, project = COURSE_MARKS
-    return (folder / phases).is_dir() and (folder / project).is_file()
 
 
 def repo_root(start: Path | None = None) -> Path:

@@ -5,7 +5,7 @@ PYTHONPATH or a user site (and the `.pth` files in it) may name a folder that ho
 more than packages: `~/src` with the course and the week's submissions beside the
 instructor's own packages, or home itself. Bound whole, such a folder would show learner
 code the lesson's solutions and a classmate's file. So before a folder is bound it is
-searched for people's work: a course at any depth (`lesson.catalog.is_course`), a path the
+searched for people's work: a course at any depth (`lesson.repository.is_course`), a path the
 command guards (the files it grades, the submissions folder, the gradebook, the key, the
 outputs), a place where such work lies loose (the working folder, a guarded file's folder),
 or the grader's home. Then:
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from lessonkit.defaults import IMPORT_SEARCH_FOLDERS, IMPORT_SEARCH_S
-from lessonkit.lesson.catalog import COURSE_MARKS, is_course
+from lessonkit.lesson.repository import COURSE_MARKS, is_course
 
 MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())
 """The file endings this interpreter imports a module from (`.py`, `.pyc`, extension modules)."""
