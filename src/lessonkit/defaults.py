@@ -35,6 +35,11 @@ MAX_CELLS = 2_000
 MAX_CODE_CELLS = 500
 """Code cells of a practice file (it has tens; each more one runs in every scenario)."""
 
+IMPORT_SEARCH_FOLDERS = 50_000
+"""Folders one search of an import folder for people's work opens (a site-packages: 1-30,000)."""
+IMPORT_SEARCH_S = 10.0
+"""Seconds one search of an import folder for people's work may take (a slow network home)."""
+
 # ----------------------------------------------------------------------------- tolerances
 
 TREE_RTOL = 1e-4

@@ -16,8 +16,8 @@ The environment switches, all read here:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.run.cache_folders import compile_cache_folder
@@ -51,6 +51,11 @@ class GradingSettings:
     """One scenario order for every file (`LESSONKIT_SCENARIO_ORDER`); None: one per file."""
     reference_store: bool = True
     """Whether the reference run may be kept and reused (`LESSONKIT_NO_REFERENCE_CACHE`)."""
+
+    def guarding(self, paths: Iterable[Path | str | None]) -> GradingSettings:
+        """These settings, their isolation guarding `paths` too: people's work the command
+        reads, which no sandbox is shown (`run/import_binds.py`); None: an option not given."""
+        return replace(self, isolation=self.isolation.guarding(paths))
 
 
 DEFAULT_SETTINGS = GradingSettings()

@@ -166,3 +166,95 @@ def test_a_phase_project_runs_where_packages_come_through_pythonpath(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "ModuleNotFoundError" not in done.stdout + done.stderr
+
+
+STEAL = '''
+def _steal(path, marker, begin, end):
+    """The text after `marker` and then `begin`, up to `end`, in a file grading reaches."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise AssertionError(f"cannot read {{path}}: {{error}}") from None
+    return text.split(marker, 1)[1].split(begin, 1)[1].split(end, 1)[0]
+
+
+exec(_steal({path!r}, {marker!r}, {begin!r}, {end!r}), globals())
+'''
+"""A task cell that runs what another file holds: the lesson's solution or a classmate's cell."""
+
+
+def _scraping_attempt(lesson, course: Path, classmate: Path) -> str:
+    """A practice file whose cells run the lesson's solutions (two tasks) and a classmate's
+    cell (one), read from where grading shows them, and that solves the optional task
+    with a package that lies beside them."""
+    lesson_md = str(course / lesson.path.resolve().relative_to(REPO))
+    from_lesson = {
+        task: STEAL.format(
+            path=lesson_md, marker=f"````{{solution}} {task}", begin="```python\n", end="```\n````"
+        )
+        for task in ("make-it-yours", "nested-model")
+    }
+    from_classmate = STEAL.format(
+        path=str(classmate), marker="# TASK repair", begin="\n", end="# %%"
+    )
+    # The optional task, solved, also imports a package of the instructor's from the folder.
+    adam = "import helpers\nassert helpers.ANSWER == 42\n" + lesson.task("adam-by-hand").solution
+    bodies = {**from_lesson, "repair": from_classmate, "adam-by-hand": adam}
+    return make_attempt(lesson, bodies)
+
+
+@pytest.mark.parametrize(
+    ("layout", "mode"), [("parent", "file"), ("home", "batch"), ("week", "file"), ("week", "batch")]
+)
+def test_a_folder_that_holds_the_course_and_the_submissions_shows_neither(
+    tmp_path, lesson, layout, mode
+):
+    """PYTHONPATH at the folder above the course and the week's submissions (`~/src`), at
+    home itself, or above the week's submissions alone (the course elsewhere), with one file
+    checked or the week graded as a batch: a file that reads the lesson's solutions and a
+    classmate's file at grading time passes none of those tasks, while a package of the
+    instructor's in that folder still imports."""
+    from conftest import copy_lesson_repo
+
+    home = tmp_path / "home"
+    course = home / ("course" if layout == "week" else "src/course")
+    week = home / "src" / "week3"
+    copy_lesson_repo(course)
+    week.mkdir(parents=True)
+    folder = home if layout == "home" else home / "src"
+    (folder / "helpers").mkdir()
+    (folder / "helpers" / "__init__.py").write_text("ANSWER = 42\n", encoding="utf-8")
+    classmate = week / "bob.py"
+    classmate.write_text(make_attempt(lesson), encoding="utf-8")
+    scraper = week / "ana.py"
+    scraper.write_text(_scraping_attempt(lesson, course, classmate), encoding="utf-8")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache")),
+        "PYTHONPATH": str(folder),
+        "LESSONKIT_ROOT": str(course),
+        "LESSONKIT_GRADING_KEY": str(home / ".config" / "lessonkit" / "grading.key"),
+    }
+    command = [sys.executable, "-m", "lessonkit", "check", "state-02", "--json"]
+    if mode == "file":
+        command.append(str(scraper))
+    else:
+        command += ["--batch", str(week), "--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
+    if "Not sandboxed" in done.stderr or "unsandboxed" in done.stderr:
+        pytest.skip("no sandbox here: learner code can read every file anyway")
+    said = json.loads(done.stdout)
+    if mode == "batch":
+        reports = {Path(r["file"]).name: r for r in said["reports"]}
+        assert reports["bob.py"]["passed"] is True, reports["bob.py"]
+        said = reports["ana.py"]
+    statuses = {t["id"]: t["status"] for t in said["tasks"]}
+    stolen = ("make-it-yours", "nested-model", "repair")
+    assert not [t for t in stolen if statuses[t] == "passed"], statuses
+    for task in stolen:
+        assert "cannot read" in task_result(said, task)["message"], task_result(said, task)
+    assert statuses["adam-by-hand"] == "passed", task_result(said, "adam-by-hand")

@@ -160,10 +160,12 @@ def run(args: argparse.Namespace) -> int:
     if settings.isolation.note and not args.json:
         console(stderr=True).print(Text(settings.isolation.note, style="yellow"))
     lesson = find_lesson(args.lesson)
+    path = practice_file(lesson, args.file)
+    # no sandbox is shown the file, nor the folder it lies in (run/import_binds.py)
+    settings = settings.guarding([path])
     # prepares the lesson; the reference child starts unless its record is kept
     grader = Grader(settings, lesson=lesson)
     try:
-        path = practice_file(lesson, args.file)
         if args.watch:
             return _watch(grader, lesson, path, args.json)
         report = grader.grade(lesson, path)
@@ -230,7 +232,13 @@ def _batch(args: argparse.Namespace) -> int:
     )
     from lessonkit.commands._course import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batches import lesson_kind, relative_to, run_batch, submissions_in
+    from lessonkit.grade.batches import (
+        default_key_path,
+        lesson_kind,
+        relative_to,
+        run_batch,
+        submissions_in,
+    )
 
     folder = Path(args.batch)
     if not folder.is_dir():
@@ -244,6 +252,9 @@ def _batch(args: argparse.Namespace) -> int:
         batch=True,
         allow_unsandboxed=args.no_sandbox or bool(args.dask),
     )
+    key = Path(args.key) if args.key else default_key_path()
+    work = (folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key)
+    settings = settings.guarding(work)
     lesson = find_lesson(args.lesson)
     listing = submissions_in(folder)
     paths = listing.entries  # each folder that could not be listed is a row of its own

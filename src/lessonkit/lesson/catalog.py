@@ -10,6 +10,7 @@ from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.phase_file import PHASE_FILE
 from lessonkit.lesson.phases import check_phases
+from lessonkit.lesson.repository import is_course
 
 LESSON_FILE = "lesson.md"
 
@@ -21,7 +22,7 @@ def repo_root(start: Path | None = None) -> Path:
     candidates = [Path(start or Path.cwd()).resolve(), Path(__file__).resolve()]
     for candidate in candidates:
         for folder in (candidate, *candidate.parents):
-            if (folder / "phases").is_dir() and (folder / "pyproject.toml").is_file():
+            if is_course(folder):
                 return folder
     raise UsageError(
         "cannot find the lesson repository (a folder with phases/ and pyproject.toml)",

@@ -98,11 +98,12 @@ def bound_paths(
     isolation: Isolation, *, trusted: bool = False, readable: tuple[Path, ...] = ()
 ) -> tuple[Path, ...]:
     """What a sandboxed child sees of the parent's files, all read-only: the Python
-    installation, `run/confine.py` with the folder of the record it reads, `readable` and
-    the compile cache it may read."""
+    installation (never the isolation's guarded paths), `run/confine.py` with the folder of
+    the record it reads, `readable` and the compile cache it may read."""
     cache = isolation.cache_for(trusted=trusted)
     confine = (CONFINE_SCRIPT, RECORD_FOLDER)
-    return (*python_paths(), *confine, *readable, *([cache] if cache else []))
+    python = python_paths(isolation.guarded)
+    return (*python, *confine, *readable, *([cache] if cache else []))
 
 
 def child_identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:

@@ -6,8 +6,9 @@ read from an environment. Where JAX comes through PYTHONPATH (an HPC module, a T
 or the user site (`pip install --user`), such a child would not find it. So the parent
 works out the locations it imports from itself and hands them over explicitly, as an
 argument the child prepends to `sys.path` (`grading_child/main.py`, `use_import_paths`); the
-sandbox binds them read-only (`run/sandbox.python_paths`). Nothing a submission controls
-takes part: the list comes from the parent's own start-up, before any learner code runs.
+sandbox binds of them what holds no one's work, read-only (`run/import_binds.py`). Nothing a
+submission controls takes part: the list comes from the parent's own start-up, before any
+learner code runs.
 """
 
 from __future__ import annotations
@@ -73,20 +74,7 @@ def import_paths() -> tuple[str, ...]:
     pythonpath = None if sys.flags.ignore_environment else os.environ.get("PYTHONPATH")
     user_sites = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
     found = extra_paths(sys.path, pythonpath=pythonpath, user_sites=user_sites, given=_given)
-    return tuple(p for p in found if os.path.exists(p) and not holds_a_course(p, os.getcwd()))
-
-
-def holds_a_course(folder: str, cwd: str) -> bool:
-    """Whether binding `folder` into the sandbox would show a learner a course's lessons and
-    their solutions: it is a course repository (`phases/` beside `pyproject.toml`), or the
-    working folder lies in it (`PYTHONPATH=.` run inside the repository). Such a folder is
-    never handed to a grading child."""
-    real, here = os.path.realpath(folder), os.path.realpath(cwd)
-    if here == real or here.startswith(real.rstrip(os.sep) + os.sep):
-        return True
-    return os.path.isdir(os.path.join(real, "phases")) and os.path.isfile(
-        os.path.join(real, "pyproject.toml")
-    )
+    return tuple(p for p in found if os.path.exists(p))
 
 
 def encoded_import_paths() -> str:

@@ -12,7 +12,8 @@ server and the Gradescope autograder alike.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +37,10 @@ class Isolation:
     """Why there is no sandbox, in one sentence (empty when there is one)."""
     cache_problem: str = ""
     """Why learner children cannot read the compile cache, in one sentence (empty: they can)."""
+    guarded: tuple[Path, ...] = ()
+    """People's work the command reads (the files it grades, the submissions folder, the
+    gradebook, the key, the outputs): never bound into a sandbox, nor whole a folder that
+    holds it or a file's folder (`run/import_binds.py`); nor is the working folder."""
 
     @property
     def kind(self) -> IsolationKind:
@@ -63,6 +68,11 @@ class Isolation:
             f"Not sandboxed{why}: your code runs as you, with memory, time and file-size "
             "limits only."
         )
+
+    def guarding(self, paths: Iterable[Path | str | None]) -> Isolation:
+        """This isolation, guarding `paths` too (None: an option not given)."""
+        more = tuple(Path(p) for p in paths if p is not None)
+        return replace(self, guarded=(*self.guarded, *more))
 
     def cache_for(self, *, trusted: bool) -> Path | None:
         """The compile cache a child may use: the trusted reference writes it; a learner

@@ -1,14 +1,15 @@
 """The OS sandbox around every child that runs learner code (Linux, bubblewrap).
 
 What a learner child sees: a read-only view of the system's programs and libraries, of the
-Python installation (with the folders the grader finds packages in through PYTHONPATH or
-its user site) and of the grading worker, nothing of home, the repository or the other
-submissions; a private scratch folder (`/tmp`, capped in size) as its working folder; no
-network; its own PID, IPC and UTS namespaces; it dies with the parent. When the grader runs
-as root (as in CI), bubblewrap starts privileged and the worker drops to a user id of its
-own before any learner code runs, so RLIMIT_NPROC holds; where cgroup v1 is writable, a
-cgroup per child also caps its memory and task count together, forks included, and gives
-all its processes together one CPU share. Every number comes from `run/limits.py`.
+Python installation (with the packages the grader finds through PYTHONPATH or its user
+site, never people's work beside them: `run/import_binds.py`) and of the grading worker,
+nothing of home, the repository or the other submissions; a private scratch folder (`/tmp`,
+capped in size) as its working folder; no network; its own PID, IPC and UTS namespaces; it
+dies with the parent. When the grader runs as root (as in CI), bubblewrap starts privileged
+and the worker drops to a user id of its own before any learner code runs, so RLIMIT_NPROC
+holds; where cgroup v1 is writable, a cgroup per child also caps its memory and task count
+together, forks included, and gives all its processes together one CPU share. Every number
+comes from `run/limits.py`.
 
 Where bubblewrap or user namespaces are missing (macOS, Windows, some containers),
 `find_sandbox` says why and the caller decides: `check` runs with rlimits only and says so
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.grading_child import confinement
+from lessonkit.run.import_binds import Guard, import_binds
 from lessonkit.run.import_paths import import_paths
 from lessonkit.run.leftovers import CGROUP_PREFIX, owner_tag, remove_stale_scratch, stale_cgroups
 from lessonkit.run.limits import Limits
@@ -137,14 +139,24 @@ def child_cgroup(sandbox: Sandbox | None, limits: Limits, uid: int) -> ChildCgro
     return ChildCgroup.create(limits.cgroup_memory, process_limit(uid, limits), limits.cpu_shares)
 
 
-def python_paths() -> tuple[Path, ...]:
+def python_paths(guarded: tuple[Path, ...] = ()) -> tuple[Path, ...]:
     """What a sandboxed child must read to run Python with this environment's packages:
     the installation, and where this process finds packages beyond it (PYTHONPATH, the
-    user site: `run/import_paths.py`), which the child is told to search."""
+    user site: `run/import_paths.py`), which the child is told to search: of those, what
+    holds no one's work (`run/import_binds.py`): `guarded`, the working folder and the
+    home kept out."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
     paths.add(Path(os.path.realpath(sys.executable)).parent)
-    paths.update(Path(p) for p in import_paths())
+    paths.update(import_binds(import_paths(), Guard.around(guarded, Path.cwd(), _home())))
     return tuple(sorted(p for p in paths if p.exists()))
+
+
+def _home() -> Path | None:
+    """The grader's home, where it has one."""
+    try:
+        return Path.home()
+    except RuntimeError:
+        return None
 
 
 @functools.cache

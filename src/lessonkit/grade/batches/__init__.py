@@ -19,7 +19,7 @@ from lessonkit.grade.batches.folder import (
     read_bytes_in_folder,
     submissions_in,
 )
-from lessonkit.grade.batches.grading_key import grading_key
+from lessonkit.grade.batches.grading_key import default_key_path, grading_key
 from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
@@ -66,6 +66,7 @@ __all__ = [
     "Reuse",
     "Shard",
     "check_seal",
+    "default_key_path",
     "grade_each",
     "grade_many",
     "grading_fingerprint",
