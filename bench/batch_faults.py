@@ -9,8 +9,8 @@ with one `--seed` into a gradebook of their own:
 - killed: the same command in a process group of its own, SIGKILLed once its journal holds
   half the files, then the same command with `--resume`
 
-Printed side by side: wall time of each (the killed one counts both of its runs), then for
-each output whether it is identical: the CSV and JSON (exact but for each file's `seconds`,
+Printed side by side: wall time of each (the killed one counts both of its runs), the
+undisturbed one's files per minute and CPU seconds per file, then for each output whether it is identical: the CSV and JSON (exact but for each file's `seconds`,
 the time its grading took), every feedback file byte for byte, the gradebook's exports
 (per-student counting attempts, points, verdicts, attempt counts; the Canvas CSV; the
 course table), and SQLite's `PRAGMA integrity_check` of each gradebook.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,14 @@ def timed(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def children_cpu() -> float:
+    """CPU seconds (user and system) of every finished child this process waited for, and of
+    theirs: a batch's grading children are all waited for, so the difference across an
+    undisturbed batch is its whole CPU."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def first_difference(expected: object, got: object, where: str = "") -> str:
     """Where two compared outputs first part, and both values there, shortened."""
     if isinstance(expected, dict) and isinstance(got, dict):
@@ -86,13 +95,17 @@ def main() -> None:
         folder = root / "week1"
         write_cohort(folder, args.files)
         plain_out, plain_book = root / "undisturbed", root / "undisturbed.sqlite"
+        cpu_before = children_cpu()
         plain = timed([*batch_argv(folder, plain_out, SEED, args.jobs, plain_book), *extra])
+        plain_cpu = children_cpu() - cpu_before
         killed_out, killed_book = root / "killed", root / "killed.sqlite"
         argv = [*batch_argv(folder, killed_out, SEED, args.jobs, killed_book), *extra]
         until_kill, kept, _ = killed_half_way(lessonkit_command(*argv), killed_out, args.files)
         resumed = timed([*argv, "--resume"])
         print(f"{args.files} files, --jobs {args.jobs}, --seed {SEED}")
         print(f"{'undisturbed':<34}{plain:>10.1f} s")
+        print(f"{'  files per minute':<34}{args.files / plain * 60:>10.1f}")
+        print(f"{'  CPU per file':<34}{plain_cpu / args.files:>10.2f} s")
         print(
             f"{'killed + resumed':<34}{until_kill + resumed:>10.1f} s"
             f"  (SIGKILL after {until_kill:.1f} s with {kept} journalled; resume {resumed:.1f} s)"
