@@ -39,8 +39,9 @@ from typing import Literal
 
 PRIVATE_MODE = 0o600
 _NEW_MODE = 0o666  # what the umask is taken from, as open(2) does for `touch` and `>`
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-_IN_PLACE_FLAGS = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC
+_IN_PLACE_FLAGS = os.O_WRONLY | _CLOEXEC
 
 Way = Literal["replace", "in_place"]
 """`replace`: a temporary file beside the target renamed over it; `in_place`: the target
@@ -121,6 +122,36 @@ def write_atomically(
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def make_folders(path: Path, mode: int, *, parents: int | None = None) -> None:
+    """Make `path` and any missing folder above it; each made here gets exactly `mode`
+    (`parents` for those above, `mode` when not given), whatever the umask: under umask 000
+    `mkdir` alone would leave them 0777, writable by every account. Folders already there
+    keep their modes.
+
+    Raises:
+        OSError: one cannot be made.
+    """
+    missing = []
+    for folder in (path, *path.parents):
+        if os.path.isdir(folder):
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        bits = mode if folder == path or parents is None else parents
+        try:
+            os.mkdir(folder, bits)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+            continue  # made meanwhile by another process: its mode is its own
+        if os.name == "posix":  # mkdir's mode went through the umask; the folder made, not a link
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC)
+            try:
+                os.fchmod(fd, bits)
+            finally:
+                os.close(fd)
 
 
 def create_private(path: Path) -> bool:
