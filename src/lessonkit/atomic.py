@@ -37,6 +37,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -235,6 +236,16 @@ class OpenFolder:
             os.close(self.fd)
             self.fd = None
 
+    @contextlib.contextmanager
+    def _about(self, name: str) -> Iterator[None]:
+        """An OSError raised inside names `name` by its whole path, not its name alone."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename in (None, name) or not os.path.isabs(str(exc.filename)):
+                raise OSError(exc.errno, exc.strerror, str(self.path / name)) from exc
+            raise
+
     def _name(self, name: str) -> tuple[str, dict[str, int]]:
         if "/" in name or name in ("", ".", ".."):
             raise ValueError(f"{name!r} is not one name in a folder")
@@ -250,11 +261,12 @@ class OpenFolder:
                 file.
         """
         where, at = self._name(name)
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(where, **at)
-        if self.fd is None:
-            return OpenFolder(self.path / name, None)
-        return OpenFolder(self.path / name, os.open(where, _FOLDER_FLAGS, **at))
+        with self._about(name):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(where, **at)
+            if self.fd is None:
+                return OpenFolder(self.path / name, None)
+            return OpenFolder(self.path / name, os.open(where, _FOLDER_FLAGS, **at))
 
     def write(self, name: str, content: str | bytes, *, private: bool = False) -> None:
         """`write_atomically` in this folder: a new temporary file in it, renamed over `name`
@@ -265,28 +277,30 @@ class OpenFolder:
     def create(self, name: str, content: str | bytes, *, private: bool = False) -> int:
         """`write`, and the new file kept open for writing more at its end (a journal), its
         offset after `content`: written there, lines go to this file whatever is later put
-        at `name`. The caller closes it."""
-        fd, temporary = self._temporary(name, PRIVATE_MODE if private else _NEW_MODE)
-        try:
-            data = _encoded(content)
-            while data:
-                data = data[os.write(fd, data) :]
-            self.rename(temporary, name)  # 0600 at most when private: a umask only clears
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                self.unlink(temporary)
-            raise
-        return fd
+        at `name`. The caller closes it. OSError names `name`, never the temporary file."""
+        with self._about(name):
+            fd, temporary = self._temporary(name, PRIVATE_MODE if private else _NEW_MODE)
+            try:
+                data = _encoded(content)
+                while data:
+                    data = data[os.write(fd, data) :]
+                self.rename(temporary, name)  # 0600 at most when private: a umask only clears
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    self.unlink(temporary)
+                raise
+            return fd
 
     def read_bytes(self, name: str) -> bytes:
         """The bytes of the regular file `name`; ELOOP where it is a link."""
         where, at = self._name(name)
-        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | _NO_LINK | _CLOEXEC, **at)
-        with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
-            return file.read()
+        with self._about(name):
+            fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK | _NO_LINK | _CLOEXEC, **at)
+            with os.fdopen(fd, "rb") as file:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise IsADirectoryError(errno.EISDIR, "not a regular file", name)
+                return file.read()
 
     def rename(self, old: str, new: str) -> None:
         """Rename `old` to `new` in this folder, replacing what is at `new` (a link itself)."""
@@ -300,21 +314,24 @@ class OpenFolder:
     def unlink(self, name: str) -> None:
         """Remove `name` (a link itself, never what it points to)."""
         where, at = self._name(name)
-        os.unlink(where, **at)
+        with self._about(name):
+            os.unlink(where, **at)
 
     def check_writable(self) -> None:
         """Raise OSError unless a file can be made in this folder (one is made and removed)."""
-        fd, temporary = self._temporary(".probe", PRIVATE_MODE)
-        os.close(fd)
-        self.unlink(temporary)
+        with self._about(""):
+            fd, temporary = self._temporary(".probe", PRIVATE_MODE)
+            os.close(fd)
+            self.unlink(temporary)
 
     def kind(self, name: str) -> int | None:
         """The file type bits of `name` (a link's own), None where nothing is there."""
         where, at = self._name(name)
-        try:
-            return stat.S_IFMT(os.stat(where, follow_symlinks=False, **at).st_mode)
-        except FileNotFoundError:
-            return None
+        with self._about(name):
+            try:
+                return stat.S_IFMT(os.stat(where, follow_symlinks=False, **at).st_mode)
+            except FileNotFoundError:
+                return None
 
     def _temporary(self, name: str, mode: int) -> tuple[int, str]:
         """A new file opened for reading and writing in this folder, `mode` filtered by the

@@ -174,3 +174,14 @@ def test_an_open_folder_never_follows_a_link_in_it(tmp_path):
     link.symlink_to(tmp_path / "out", target_is_directory=True)
     with pytest.raises(OSError):
         OpenFolder.open(link)
+
+
+def test_a_link_in_place_of_feedback_before_the_batch_is_named_by_its_whole_path(tmp_path):
+    theirs = _outside(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "feedback").symlink_to(theirs, target_is_directory=True)
+    graded = []
+    with pytest.raises(UsageError) as refused:
+        _batch(tmp_path, graded.append)
+    assert f"{tmp_path / 'out' / 'feedback'} is not a folder" in refused.value.message
+    assert graded == [] and _written_in(theirs) == {"stolen.jsonl": b""}  # nothing graded
