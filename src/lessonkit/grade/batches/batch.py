@@ -291,20 +291,24 @@ class BatchRun(Generic[R]):
         files += [f"{self.stem}.csv"] if self.kind.csv is not None else []
         try:
             self.out = OpenFolder.open(self.out_dir)
+            self._refuse_taken(self.out, files)
             with self.out.folder(FEEDBACK) as feedback:
-                for folder, name in [(self.out, n) for n in files] + [
-                    (feedback, n) for n in names.values()
-                ]:
-                    if folder.kind(name) not in (None, stat.S_IFREG):
-                        raise UsageError(
-                            f"{shown(folder.path / name)} is a folder or a link; the batch "
-                            "writes a file there",
-                            fix="move it away, or give --out another folder",
-                        )
+                self._refuse_taken(feedback, list(names.values()))
                 self.out.check_writable()
                 feedback.check_writable()
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+
+    @staticmethod
+    def _refuse_taken(folder: OpenFolder, names: Sequence[str]) -> None:
+        """Refuse a folder or a link where the batch writes a file."""
+        for name in names:
+            if folder.kind(name) not in (None, stat.S_IFREG):
+                raise UsageError(
+                    f"{shown(folder.path / name)} is a folder or a link; the batch writes a "
+                    "file there",
+                    fix="move it away, or give --out another folder",
+                )
 
     def _write_error(self, path: Path, exc: OSError) -> UsageError:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
