@@ -446,19 +446,19 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
 def test_b12_a_failed_write_at_the_end_is_one_message(tmp_path, monkeypatch):
     import errno
 
-    import lessonkit.grade.batches.outputs as batch
+    from lessonkit.atomic import OpenFolder
 
     submissions = tmp_path / "class"
     submissions.mkdir()
     (submissions / "alice.py").write_bytes(b"\x00")
-    real = batch.write_atomically
+    real = OpenFolder.write
 
-    def full_disk(path: Path, text: str) -> None:
-        if path.suffix == ".csv":
-            raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        real(path, text)
+    def full_disk(self: OpenFolder, name: str, text: str, **how: bool) -> None:
+        if name.endswith(".csv"):
+            raise OSError(errno.ENOSPC, "No space left on device", name)
+        real(self, name, text, **how)
 
-    monkeypatch.setattr(batch, "write_atomically", full_disk)
+    monkeypatch.setattr(OpenFolder, "write", full_disk)
     out_dir = tmp_path / "results"
     code, out, err = invoke(
         ["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)]

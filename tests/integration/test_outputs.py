@@ -121,7 +121,9 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
             listing=listing,
         )
         run.prepare(list(listing.files))
-        written = write_results(out_dir, "check-state-02", [], [], {}, csv="a,b\n")
+        assert run.out is not None  # the output folder, opened once by prepare()
+        written = write_results(run.out, "check-state-02", [], [], {}, csv="a,b\n")
+        run.close()
         with Gradebook(tmp_path / "course.sqlite"):
             pass
         store = ReferenceStore(tmp_path / "store", grading_key(None))

@@ -62,3 +62,65 @@ def test_a_key_others_can_read_or_that_is_no_key_is_refused(tmp_path):
         grading_key(str(path))
     with pytest.raises(UsageError, match="is not a regular file"):
         grading_key(str(tmp_path))
+
+
+def _as_root() -> None:
+    """Skip where only root can give a file to another account, but never under CI, which
+    runs as root: there the test must run."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI runs as root, so this test must run there")
+        pytest.skip("only root can give a file to another account")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file owners are POSIX")
+def test_a_key_another_account_owns_is_refused_like_one_with_loose_bits(tmp_path):
+    _as_root()
+    path = tmp_path / "grading.key"
+    grading_key(str(path))
+    os.chown(path, 65534, 65534)  # nobody's: nobody can now read it and sign with it
+    with pytest.raises(UsageError, match=r"is owned by another account \(uid 65534\)"):
+        grading_key(str(path))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file owners are POSIX")
+def test_a_key_in_a_folder_another_account_owns_is_refused(tmp_path):
+    _as_root()
+    folder = tmp_path / "theirs"
+    grading_key(str(folder / "grading.key"))
+    os.chown(folder, 65534, 65534)  # its owner could put its own key in the key's place
+    with pytest.raises(UsageError, match=r"which another account owns \(uid 65534"):
+        grading_key(str(folder / "grading.key"))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_key_in_a_folder_others_can_write_is_refused_at_any_level(tmp_path):
+    shared = tmp_path / "shared"
+    path = shared / "mine" / "grading.key"
+    made = grading_key(str(path))
+    shared.chmod(0o777)  # anyone can rename `mine` away and put a folder of theirs there
+    with pytest.raises(UsageError, match=r"which another account can write \(uid \d+, mode 0777"):
+        grading_key(str(path))
+    link = tmp_path / "linked.key"  # named through a link: its target's folders count too
+    link.symlink_to(path)
+    with pytest.raises(UsageError, match="can write"):
+        grading_key(str(link))
+    shared.chmod(0o1777)  # sticky, as /tmp: none can rename what is not theirs
+    assert grading_key(str(path)).secret == made.secret
+    open_folder = tmp_path / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    with pytest.raises(UsageError, match="can write"):  # a new key is not made there
+        grading_key(str(open_folder / "new.key"))
+    assert list(open_folder.iterdir()) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_the_folders_made_for_a_key_are_private_whatever_the_umask(tmp_path):
+    old = os.umask(0)
+    try:
+        grading_key(str(tmp_path / "config" / "lessonkit" / "grading.key"))
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "config", tmp_path / "config" / "lessonkit"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

@@ -215,6 +215,35 @@ def test_the_default_compile_cache_is_readable_by_others_whatever_the_umask(tmp_
     assert folder.stat().st_mode & 0o005 == 0o005
 
 
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+def test_cache_and_store_folders_have_their_modes_whatever_the_umask(tmp_path, monkeypatch, umask):
+    """Under umask 000 `mkdir` made them 0777: any account could swap the store's entries
+    (or the compile cache's) for its own. The store is the instructor's (0700), the compile
+    cache and the folders above it readable by all and written by the owner only (0755)."""
+    monkeypatch.delenv("LESSONKIT_NO_COMPILE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for named in ("", str(tmp_path / "shared" / "jax")):
+        monkeypatch.setenv("LESSONKIT_COMPILE_CACHE", named)
+        old = os.umask(umask)
+        try:
+            compiled = compile_cache_from(os.environ)
+            store = ReferenceStore(tmp_path / "cache" / "lessonkit" / "references", SIGNER)
+            store.save("state-02", "a" * 64, record())
+        finally:
+            os.umask(old)
+        assert compiled is not None
+        modes = {
+            folder: oct(folder.stat().st_mode & 0o777)
+            for folder in (
+                compiled,
+                *compiled.parents[: len(compiled.relative_to(tmp_path).parts) - 1],
+            )
+        }
+        assert set(modes.values()) == {oct(0o755)}, modes
+    assert oct(store.folder.stat().st_mode & 0o777) == oct(0o700)
+    assert oct(store.folder.parent.stat().st_mode & 0o777) == oct(0o755)
+
+
 def test_a_cache_others_cannot_read_is_found(tmp_path):
     folder = tmp_path / "cache"
     folder.mkdir()

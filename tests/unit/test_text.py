@@ -189,3 +189,48 @@ def test_the_notebook_check_table_escapes_learner_text():
     html = result._repr_html_()
     assert "<script>" not in html and "\x1b" not in html and "&lt;/script&gt;<br>" in html
     assert "\x1b" not in str(result)
+
+
+# --------------------------------------------------------------------------- bidi controls
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def _bidi_in(text: str) -> list[str]:
+    return [f"U+{ord(c):04X}" for c in text if c in BIDI]
+
+
+@pytest.mark.parametrize("control", list(BIDI))
+def test_no_bidi_control_reaches_a_markdown_or_html_file_as_in_csv(control):
+    """U+202E before a name shows its letters backwards: `\\u202eana` could pass for another
+    student in a report, as in a spreadsheet, where CSV already showed it as U+FFFD."""
+    text = f"{control}ana: 9/8 passed"
+    assert _bidi_in(csv_cell(text)) == []
+    for shown in (markdown_text(text), markdown_text(text, cell=True), str(html_text(text))):
+        assert _bidi_in(shown) == [], shown
+
+
+def test_feedback_and_the_class_report_show_no_bidi_control():
+    from lessonkit.course.class_report import class_report, render_class_report
+    from lessonkit.course.gradebook import Attempt, TaskGrade
+    from lessonkit.grade.judging.results import FAILED, GradeReport, TaskResult
+
+    evil = "\u202eyp.ana\u2066"
+    report = GradeReport(
+        "demo-01",
+        f"{evil}.py",
+        (TaskResult("a", f"Task {evil}", FAILED, f"`g` is {evil}", f"hint {evil}", False),),
+        (),
+        1.0,
+        7,
+    )
+    assert _bidi_in(report.feedback_markdown()) == []
+    grade = TaskGrade(
+        "a", f"Task {evil}", FAILED, 0.0, 1.0, False, f"wrong {evil}", "lesson inputs", f"p/{evil}"
+    )
+    attempt = Attempt(
+        1, evil, "demo-01", f"Demo {evil}", f"{evil}.py", "0" * 64, 1,
+        "2026-12-04T00:00:00Z", 1.0, "0.1.0", "r1", 0.0, 1.0, None, (grade,),
+    )  # fmt: skip
+    page = render_class_report(class_report([attempt], "demo-01", "latest"))
+    assert _bidi_in(page) == []

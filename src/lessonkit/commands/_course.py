@@ -22,7 +22,7 @@ from rich.text import Text
 
 from lessonkit import __version__
 from lessonkit.course.gradebook import POLICIES, Gradebook, utc_stamp
-from lessonkit.course.intake import intake, read_submission_times, student_of
+from lessonkit.course.intake import Tie, intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batches import BatchEntry, JournalEntry, Reuse, read_bytes_in_folder, short
@@ -79,6 +79,8 @@ class Kept:
     """Submissions the gradebook already held (the same file handed in again)."""
     kept_old: int = 0
     """Files that keep a grading of an older fingerprint (`--keep-old-gradings`)."""
+    tied: tuple[Tie, ...] = ()
+    """Files of one student at one time with other bytes: a question, so not kept."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ class CourseIntake:
             toolkit=toolkit,
             fingerprint=fingerprint,
             submitted_at=self.submitted_at,
+            held=self.gradebook.attempts(lesson=lesson.meta.id),
         )
         with self.gradebook:
             added = self.gradebook.add_attempts(
@@ -202,6 +205,7 @@ class CourseIntake:
             untimed,
             added.held,
             len(added.kept_old),
+            made.tied,
         )
 
     def older_note(self, reused: Reused, fingerprint: str, keep_old: bool) -> str | None:
@@ -264,6 +268,8 @@ class CourseIntake:
                     style="yellow",
                 )
             )
+        for tie in kept.tied:
+            out.print(Text(_tied(tie), style="yellow"))
         for relative in kept.unreadable:
             out.print(
                 Text(f"{safe_name(relative)}: unreadable, so not in the gradebook", style="yellow")
@@ -322,4 +328,16 @@ def _ambiguous(relative: str, name: str, candidates: Sequence[str]) -> str:
         "another id with a version tag); it is not in the gradebook (name the file so that "
         "one id alone makes it, or give one of those students an id that is not the other's "
         "with a version tag, in the roster)"
+    )
+
+
+def _tied(tie: Tie) -> str:
+    """Why files of one student handed in at one time are not in the gradebook."""
+    files = ", ".join(safe_name(f) for f in tie.files)
+    before = f", as {', '.join(safe_name(f) for f in tie.held)} kept before" if tie.held else ""
+    return (
+        f"{files}: tied, `{safe_name(tie.student)}`'s submissions at the same time "
+        f"({utc_stamp(tie.submitted)}{before}) with other bytes, so which is newer is a "
+        "question; not in the gradebook (give each file its submission time with "
+        "--submitted-at-from FILE, from the submission system or a clone's commit times)"
     )

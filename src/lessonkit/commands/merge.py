@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit import __version__
+from lessonkit.atomic import OpenFolder
 from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.shards import merge_shards, read_shard
@@ -99,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         reports, relatives = [e.report for e in entries], [e.path for e in merged.entries]
         csv = summary_csv(entries, scoring)
-        written = write_results(out_dir, stem, reports, relatives, summary, csv)
+        with OpenFolder.open(out_dir) as folder:
+            written = write_results(folder, stem, reports, relatives, summary, csv)
     except OSError as exc:
         raise UsageError(
             f"cannot write {shown(Path(exc.filename or out_dir))}: {exc.strerror or exc}",

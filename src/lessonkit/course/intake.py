@@ -9,6 +9,13 @@ matches, or two do (an id, and another id with a version tag: `Roster.candidates
 that could not be read (so there are no bytes to keep), is listed, never made into a
 student. A file's submission time is its modification time at intake, or the
 time a submission system gave for it (`submitted_at`); attempts are kept in that order.
+
+Two files of one student with the same submission time and other bytes (one archive, one
+clone, one upload of two files) are a question too: which is newer cannot be known, and
+settling it by name would let `ana_old.py` count over `ana.py`. They are listed as a `Tie`,
+with any submission the gradebook already holds at that time (`held`), and none of them is
+kept; `--submitted-at-from` gives them times that decide. The same bytes twice at one time
+are one submission handed in twice, never a tie.
 """
 
 from __future__ import annotations
@@ -18,13 +25,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from lessonkit.course.attempts import Graded, attempt_of, utc_stamp
+from lessonkit.course.attempts import Attempt, Graded, attempt_of, utc_stamp
 from lessonkit.course.csv_input import read_csv
 from lessonkit.course.roster import Roster, student_without_roster
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches import JournalEntry
 from lessonkit.grade.judging import GradeReport, Scoring
 from lessonkit.lesson.model import Lesson
+
+
+@dataclass(frozen=True)
+class Tie:
+    """Submissions of one student at one time with other bytes: which counts is a question."""
+
+    student: str
+    submitted: float
+    files: tuple[str, ...]
+    """The relative paths handed in now at that time, in path order: none is kept."""
+    held: tuple[str, ...] = ()
+    """Files the gradebook already holds of the student at that time (kept before)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +54,8 @@ class Intake:
     """Relative paths no roster id matches, or more than one does."""
     unreadable: tuple[str, ...]
     """Relative paths whose bytes could not be read, so nothing was graded to keep."""
+    tied: tuple[Tie, ...] = ()
+    """Files of one student at one time with other bytes: none of them is kept."""
 
 
 def student_of(relative: str, roster: Roster | None) -> str | None:
@@ -59,9 +80,11 @@ def intake(
     fingerprint: str,
     submitted_at: Mapping[str, float] | None = None,
     now: dt.datetime | None = None,
+    held: Sequence[Attempt] = (),
 ) -> Intake:
     """The attempts `records` make, ordered by each file's submission time; `toolkit` and
-    `fingerprint` name what graded them (`grade.batches.fingerprint`)."""
+    `fingerprint` name what graded them (`grade.batches.fingerprint`). `held`: the
+    submissions of this lesson the gradebook keeps, which a file at the same time ties."""
     graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)
     times = submitted_at or {}
@@ -96,7 +119,31 @@ def intake(
             )
         )
     made.sort(key=lambda item: (item[0], item[1]))
-    return Intake(tuple(a for _, _, a in made), tuple(unmatched), tuple(unreadable))
+    tied = _ties([g for _, _, g in made], held)
+    out = {file for tie in tied for file in tie.files}
+    attempts = tuple(g for _, relative, g in made if relative not in out)
+    return Intake(attempts, tuple(unmatched), tuple(unreadable), tied)
+
+
+def _ties(made: Sequence[Graded], held: Sequence[Attempt]) -> tuple[Tie, ...]:
+    """Each student's submissions at one time whose bytes differ, among those made now (at
+    least one) and those `held`: never settled by their names."""
+    now: dict[tuple[str, float], list[Attempt]] = {}
+    for graded in made:
+        now.setdefault((graded.attempt.student, graded.attempt.submitted), []).append(
+            graded.attempt
+        )
+    before: dict[tuple[str, float], list[Attempt]] = {}
+    for attempt in held:
+        if (attempt.student, attempt.submitted) in now:
+            before.setdefault((attempt.student, attempt.submitted), []).append(attempt)
+    ties = []
+    for (student, submitted), group in now.items():
+        kept = before.get((student, submitted), [])
+        if len({a.sha256 for a in (*group, *kept)}) > 1:
+            files = tuple(sorted(a.file for a in group))
+            ties.append(Tie(student, submitted, files, tuple(sorted({a.file for a in kept}))))
+    return tuple(sorted(ties, key=lambda t: t.files))
 
 
 def read_submission_times(path: Path) -> dict[str, float]:

@@ -18,7 +18,9 @@ from lessonkit.course.roster import Student
 
 def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
     """The submissions that count as submissions, in the order they were made: by
-    submission time, then file and sha256, so the order they were kept in never matters.
+    submission time, then file and sha256, so the order they were kept in never matters
+    (the file never decides which of a student's bytes is newer: `course.intake` keeps no
+    two of one student's submissions at one time with other bytes, it lists them as tied).
 
     A submission of the very bytes the same student submitted last (nothing else between)
     is the same work handed in again (a folder downloaded twice): the first of them stands

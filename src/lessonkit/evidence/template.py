@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from lessonkit.lesson.model import EvidenceItem, Experiment, Lesson
-from lessonkit.lesson.text import safe_text
+from lessonkit.lesson.text import display_text
 
 WRITE_HERE = "_(write yours here)_"
 
@@ -13,7 +13,7 @@ WRITE_HERE = "_(write yours here)_"
 def fence(text: str, language: str = "text") -> str:
     """A fenced block longer than any backtick run inside `text`, so code cannot break out:
     the Markdown medium's verbatim form (`lesson.text.markdown_text` is its prose form)."""
-    text = safe_text(text)
+    text = display_text(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{language}\n{text.rstrip()}\n{ticks}"

@@ -9,6 +9,10 @@ Every learner-controlled string reaches one of four media, each through one func
 - a CSV file: `csv_text`, every cell through `csv_cell`;
 - HTML (the class report, every page template, the notebook's check() table): `html_text`.
 
+The three file media (CSV, Markdown, HTML: what a person opens, beside other people's
+names) also replace every bidi control (`display_text`): U+202E before a name shows its
+letters backwards, so `ana` could show as another student, or a message as its opposite.
+
 Lone surrogates cannot be encoded as UTF-8 and would crash any file or terminal write;
 control characters include the escape sequences that move a terminal's cursor, change its
 title or hide lines. In free text (`safe_text`) both are replaced by U+FFFD and tabs and
@@ -74,11 +78,17 @@ def _invisible(char: str) -> bool:
     return char.isspace() or unicodedata.category(char) in _INVISIBLE_CATEGORIES
 
 
+def display_text(text: str) -> str:
+    """`safe_text` for a file a person reads (CSV, Markdown, HTML): no bidi control either,
+    each shown as U+FFFD, so no text reorders what is around it."""
+    return BIDI_CONTROLS.sub(REPLACEMENT, safe_text(text))
+
+
 def csv_cell(text: str) -> str:
     """A CSV cell that a spreadsheet shows as the text it is: never run as a formula (one
     that starts with a formula character, or whose leading invisible characters hide or
-    are one, gets a `'` before it), and with no bidi control (each shown as U+FFFD)."""
-    text = BIDI_CONTROLS.sub(REPLACEMENT, safe_text(text))
+    are one, gets a `'` before it), and with no bidi control (`display_text`)."""
+    text = display_text(text)
     for char in text:
         if char in FORMULA_START:
             return "'" + text
@@ -124,8 +134,8 @@ def markdown_text(text: str, *, cell: bool = False) -> str:
     """Text from outside as Markdown that shows it and nothing else: no line of it can start
     a heading, a quote, a list, a fence or a table, and no link, image or tag can form.
     Backticks stay: messages quote code with them. A table `cell` is one line, its `|`
-    escaped."""
-    text = safe_text(text)
+    escaped. No bidi control reorders it (`display_text`)."""
+    text = display_text(text)
     if cell:  # inside a table row no block can start; `|` would end the cell
         return _escape_inline(" ".join(text.split())).replace("|", "\\|")
     lines = []
@@ -145,5 +155,6 @@ def markdown_text(text: str, *, cell: bool = False) -> str:
 
 def html_text(text: str) -> Markup:
     """Text from outside as HTML that shows it and nothing else: control characters replaced,
-    `<`, `>`, `&` and both quotes escaped (safe in an element and in a quoted attribute)."""
-    return escape(safe_text(text))
+    `<`, `>`, `&` and both quotes escaped (safe in an element and in a quoted attribute), no
+    bidi control (`display_text`)."""
+    return escape(display_text(text))

@@ -14,6 +14,15 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from lessonkit.atomic import make_folders
+
+SHARED_FOLDER_MODE = 0o755
+"""The compile cache and the folders above it that lessonkit makes: every account may read
+(a sandboxed child runs as a user id of its own), none but the owner write, whatever the
+umask."""
+PRIVATE_FOLDER_MODE = 0o700
+"""A cache folder only the instructor may read or write (the reference store)."""
+
 
 def cache_home() -> Path:
     """lessonkit's folder in the user's cache ($XDG_CACHE_HOME, else ~/.cache)."""
@@ -26,15 +35,14 @@ def compile_cache_folder(chosen: str = "") -> Path | None:
     A `chosen` folder (`LESSONKIT_COMPILE_CACHE`) is used as given (made absolute; an
     existing folder's modes are left as they are, a shared folder is its administrator's);
     otherwise a folder per JAX and Python version under `cache_home()`. A folder made here
-    is readable by every user: a sandboxed learner child runs as a user id of its own and
-    must read what the trusted reference child wrote.
+    (and each made above it) is 0755 whatever the umask: a sandboxed learner child runs as a
+    user id of its own and must read what the trusted reference child wrote, and no other
+    account may write it.
     """
     if chosen:
         folder = Path(chosen).expanduser().absolute()
         try:
-            if not folder.is_dir():
-                folder.mkdir(parents=True, exist_ok=True, mode=0o755)
-                folder.chmod(0o755)  # made here: readable by every user, whatever the umask
+            make_folders(folder, SHARED_FOLDER_MODE)
         except OSError:
             return None
         return folder
@@ -45,9 +53,9 @@ def compile_cache_folder(chosen: str = "") -> Path | None:
     python = f"py{sys.version_info[0]}{sys.version_info[1]}"
     folder = cache_home() / f"jax-{version}-{python}"
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+        make_folders(folder, SHARED_FOLDER_MODE)
         if folder.stat().st_mode & 0o005 != 0o005 and folder.stat().st_uid == os.getuid():
-            folder.chmod(0o755)  # mkdir's mode went through this process's umask
+            folder.chmod(SHARED_FOLDER_MODE)  # made by an older lessonkit, under a tight umask
     except OSError:
         return None
     return folder

@@ -15,7 +15,11 @@ half-written.
 
 The submissions folder is data: nothing is written there and nothing found there is
 trusted. The outputs go to a folder outside it, every output path is checked before
-grading starts, and the journal is bound to its run (an id its first line holds), its batch
+grading starts, and the output folder is opened once, then every file in it is named
+relative to it and never followed if a link (`atomic.OpenFolder`): the journal is written
+through the file it made, whatever is later put at its name, and the outputs through the
+folder it opened, so a journal or `feedback/` replaced by a link while the batch grades
+sends nothing elsewhere. The journal is bound to its run (an id its first line holds), its batch
 (the folder's listing and the seed) and the sha256 of each file it graded, every line signed
 with the instructor's grading key: a stale entry is graded afresh, and one that does not
 verify is refused by name (`grade.batches.journal`).
@@ -24,10 +28,11 @@ verify is refused by name (`grade.batches.journal`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import shlex
-import tempfile
+import stat
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -36,7 +41,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from lessonkit import __version__
-from lessonkit.atomic import write_atomically
+from lessonkit.atomic import OpenFolder
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batches.folder import BatchItem, Listing, read_bytes_in_folder, read_items
 from lessonkit.grade.batches.journal import (
@@ -51,7 +56,7 @@ from lessonkit.grade.batches.journal import (
     batch_id,
     read_journal,
 )
-from lessonkit.grade.batches.outputs import feedback_names, write_results
+from lessonkit.grade.batches.outputs import FEEDBACK, feedback_names, write_results
 from lessonkit.lesson.text import safe_name
 
 T = TypeVar("T")
@@ -192,11 +197,11 @@ class BatchRun(Generic[R]):
         self.out_dir = out_dir
         self.stem = kind.stem
         self.journal = out_dir / f".{self.stem}.journal.jsonl"
-        self.csv_path = out_dir / f"{self.stem}.csv"
-        self.json_path = out_dir / f"{self.stem}.json"
         self.shard = shard
         self.shard_path = out_dir / f"{self.stem}.shard.jsonl"  # a shard's kept journal
-        self.feedback = out_dir / "feedback"
+        self.feedback = out_dir / FEEDBACK
+        self.out: OpenFolder | None = None  # the output folder, opened once by `prepare`
+        self._journal_fd: int | None = None  # the journal this run made, appended to
         self.run_id = uuid.uuid4().hex
         self.header: JournalHeader | None = None  # written by `prepare`
         self.journalled: dict[str, JournalEntry[R]] = {}  # by relative path
@@ -249,9 +254,22 @@ class BatchRun(Generic[R]):
         try:
             # private: it holds every submission's bytes and report, as the gradebook does
             text = "".join(line + "\n" for line in lines)
-            write_atomically(self.journal, text, private=True)
+            self._journal_fd = self._out.create(self.journal.name, text, private=True)
         except OSError as exc:
             raise self._write_error(self.journal, exc) from None
+
+    @property
+    def _out(self) -> OpenFolder:
+        assert self.out is not None, "prepare() opens the output folder first"
+        return self.out
+
+    def close(self) -> None:
+        """Close the journal and the output folder this run holds open."""
+        if self._journal_fd is not None:
+            os.close(self._journal_fd)
+            self._journal_fd = None
+        if self.out is not None:
+            self.out.close()
 
     def _listing_digests(self) -> list[tuple[str, str]]:
         """Every entry of the folder (of every shard) and the sha256 of its bytes, "" for
@@ -266,31 +284,41 @@ class BatchRun(Generic[R]):
         return found
 
     def _check_outputs(self, paths: list[Path]) -> None:
+        """Open the output folder (once: every output is written relative to it), and refuse
+        a link or a folder where a file goes, or a link or a file where a folder goes."""
         names = feedback_names([self.relative(p) for p in paths])
-        files = [self.json_path, self.journal, self.shard_path]
-        files += [self.csv_path] if self.kind.csv is not None else []
-        files += [self.feedback / n for n in names.values()]
+        files = [f"{self.stem}.json", self.journal.name, self.shard_path.name]
+        files += [f"{self.stem}.csv"] if self.kind.csv is not None else []
         try:
-            for folder in (self.out_dir, self.feedback):
-                if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-                    raise UsageError(
-                        f"{shown(folder)} is not a folder; the batch writes its outputs in it",
-                        fix="move it away, or give --out another folder",
-                    )
-            for path in files:
-                if path.is_symlink() or (path.exists() and not path.is_file()):
-                    raise UsageError(
-                        f"{shown(path)} is a folder or a link; the batch writes a file there",
-                        fix="move it away, or give --out another folder",
-                    )
-            for folder in (self.out_dir, self.feedback):
-                folder.mkdir(parents=True, exist_ok=True)
-                with tempfile.TemporaryFile(dir=folder):
-                    pass  # the folder can be written to
+            self.out = OpenFolder.open(self.out_dir)
+            self._refuse_taken(self.out, files)
+            with self.out.folder(FEEDBACK) as feedback:
+                self._refuse_taken(feedback, list(names.values()))
+                self.out.check_writable()
+                feedback.check_writable()
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
 
+    @staticmethod
+    def _refuse_taken(folder: OpenFolder, names: Sequence[str]) -> None:
+        """Refuse a folder or a link where the batch writes a file."""
+        for name in names:
+            if folder.kind(name) not in (None, stat.S_IFREG):
+                raise UsageError(
+                    f"{shown(folder.path / name)} is a folder or a link; the batch writes a "
+                    "file there",
+                    fix="move it away, or give --out another folder",
+                )
+
     def _write_error(self, path: Path, exc: OSError) -> UsageError:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return UsageError(
+                f"{shown(path)} is not a folder (a link or a file is there, put before the "
+                "batch or while it graded); the batch writes its outputs in it, and never "
+                "through a link",
+                fix="move it away, or give --out another folder (nothing graded is lost: "
+                "the journal keeps it, and --resume goes on from there)",
+            )
         return UsageError(
             f"cannot write {shown(path)}: {exc.strerror or exc}",
             fix="give --out a folder you can write to (nothing graded is lost: the journal "
@@ -300,7 +328,7 @@ class BatchRun(Generic[R]):
     def _read_journal(self) -> None:
         """The journal's entries of this run: each line names the run its first line opened."""
         try:
-            text = self.journal.read_text(encoding="utf-8")
+            text = self._out.read_bytes(self.journal.name).decode("utf-8")
         except FileNotFoundError:
             return
         except (OSError, UnicodeDecodeError) as exc:
@@ -381,11 +409,13 @@ class BatchRun(Generic[R]):
         return JournalEntry(self.run_id, relative, digest, mtime, entry.report, entry.data)
 
     def _append(self, line: str) -> None:
-        """One line added to the journal and on disk before the next is graded."""
-        with self.journal.open("a", encoding="utf-8") as file:
-            file.write(line + "\n")
-            file.flush()
-            os.fsync(file.fileno())
+        """One line added to the journal this run made (whatever is at its name now: a link
+        put there is never followed), and on disk before the next is graded."""
+        assert self._journal_fd is not None, "prepare() makes the journal first"
+        data = (line + "\n").encode("utf-8")
+        while data:
+            data = data[os.write(self._journal_fd, data) :]
+        os.fsync(self._journal_fd)
 
     def _journal(self, entry: BatchEntry[R]) -> None:
         if self.journal_problem is not None:
@@ -477,16 +507,26 @@ class BatchRun(Generic[R]):
         summary = self.summary(entries) if summary is None else summary
         try:
             reports = [e.report for e in entries]
-            written = write_results(self.out_dir, self.stem, reports, relatives, summary, csv)
+            written = write_results(self._out, self.stem, reports, relatives, summary, csv)
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
         if self.shard is not None:
             self._seal(entries)
-            try:
-                os.replace(self.journal, self.shard_path)
+            try:  # the journal this run wrote, whatever is at its name now
+                self._out.write(self.shard_path.name, self._journal_text(), private=True)
             except OSError as exc:
                 raise self._write_error(self.shard_path, exc) from None
-            return [*written[:-1], self.shard_path, self.feedback]
         with contextlib.suppress(OSError):
-            self.journal.unlink()
+            self._out.unlink(self.journal.name)
+        if self.shard is not None:
+            return [*written[:-1], self.shard_path, self.feedback]
         return written
+
+    def _journal_text(self) -> bytes:
+        """Everything this run wrote to its journal, read back through the file it made."""
+        assert self._journal_fd is not None, "prepare() makes the journal first"
+        os.lseek(self._journal_fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(self._journal_fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)  # at the end again: a line appended now would go there

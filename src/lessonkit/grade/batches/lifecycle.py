@@ -160,6 +160,21 @@ def run_batch(
         listing=options.listing,
         shard=options.shard,
     )
+    try:
+        return _run(kind, options, run, gradebook, on_entry, on_start)
+    finally:
+        run.close()
+
+
+def _run(
+    kind: BatchKind[R],
+    options: BatchOptions[R, K],
+    run: BatchRun[R],
+    gradebook: BatchGradebook[R, K] | None,
+    on_entry: OnEntry[R] | None,
+    on_start: Callable[[BatchStart], None] | None,
+) -> BatchOutcome[R, K]:
+    """The batch's steps from checking the outputs on, with `run` held open by the caller."""
     paths = list(options.paths)
     run.prepare(paths)
     reuse = gradebook.reusable(paths, kind.fingerprint) if gradebook is not None else None

@@ -1,8 +1,10 @@
 """A batch's outputs: the JSON, one Markdown feedback file per submission, and a lesson's CSV.
 
-Each is written whole or not at all (`lessonkit.atomic`), so no submission's child and no
-spreadsheet ever sees one half-written, and every feedback file has a name of its own, even
-on a case-blind file system, whatever the submissions were called.
+Each is written whole or not at all, relative to the output folder opened once and never
+through a link (`lessonkit.atomic.OpenFolder`), so no submission's child and no
+spreadsheet ever sees one half-written, no link put in the folder sends one elsewhere, and
+every feedback file has a name of its own, even on a case-blind file system, whatever the
+submissions were called.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from lessonkit.atomic import write_atomically
+from lessonkit.atomic import OpenFolder
 from lessonkit.errors import UsageError
 from lessonkit.grade.batches.journal import Report
 
+FEEDBACK = "feedback"
+"""The folder of a batch's output folder that holds one feedback file per submission."""
 _SIMPLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
@@ -55,32 +59,40 @@ def feedback_names(relatives: list[str]) -> dict[str, str]:
 
 
 def write_results(
-    out_dir: Path,
+    out: OpenFolder,
     stem: str,
     reports: Sequence[Report],
     relatives: Sequence[str],
     summary: dict,
     csv: str | None = None,
 ) -> list[Path]:
-    """A batch's outputs in `out_dir`: a feedback file per report, `stem`.csv (when given),
-    and `stem`.json; the paths written, the feedback folder last.
+    """A batch's outputs in the output folder `out` (opened once, `atomic.OpenFolder`): a
+    feedback file per report in its `feedback` folder, `stem`.csv (when given), and
+    `stem`.json; the paths written, the feedback folder last.
 
     `relatives` are the reports' paths below the batch folder; each file is written to a
-    temporary name and renamed. OSError names the file that could not be written.
+    temporary name and renamed, relative to the open folder, never through a link (one put
+    in the place of `feedback` while the batch ran is refused: ELOOP). OSError names the
+    file or folder that could not be written.
     """
 
-    def write(path: Path, text: str) -> None:
+    def write(folder: OpenFolder, name: str, text: str) -> None:
         try:
-            write_atomically(path, text)
+            folder.write(name, text)
         except OSError as exc:  # named by the file it was for, not by its temporary name
-            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+            raise OSError(exc.errno, exc.strerror or str(exc), str(folder.path / name)) from exc
 
     names = feedback_names(list(relatives))
-    for report, relative in zip(reports, relatives, strict=True):
-        write(out_dir / "feedback" / names[relative], report.feedback_markdown())
+    try:
+        feedback = out.folder(FEEDBACK)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(out.path / FEEDBACK)) from exc
+    with feedback:
+        for report, relative in zip(reports, relatives, strict=True):
+            write(feedback, names[relative], report.feedback_markdown())
     written = []
     if csv is not None:
-        write(out_dir / f"{stem}.csv", csv)
-        written.append(out_dir / f"{stem}.csv")
-    write(out_dir / f"{stem}.json", json.dumps(summary, indent=2) + "\n")
-    return [*written, out_dir / f"{stem}.json", out_dir / "feedback"]
+        write(out, f"{stem}.csv", csv)
+        written.append(out.path / f"{stem}.csv")
+    write(out, f"{stem}.json", json.dumps(summary, indent=2) + "\n")
+    return [*written, out.path / f"{stem}.json", out.path / FEEDBACK]

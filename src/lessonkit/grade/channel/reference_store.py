@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lessonkit.atomic import write_atomically
+from lessonkit.atomic import make_folders, write_atomically
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.batches.fingerprint import grader_digest
 from lessonkit.grade.batches.grading_key import grading_key
@@ -48,7 +48,7 @@ from lessonkit.grade.batches.journal import JournalKey
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.channel.protocol import Request
-from lessonkit.run.cache_folders import cache_home
+from lessonkit.run.cache_folders import PRIVATE_FOLDER_MODE, SHARED_FOLDER_MODE, cache_home
 from lessonkit.run.isolation import Isolation
 
 FORMAT = 3  # 2: every probe runs `probes.COPIES` times; 3: each entry is signed
@@ -157,6 +157,7 @@ class ReferenceStore:
             signed = {"format": FORMAT, "key": key, "record": encode_record(record)}
             entry = signed | {"mac": self.signer.mac("reference", signed)}
             # private: it holds what the lesson's own solution computed, a learner's answers
+            make_folders(self.folder, PRIVATE_FOLDER_MODE, parents=SHARED_FOLDER_MODE)
             write_atomically(self._path(lesson_id, key), json.dumps(entry), private=True)
         except (OSError, ValueError):
             return

@@ -8,7 +8,7 @@ from typing import Final, Literal
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
 from lessonkit.lesson.rules import CHECKS, RULES, CheckName
-from lessonkit.lesson.text import markdown_text, safe_name, safe_text
+from lessonkit.lesson.text import display_text, markdown_text, safe_name
 
 Status = AttemptStatus  # a task's verdict; a declared attempt expects one
 PASSED: Final = "passed"
@@ -214,7 +214,7 @@ class GradeReport:
                 f"Graded on the lesson's inputs and on input sets drawn with seed {self.seed}.",
                 "",
             ]
-        return safe_text("\n".join(lines))
+        return display_text("\n".join(lines))
 
 
 def _check_name(value: object) -> CheckName | None:
