@@ -162,20 +162,6 @@ def test_a_tree_mismatch_matches_only_between_the_same_trees():
     assert _match(update("partial"), mistakes) is None
 
 
-def test_what_a_mistake_prints_otherwise_than_the_reference_must_be_printed():
-    """Its printed lines are behaviour too, where they tell it from the reference's."""
-    loud = ChildReport(
-        {k: dataclasses.replace(v, output="Caught it\n") for k, v in LEAF_COUNT.runs.items()},
-        None,
-        None,
-        (),
-    )
-    mistakes = _runs(("prints", loud))
-    assert _match(loud, mistakes) == "prints"
-    assert _match(LEAF_COUNT, mistakes) is None  # prints nothing, as the reference does
-    assert _match(loud, MISTAKES) == "leaf count"  # prints what the reference does not
-
-
 def test_a_mistake_that_reaches_no_graded_name_is_never_matched():
     empty = _record({}, {}, {})
     assert _match(empty, _runs(("nothing", empty))) is None

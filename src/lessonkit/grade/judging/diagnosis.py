@@ -1,8 +1,10 @@
 """Which declared mistake a learner's answer makes, and the feedback that names it.
 
-A learner's task values are matched to a declared mistake when, on every scenario the
-reference ran, they agree with that mistake's values (as the task's `accept:` compares) and
-somewhere differ from the reference's. A mistake whose values are the reference's (an `if`
+A learner's task cell is matched to a declared mistake when, on every scenario that grades
+the task, it behaves like that mistake's (the same values, as the task's `accept:` compares,
+and the same way of stopping: to the end, or with the same error class and pytree mismatch)
+and somewhere differs from the reference's. Anything less names no mistake: a wrong
+diagnosis is worse than none. A mistake whose values are the reference's (an `if`
 that fails only under `jax.jit`, a loop the task's `method:` rule forbids) is matched instead
 when the learner's values are the reference's too and their answer fails the same check in
 the same way: the same forbidden or missing construct, the same function failing under
@@ -111,18 +113,6 @@ def _agree(
     return True
 
 
-def _prints_as(made: CellReport | None, got: CellReport | None, expected: CellReport) -> bool:
-    """The learner prints what the mistake prints, wherever that differs from the reference's
-    printed lines (what the mistake prints as the reference does tells nothing)."""
-    if made is None or got is None or _lines(made) == _lines(expected):
-        return True
-    return _lines(made) == _lines(got)
-
-
-def _lines(run: CellReport) -> tuple[str, ...]:
-    return tuple(line.strip() for line in run.output.splitlines() if line.strip())
-
-
 def matched_mistake(
     facts: TaskFacts,
     mistakes: tuple[MistakeRun, ...],
@@ -131,10 +121,9 @@ def matched_mistake(
 ) -> DeclaredAttempt | None:
     """The first declared mistake of this task that the learner's answer behaves like on
     every scenario of the reference that grades the task (`scenarios`; None: all): the same
-    values, stopped the same way, the same printed lines where the mistake's differ from the
-    reference's (`_agree`, `_prints_as`); where the learner's values are the reference's,
-    the mistake must also fail the learner's `check` the same way. `facts` are the task's,
-    as its checks read them."""
+    values, stopped the same way (`_agree`); where the learner's values are the reference's,
+    the mistake must also fail the learner's `check` the same way (for a value check, print
+    the same lines). `facts` are the task's, as its checks read them."""
     rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(runs.expected, runs.reference, task_id)
@@ -154,11 +143,8 @@ def matched_mistake(
             continue
         made = _task_reports(mistake.record, mistake.plan, task_id)
         reached = any(n in run.values for run in made.values() for n in names)
-        alike = all(
-            _agree(names, made.get(s), got.get(s), accept, (mistake.plan, runs.learner))
-            and _prints_as(made.get(s), got.get(s), run)
-            for s, run in expected.items()
-        )
+        plans = (mistake.plan, runs.learner)
+        alike = all(_agree(names, made.get(s), got.get(s), accept, plans) for s in expected)
         if not (reached and alike):
             continue
         made_facts = _as_run(facts, mistake.plan, mistake.record)
