@@ -162,6 +162,28 @@ def test_a_tree_mismatch_matches_only_between_the_same_trees():
     assert _match(update("partial"), mistakes) is None
 
 
+def test_an_error_inside_the_learners_own_assert_statement_is_their_own_check():
+    """`assert jnp.allclose(g["scale"], ...)` raises KeyError under a probe that renames the
+    key: the learner's check could not run, which an attempt may leave out (the mistake has
+    no such check); the same KeyError in another statement rules the mistake out."""
+    source = 'g = grad(loss)(tree)\nsame = count(g) == count(tree)\nassert close(g["scale"], by)\n'
+    plan = Plan("f.py", False, (PlannedCell(0, source, 1, 0, "task", TASK, None),), None)
+
+    def stopped_at(line: int) -> ChildReport:
+        error = ErrorInfo("exception", "KeyError", "builtins", "'scale'", ((0, line, 1),))
+        reached = _report("probe-1", {"g": 3.0, "same": 1.0}, "KeyError")
+        report = dataclasses.replace(reached, error=error)
+        return dataclasses.replace(LEAF_COUNT, runs={**LEAF_COUNT.runs, ("probe-1", 0): report})
+
+    def match(learner: ChildReport) -> str | None:
+        runs = Runs(plan, learner, _plan(), REFERENCE, 1.0)
+        found = matched_mistake(TaskFacts(RUBRIC, INPUTS, (), runs), MISTAKES)
+        return None if found is None else found.name
+
+    assert match(stopped_at(3)) == "leaf count"
+    assert match(stopped_at(2)) is None
+
+
 def test_a_mistake_that_reaches_no_graded_name_is_never_matched():
     empty = _record({}, {}, {})
     assert _match(empty, _runs(("nothing", empty))) is None
