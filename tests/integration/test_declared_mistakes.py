@@ -136,6 +136,32 @@ REWRITTEN = (
 )
 
 
+# Held-out answers (issue 50, item 6): written otherwise than any attempt, each with the
+# mistake it makes, or None where no declared mistake behaves like it on every scenario.
+HELD_OUT = (
+    # The update done with the new partial dict, its error caught first as the task asks: it
+    # stops as the alias does, but on `partial`; `grads` keeps every key (parent: named
+    # "deleting from grads through an alias").
+    Rewritten(
+        "repair",
+        "",
+        'partial = {k: v for k, v in grads.items() if k != "bias"}\n'
+        + CAUGHT
+        + "fixed = jax.tree.map(lambda a, b: a - 0.05 * b, params, partial)\n",
+    ),
+    # scale_by_hand read from g a statement after g: under the probes that drop or rename the
+    # scale key it raises the KeyError the attempt raises, with g and same_structure already
+    # assigned (parent: not named).
+    Rewritten(
+        "nested-model",
+        "autodiff's scale bound in the same statement as g",
+        NESTED + "g = jax.grad(nested_loss)(nested)\n"
+        "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)\n"
+        'scale_by_hand = g["scale"] + 0.0\n',
+    ),
+)
+
+
 @pytest.fixture(scope="module")
 def grader() -> Iterator[Grader]:
     with Grader(proving_settings(os.environ, jobs=2)) as own:
@@ -186,3 +212,23 @@ def test_a_solved_file_is_never_diagnosed(lesson: Lesson, grader: Grader):
     )
     for _, _, result in grade_packed(grader, lesson, solutions, "solved", 1):
         assert result.status == "passed" and result.mistake is None
+
+
+def test_a_mistake_is_named_only_where_the_answer_behaves_like_it_everywhere(
+    lesson: Lesson, grader: Grader
+):
+    for item, _, result in grade_packed(grader, lesson, HELD_OUT, "held-out", 2):
+        assert result.status in ("failed", "error"), (item.code, result)
+        assert result.mistake == (item.name or None), (item.code, result.message)
+        if not item.name:
+            assert not result.message.startswith("This is a known mistake"), result.message
+
+
+def test_no_guess_at_a_cause_follows_a_named_mistake(lesson: Lesson, grader: Grader):
+    """A typed-in number fails on other inputs, where the check alone would add "It looks
+    hard-coded, ...": the mistake's own words replace that guess (parent: both were said)."""
+    typed = (Rewritten("make-it-yours", "typed-in answer", REWRITTEN[0].code),)
+    ((_, _, result),) = grade_packed(grader, lesson, typed, "typed", 1)
+    assert result.mistake == "typed-in answer" and result.check == "other inputs"
+    assert "hard-coded" not in result.message
+    assert "right on the lesson's inputs but not on other inputs" in result.message

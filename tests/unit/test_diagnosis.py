@@ -123,6 +123,67 @@ def test_a_name_the_learners_own_failing_assert_kept_out_still_matches():
     assert _match(_record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, crashed)) is None
 
 
+def _stopped_in_probe(values: dict[str, float], error: str, trees=()) -> ChildReport:
+    """LEAF_COUNT's values, except in `probe-1`: the cell reached only `values` there and
+    stopped with `error` (a pytree mismatch between `trees`, if any)."""
+    report = _report("probe-1", values, error)
+    report = dataclasses.replace(report, error=dataclasses.replace(report.error, trees=trees))
+    return dataclasses.replace(LEAF_COUNT, runs={**LEAF_COUNT.runs, ("probe-1", 0): report})
+
+
+def test_a_mistake_that_raises_under_a_probe_matches_the_same_error_raised_later():
+    """The mistake stops before any graded name under the probe; the learner's rewrite
+    stops with the same error one statement later, `g` assigned: one failure, written in
+    another order (on the parent: not matched)."""
+    mistakes = _runs(("reads a dropped key", _stopped_in_probe({}, "KeyError")))
+    assert _match(_stopped_in_probe({"g": 3.0}, "KeyError"), mistakes) == "reads a dropped key"
+    assert _match(_stopped_in_probe({"g": 3.0}, "TypeError"), mistakes) is None
+
+
+def test_a_learner_who_stops_otherwise_than_the_mistake_is_never_matched():
+    """The same names reached, but another error class (on the parent: matched)."""
+    mistakes = _runs(("stops", _stopped_in_probe({"g": 3.0}, "ValueError")))
+    assert _match(_stopped_in_probe({"g": 3.0}, "ValueError"), mistakes) == "stops"
+    assert _match(_stopped_in_probe({"g": 3.0}, "KeyError"), mistakes) is None
+
+
+def test_a_tree_mismatch_matches_only_between_the_same_trees():
+    """The alias mistake's update pairs `params` with `grads`, which lost `bias`; a learner
+    who pairs it with their own `partial` raises the same ValueError about another tree
+    (on the parent: matched)."""
+    full = r.Mapping((("bias", r.Number("float", 1.0)), ("weight", r.Number("float", 2.0))))
+    short = r.Mapping((("weight", r.Number("float", 2.0)),))
+
+    def update(partner: str) -> ChildReport:
+        return _stopped_in_probe({"g": 3.0}, "ValueError", (("params", full), (partner, short)))
+
+    mistakes = _runs(("alias", update("grads")))
+    assert _match(update("grads"), mistakes) == "alias"
+    assert _match(update("partial"), mistakes) is None
+
+
+def test_an_error_inside_the_learners_own_assert_statement_is_their_own_check():
+    """`assert jnp.allclose(g["scale"], ...)` raises KeyError under a probe that renames the
+    key: the learner's check could not run, which an attempt may leave out (the mistake has
+    no such check); the same KeyError in another statement rules the mistake out."""
+    source = 'g = grad(loss)(tree)\nsame = count(g) == count(tree)\nassert close(g["scale"], by)\n'
+    plan = Plan("f.py", False, (PlannedCell(0, source, 1, 0, "task", TASK, None),), None)
+
+    def stopped_at(line: int) -> ChildReport:
+        error = ErrorInfo("exception", "KeyError", "builtins", "'scale'", ((0, line, 1),))
+        reached = _report("probe-1", {"g": 3.0, "same": 1.0}, "KeyError")
+        report = dataclasses.replace(reached, error=error)
+        return dataclasses.replace(LEAF_COUNT, runs={**LEAF_COUNT.runs, ("probe-1", 0): report})
+
+    def match(learner: ChildReport) -> str | None:
+        runs = Runs(plan, learner, _plan(), REFERENCE, 1.0)
+        found = matched_mistake(TaskFacts(RUBRIC, INPUTS, (), runs), MISTAKES)
+        return None if found is None else found.name
+
+    assert match(stopped_at(3)) == "leaf count"
+    assert match(stopped_at(2)) is None
+
+
 def test_a_mistake_that_reaches_no_graded_name_is_never_matched():
     empty = _record({}, {}, {})
     assert _match(empty, _runs(("nothing", empty))) is None
@@ -138,6 +199,20 @@ def test_the_feedback_names_the_mistake_first_then_what_the_check_found():
     assert out.message.index("Compare structures.") < out.message.index("`same` is True")
     assert out.hint == "a hint"
     assert check_message(out, [mistake]) == result.message
+
+
+def test_a_named_mistake_replaces_the_checks_own_guess_at_a_cause():
+    """ "It looks hard-coded" would contradict a mistake that explains the answer otherwise."""
+    guess = "It looks hard-coded: compute it from the inputs."
+    found = "`g` is right on the lesson's inputs but not on other inputs: got 5.0, expected 2.0."
+    result = TaskResult(
+        TASK, "Nested", FAILED, f"{found} {guess}", "h", False, "other inputs", suspicion=guess
+    )
+    mistake = _mistake("starts from the bound", "It starts from a bound.", "Start from xs[0].")
+    out = diagnosed(result, _task(), mistake)
+    assert guess not in out.message and found in out.message
+    assert check_message(out, [mistake]) == found
+    assert diagnosed(result, _task(), None).message == f"{found} {guess}"  # nothing named
 
 
 def test_two_tasks_may_declare_mistakes_of_the_same_title():

@@ -152,6 +152,8 @@ class Problem:
     status: Status
     message: str
     path: str | None = None
+    suspicion: str | None = None
+    """A guess at the cause, said after `message` unless a declared mistake explains it."""
 
 
 def _first(problems: Iterable[Problem | None]) -> Problem | None:
@@ -356,17 +358,18 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
             )
             return Problem(
                 FAILED,
-                f"`{name}` is right on the lesson's inputs but not {on}: {detail}. {why}",
+                f"`{name}` is right on the lesson's inputs but not {on}: {detail}.",
                 difference_path(name, want, have, facts.rubric.rule(ACCEPT)),
+                why,
             )
     missing = _missing_names(facts, got)
     if missing and got.error:
         return Problem(
             FAILED,
             f"{_failed_check(got.error, runs.learner)} {on}, which stops the cell before "
-            f"`{missing[0]}` is assigned: the check holds only on the lesson's inputs. Compare "
-            "with values computed from the inputs, not typed-in numbers.",
+            f"`{missing[0]}` is assigned: the check holds only on the lesson's inputs.",
             missing[0],
+            "Compare with values computed from the inputs, not typed-in numbers.",
         )
     if missing:
         return Problem(
@@ -463,14 +466,22 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
         )
         return TaskResult(task.id, task.title, PASSED, message, None, task.optional)
     check, problem = found
-    message = problem.message
+    message = problem.message + (f" {problem.suspicion}" if problem.suspicion else "")
     if problem.status in (FAILED, ERROR) and not steps_hold:
         message += " (The steps this task builds on do not hold yet: see the prerequisites.)"
     # A hint helps after a try; for a task not yet attempted it would give the answer away.
     fits = hint_applies(task, problem.status, check, None)
     hint = " ".join(task.hint.split()) if fits else None
     return TaskResult(
-        task.id, task.title, problem.status, message, hint, task.optional, check, problem.path
+        task.id,
+        task.title,
+        problem.status,
+        message,
+        hint,
+        task.optional,
+        check,
+        problem.path,
+        suspicion=problem.suspicion,
     )
 
 

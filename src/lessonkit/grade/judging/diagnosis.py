@@ -1,8 +1,10 @@
 """Which declared mistake a learner's answer makes, and the feedback that names it.
 
-A learner's task values are matched to a declared mistake when, on every scenario the
-reference ran, they agree with that mistake's values (as the task's `accept:` compares) and
-somewhere differ from the reference's. A mistake whose values are the reference's (an `if`
+A learner's task cell is matched to a declared mistake when, on every scenario that grades
+the task, it behaves like that mistake's (the same values, as the task's `accept:` compares,
+and the same way of stopping: to the end, or with the same error class and pytree mismatch)
+and somewhere differs from the reference's. Anything less names no mistake: a wrong
+diagnosis is worse than none. A mistake whose values are the reference's (an `if`
 that fails only under `jax.jit`, a loop the task's `method:` rule forbids) is matched instead
 when the learner's values are the reference's too and their answer fails the same check in
 the same way: the same forbidden or missing construct, the same function failing under
@@ -20,6 +22,7 @@ from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.requests import LessonGrading
 from lessonkit.grade.judging.checks import LESSON, Runs, TaskFacts
+from lessonkit.grade.judging.explain import failing_statement, tree_mismatch
 from lessonkit.grade.judging.mistake_text import diagnosed
 from lessonkit.grade.judging.mistakes import MistakeRun
 from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
@@ -64,26 +67,48 @@ def _as_run(facts: TaskFacts, plan: Plan, record: ChildReport) -> TaskFacts:
     return replace(facts, runs=replace(facts.runs, learner=plan, record=record))
 
 
-def _asserted(run: CellReport) -> bool:
-    """The run stopped at an `assert`: the learner's own check, which an attempt may leave out."""
-    return run.error is not None and run.error.type == "AssertionError"
+def _own_check(run: CellReport, plan: Plan) -> bool:
+    """The run stopped at an `assert` statement, failing or unable to compute what it
+    compares: the learner's own check, which an attempt may leave out."""
+    if run.error is None:
+        return False
+    statement = failing_statement(run.error, plan).lstrip()
+    return run.error.type == "AssertionError" or statement.startswith("assert ")
+
+
+def _stop(run: CellReport) -> tuple[str, str | None] | None:
+    """How a run of a cell stopped, as the learner reads it: the error's class and, for a
+    pytree mismatch, which named tree lacks what (`explain.tree_mismatch`); None: it ran to
+    its end (an error it caught is seen only in its values and printed lines)."""
+    if run.error is None:
+        return None
+    return run.error.type, tree_mismatch(run.error)
 
 
 def _agree(
-    names: Iterable[str], a: CellReport | None, b: CellReport | None, accept: Accept
+    names: Iterable[str],
+    a: CellReport | None,
+    b: CellReport | None,
+    accept: Accept,
+    plans: tuple[Plan, Plan],
 ) -> bool:
-    """Both runs of a cell reached the same graded names with the same values (a run that
-    stopped before a name leaves it out, and so does a print in place of an error), except
-    names that one run's own failing `assert` kept it from reaching."""
+    """Both runs of a cell (of `plans`) behaved alike: they ran to the end or stopped the
+    same way (one run's own check excepted, `_own_check`), and the graded names both reached
+    have the same values. A name only one reached is left out where both stopped the same way
+    (at another statement of one failure) or the other's own check stopped it first."""
     if a is None or b is None:
         return a is None and b is None
+    own_a, own_b = _own_check(a, plans[0]), _own_check(b, plans[1])
+    same_stop = _stop(a) == _stop(b)
+    if not (same_stop or own_a or own_b):
+        return False
     for name in names:
         if name in a.values and name in b.values:
             if value_problem(name, a.values[name], b.values[name], accept):
                 return False
         elif name in a.values or name in b.values:
-            short = b if name in a.values else a
-            if not _asserted(short):
+            short, short_own = (b, own_b) if name in a.values else (a, own_a)
+            if not (short_own or (same_stop and short.error is not None)):
                 return False
     return True
 
@@ -94,17 +119,19 @@ def matched_mistake(
     scenarios: frozenset[str] | None = None,
     check: CheckName | None = None,
 ) -> DeclaredAttempt | None:
-    """The first declared mistake of this task whose values the learner's agree with on
-    every scenario of the reference that grades the task (`scenarios`; None: all), where
-    the learner's differ from the reference's or, where they do not, whose answer fails the
-    learner's `check` the same way. `facts` are the task's, as its checks read them."""
+    """The first declared mistake of this task that the learner's answer behaves like on
+    every scenario of the reference that grades the task (`scenarios`; None: all): the same
+    values, stopped the same way (`_agree`); where the learner's values are the reference's,
+    the mistake must also fail the learner's `check` the same way (for a value check, print
+    the same lines). `facts` are the task's, as its checks read them."""
     rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(runs.expected, runs.reference, task_id)
     if scenarios is not None:
         expected = {s: run for s, run in expected.items() if s in scenarios}
     got = _task_reports(runs.record, runs.learner, task_id)
-    differs = any(not _agree(names, expected[s], got.get(s), accept) for s in expected)
+    both = (runs.reference, runs.learner)
+    differs = any(not _agree(names, expected[s], got.get(s), accept, both) for s in expected)
     failure = None if differs else _failure(check, facts, expected)
     reference = _as_run(facts, runs.reference, runs.expected)
     if failure is not None and failure == _failure(check, reference, expected):
@@ -116,7 +143,9 @@ def matched_mistake(
             continue
         made = _task_reports(mistake.record, mistake.plan, task_id)
         reached = any(n in run.values for run in made.values() for n in names)
-        if not reached or not all(_agree(names, made.get(s), got.get(s), accept) for s in expected):
+        plans = (mistake.plan, runs.learner)
+        alike = all(_agree(names, made.get(s), got.get(s), accept, plans) for s in expected)
+        if not (reached and alike):
             continue
         made_facts = _as_run(facts, mistake.plan, mistake.record)
         if differs or _failure(check, made_facts, expected) == failure:

@@ -35,10 +35,16 @@ def same_mistake(a: DeclaredAttempt, b: DeclaredAttempt) -> bool:
 
 
 def diagnosed(result: TaskResult, task: Task, mistake: DeclaredAttempt | None) -> TaskResult:
-    """The task's verdict with the mistake it makes named first, and the hint that fits."""
+    """The task's verdict with the mistake it makes named first, and the hint that fits.
+
+    The check's own guess at a cause (`TaskResult.suspicion`) goes: the mistake's words
+    replace it, and a second explanation would contradict the first."""
     if mistake is None:
         return result
-    message = f"{_named(mistake)}{result.message}{_FOUND_END}"
+    found = result.message
+    if result.suspicion:
+        found = found.replace(f" {result.suspicion}", "", 1)
+    message = f"{_named(mistake)}{found}{_FOUND_END}"
     hint = (
         " ".join(task.hint.split())
         if hint_applies(task, result.status, result.check, mistake.name)

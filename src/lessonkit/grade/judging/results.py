@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from lessonkit.lesson.model import AttemptStatus, Lesson
@@ -91,6 +91,9 @@ class TaskResult:
     """The key path (`name/layer/weight`) or name of the value the problem is about."""
     mistake: str | None = None
     """The title of the lesson's declared mistake the answer makes (`grade.judging.diagnosis`)."""
+    suspicion: str | None = field(default=None, compare=False)
+    """The check's guess at a cause ("It looks hard-coded, ..."), a sentence of `message` that
+    a named mistake replaces; kept only until the diagnosis, never in the JSON."""
 
     @property
     def counts_as_passed(self) -> bool:
