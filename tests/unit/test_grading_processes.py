@@ -97,3 +97,14 @@ def test_json_failures_are_one_json_object():
     assert "only apply to --batch" in data["error"]["message"]
     assert data["error"]["fix"] == "add --batch DIR"
     assert "only apply to --batch" in err  # the person still reads it on stderr
+
+
+def test_gvisor_is_told_by_the_kernel_it_names(tmp_path):
+    from lessonkit.run.isolation import GVISOR_KERNEL, under_gvisor
+
+    version = tmp_path / "version"
+    version.write_text(GVISOR_KERNEL + "\n", encoding="ascii")
+    assert under_gvisor(version)
+    version.write_text("Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n")
+    assert not under_gvisor(version)
+    assert not under_gvisor(tmp_path / "missing")
