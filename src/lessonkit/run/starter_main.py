@@ -105,6 +105,8 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     the reference's runs of the lesson's own code)."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    starter = os.getppid()
+    programs.confine.die_with_parent(starter)  # a fork does not inherit it
     os.setsid()
     greeting = _descriptors(fds)
     _greet(greeting, wait)  # the parent moves us into the child's cgroup before it answers
@@ -112,6 +114,7 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     confine.limit_to(confinement)
     if confinement.mode != "none":
         isolate.enter_namespaces(confinement)
+        confine.die_with_parent(starter)  # again: new credentials may have cleared it
         forked: list[int] = []  # the starter's stop (SIGTERM) kills the learner's process
         signal.signal(signal.SIGTERM, lambda *_: [os.kill(pid, signal.SIGKILL) for pid in forked])
         learner = os.fork()  # PID 1 of the new namespace
@@ -128,6 +131,9 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     isolate.private_mounts(confinement)
     if confinement.uid is not None and os.getuid() != confinement.uid:
         confine.drop_privileges(confinement.uid, confinement.gid)
+    # with the starter (no namespace), or with the process that waits for it (PID 1 of its
+    # namespace, whose parent's id it cannot see)
+    confine.die_with_parent(starter if confinement.mode == "none" else None)
     isolate.no_way_back()
     if confinement.trusted and confinement.cache:
         _write_compile_cache(confinement.cache)
