@@ -125,7 +125,8 @@ SPEC_OUTLINE = [
 
 # The keys of `lessonkit check --json`, in order: tools and `lessonkit evidence` rely on them.
 REPORT_KEYS = [
-    "schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds", "seed", "review"
+    "schema", "lesson", "file", "passed", "tasks", "prerequisites", "seconds", "seed", "review",
+    "not graded",
 ]  # fmt: skip
 
 

@@ -108,23 +108,30 @@ def test_packages_found_in_the_user_site(tmp_path, files, lesson):
 
 
 @pytest.mark.skipif(not forking.FORKING, reason="children are forks on Linux only")
-def test_without_pidfd_open_every_child_starts_afresh_and_grades_right(files, lesson, monkeypatch):
-    """As under gVisor, where pidfd_open answers ENOSYS: said once, and still graded."""
+def test_without_pidfd_open_children_are_forks_and_grade_right(files, lesson, monkeypatch):
+    """As under gVisor, where pidfd_open answers ENOSYS: forks still, stopped by the starter,
+    and graded right, a time limit included (issue 51)."""
 
     def enosys(pid: int) -> int:
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
 
     monkeypatch.setattr(os, "pidfd_open", enosys)
     forking.fork_problem.cache_clear()
+    forking.pidfds.cache_clear()
     try:
         code, out, err = invoke(["check", "state-02", str(files / "solved.py")])
         assert code == 0, out + err
-        assert err.count("pidfd_open ([Errno 38] Function not implemented)") == 1, err
+        assert "pidfd_open" not in err and forking.forks_children(), err
         code, out, err = invoke(["check", "state-02", str(files / "wrong.py"), "--json"])
         assert code == 1, out + err
         check_wrong_attempt(json.loads(out), lesson, "make-it-yours", "hard-coded")
+        endless = files.parent / "endless.py"
+        endless.write_text(make_attempt(lesson, {"make-it-yours": "while True:\n    pass\n"}))
+        code, out, err = invoke(["check", "state-02", str(endless), "--timeout", "5", "--json"])
+        assert code == 1 and "time limit" in out, out + err
     finally:
         forking.fork_problem.cache_clear()
+        forking.pidfds.cache_clear()
 
 
 def test_a_course_folder_on_pythonpath_is_never_shown_to_learner_code(tmp_path, lesson):

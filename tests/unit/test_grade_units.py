@@ -370,7 +370,7 @@ def test_json_report_has_exactly_the_agreed_keys():
     )
     data = json.loads(json.dumps(report.to_json()))
     assert list(data) == REPORT_KEYS
-    assert data["schema"] == 3 and data["passed"] is False and data["seconds"] == 1.235
+    assert data["schema"] == 4 and data["passed"] is False and data["seconds"] == 1.235
     task_keys = ["id", "title", "status", "message", "hint", "optional", "check", "path", "mistake"]
     assert list(data["tasks"][0]) == task_keys
     assert list(data["prerequisites"][0]) == ["name", "status", "message"]

@@ -71,19 +71,22 @@ def test_the_first_missing_call_is_named_with_the_kernels_words():
 
 
 @pytest.mark.skipif(not forking.FORKING, reason="children are forks on Linux only")
-def test_without_pidfd_open_children_start_afresh_and_the_note_says_which_call(monkeypatch):
+def test_without_pidfd_open_children_are_still_forks_and_nothing_is_said(monkeypatch):
+    """As under gVisor: the starter stops its forks instead of the parent (issue 51)."""
+
     def enosys(pid: int) -> int:
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
 
     monkeypatch.setattr(os, "pidfd_open", enosys)
     forking.fork_problem.cache_clear()
+    forking.pidfds.cache_clear()
     try:
-        assert forking.forks_children() is False
-        note = Isolation().note
-        assert note is not None
-        assert "pidfd_open ([Errno 38] Function not implemented)" in note
+        assert forking.forks_children() is True and forking.pidfds() is False
+        assert Isolation(reason="x").note is not None
+        assert "pidfd" not in (Isolation(reason="x").note or "")
     finally:
         forking.fork_problem.cache_clear()
+        forking.pidfds.cache_clear()
 
 
 def test_json_failures_are_one_json_object():
@@ -94,3 +97,14 @@ def test_json_failures_are_one_json_object():
     assert "only apply to --batch" in data["error"]["message"]
     assert data["error"]["fix"] == "add --batch DIR"
     assert "only apply to --batch" in err  # the person still reads it on stderr
+
+
+def test_gvisor_is_told_by_the_kernel_it_names(tmp_path):
+    from lessonkit.run.isolation import GVISOR_KERNEL, under_gvisor
+
+    version = tmp_path / "version"
+    version.write_text(GVISOR_KERNEL + "\n", encoding="ascii")
+    assert under_gvisor(version)
+    version.write_text("Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n")
+    assert not under_gvisor(version)
+    assert not under_gvisor(tmp_path / "missing")

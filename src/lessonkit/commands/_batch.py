@@ -129,6 +129,19 @@ def say_kept(outcome: BatchOutcome, progress: Console) -> None:
         progress.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
 
 
+def say_not_graded(outcome: BatchOutcome, out: Console) -> int:
+    """The files the grader failed on (no grade, kept out of the gradebook) and the command
+    that grades them again; the exit status (1 when there are any, else 0)."""
+    failed = outcome.not_graded
+    if not failed:
+        return 0
+    lines = [f"Not graded: grader failure on {len(failed)} file(s), kept out of every count:"]
+    lines += [f"  {safe_name(e.report.file)}: {e.report.not_graded}" for e in failed]
+    lines.append(f"Grade them again with:\n  {safe_name(outcome.resume_command or '')}")
+    out.print(Text("\n".join(lines), style="yellow"))
+    return 1
+
+
 def say_interrupted(outcome: BatchOutcome, out: Console) -> int:
     """After Ctrl-C: how much the journal keeps, and the command that goes on from there;
     the exit status (130)."""

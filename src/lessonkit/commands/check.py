@@ -229,6 +229,7 @@ def _batch(args: argparse.Namespace) -> int:
         batch_options,
         say_interrupted,
         say_kept,
+        say_not_graded,
     )
     from lessonkit.commands._course import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
@@ -325,5 +326,5 @@ def _batch(args: argparse.Namespace) -> int:
         view.print(f"{passed} of {len(entries)} files pass every task ({seed}{of_shard}).")
         view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in outcome.written)}."))
     if outcome.kept is not None:
-        outcome.kept.say(out)  # last, so that files left out of the gradebook are seen
-    return 0
+        outcome.kept.say(out)  # so that files left out of the gradebook are seen
+    return say_not_graded(outcome, out)

@@ -91,4 +91,14 @@ def run(args: argparse.Namespace) -> int:
         before = "-" if change.before is None else f"{change.before:g}"
         after = "-" if change.after is None else f"{change.after:g}"
         out.print(Text(f"  {safe_name(change.student)}: {before} -> {after}"))
+    if result.not_graded:
+        names = ", ".join(safe_name(name) for name in result.not_graded)
+        out.print(
+            Text(
+                f"Not graded: grader failure on {names}; their earlier gradings stay. "
+                "Run the same regrade again.",
+                style="yellow",
+            )
+        )
+        return 1
     return 0

@@ -46,6 +46,8 @@ class Regrade:
     """Counting attempts graded under another fingerprint than the lesson's now, before."""
     older_after: int = 0
     """And after (attempts of students not regraded)."""
+    not_graded: tuple[str, ...] = ()
+    """Attempts the grader failed on: their old grading stays; regrade them again."""
 
 
 def older_counting(book: Gradebook, lesson: Lesson, fingerprint: str, policy: Policy) -> int:
@@ -128,6 +130,7 @@ def keep_regrades(
             regrade_of=attempt.id,
         )
         for attempt, entry in zip(todo, entries, strict=True)
+        if entry.report.not_graded is None  # the grader failed: the old grading stays
     ]
     book.add_attempts(made)
     after = _points(book.attempts(lesson=lesson.meta.id), lesson.meta.id, policy)
@@ -142,4 +145,5 @@ def keep_regrades(
         changes,
         older_before,
         older_counting(book, lesson, fingerprint, policy),
+        tuple(e.report.file for e in entries if e.report.not_graded is not None),
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
-from lessonkit.grade.channel.child_report import ChildReport
+from lessonkit.grade.channel.child_report import RETRIED, ChildReport, settled, unstarted
 from lessonkit.grade.channel.mistakes_pending import pending_mistakes
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
@@ -36,7 +36,7 @@ from lessonkit.grade.judging.checks import Runs, check_all
 from lessonkit.grade.judging.diagnosis import diagnose_all
 from lessonkit.grade.judging.inputs import new_seed
 from lessonkit.grade.judging.mistakes import MistakeRun
-from lessonkit.grade.judging.results import GradeReport, run_failed
+from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
 from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
 from lessonkit.grade.self_checks.reference_checks import check_reference
 from lessonkit.grade.submission.plan import Plan, plan_cells
@@ -244,17 +244,33 @@ class Grader:
         self, prepared: PreparedLesson, plan: Plan, submission: Submission
     ) -> tuple[ChildReport, ChildReport]:
         """The learner child's record of `plan`, and the reference record (awaited while the
-        learner child runs). One child per file: never reused."""
+        learner child runs). One child per file, never reused; a run that ended in a way
+        that may be the grader's (`RETRIED`) is run once more in a fresh child, and the two
+        `settled`."""
+        record = self._run_once(prepared, plan, submission)
+        expected = self._record(prepared)
+        if record.ending in RETRIED:
+            record = settled(record, self._run_once(prepared, plan, submission))
+        return record, expected
+
+    def _run_once(
+        self, prepared: PreparedLesson, plan: Plan, submission: Submission
+    ) -> ChildReport:
+        """One run of `plan` in a learner child of its own; a child that cannot start is a
+        record too (`unstarted`)."""
         grading, timeout = prepared.grading, self.limits.timeout
-        worker = self.pool.take()
+        try:
+            worker = self.pool.take()
+        except GradingError as exc:
+            return unstarted(exc.message)
         order = scenario_order(self.seed, submission, self.settings.scenario_order)
         names = wire_names(grading, order)
         try:
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
             worker.send(request)
-            expected = self._record(prepared)
+            self._record(prepared)  # the reference's, while the learner child runs
             deadline = time.monotonic() + timeout + self.limits.grace
-            return worker.collect(request, deadline, timeout=timeout, names=names), expected
+            return worker.collect(request, deadline, timeout=timeout, names=names)
         finally:
             worker.close()
 
@@ -274,6 +290,9 @@ class Grader:
         if record.interfered:
             report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
             return GradedRun(replace(report, review=review), plan, record)
+        if record.ending == "grader failure":
+            report = not_graded(lesson, path, record.stop_reason or "", seconds, self.seed)
+            return GradedRun(report, plan, record)
         runs = Runs(plan, record, prepared.reference_plan, expected, limits.timeout, limits.memory)
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs

@@ -32,6 +32,12 @@ class ProjectReport:
         """Every property holds."""
         return bool(self.properties) and all(p.holds for p in self.properties)
 
+    @property
+    def not_graded(self) -> str | None:
+        """None: a project's runs (`run/whole_script.py`) are not retried, and their report
+        is always a grade."""
+        return None
+
     def sentence(self, result: PropertyResult) -> str:
         return dict(self.wording).get(result.property, result.property)
 

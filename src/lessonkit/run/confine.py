@@ -12,9 +12,11 @@ whole script) starts already confined. The parent writes the record
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import os
 import resource
+import signal
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,6 +56,29 @@ def drop_privileges(uid: int, gid: int) -> None:
         raise SystemExit("lessonkit confine: could not drop privileges")
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Be killed (SIGKILL) when the thread that started this process ends, on Linux; exit at
+    once when `parent` (None: not checked) has ended already.
+
+    A grader killed with SIGKILL cannot stop its children, and a child outside the sandbox
+    (whose --die-with-parent does this) ran on for its whole file: on a gVisor host a
+    resumed batch's first children then found the user's task limit taken by the killed
+    run's threads and aborted (`LLVM ERROR: pthread_create failed: Resource temporarily
+    unavailable`), issue 51. The kernel clears this on a change of user, so it is set after
+    `drop_privileges`.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # the parent ended before the signal was set
+
+
 def limit_to(confinement) -> None:
     """The limits of a `Confinement` record (`limit_resources`)."""
     limit_resources(
@@ -78,6 +103,7 @@ def read_confinement(line: str):
 
 def main(argv: list[str]) -> None:
     """Apply the confinement `argv` starts with, then exec the program after `--`."""
+    parent = os.getppid()  # the grader (or the sandbox's first process) that started us
     split = argv.index("--")
     (line,), program = argv[:split], argv[split + 1 :]
     confinement = read_confinement(line)
@@ -86,6 +112,7 @@ def main(argv: list[str]) -> None:
     # the learner children, which run as user ids of their own (`run/cache_access.py`)
     if confinement.uid is not None:
         drop_privileges(confinement.uid, confinement.gid)
+    die_with_parent(parent)  # kept across exec (the program is not set-user-id)
     os.execv(program[0], program)
 
 

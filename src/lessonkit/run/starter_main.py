@@ -14,6 +14,9 @@ Unix socket, one JSON message per datagram:
   request pipe, the report pipe, the child's error output, and a socket of the child's own
   for its greetings): fork one grading child (`_become_child`), which waits S seconds for
   each of the parent's answers;
+- `{"stop": ID}`: kill that child and all it started (for a parent without process
+  descriptors): its process group where it takes no namespaces, else its first process,
+  which kills the learner's process it waits for (PID 1 of its namespace) as it ends;
 - the starter answers `{"ready": JAX_VERSION}` once, and `{"ended": ID, "returncode": RC}`
   when a child it forked has ended (negative: the signal that ended it).
 
@@ -102,6 +105,8 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     the reference's runs of the lesson's own code)."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    starter = os.getppid()
+    programs.confine.die_with_parent(starter)  # a fork does not inherit it
     os.setsid()
     greeting = _descriptors(fds)
     _greet(greeting, wait)  # the parent moves us into the child's cgroup before it answers
@@ -109,8 +114,14 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     confine.limit_to(confinement)
     if confinement.mode != "none":
         isolate.enter_namespaces(confinement)
+        confine.die_with_parent(starter)  # again: new credentials may have cleared it
+        forked: list[int] = []  # the starter's stop (SIGTERM) kills the learner's process
+        signal.signal(signal.SIGTERM, lambda *_: [os.kill(pid, signal.SIGKILL) for pid in forked])
         learner = os.fork()  # PID 1 of the new namespace
-        if learner != 0:
+        if learner == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        else:
+            forked.append(learner)
             for fd in range(5):
                 os.close(fd)
             _, status = os.waitpid(learner, 0)
@@ -120,6 +131,9 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     isolate.private_mounts(confinement)
     if confinement.uid is not None and os.getuid() != confinement.uid:
         confine.drop_privileges(confinement.uid, confinement.gid)
+    # with the starter (no namespace), or with the process that waits for it (PID 1 of its
+    # namespace, whose parent's id it cannot see)
+    confine.die_with_parent(starter if confinement.mode == "none" else None)
     isolate.no_way_back()
     if confinement.trusted and confinement.cache:
         _write_compile_cache(confinement.cache)
@@ -160,7 +174,7 @@ def _fork(programs: _Programs, message: dict, fds: list[int]) -> int:
     return pid
 
 
-def _reap(control: socket.socket, children: dict[int, object]) -> None:
+def _reap(control: socket.socket, children: dict[int, tuple[object, bool]]) -> None:
     while children:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -168,10 +182,21 @@ def _reap(control: socket.socket, children: dict[int, object]) -> None:
             return
         if pid == 0:
             return
-        ident = children.pop(pid, None)
+        ident, _ = children.pop(pid, (None, None))
         if ident is not None:
             code = os.waitstatus_to_exitcode(status)
             control.send(json.dumps({"ended": ident, "returncode": code}).encode())
+
+
+def _stop(children: dict[int, tuple[object, bool]], ident: object) -> None:
+    """Kill the child `ident`, not yet reaped (so its id and group are still its own): its
+    group where it took no namespace, else its first process, whose SIGTERM kills PID 1."""
+    for pid, (known, alone) in children.items():
+        if known == ident:
+            with contextlib.suppress(OSError):
+                if alone:
+                    os.killpg(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL if alone else signal.SIGTERM)
 
 
 def _preload(modules: list[str], argv: list[str]) -> None:
@@ -204,7 +229,7 @@ def serve(control_fd: int, programs: _Programs) -> None:
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    children: dict[int, object] = {}
+    children: dict[int, tuple[object, bool]] = {}
     control.send(json.dumps({"ready": jax.__version__}).encode())
     while True:
         ready, _, _ = select.select([control, wake_read], [], [])
@@ -218,7 +243,10 @@ def serve(control_fd: int, programs: _Programs) -> None:
             break
         message = json.loads(data)
         if "fork" in message and len(fds) == 4:
-            children[_fork(programs, message, fds)] = message["fork"]
+            alone = message["confinement"].get("mode") == "none"
+            children[_fork(programs, message, fds)] = (message["fork"], alone)
+        elif "stop" in message:
+            _stop(children, message["stop"])
         else:
             for fd in fds:
                 os.close(fd)

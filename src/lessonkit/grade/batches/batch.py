@@ -166,6 +166,11 @@ class BatchKind(Generic[R]):
     )
 
 
+def not_graded(entries: Sequence[BatchEntry[R]]) -> tuple[BatchEntry[R], ...]:
+    """The entries of files the grader failed on: neither journalled nor kept anywhere."""
+    return tuple(e for e in entries if e.report.not_graded is not None)
+
+
 def relative_to(folder: Path, path: Path) -> str:
     """`path` below `folder`, as the journal, the CSV and the progress name it."""
     try:
@@ -418,8 +423,9 @@ class BatchRun(Generic[R]):
         os.fsync(self._journal_fd)
 
     def _journal(self, entry: BatchEntry[R]) -> None:
-        if self.journal_problem is not None:
-            return  # an unreadable file (no sha256) is kept too, and read again on --resume
+        if self.journal_problem is not None or entry.report.not_graded is not None:
+            return  # an unreadable file (no sha256) is kept too, and read again on --resume;
+            # a file the grader failed on is left out, so --resume grades it again
         record = self.journal_entry(entry)
         assert self.header is not None, "prepare() writes the header first"
         try:
@@ -510,6 +516,8 @@ class BatchRun(Generic[R]):
             written = write_results(self._out, self.stem, reports, relatives, summary, csv)
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
+        if not_graded(entries):
+            return written  # the journal stays: --resume grades those files again
         if self.shard is not None:
             self._seal(entries)
             try:  # the journal this run wrote, whatever is at its name now

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry
+from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry, not_graded
 from lessonkit.grade.batches.folder import BatchItem, Listing
 from lessonkit.grade.batches.grading_key import grading_key
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
@@ -109,6 +109,11 @@ class BatchOutcome(Generic[R, K]):
     journal_problem: str | None  # the journal could not be written: --resume cannot go on
     resume_command: str | None  # the command that goes on from where this run stopped
     kept: K | None = None  # what the gradebook kept
+
+    @property
+    def not_graded(self) -> tuple[BatchEntry[R], ...]:
+        """Files the grader failed on: no grade, left for `--resume` (or `regrade`)."""
+        return not_graded(self.entries)
 
     @property
     def journalled(self) -> int:
@@ -203,7 +208,8 @@ def _run(
     kept = None
     if gradebook is not None:
         try:
-            kept = gradebook.keep([run.journal_entry(e) for e in entries], kind.fingerprint)
+            graded = [e for e in entries if e.report.not_graded is None]
+            kept = gradebook.keep([run.journal_entry(e) for e in graded], kind.fingerprint)
         except UsageError as exc:
             raise UsageError(
                 f"{exc.message}; the {len(entries)} graded file(s) are kept in the journal "

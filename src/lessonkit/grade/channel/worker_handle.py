@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError
-from lessonkit.grade.channel.child_report import ChildReport, child_report
+from lessonkit.grade.channel.child_report import ChildReport, Ending, child_report
 from lessonkit.grade.channel.protocol import (
     MAX_LINE,
     CellReport,
@@ -41,7 +41,7 @@ from lessonkit.run.confined_child import start_confined
 from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.isolation import UNSANDBOXED, Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
-from lessonkit.run.process import describe_end
+from lessonkit.run.process import describe_end, end_kind
 from lessonkit.run.starter import Starter
 
 CHILD_FOLDER = Path(__file__).resolve().parents[2] / "grading_child"  # the grading child's program
@@ -198,6 +198,7 @@ class WorkerHandle:
         seen: set[tuple[str, int]] = set()
         scenarios = {s.name for s in request.scenarios}
         in_flight: tuple[str, int] | None = None
+        began = False  # a cell of the request began: the file's own code ran
         while True:
             event = self._next(deadline)
             if event is None:
@@ -218,6 +219,7 @@ class WorkerHandle:
             ):
                 self._reader.interfered = "a report names a cell that was never sent"
                 break
+            began = True
             if isinstance(event, Start):
                 in_flight = (event.scenario, event.cell)
             elif isinstance(event, CellReport):
@@ -232,28 +234,36 @@ class WorkerHandle:
                 return child_report(
                     events, finished=True, timeout=timeout, patched=event.patched, names=names
                 )
-        ended = self._why_unfinished()
+        ended, ending = self._why_unfinished()
+        if not began and ending != "interfered":
+            ended, ending = (
+                f"the grading process ended before the file's first cell ({ended})",
+                ("unstarted"),
+            )
         return child_report(
             events,
             finished=False,
             timeout=timeout,
             ended=ended,
+            ending=ending,
             in_flight=in_flight,
             interfered=self._reader.interfered,
             names=names,
         )
 
-    def _why_unfinished(self) -> str:
+    def _why_unfinished(self) -> tuple[str, Ending]:
+        """Why the run stopped, in a learner's words, and how (`Ending`)."""
         if self._reader.interfered:
             self.close()
-            return "the submission interfered with the grader"
+            return "the submission interfered with the grader", "interfered"
         if self._reader.eof:
-            if self._process.wait(timeout=1) is None:
+            code = self._process.wait(timeout=1)
+            if code is None:
                 self.close()
-                return "the run closed the grader's report channel"
-            return describe_end(self._process.returncode)
+                return "the run closed the grader's report channel", "exit status"
+            return describe_end(code), end_kind(code)
         self.close()
-        return "the run did not finish in time"
+        return "the run did not finish in time", "time limit"
 
     def diagnostics(self) -> str:
         """The child's own error output (for failures of the lesson's reference code)."""

@@ -17,15 +17,19 @@ from lessonkit.grade.judging.results import (
     PASSED,
     SCHEMA,
     GradeReport,
+    not_graded_words,
 )
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import csv_text, number_cell, safe_name
+
+NOT_GRADED = "not graded"  # a file's mark, never a task's status (`GradeReport.not_graded`)
 
 _MARKS = {
     PASSED: ("✓ passed", "bold green"),
     FAILED: ("✗ failed", "bold red"),
     NOT_ATTEMPTED: ("○ not attempted", "yellow"),
     ERROR: ("! error", "bold magenta"),
+    NOT_GRADED: ("? not graded", "yellow"),  # the grader failed on the file: no verdict
 }
 
 
@@ -111,6 +115,8 @@ def review_view(report: GradeReport) -> Text:
 
 
 def report_view(report: GradeReport) -> Group:
+    if report.not_graded is not None:
+        return Group(Text(not_graded_words(report.not_graded), style="bold yellow"))
     parts = [task_table(report), prerequisites_view(report), summary_line(report)]
     return Group(*parts, *([review_view(report)] if report.review else []))
 
@@ -138,9 +144,10 @@ def batch_table(entries: Sequence[BatchEntry], task_titles: Sequence[tuple[str, 
     table.add_column("Seconds", justify="right", no_wrap=True)
     for entry in entries:
         statuses = {t.id: t.status for t in entry.report.tasks}
+        missing = ERROR if entry.report.not_graded is None else NOT_GRADED
         table.add_row(
             Text(safe_name(entry.report.file)),
-            *(status_mark(statuses.get(task_id, ERROR)) for task_id, _ in task_titles),
+            *(status_mark(statuses.get(task_id, missing)) for task_id, _ in task_titles),
             f"{entry.report.seconds:.1f}",
         )
     return table
@@ -219,15 +226,17 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
     for entry in entries:
         by_id = {t.id: t for t in entry.report.tasks}
         earned = scoring.earned(entry.report)
+        failed = entry.report.not_graded
+        missing = ERROR if failed is None else NOT_GRADED
         row = [
             entry.report.file,
-            "yes" if entry.report.passed else "no",
+            NOT_GRADED if failed else "yes" if entry.report.passed else "no",
             number_cell(sum(earned.values())),
             number_cell(scoring.maximum),
             number_cell(scoring.extra(entry.report)),
-            *(by_id[t].status if t in by_id else ERROR for t in task_ids),
+            *(by_id[t].status if t in by_id else missing for t in task_ids),
             *(number_cell(earned[t]) for t in task_ids),
-            *(by_id[t].message if t in by_id else "" for t in task_ids),
+            *(by_id[t].message if t in by_id else failed or "" for t in task_ids),
             f"{entry.report.seconds:.3f}",
             "" if entry.report.seed is None else str(entry.report.seed),
             "; ".join(entry.report.review),
@@ -239,6 +248,7 @@ def summary_csv(entries: Sequence[BatchEntry], scoring: Scoring) -> str:
 def summary_json(entries: Sequence[BatchEntry], lesson_id: str, scoring: Scoring) -> dict:
     """Every file's `--json` report, with counts per task and status, and points."""
     counts: dict[str, dict[str, int]] = {}
+    graded = [e for e in entries if e.report.not_graded is None]
     for entry in entries:
         for task in entry.report.tasks:
             counts.setdefault(task.id, {}).setdefault(task.status, 0)
@@ -251,7 +261,8 @@ def summary_json(entries: Sequence[BatchEntry], lesson_id: str, scoring: Scoring
         "seed": next((e.report.seed for e in entries), None),
         "max points": scoring.maximum,
         "counts": counts,
-        "points": {e.report.file: sum(scoring.earned(e.report).values()) for e in entries},
-        "extra points": {e.report.file: scoring.extra(e.report) for e in entries},
+        "points": {e.report.file: sum(scoring.earned(e.report).values()) for e in graded},
+        "not graded": {e.report.file: e.report.not_graded for e in entries if e.report.not_graded},
+        "extra points": {e.report.file: scoring.extra(e.report) for e in graded},
         "reports": [e.report.to_json() for e in entries],
     }

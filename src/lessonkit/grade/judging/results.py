@@ -72,7 +72,7 @@ def error_cause(message: str) -> ErrorCause:
     return "exception"
 
 
-SCHEMA = 3  # 2: each task's `check` and `path`; 3: its `mistake`
+SCHEMA = 4  # 2: each task's `check` and `path`; 3: its `mistake`; 4: `not graded`
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,21 @@ def run_failed(lesson: Lesson, message: str) -> tuple[TaskResult, ...]:
     )
 
 
+def not_graded_words(cause: str) -> str:
+    """What a person reads about a file the grader failed on (its cause included)."""
+    return (
+        f"Not graded: grader failure ({cause}). Nothing in the file was judged; the grader "
+        "ran it twice and failed both times, so it is graded again (`--resume`, `regrade`)."
+    )
+
+
+def not_graded(
+    lesson: Lesson, path: str, cause: str, seconds: float, seed: int | None
+) -> GradeReport:
+    """The report of a file the grader failed on: no task, no verdict."""
+    return GradeReport(lesson.meta.id, path, (), (), seconds, seed, not_graded=cause)
+
+
 @dataclass(frozen=True)
 class PrerequisiteResult:
     """A step or experiment the tasks build on, confirmed on the learner's own cells."""
@@ -143,6 +158,9 @@ class GradeReport:
     review: tuple[str, ...] = ()
     """Where the file reaches into the grader (`grade.submission.review`): for the instructor to
     read."""
+    not_graded: str | None = None
+    """Why the grader itself failed on this file (`not_graded`): no verdict, no task, kept out
+    of every count; a batch leaves it for `--resume`, a gradebook never keeps it."""
 
     @property
     def passed(self) -> bool:
@@ -161,6 +179,7 @@ class GradeReport:
             "seconds": round(self.seconds, 3),
             "seed": self.seed,
             "review": list(self.review),
+            "not graded": self.not_graded,
         }
 
     @classmethod
@@ -193,11 +212,15 @@ class GradeReport:
             float(data["seconds"]),
             None if seed is None else int(seed),
             tuple(str(mark) for mark in data.get("review", ())),
+            None if data.get("not graded") is None else str(data["not graded"]),
         )
 
     def feedback_markdown(self) -> str:
         """The learner's own report as a Markdown page, for an instructor to hand back."""
         lines = [f"# {self.lesson}: feedback on {markdown_text(safe_name(self.file))}", ""]
+        if self.not_graded is not None:
+            lines += [markdown_text(not_graded_words(self.not_graded)), ""]
+            return safe_text("\n".join(lines))
         done = sum(t.status == PASSED for t in self.tasks)
         lines += [f"{done} of {len(self.tasks)} tasks passed.", ""]
         for task in self.tasks:  # a message quotes the learner's code: shown, never markup
