@@ -552,3 +552,23 @@ def test_attempts_are_numbered_per_student_and_lesson(lesson, tmp_path):
     code, out, _ = invoke(argv)
     said = [line.split(" · ")[0] for line in out.splitlines() if " · ana" in line]
     assert said == [f"{lesson.meta.id} attempt {n}" for n in ("1", "2 (counts)", "2")]
+
+
+def test_the_class_report_lists_each_declared_mistake_even_when_no_one_made_it(lesson, tmp_path):
+    """`lessonkit report` counts every mistake state-02 declares: with one student who made
+    none, each is "0 of 1" (issue 52: the section was left out)."""
+    from html import unescape
+
+    from lessonkit.lesson.mistakes import declared_mistakes
+
+    book_path, page = tmp_path / "course.sqlite", tmp_path / "report.html"
+    with Gradebook(book_path) as book:
+        book.add_attempts([_attempt(lesson, "ana", len(lesson.tasks))])
+    argv = ["report", lesson.meta.id, "--gradebook", str(book_path), "--output", str(page)]
+    code, _, err = invoke(argv)
+    assert code == 0, err
+    html = unescape(page.read_text(encoding="utf-8"))
+    titles = [m.name for m in declared_mistakes(lesson)]
+    assert len(titles) >= 5 and "Declared mistakes made" in html
+    for title in titles:
+        assert f'<td>{title}</td><td class="number" data-label="Students">0 of 1</td>' in html

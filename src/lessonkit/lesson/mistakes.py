@@ -13,12 +13,19 @@ import re
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
-from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.lesson.model import DeclaredAttempt, Grading, Lesson
 from lessonkit.lesson.rules import CHECKS
 from lessonkit.lesson.syntax import parse_python
 
 _QUOTED_NAME = re.compile(r"`([A-Za-z_]\w*)`")
 """A code span that is one bare name (`total`): a value the text says the lesson has."""
+
+
+def declared_mistakes(lesson: Lesson) -> tuple[DeclaredAttempt, ...]:
+    """The lesson's wrong attempts that explain themselves: what the grader names and the
+    class report counts."""
+    grading = lesson.grading
+    return () if grading is None else tuple(a for a in grading.attempts if a.is_mistake)
 
 
 def lesson_names(lesson: Lesson) -> frozenset[str]:
