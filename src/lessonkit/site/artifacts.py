@@ -131,12 +131,13 @@ def build_lessons(lessons: list[Lesson], *, force: bool = False) -> tuple[Lesson
     from lessonkit.receipts.numbers import check_numbers
     from lessonkit.site.figure import kept_figure
 
-    ran = [check_numbers(lesson) for lesson in lessons]
+    checks = [check_numbers(lesson) for lesson in lessons]
     built = []
-    for lesson, ran_numbers in zip(lessons, ran, strict=True):
+    for lesson, numbers in zip(lessons, checks, strict=True):
         kept = kept_figure(lesson)
         written = write_all(lesson, render_all(lesson, figure=kept), force=force)
-        built.append(LessonBuild(lesson.meta.id, tuple(written), ran_numbers or kept is None))
+        verdict = (numbers.written,) if numbers.written else ()
+        built.append(LessonBuild(lesson.meta.id, (*verdict, *written), numbers.ran or kept is None))
     return tuple(built)
 
 
