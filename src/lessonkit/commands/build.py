@@ -84,7 +84,9 @@ def _show_lessons(out: Console, done: Build) -> None:
     for built in done.lessons:
         for path in built.written:
             out.print(f"wrote {quoted(path)}")
-        changed = len(built.written)
+        for path in built.removed:
+            out.print(f"removed {quoted(path)} (lesson.md no longer makes it)")
+        changed = len(built.written) + len(built.removed)
         out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
 
 

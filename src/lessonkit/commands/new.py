@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"wrote {quoted(folder / 'lesson.md')}")
     out.print(f"wrote {quoted(place.phase_file)}")
     lesson = load_lesson(folder / "lesson.md")
-    for path in write_all(lesson):  # what the record is made from
+    for path in write_all(lesson).written:  # what the record is made from
         out.print(f"wrote {quoted(path)}")
     if not run_lesson(out, lesson, RunOptions(script=ALL, record=True), builds_next=True):
         raise UsageError("the skeleton's first run failed", fix="see the output above")

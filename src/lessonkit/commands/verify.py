@@ -42,9 +42,9 @@ def _line(problem: LessonkitError) -> str:
 
 
 def _drift_problems(lesson: Lesson, drift: list[Drift]) -> list[str]:
+    said = {"missing": "missing", "differs": "out of date", "left over": "no longer made"}
     return [
-        f"{quoted(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
-        f"run `lessonkit build {lesson.meta.id}`"
+        f"{quoted(d.path)} is {said[d.reason]}: run `lessonkit build {lesson.meta.id}`"
         for d in drift
     ]
 
