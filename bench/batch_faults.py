@@ -10,8 +10,9 @@ with one `--seed` into a gradebook of their own:
   half the files, then the same command with `--resume`
 
 Printed side by side: wall time of each (the killed one counts both of its runs), the
-undisturbed one's files per minute and CPU seconds per file, then for each output whether it is identical: the CSV and JSON (exact but for each file's `seconds`,
-the time its grading took), every feedback file byte for byte, the gradebook's exports
+undisturbed one's files per minute and CPU seconds per file, then for each output whether
+it is identical: the CSV and JSON (exact but for each file's `seconds`, the time its
+grading took), every feedback file byte for byte, the gradebook's exports
 (per-student counting attempts, points, verdicts, attempt counts; the Canvas CSV; the
 course table), and SQLite's `PRAGMA integrity_check` of each gradebook.
 

@@ -8,8 +8,10 @@
 // reads (`{grading}`, `{attempt}`, `{numbers}`, `{evidence}`) is never shown. `{solution}`,
 // `{hint}` and `{math}` are MyST's own directives (collapsed with `:class: dropdown`).
 //
-// The list of directives must match lessonkit's ROLES (src/lessonkit/lesson/blocks.py), less
-// MyST's own; tests/integration/test_myst_build.py checks that it does.
+// The directives and each one's options must match lessonkit's ROLES
+// (src/lessonkit/lesson/blocks.py), less MyST's own directives (`{solution}`, `{hint}`,
+// `{math}`), whose options a plugin cannot extend; tests/integration/test_myst_tools.py
+// checks that they do.
 
 import { readFileSync } from 'node:fs';
 
@@ -222,6 +224,8 @@ const directives = [
     task: { type: String },
     expect: { type: String },
     message: { type: String },
+    why: { type: String },
+    instead: { type: String },
   }),
   hidden('evidence', 'The items of the evidence template and report.'),
   {

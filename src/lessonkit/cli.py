@@ -14,7 +14,9 @@ import argparse
 import contextlib
 import faulthandler
 import importlib
+import io
 import json
+import os
 import signal
 import sys
 import threading
@@ -103,6 +105,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    try:
+        code = _command(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe could only be reported
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141  # as a shell reports a command that SIGPIPE ended: 128 + 13
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (`lessonkit grades --json | head`): what is left to
+    print goes nowhere, and Python's flush at exit finds nothing to complain about."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # stdout is no file (a test's)
+        pass
+
+
+def _command(argv: list[str]) -> int:
     args = parse(argv)
     args.argv = tuple(argv)  # as typed: a command that stops can say how to go on
     try:

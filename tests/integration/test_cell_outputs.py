@@ -64,6 +64,9 @@ def test_verify_names_the_cells_whose_code_changed_since_the_record(tmp_path) ->
     problems = [line for line in out.splitlines() if "notebook-outputs.json" in line]
     assert len(problems) == 1, out
     assert "notebook cell step-3 (changed since recorded" in problems[0]
-    fix = "run `lessonkit run state-02 --record`, then `lessonkit build state-02`"
+    fix = (
+        "run `lessonkit run state-02 --script all --record` (it records them all), then "
+        "`lessonkit build state-02`"
+    )
     assert problems[0].endswith(fix)
     assert "state-02.ipynb is out of date" in out  # the build leaves the stale output out

@@ -62,7 +62,7 @@ def _step(repo: Repo, command: str) -> tuple[int, str]:
 
 def test_the_fixture_builds_runs_records_and_verifies(repo):
     code, text = _step(repo, f"build {LESSON_ID}")
-    assert code == 2 and f"run `lessonkit run {LESSON_ID} --record`" in text
+    assert code == 0 and f"next: run `lessonkit run {LESSON_ID} --script all --record`" in text
     code, text = _step(repo, f"run {LESSON_ID} --record")
     assert code == 0, text
     assert "Summary: (5, True)" in text and f"PASS: {LESSON_ID}" in text

@@ -335,6 +335,27 @@ def hostile_folder(lesson, tmp_path_factory) -> tuple[Path, Path, int, str, str]
     return submissions, out_dir, code, out, err
 
 
+def test_a_link_in_out_is_refused_before_grading_as_the_docs_say(tmp_path):
+    """Issue 52: the README said a batch's outputs replace links in `--out`, while the batch
+    refuses them. The docs now say what `--out` does, and this holds them to it."""
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_bytes(b"\x00")
+    out_dir = tmp_path / "results"
+    out_dir.mkdir()
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("mine", encoding="utf-8")
+    (out_dir / "check-state-02.csv").symlink_to(elsewhere)
+    code, _, err = invoke(["check", "state-02", "--batch", str(submissions), "--out", str(out_dir)])
+    said = "is a folder or a link; the batch writes a file there"
+    assert code == 2 and said in err and "Graded" not in err, err
+    assert elsewhere.read_text(encoding="utf-8") == "mine"
+    for guide in (REPO / "README.md", REPO / "docs" / "grading-security.md"):
+        text = " ".join(guide.read_text(encoding="utf-8").split())
+        assert f'("... {said}")' in text, guide
+        assert "links included" not in text and "a link planted there is replaced" not in text
+
+
 def test_b9_symlink_submission_is_refused(hostile_folder):
     _, out_dir, code, out, err = hostile_folder
     assert code == 0, err

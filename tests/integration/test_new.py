@@ -96,9 +96,15 @@ def test_new_adds_a_lesson_after_the_last_touching_only_it_and_phase_yaml(made, 
     the older lessons' generated files that say "lesson 1 of N" are renewed."""
     phase = _copy(made, tmp_path / "repo")
     before = _files(tmp_path / "repo")
-    code, out, err = invoke(["new", "loops-02", "--phase", "04"], root=phase.parents[1])
+    code, out, err = invoke(
+        ["new", "loops-02", "--phase", "04"], root=phase.parents[1], cwd=phase.parents[1]
+    )
     assert code == 0, out + err
     changed = _changed(before, _files(tmp_path / "repo"))
+    # issue 52: `new` said it wrote two files and renewed twelve of the other lesson unsaid
+    unsaid = sorted(name for name in changed if name not in out)
+    assert not unsaid, out
+    assert any(n.startswith("phases/04-phase-04/01-loops-01/") for n in changed)
     sources = {n for n in changed if not n.startswith("phases/04-phase-04/01-loops-01/")}
     assert {n for n in sources if not n.startswith("phases/04-phase-04/02-loops-02/")} == {
         "phases/04-phase-04/phase.yaml"
@@ -137,3 +143,38 @@ def test_new_joins_an_existing_phase_at_its_first_free_place(made, tmp_path):
     assert "Lesson 3 of Phase 04, coming later" in page
     code, out, err = invoke(["verify"], root=root, cwd=root)
     assert code == 0, out + err
+
+
+def test_the_documented_order_after_a_code_change_works_as_written(made, tmp_path):
+    """Issue 52: after a code change, docs/authoring.md says `lessonkit build`, then
+    `lessonkit run ID --script all --record`, then `lessonkit build` again; the first build
+    exited 2 ("records are not current") naming `lessonkit run ID --record`, and the record
+    showed a red "✗ output differs" for the change the author meant."""
+    phase = _copy(made, tmp_path / "repo")
+    root = phase.parents[1]
+    lesson_md = phase / "01-loops-01" / "lesson.md"
+    solution = 'total = sum(jnp.sum(leaf) for leaf in jax.tree.leaves(scaled))\nprint("Total:"'
+    text = lesson_md.read_text(encoding="utf-8")
+    assert text.count(solution) == 1
+    lesson_md.write_text(text.replace(solution, solution.replace('"Total:"', '"Sum:"')), "utf-8")
+    guide = (REPO / "docs" / "authoring.md").read_text(encoding="utf-8")
+    documented = "`lessonkit build`, then `lessonkit run ID --script all --record`, then "
+    assert documented + "`lessonkit build` again" in guide
+
+    code, out, err = invoke(["build"], root=root, cwd=root)
+    assert code == 0, err
+    assert "wrote phases/04-phase-04/01-loops-01/code/main.py" in out
+    assert "next: run `lessonkit run loops-01 --script all --record`" in out, out
+    code, out, err = invoke(["run", "loops-01", "--script", "all", "--record"], root=root)
+    assert code == 0, out + err
+    assert "✗" not in out and "what this run changes in the record" in out, out
+    assert "recorded:  Total: 12.0\n  this run:  Sum: 12.0" in out
+    code, out, err = invoke(["build"], root=root, cwd=root)
+    assert code == 0 and "site: wrote build/site" in out, out + err
+
+    text = lesson_md.read_text(encoding="utf-8")
+    lesson_md.write_text(text.replace('print("Sum:"', 'print("Sum of leaves:"', 1), "utf-8")
+    code, out, err = invoke(["build", "loops-01", "--record"], root=root, cwd=root)
+    assert code == 0 and "site: wrote build/site" in out, out + err
+    assert "recording loops-01: lessonkit run loops-01 --script all --record" in out
+    assert "run `lessonkit build" not in out, "build --record builds next: no advice to"

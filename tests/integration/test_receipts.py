@@ -193,7 +193,7 @@ def test_a_missing_going_further_record_names_its_command(repo):
     with pytest.raises(MissingRecordError, match="no execution record") as caught:
         load_record(load_lesson(folder / "lesson.md"), GOING_FURTHER)
     assert "going-further.json" in str(caught.value)
-    assert "lessonkit run state-02 --script going-further --record" in str(caught.value)
+    assert "lessonkit run state-02 --script all --record" in str(caught.value)
 
 
 def test_one_scripts_record_cannot_stand_in_for_another(repo):
@@ -210,7 +210,7 @@ def test_load_record_refuses_a_stale_record(repo):
     with pytest.raises(StaleRecordError, match=r"stale: the code of code/main.py") as caught:
         load_record(load_lesson(folder / "lesson.md"))
     assert isinstance(caught.value, LessonkitError)
-    assert "lessonkit run state-02 --record" in str(caught.value)
+    assert "lessonkit run state-02 --script all --record" in str(caught.value)
 
 
 def test_a_hand_edited_comment_in_the_script_is_drift_not_a_stale_record(repo):
@@ -232,7 +232,7 @@ def test_a_record_from_an_older_schema_is_stale_and_names_the_refresh(repo, sche
         StaleRecordError, match=f"older lessonkit \\(receipt schema {schema}"
     ) as caught:
         load_record(load_lesson(folder / "lesson.md"))
-    assert "lessonkit run state-02 --record" in str(caught.value)
+    assert "lessonkit run state-02 --script all --record" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -260,7 +260,7 @@ def test_a_corrupted_record_is_one_clear_error(repo, damage, message):
     with pytest.raises(CorruptRecordError, match=message) as caught:
         load_record(load_lesson(folder / "lesson.md"))
     text = str(caught.value)
-    assert "execution.json" in text and "lessonkit run state-02 --record" in text
+    assert "execution.json" in text and "lessonkit run state-02 --script all --record" in text
 
 
 def test_verify_reports_a_corrupted_record_without_a_traceback(repo):
@@ -268,7 +268,7 @@ def test_verify_reports_a_corrupted_record_without_a_traceback(repo):
     (folder / "outputs" / "execution.json").write_text("{not json", encoding="utf-8")
     code, out, err = invoke(["verify", "state-02"], root=root)
     assert code == 1
-    assert "not valid JSON" in out and "lessonkit run state-02 --record" in out
+    assert "not valid JSON" in out and "lessonkit run state-02 --script all --record" in out
     assert "Traceback" not in out + err
 
 

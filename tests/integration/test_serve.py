@@ -101,3 +101,22 @@ def test_without_watching_pages_are_served_as_built(built_site, lesson):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_record_the_code_outran_is_the_banners_error(tmp_path, monkeypatch):
+    """`build` no longer fails on a stale record (the step between two builds), yet the site
+    was not rebuilt: `serve` says why instead of telling the pages a new site is up."""
+    monkeypatch.setenv("LESSONKIT_ROOT", str(tmp_path))
+    folder = copy_lesson_repo(tmp_path)
+    state = BuildState()
+    rebuild(state)
+    assert state.version == 1 and not state.error
+    source = folder / "lesson.md"
+    text = source.read_text(encoding="utf-8")
+    old, new = 'assert jnp.allclose(grads["bias"], -4.)', 'assert jnp.allclose(grads["bias"], -4.0)'
+    assert text.count(old) == 1
+    source.write_text(text.replace(old, new), encoding="utf-8")
+    rebuild(state)
+    assert state.version == 1, "no new site to reload"
+    assert "stale: the code of code/main.py" in state.error
+    assert "lessonkit run state-02 --script all --record" in state.error

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from lessonkit.commands.new import skeleton
-from lessonkit.lesson.blocks import ROLES, raw_block
+from lessonkit.lesson.blocks import OLD_NAMES, ROLES, raw_block
 from lessonkit.lesson.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import Phase
@@ -65,3 +65,13 @@ def test_the_guides_grading_example_loads():
     block = raw_block("{attempt}" + info, content, 1, "authoring.md")
     attempt = ROLES["attempt"].build(block)
     assert (attempt.task, attempt.expect, attempt.code) == ("total", "failed", "total = 96.\n")
+
+
+@pytest.mark.parametrize("old", sorted(OLD_NAMES))
+def test_a_block_is_called_by_one_name(old):
+    """Issue 52: the guide called the figure block `{figure}` in two tables and
+    `{figure-data}` in a third. A role's old name appears only beside its name of today."""
+    guides = [p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))]
+    paragraphs = [p for text in guides for p in text.split("\n\n") if f"`{{{old}}}`" in p]
+    for paragraph in paragraphs:
+        assert f"`{{{old}}}` for `{{{OLD_NAMES[old]}}}`" in paragraph, paragraph

@@ -225,3 +225,22 @@ def test_the_task_checks_are_the_recorded_checks_but_run():
     from lessonkit.grade.judging.checks import TASK_CHECKS
 
     assert [name for name, _ in TASK_CHECKS] == [c for c in CHECKS if c != "run"]
+
+
+def test_every_declared_mistake_is_shown_with_zeros_when_no_one_made_it():
+    """Issue 52: the report dropped its mistakes section when no one made a declared
+    mistake. Counted by hand: two students, ana's counting attempt makes "off by one" at
+    task a, bob's passes; "sign flipped" is declared and made by no one."""
+    made = dataclasses.replace(_wrong("total"), mistake="off by one")
+    attempts = [_attempt("ana", made), _attempt("bob", _ok())]
+    declared = {"a": ["sign flipped", "off by one"]}
+    report = class_report(attempts, "demo-01", "latest", declared)
+    assert report.tasks[0].mistakes == (("off by one", 1), ("sign flipped", 0))
+    nobody = class_report(
+        [_attempt("ana", _ok()), _attempt("bob", _ok())], "demo-01", "latest", declared
+    )
+    assert nobody.tasks[0].mistakes == (("off by one", 0), ("sign flipped", 0))
+    page = unescape(render_class_report(nobody))
+    assert "Declared mistakes made" in page
+    assert "<td>sign flipped</td><td" in page
+    assert page.count(">0 of 2</td>") == 4  # each mistake in the chart and in its table

@@ -340,7 +340,7 @@ def test_state_02_explains_every_wrong_attempt(lesson):
         (
             "Square every leaf before you add it up, in `norm_squared`",
             "Square every leaf before you add it up, in `norm_sqared`",
-            "quotes `norm_sqared`, a name the lesson never binds",
+            "quotes `norm_sqared`, a name the lesson's code never uses",
         ),
         (
             "  - forgetting to square\n",
@@ -354,6 +354,24 @@ def test_verify_refuses_a_mistake_without_its_texts_or_with_unknown_names(
 ):
     with pytest.raises(LessonError, match=said.replace("(", r"\(").replace(")", r"\)")):
         lesson_changed(lesson, tmp_path, old, new)
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    [
+        "`for`",  # a keyword
+        "`match`",  # a soft keyword
+        "`init`",  # a library method the lesson calls: optimizer.init(params)
+        "`optax`",  # a module it imports
+        "`sum`",  # a builtin it calls
+    ],
+)
+def test_a_mistake_may_quote_keywords_and_library_names_the_lesson_uses(lesson, tmp_path, quoted):
+    """Issue 52: `:why:` refused `for`, and `:instead:` a library method (`init`), as "a name
+    the lesson never binds"."""
+    old = "Square every leaf before you add it up, in `norm_squared`"
+    changed = lesson_changed(lesson, tmp_path, old, f"{old} (with {quoted})")
+    assert any(quoted in a.instead for a in changed.grading.attempts)
 
 
 def test_verify_refuses_a_lesson_whose_wrong_attempts_explain_nothing(tmp_path):

@@ -1066,3 +1066,30 @@ def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, k
     apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))
     if apart > 1e-3:  # the same place on the bend (a coincidence a run cannot aim for)
         assert moved[known] != pytest.approx(moved[real], abs=1e-4), (bend, moved)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "said"),
+    [
+        # state-02 by hand: three required tasks, one optional (Adam's first step)
+        (("passed", "passed", "passed", "passed"), "All 3 tasks passed (and 1 optional)"),
+        (("passed", "passed", "passed", "not attempted"), "All 3 tasks passed"),
+        (("passed", "failed", "passed", "passed"), "2 of 3 tasks passed (and 1 optional)"),
+        (("error", "failed", "failed", "not attempted"), "0 of 3 tasks passed"),
+    ],
+)
+def test_check_batch_feedback_and_gradescope_count_the_tasks_one_way(lesson, statuses, said):
+    """Issue 52: a full-marks student's batch feedback said "3 of 4 tasks passed" (the
+    optional task counted with the required ones) while `check` said "All 3 tasks passed"."""
+    from lessonkit.course.autograder import results_json
+    from lessonkit.grade.judging.report import Scoring, summary_line
+
+    assert [t.optional for t in lesson.tasks] == [False, False, False, True]
+    tasks = tuple(
+        TaskResult(t.id, t.title, status, "", None, t.optional)
+        for t, status in zip(lesson.tasks, statuses, strict=True)
+    )
+    report = GradeReport(lesson.meta.id, "ana.py", tasks, (), 1.0, 7)
+    assert summary_line(report).plain.startswith(said)
+    assert f"\n\n{said}.\n\n" in report.feedback_markdown()
+    assert results_json(report, Scoring.of(lesson), "ran")["output"].startswith(f"{said}.")

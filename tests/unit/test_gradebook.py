@@ -23,6 +23,7 @@ from lessonkit.course.gradebook import (
     Gradebook,
     Graded,
     attempt_counts,
+    attempt_numbers,
     attempt_of,
     counting,
     course_table,
@@ -35,6 +36,8 @@ from lessonkit.grade.batches.journal import JournalEntry
 from lessonkit.grade.judging.report import Scoring
 from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.lesson.text import markdown_text
+
+from conftest import invoke
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "course"
 
@@ -524,3 +527,48 @@ _PIECES = ("\\", "`", "``", "[x](y)", "![i](y)", "[", "](y)", "<b>", "<", "## ",
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_markdown_text_never_makes_markup(text):
     assert _markup_in(markdown_text(text)) == set()
+
+
+def test_attempts_are_numbered_per_student_and_lesson(lesson, tmp_path):
+    """Issue 52: `grades --student` called ana's second attempt "attempt #3", the gradebook
+    row that bob's first attempt pushed along. Counted by hand: ana's are 1, 2 (and the
+    same bytes handed in again right after stay 2, the first of them counting), bob's is 1."""
+    book_path = tmp_path / "course.sqlite"
+    with Gradebook(book_path) as book:
+        rows = book.add_attempts(
+            [
+                _attempt(lesson, "ana", 1, b"one", submitted=1.0),
+                _attempt(lesson, "bob", 3, b"bob", submitted=1.5),
+                _attempt(lesson, "ana", 3, b"two", submitted=2.0),
+                _attempt(lesson, "ana", 3, b"two", submitted=3.0),  # downloaded twice
+            ]
+        ).ids
+        assert attempt_numbers(book.attempts()) == dict(zip(rows, [1, 1, 2, 2], strict=True))
+    argv = ["grades", "--gradebook", str(book_path), "--student", "ana"]
+    code, out, _ = invoke([*argv, "--json"])
+    assert code == 0
+    shown = [(a["attempt"], a["id"]) for a in json.loads(out)]
+    assert shown == [(1, rows[0]), (2, rows[2]), (2, rows[3])]
+    code, out, _ = invoke(argv)
+    said = [line.split(" · ")[0] for line in out.splitlines() if " · ana" in line]
+    assert said == [f"{lesson.meta.id} attempt {n}" for n in ("1", "2 (counts)", "2")]
+
+
+def test_the_class_report_lists_each_declared_mistake_even_when_no_one_made_it(lesson, tmp_path):
+    """`lessonkit report` counts every mistake state-02 declares: with one student who made
+    none, each is "0 of 1" (issue 52: the section was left out)."""
+    from html import unescape
+
+    from lessonkit.lesson.mistakes import declared_mistakes
+
+    book_path, page = tmp_path / "course.sqlite", tmp_path / "report.html"
+    with Gradebook(book_path) as book:
+        book.add_attempts([_attempt(lesson, "ana", len(lesson.tasks))])
+    argv = ["report", lesson.meta.id, "--gradebook", str(book_path), "--output", str(page)]
+    code, _, err = invoke(argv)
+    assert code == 0, err
+    html = unescape(page.read_text(encoding="utf-8"))
+    titles = [m.name for m in declared_mistakes(lesson)]
+    assert len(titles) >= 5 and "Declared mistakes made" in html
+    for title in titles:
+        assert f'<td>{title}</td><td class="number" data-label="Students">0 of 1</td>' in html

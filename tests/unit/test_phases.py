@@ -4,6 +4,7 @@ folders can disagree is one error naming the file to fix; a lesson written later
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import shutil
 from pathlib import Path
@@ -135,3 +136,24 @@ def test_a_phase_folder_without_its_phase_yaml_says_how_to_write_it(root):
     with pytest.raises(LessonError, match=r"no phase\.yaml in the phase folder 04-loops") as raised:
         all_lessons(root)
     assert "lessonkit migrate" in (raised.value.fix or "")
+
+
+def test_a_phase_with_the_default_title_is_named_once(lesson):
+    """`lessonkit new --phase 01` titles a new phase "Phase 01": the index, the study guide,
+    the lesson page's breadcrumb and the practice files said "Phase 01 · Phase 01" (issue 52).
+    A phase with a title of its own still shows it beside the number."""
+    from lessonkit.lesson.scripts import render_exercise_script
+    from lessonkit.render.page import render_study_guide
+
+    default = dataclasses.replace(lesson.meta.phase, title=f"Phase {lesson.meta.phase.number}")
+    plain = dataclasses.replace(lesson, meta=dataclasses.replace(lesson.meta, phase=default))
+    for shown in (
+        render_index([plain]),
+        render_study_guide(plain, [plain], None),
+        render_exercise_script(plain),
+    ):
+        assert "Phase 03 · Phase 03" not in shown and "Phase 03 / Phase 03" not in shown
+        assert "Phase 03 study guide · Phase 03" not in shown
+    assert ">Phase 03</h2>" in render_index([plain])
+    assert "# Phase 03 · lesson 2 of 4 ·" in render_exercise_script(plain)
+    assert ">Phase 03 · State, randomness &amp; control flow</h2>" in render_index([lesson])

@@ -45,6 +45,11 @@ class Terminal(Console):
             else:
                 yield segment
 
+    def on_broken_pipe(self) -> None:
+        """Raise it on (rich would exit here): `cli.main` ends every command on a closed
+        pipe, whatever printed last."""
+        raise BrokenPipeError
+
 
 def console(stderr: bool = False) -> Console:
     """A rich console that honours NO_COLOR and plain pipes, and shows text from outside

@@ -2,7 +2,9 @@
 
 The site comes last because it shows what the first part writes (the figure, the practice
 files) and the execution records of the lesson's scripts, each of which must still match
-lesson.md and its script: a stale record stops the site build with the command that renews it.
+lesson.md and its script. After a code change they do not yet: the build writes the lesson's
+files, leaves the previous site as it was and names the next step docs/authoring.md gives
+(record, then build again), exiting 0, since that is the order of work, not a mistake.
 Before anything is written, the declared numbers must agree with the prose and the code: a
 broken one stops the build at its lesson.md line, never at a generated file's.
 A generated file edited since the last build is never replaced unless `--force` says so.
@@ -19,9 +21,9 @@ from rich.console import Console
 from lessonkit.commands._common import add_lesson_argument, console, quoted
 from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.lesson.files import ALL
-from lessonkit.receipts import RecordError, load_records
+from lessonkit.receipts import RecordError, load_records, record_command
 from lessonkit.receipts.lesson_runs import RunOptions
-from lessonkit.site.build import INDEX, build
+from lessonkit.site.build import INDEX, Build, build
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,26 +43,51 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = console()
-    if args.record:
-        try:
-            build(args.lesson, force=args.force)
-        except RecordError:
-            if not _record_stale(out, args.lesson):
-                return 1
-            out.print()
-    done = build(args.lesson, force=args.force)
-    for built in done.lessons:
-        for path in built.written:
-            out.print(f"wrote {quoted(path)}")
-        changed = len(built.written)
-        out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
+    try:
+        done: Build | None = build(args.lesson, force=args.force)
+    except RecordError:
+        if not args.record:
+            raise
+        done = None  # a record that cannot be read: recording replaces it
+    if args.record and (done is None or done.waiting is not None):
+        if done is not None:
+            _show_lessons(out, done)
+        if not _record_stale(out, args.lesson):
+            return 1
+        out.print()
+        done = build(args.lesson, force=args.force)
+    assert done is not None
+    show_build(out, done)
+    return 0
+
+
+def show_build(out: Console, done: Build) -> None:
+    """Every file a build wrote, lesson by lesson, then the site, or the step it waits for."""
+    _show_lessons(out, done)
     report = done.site
+    if report is None:
+        waiting = done.waiting
+        assert waiting is not None  # a build without a site says why
+        out.print(
+            f"site: not rebuilt yet, the records are not current for the code lesson.md has "
+            f"now:\n  {waiting.where}: {waiting.message}\nnext: {waiting.fix}"
+        )
+        return
     out.print(
         f"site: wrote {quoted(report.target)} ({len(report.pages)} lesson page(s), "
         f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "
         f"{quoted(report.target / INDEX)} or run `lessonkit serve`"
     )
-    return 0
+
+
+def _show_lessons(out: Console, done: Build) -> None:
+    for built in done.lessons:
+        for path in built.written:
+            out.print(f"wrote {quoted(path)}")
+        for path in built.removed:
+            out.print(f"removed {quoted(path)} (lesson.md no longer makes it)")
+        changed = len(built.written) + len(built.removed)
+        out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
 
 
 def _record_stale(out: Console, lesson_id: str | None) -> bool:
@@ -72,9 +99,8 @@ def _record_stale(out: Console, lesson_id: str | None) -> bool:
         try:
             load_records(lesson)
         except RecordError:
-            out.print(
-                f"recording {lesson.meta.id}: lessonkit run {lesson.meta.id} --script all --record"
-            )
-            if not run_lesson(out, lesson, RunOptions(script=ALL, record=True)):
+            out.print(f"\nrecording {lesson.meta.id}: {record_command(lesson)}")
+            options = RunOptions(script=ALL, record=True)
+            if not run_lesson(out, lesson, options, builds_next=True):
                 return False
     return True

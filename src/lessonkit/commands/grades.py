@@ -29,6 +29,7 @@ from lessonkit.course.exports import (
 from lessonkit.course.gradebook import (
     Attempt,
     CourseTable,
+    attempt_numbers,
     counting,
     course_table,
     older_gradings,
@@ -93,9 +94,12 @@ def table_json(table: CourseTable) -> dict:
     }
 
 
-def attempt_json(attempt: Attempt, counts: bool) -> dict:
+def attempt_json(attempt: Attempt, number: int, counts: bool) -> dict:
+    """One attempt for tools: `attempt` is its number among the student's attempts at the
+    lesson (1, 2, ...), `id` its row in the gradebook."""
     return {
-        "attempt": attempt.id,
+        "attempt": number,
+        "id": attempt.id,
         "lesson": attempt.lesson,
         "file": attempt.file,
         "sha256": attempt.sha256,
@@ -142,7 +146,13 @@ def _course_view(table: CourseTable) -> Table:
     return view
 
 
-def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], chosen: set) -> None:
+def _show_student(
+    out: Console,
+    student: str,
+    attempts: tuple[Attempt, ...],
+    numbers: dict[int | None, int],
+    chosen: set,
+) -> None:
     """Each attempt on a line of its own, then its tasks: narrow enough for any terminal."""
     out.print(Text(f"Attempts of {safe_name(student)}, oldest submission first", style="bold"))
     for attempt in attempts:
@@ -150,7 +160,8 @@ def _show_student(out: Console, student: str, attempts: tuple[Attempt, ...], cho
         extra = f" (+{attempt.extra_points:g} extra)" if attempt.extra_points else ""
         out.print(
             Text(
-                f"\nattempt #{attempt.id}{mark} · {attempt.lesson} · {safe_name(attempt.file)} · "
+                f"\n{attempt.lesson} attempt {numbers[attempt.id]}{mark} · "
+                f"{safe_name(attempt.file)} · "
                 f"submitted {utc_stamp(attempt.submitted)} · graded {attempt.graded_utc} · "
                 f"{attempt.points:g}/{attempt.max_points:g} points{extra} · seed {attempt.seed}"
             )
@@ -215,10 +226,12 @@ def run(args: argparse.Namespace) -> int:
         )
         if not mine:
             raise UsageError(f"{shown(path)} has no attempt by {args.student!r}")
+        numbers = attempt_numbers(attempts)
         if args.json:
-            print(json.dumps([attempt_json(a, a.id in chosen) for a in mine], indent=2))
+            shown_json = [attempt_json(a, numbers[a.id], a.id in chosen) for a in mine]
+            print(json.dumps(shown_json, indent=2))
         else:
-            _show_student(console(), args.student, mine, chosen)
+            _show_student(console(), args.student, mine, numbers, chosen)
         return 0
     table = course_table(attempts, students, args.policy)
     if assignments:

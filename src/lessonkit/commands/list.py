@@ -16,7 +16,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = console()
-    for lesson in all_lessons():
+    lessons = all_lessons()
+    if not lessons:
+        out.print(
+            "no lessons yet under phases/: add the first with "
+            "`lessonkit new ID --phase NN` (for example `lessonkit new loops-01 --phase 01`)"
+        )
+    for lesson in lessons:
         meta = lesson.meta
         about = (
             f"  {meta.title}  (phase {meta.phase.number}, lesson {meta.lesson_number} of "

@@ -20,6 +20,7 @@ from lessonkit.atomic import write_atomically
 from lessonkit.commands._common import console, marked, quoted
 from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.catalog import find_lesson, repo_root
+from lessonkit.lesson.files import ALL
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Phase
 from lessonkit.lesson.phase_file import (
@@ -78,6 +79,7 @@ def place_in_phase(root: Path, number: str, lesson_id: str) -> Place:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lessonkit.commands.build import show_build
     from lessonkit.commands.run import run_lesson
     from lessonkit.receipts.lesson_runs import RunOptions
     from lessonkit.site.build import build
@@ -104,18 +106,22 @@ def run(args: argparse.Namespace) -> int:
     write_atomically(folder / "lesson.md", text)
     write_atomically(place.phase_file, place.phase_text)
     out = console()
-    out.print(f"wrote {quoted(folder / 'lesson.md')} and {quoted(place.phase_file)}")
-    for path in write_all(load_lesson(folder / "lesson.md")):  # what the record is made from
+    out.print(f"wrote {quoted(folder / 'lesson.md')}")
+    out.print(f"wrote {quoted(place.phase_file)}")
+    lesson = load_lesson(folder / "lesson.md")
+    for path in write_all(lesson).written:  # what the record is made from
         out.print(f"wrote {quoted(path)}")
-    if not run_lesson(out, load_lesson(folder / "lesson.md"), RunOptions(record=True)):
+    if not run_lesson(out, lesson, RunOptions(script=ALL, record=True), builds_next=True):
         raise UsageError("the skeleton's first run failed", fix="see the output above")
-    build()
+    out.print()
+    show_build(out, build())  # the phase's other lessons too: their pages say "lesson k of N"
     out.print(
         marked(
             "ok",
             f"lesson {args.lesson} is ready. Edit {quoted(folder / 'lesson.md')} "
-            f"(see docs/authoring.md), then run `lessonkit build`, `lessonkit run {args.lesson} "
-            "--record` when its code changes, and `lessonkit verify`.",
+            f"(see docs/authoring.md), then run `lessonkit build`; after a code change, "
+            f"`lessonkit build {args.lesson} --record` (it records the scripts too); and "
+            "`lessonkit verify` before you commit.",
         )
     )
     return 0

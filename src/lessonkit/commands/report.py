@@ -14,6 +14,7 @@ from lessonkit.commands._common import add_lesson_argument, write_output
 from lessonkit.commands._course import add_policy_argument, existing_gradebook
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.lesson.catalog import find_lesson
+from lessonkit.lesson.mistakes import declared_mistakes
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,10 @@ def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     with existing_gradebook(args.gradebook) as book:
         attempts = book.attempts(lesson=lesson.meta.id)
-    report = class_report(attempts, lesson.meta.id, args.policy)
+    declared: dict[str, list[str]] = {}
+    for mistake in declared_mistakes(lesson):
+        declared.setdefault(mistake.task, []).append(mistake.name)
+    report = class_report(attempts, lesson.meta.id, args.policy, declared)
     write_output(
         args.output,
         render_class_report(report),

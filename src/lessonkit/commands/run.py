@@ -104,8 +104,10 @@ def _show_comparison(out: Console, lesson: Lesson, run: ScriptRun) -> None:
             )
         )
         return
-    verdict = "differs from the previous record" if run.recording else "differs from the record"
-    out.print(marked("bad", f"output {verdict} ({about}):"))
+    if run.recording:  # the change the author meant to record: said, not an alarm
+        out.print(f"what this run changes in the record ({about}):")
+    else:
+        out.print(marked("bad", f"output differs from the record ({about}):"))
     out.print(comparison.explain())
 
 
@@ -214,9 +216,18 @@ def run(args: argparse.Namespace) -> int:
     return 0 if passed == len(lessons) else 1
 
 
-def run_lesson(out: Console, lesson: Lesson, options: RunOptions) -> bool:
-    """Run, compare and keep the chosen scripts (and, recording main, the cell outputs)."""
-    scripts = scripts_to_run(lesson, options)
+def run_lesson(
+    out: Console, lesson: Lesson, options: RunOptions, *, builds_next: bool = False
+) -> bool:
+    """Run, compare and keep the chosen scripts (and, recording main, the cell outputs).
+
+    `builds_next`: the caller builds the lesson right after (`build --record`, `new`), so
+    the advice to run `lessonkit build` is left out.
+    """
+    plan = scripts_to_run(lesson, options)
+    if plan.numbers_written:
+        out.print(f"wrote {quoted(plan.numbers_written)} (the declared numbers hold)")
+    scripts = plan.scripts
     root = repo_root()
     runs = []
     for index, script in enumerate(scripts):
@@ -229,10 +240,13 @@ def run_lesson(out: Console, lesson: Lesson, options: RunOptions) -> bool:
     if cell_outputs_due(options, tuple(runs)):
         out.print("\nRecording the practice notebook's cell outputs in a child process ...")
         path = record_cell_outputs(lesson, options.timeout)
-        out.print(
-            f"recorded them in {quoted(path)}; run `lessonkit build {lesson.meta.id}` to put "
-            "them in the notebook, and commit both"
+        advice = (
+            "the build that follows puts them in the notebook; commit both"
+            if builds_next
+            else f"run `lessonkit build {lesson.meta.id}` to put them in the notebook, and "
+            "commit both"
         )
+        out.print(f"recorded them in {quoted(path)}; {advice}")
     if passed and not options.record:
         out.print(_next_steps(lesson))
     return passed

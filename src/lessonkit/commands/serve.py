@@ -222,7 +222,9 @@ def rebuild(state: BuildState, say: Callable[[str], None] | None = None) -> None
     """Run `lessonkit build` quietly; a failure is kept for the pages' banner and, through
     `say`, told to the terminal once (not again while the same error stands)."""
     try:
-        build()
+        waiting = build().waiting
+        if waiting is not None:  # the site waits for a record: the banner says which
+            raise waiting
     except LessonkitError as exc:
         message = str(exc)
         if say is not None and message != state.error:
@@ -254,7 +256,9 @@ def run(args: argparse.Namespace) -> int:
     target = site_dir(repo_root())
     if not (target / INDEX).is_file():
         out.print(f"{quoted(target)} has no site yet: building it first")
-        build()
+        waiting = build().waiting
+        if waiting is not None:
+            raise waiting
     state = None if args.no_watch else BuildState()
     server = make_server(target, args.port, state=state)
     stop = threading.Event()

@@ -26,6 +26,7 @@ from lessonkit.receipts import (
     load_accelerator_records,
     load_records,
     record_command,
+    record_fix,
     record_path,
     script_path,
 )
@@ -41,9 +42,9 @@ def _line(problem: LessonkitError) -> str:
 
 
 def _drift_problems(lesson: Lesson, drift: list[Drift]) -> list[str]:
+    said = {"missing": "missing", "differs": "out of date", "left over": "no longer made"}
     return [
-        f"{quoted(d.path)} is {'missing' if d.reason == 'missing' else 'out of date'}: "
-        f"run `lessonkit build {lesson.meta.id}`"
+        f"{quoted(d.path)} is {said[d.reason]}: run `lessonkit build {lesson.meta.id}`"
         for d in drift
     ]
 
@@ -114,7 +115,7 @@ def _cell_output_problems(lesson: Lesson, numbers_broken: bool) -> list[str]:
     stale = stale_cells(lesson)
     if not stale:
         return []
-    fix = f"run `lessonkit run {lesson.meta.id} --record`, then `lessonkit build {lesson.meta.id}`"
+    fix = record_fix(lesson)
     if numbers_broken:
         fix = "fix the lesson.md numbers above first (a run of the current code cannot be a " + (
             f"reference); then {fix}"

@@ -253,14 +253,10 @@ def results_json(report: GradeReport, scoring: Scoring, said: str) -> dict:
             test["status"] = "passed" if task.status == PASSED else "failed"
         tests.append(test)
     seed = f" Input sets drawn with seed {report.seed}." if report.seed is not None else ""
-    required = [t for t in report.tasks if not t.optional]
-    passed = sum(t.status == PASSED for t in required)
-    extra = sum(t.status == PASSED for t in report.tasks if t.optional)
-    also = f" (and {extra} optional)" if extra else ""
     return {
         "score": sum(earned.values()),
         "execution_time": max(1, round(report.seconds)),
-        "output": f"{passed} of {len(required)} tasks passed{also}.{seed}\n\n{said}",
+        "output": f"{report.tally.words(all_passed=report.passed)}.{seed}\n\n{said}",
         "output_format": "md",
         "visibility": "visible",
         "stdout_visibility": "hidden",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
@@ -128,9 +128,14 @@ def _failure_groups(task: str, attempts: Sequence[Attempt]) -> tuple[FailureGrou
     return tuple(sorted(groups, key=lambda g: (-g.attempts, str(g.check), g.path or "")))
 
 
-def _mistakes(task: str, chosen: Sequence[Attempt]) -> tuple[tuple[str, int], ...]:
-    """How many students' counting attempts made each declared mistake at `task`."""
-    counts = Counter(
+def _mistakes(
+    task: str, chosen: Sequence[Attempt], declared: Sequence[str]
+) -> tuple[tuple[str, int], ...]:
+    """How many students' counting attempts made each declared mistake at `task`: every
+    mistake the lesson declares (`declared`), 0 where no one made it, and any other one the
+    gradebook names (a mistake the lesson has since dropped)."""
+    counts = Counter(dict.fromkeys(declared, 0))
+    counts.update(
         grade.mistake
         for attempt in chosen
         for grade in attempt.tasks
@@ -159,8 +164,15 @@ def _median_attempts(task: str, by_student: dict[str, list[Attempt]]) -> float |
     return statistics.median(needed) if needed else None
 
 
-def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> ClassReport:
-    """The summary of `lesson`'s attempts; a lesson with none is refused."""
+def class_report(
+    attempts: Sequence[Attempt],
+    lesson: str,
+    policy: Policy,
+    declared: Mapping[str, Sequence[str]] | None = None,
+) -> ClassReport:
+    """The summary of `lesson`'s attempts; a lesson with none is refused. `declared` holds
+    the titles of the mistakes the lesson declares, by task: each is counted, 0 included."""
+    declared = declared or {}
     mine = current(a for a in attempts if a.lesson == lesson)
     if not mine:
         raise UsageError(
@@ -187,7 +199,7 @@ def class_report(attempts: Sequence[Attempt], lesson: str, policy: Policy) -> Cl
             graded=len(chosen),
             failures=_failure_groups(grade.task, mine),
             median_attempts=_median_attempts(grade.task, by_student),
-            mistakes=_mistakes(grade.task, chosen),
+            mistakes=_mistakes(grade.task, chosen, declared.get(grade.task, ())),
         )
         for grade in latest.tasks
     )
@@ -290,7 +302,8 @@ def _totals_chart(report: ClassReport) -> Chart:
 
 
 def _mistakes_chart(report: ClassReport) -> Chart | None:
-    """Students per declared mistake, task by task; None where no answer made one."""
+    """Students per declared mistake, task by task (0 where no one made it); None where the
+    lesson declares none and no answer made one."""
     bars = tuple(
         Bar(f"{t.title}: {title}", count, f"{count} of {t.graded}")
         for t in report.tasks

@@ -9,32 +9,46 @@ counting attempt as grading everything at once in submission order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from lessonkit.course.attempts import Attempt, Policy
 from lessonkit.course.roster import Student
 
 
-def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
-    """The submissions that count as submissions, in the order they were made: by
-    submission time, then file and sha256, so the order they were kept in never matters
-    (the file never decides which of a student's bytes is newer: `course.intake` keeps no
-    two of one student's submissions at one time with other bytes, it lists them as tied).
-
-    A submission of the very bytes the same student submitted last (nothing else between)
-    is the same work handed in again (a folder downloaded twice): the first of them stands
-    for the run. Going back to earlier bytes after submitting others is a new submission.
-    """
+def _in_order(attempts: Iterable[Attempt]) -> Iterator[tuple[Attempt, bool]]:
+    """Every attempt in the order submissions were made (by submission time, then file and
+    sha256, so the order they were kept in never matters; the file never decides which of a
+    student's bytes is newer: `course.intake` keeps no two of one student's submissions at
+    one time with other bytes, it lists them as tied), each with whether it is a new
+    submission: the very bytes the same student submitted last (nothing else between) are
+    the same work handed in again (a folder downloaded twice), not a new one."""
     ordered = sorted(attempts, key=lambda a: (a.submitted, a.file, a.sha256, a.id or 0))
     last: dict[tuple[str, str], str] = {}
-    kept = []
     for attempt in ordered:
         key = (attempt.student, attempt.lesson)
-        if last.get(key) != attempt.sha256:
-            kept.append(attempt)
+        yield attempt, last.get(key) != attempt.sha256
         last[key] = attempt.sha256
-    return tuple(kept)
+
+
+def current(attempts: Iterable[Attempt]) -> tuple[Attempt, ...]:
+    """The submissions that count as submissions, in the order they were made; of the same
+    work handed in again (`_in_order`), the first stands for the run. Going back to earlier
+    bytes after submitting others is a new submission."""
+    return tuple(attempt for attempt, new in _in_order(attempts) if new)
+
+
+def attempt_numbers(attempts: Iterable[Attempt]) -> dict[int | None, int]:
+    """Each attempt's number (by its gradebook id) among its student's submissions of its
+    lesson, 1 for the first: Ana's second attempt at state-02 is 2, whatever the gradebook's
+    row ids. The same work handed in again keeps the number of the submission it repeats."""
+    numbers: dict[int | None, int] = {}
+    made: dict[tuple[str, str], int] = {}
+    for attempt, new in _in_order(attempts):
+        key = (attempt.student, attempt.lesson)
+        made[key] = made.get(key, 0) + new
+        numbers[attempt.id] = made[key]
+    return numbers
 
 
 def counting(attempts: Iterable[Attempt], policy: Policy) -> dict[tuple[str, str], Attempt]:

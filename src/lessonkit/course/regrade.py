@@ -87,7 +87,7 @@ def regrade_items(book: Gradebook, todo: tuple[Attempt, ...]) -> tuple[BatchItem
         data = book.content(attempt.sha256)
         if hashlib.sha256(data).hexdigest() != attempt.sha256:
             raise UsageError(
-                f"{shown(book.path)}: the bytes kept for attempt #{attempt.id} "
+                f"{shown(book.path)}: the bytes kept for gradebook row {attempt.id} "
                 f"({attempt.student}, {attempt.file}) do not hash to its sha256, so they "
                 "are not the bytes that student submitted",
                 fix="restore the gradebook from a backup; nothing was regraded",

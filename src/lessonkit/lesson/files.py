@@ -93,23 +93,25 @@ SCRIPTS = (MAIN, GOING_FURTHER)
 DEFAULT = MAIN
 
 
-def lesson_scripts(lesson: Lesson) -> tuple[Script, ...]:
-    """The scripts this lesson runs: going_further.py only when it has optional experiments."""
-    return tuple(s for s in SCRIPTS if s is not GOING_FURTHER or lesson.optional_experiments)
-
-
 def lesson_files(lesson: Lesson) -> tuple[LessonFile, ...]:
-    """Every file of the lesson, in the order the page lists its downloads."""
+    """Every file of the lesson, in the order the page lists its downloads.
+
+    going_further.py and its record belong only to a lesson with optional experiments: a
+    lesson has no script it cannot run (`lesson_scripts`).
+    """
     script, notebook = lesson.exercise_paths
-    going_further = GOING_FURTHER in lesson_scripts(lesson)
-    # going_further.py is rendered for every lesson (it stays a valid script with no
-    # experiments), but only a lesson with optional experiments runs and offers it.
-    gf = LessonFile(
-        "going-further",
-        GOING_FURTHER.path,
-        "generated",
-        "going-further-script",
-        "Optional experiments" if going_further else "",
+    going_further = (
+        (
+            LessonFile(
+                "going-further",
+                GOING_FURTHER.path,
+                "generated",
+                "going-further-script",
+                "Optional experiments",
+            ),
+        )
+        if lesson.optional_experiments
+        else ()
     )
     gf_record = (
         (
@@ -128,7 +130,7 @@ def lesson_files(lesson: Lesson) -> tuple[LessonFile, ...]:
     return (
         LessonFile("notebook", notebook, "generated", "notebook", "Notebook"),
         LessonFile("main", MAIN.path, "generated", "main-script", "Python worked example"),
-        gf,
+        *going_further,
         LessonFile("script", script, "generated", "exercise-script", "Exercise script"),
         LessonFile("lesson", "lesson.md", "source", "author", "Lesson text (Markdown)"),
         LessonFile(
@@ -158,6 +160,13 @@ def lesson_files(lesson: Lesson) -> tuple[LessonFile, ...]:
     )
 
 
+def lesson_scripts(lesson: Lesson) -> tuple[Script, ...]:
+    """The scripts this lesson runs, records and offers: one for each script `build`
+    generates for it (a script is generated only where it has something to run)."""
+    generated = {f.path for f in generated_files(lesson)}
+    return tuple(s for s in SCRIPTS if s.path in generated)
+
+
 def generated_files(lesson: Lesson) -> tuple[LessonFile, ...]:
     """The files `build` renders from lesson.md (and `verify` re-renders to compare)."""
     return tuple(f for f in lesson_files(lesson) if f.kind == "generated")
@@ -175,8 +184,12 @@ def select_scripts(lesson: Lesson, name: str) -> tuple[Script, ...]:
     for script in lesson_scripts(lesson):
         if script.name == name:
             return (script,)
+    made = next(
+        (f" ({s.path} is made only where it has code to run)" for s in SCRIPTS if s.name == name),
+        "",
+    )
     raise UsageError(
-        f"{lesson.meta.id} has no script {name!r}",
+        f"{lesson.meta.id} has no script {name!r}{made}",
         fix=f"choose one of: {', '.join(script_names(lesson))}",
     )
 

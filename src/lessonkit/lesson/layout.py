@@ -94,7 +94,7 @@ def _layout(lesson: Lesson) -> list[Cell]:
             "title",
             "markdown",
             f"*{generated_note(lesson, 'this file')}*\n\n# {meta.title}\n\n"
-            f"Phase {meta.phase.number} · {meta.phase.title} · lesson {meta.lesson_number} of "
+            f"{meta.phase.heading} · lesson {meta.lesson_number} of "
             f"{len(meta.phase.lessons)} · revision {meta.revision} · "
             f"about {meta.minutes} minutes · {meta.practice}\n\n{meta.goal}\n\n"
             "Restart the kernel and run the cells from the top: later cells use names defined "

@@ -2,17 +2,18 @@
 
 A learner who makes a declared mistake reads its title, what they misunderstood (`:why:`)
 and what to do instead (`:instead:`), so both must be there and must speak of names the
-lesson has; a hint's `:for:` names only checks and mistakes of its own task.
+lesson's code has; a hint's `:for:` names only checks and mistakes of its own task.
 """
 
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 
 from lessonkit.errors import LessonError
 from lessonkit.lesson.blocks import at_line
-from lessonkit.lesson.model import Grading, Lesson
+from lessonkit.lesson.model import DeclaredAttempt, Grading, Lesson
 from lessonkit.lesson.rules import CHECKS
 from lessonkit.lesson.syntax import parse_python
 
@@ -20,22 +21,36 @@ _QUOTED_NAME = re.compile(r"`([A-Za-z_]\w*)`")
 """A code span that is one bare name (`total`): a value the text says the lesson has."""
 
 
+def declared_mistakes(lesson: Lesson) -> tuple[DeclaredAttempt, ...]:
+    """The lesson's wrong attempts that explain themselves: what the grader names and the
+    class report counts."""
+    grading = lesson.grading
+    return () if grading is None else tuple(a for a in grading.attempts if a.is_mistake)
+
+
 def lesson_names(lesson: Lesson) -> frozenset[str]:
-    """Every name the lesson's steps, experiments and task code bind anywhere (in a `try`
-    block too), and the graded inputs."""
+    """Every name the lesson's steps, experiments and task code have: what they bind anywhere
+    (in a `try` block too), import, read (`sum`, `jnp`) or reach as an attribute (`init` of
+    `optimizer.init`), the graded inputs, and Python's keywords (`for`, `match`), which a
+    text may quote too."""
     sources = [step.code for step in lesson.steps]
     sources += [e.code for e in lesson.experiments]
     for task in lesson.tasks:
         sources += [task.scaffold, task.solution]
-    names: set[str] = set()
+    names: set[str] = {*keyword.kwlist, *keyword.softkwlist}
     for source in sources:
         try:
             tree = parse_python(source)
         except (SyntaxError, LessonError):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if isinstance(node, ast.Name):
                 names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.alias):
+                names.update((node.asname or node.name).split("."))
+                names.update(node.name.split("."))
             elif isinstance(node, ast.FunctionDef | ast.ClassDef):
                 names.add(node.name)
     grading = lesson.grading
@@ -65,9 +80,10 @@ def validate_mistakes(lesson: Lesson, grading: Grading) -> None:
             if unknown:
                 raise LessonError(
                     f"{{attempt}} block: ':{option}:' of {attempt.name!r} quotes "
-                    f"`{unknown[0]}`, a name the lesson never binds",
+                    f"`{unknown[0]}`, a name the lesson's code never uses",
                     where=at,
-                    fix="quote only names the lesson's steps, experiments or tasks assign",
+                    fix="quote only names the lesson's steps, experiments or tasks bind, import "
+                    "or use (a keyword such as `for` is fine too)",
                 )
     for task in lesson.tasks:
         titles = {a.name for a in grading.attempts if a.task == task.id and a.is_mistake}

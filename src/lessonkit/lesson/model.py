@@ -41,6 +41,18 @@ class Phase:
     study_guide: str
     lessons: tuple[str | None, ...]  # ids in order; None: a lesson still to be written
 
+    @property
+    def own_title(self) -> str | None:
+        """The title, or None while it is the default `lessonkit new` gives a new phase
+        ("Phase 04"): shown beside the number, that would say the number twice."""
+        return None if self.title == f"Phase {self.number}" else self.title
+
+    @property
+    def heading(self) -> str:
+        """The number and the title ("Phase 03 · State"), or the number alone (see `own_title`)."""
+        own = self.own_title
+        return f"Phase {self.number}" + (f" · {own}" if own else "")
+
 
 @dataclass(frozen=True)
 class Meta:

@@ -24,7 +24,7 @@ from lessonkit.receipts.comparison import (
     missing_lines,
     printed_numbers,
 )
-from lessonkit.receipts.numbers import check_numbers, number_problems
+from lessonkit.receipts.numbers import NumbersCheck, check_numbers, number_problems
 from lessonkit.receipts.running import DEFAULT_TIMEOUT_S, check_options, run_script
 from lessonkit.receipts.schema import Receipt, RecordError, StaleRecordError
 from lessonkit.receipts.store import (
@@ -84,16 +84,25 @@ def is_current(lesson: Lesson, script: Script) -> bool:
     return path.is_file() and path.read_text(encoding="utf-8") == script.render(lesson)
 
 
-def scripts_to_run(lesson: Lesson, options: RunOptions) -> tuple[Script, ...]:
+@dataclass(frozen=True)
+class RunPlan:
+    """The scripts a run takes, and the numbers verdict a recording wrote before them
+    (`receipts.numbers`), so the command can name every file it changed."""
+
+    scripts: tuple[Script, ...]
+    numbers_written: Path | None = None
+
+
+def scripts_to_run(lesson: Lesson, options: RunOptions) -> RunPlan:
     """The scripts `options` names, refused before anything runs when they cannot be."""
     scripts = select_scripts(lesson, options.script)
     check_options(options.platform, options.devices)
-    if options.record:
-        refuse_stale_recording(lesson, scripts)
-    return scripts
+    if not options.record:
+        return RunPlan(scripts)
+    return RunPlan(scripts, refuse_stale_recording(lesson, scripts).written)
 
 
-def refuse_stale_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> None:
+def refuse_stale_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> NumbersCheck:
     """A record must be current: refuse stale scripts and numbers the code contradicts."""
     stale = [
         shlex.quote(shown(script_path(lesson, s))) for s in scripts if not is_current(lesson, s)
@@ -104,7 +113,7 @@ def refuse_stale_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> None:
             "lesson.md, so a record of it would be stale at once",
             fix=f"run `lessonkit build {lesson.meta.id}`, then record again",
         )
-    check_numbers(lesson)
+    return check_numbers(lesson)
 
 
 def _reference(lesson: Lesson, script: Script) -> tuple[Receipt | None, str | None]:

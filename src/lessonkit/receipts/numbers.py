@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,18 +183,27 @@ def numbers_current(lesson: Lesson, key: str | None = None) -> bool:
     )
 
 
-def check_numbers(lesson: Lesson, *, keep: bool = True) -> bool:
+@dataclass(frozen=True)
+class NumbersCheck:
+    """What `check_numbers` did: whether the lesson's code ran, and the verdict file it
+    wrote (None when the kept one was current or nothing was kept)."""
+
+    ran: bool
+    written: Path | None = None
+
+
+def check_numbers(lesson: Lesson, *, keep: bool = True) -> NumbersCheck:
     """Raise NumbersError naming every problem, if there is one (`build` and `run` call it).
 
-    Returns whether the code ran: with `keep`, a current kept verdict skips the run and a
-    passing run is kept for the next call.
+    With `keep`, a current kept verdict skips the run and a passing run is kept for the next
+    call.
     """
     problems = prose_problems(lesson)
     if problems:
         raise NumbersError(problems)
     key = numbers_key(lesson)
     if keep and numbers_current(lesson, key):
-        return False
+        return NumbersCheck(ran=False)
     problems = value_problems(lesson)
     if problems:
         raise NumbersError(problems)
@@ -201,4 +211,5 @@ def check_numbers(lesson: Lesson, *, keep: bool = True) -> bool:
         path, content = _record_path(lesson), _render_record(lesson, key)
         if not path.is_file() or path.read_bytes() != content:
             write_atomically(path, content)
-    return True
+            return NumbersCheck(ran=True, written=path)
+    return NumbersCheck(ran=True)

@@ -58,9 +58,19 @@ def run_command(lesson: Lesson, script: Script = MAIN) -> str:
     return f"lessonkit run {lesson.meta.id}{chosen}"
 
 
-def record_command(lesson: Lesson, script: Script = MAIN) -> str:
-    """The command that (re)creates the record of `script`'s reference run."""
+def record_command(lesson: Lesson, script: Script | None = None) -> str:
+    """The command that (re)creates the record of `script`'s reference run; with no script,
+    of every script and the notebook's cell outputs (`--script all`), the one form
+    docs/authoring.md gives after a code change."""
+    if script is None:
+        return f"lessonkit run {lesson.meta.id} --script {ALL} --record"
     return f"{run_command(lesson, script)} --record"
+
+
+def record_fix(lesson: Lesson) -> str:
+    """What brings a lesson's records up to date, in the order docs/authoring.md gives."""
+    then = f"lessonkit build {lesson.meta.id}"
+    return f"run `{record_command(lesson)}` (it records them all), then `{then}`"
 
 
 def read_receipt(path: Path) -> Receipt:
@@ -121,7 +131,7 @@ def load_record(lesson: Lesson, script: Script = MAIN) -> Receipt:
             recorded, or an older lessonkit wrote the record.
     """
     path = record_path(lesson, script)
-    fix = f"run `{record_command(lesson, script)}`"
+    fix = record_fix(lesson)
     try:
         receipt = read_receipt(path)
     except RecordError as exc:
@@ -172,7 +182,6 @@ def load_records(lesson: Lesson) -> dict[Script, Receipt]:
         named.append(
             f"{shown(lesson.directory / RECORD)}: no current output for cell{s} {', '.join(cells)}"
         )
-    every = f" --script {ALL}" if len(lesson_scripts(lesson)) > 1 else ""
     kind = (
         StaleRecordError
         if all(isinstance(p, StaleRecordError) for p in problems)
@@ -181,8 +190,7 @@ def load_records(lesson: Lesson) -> dict[Script, Receipt]:
     raise kind(
         f"{len(named)} records are not current:\n" + "\n".join(f"  {n}" for n in named),
         where=problems[0].where,
-        fix=f"run `lessonkit run {lesson.meta.id}{every} --record` (it records them all), "
-        f"then `lessonkit build {lesson.meta.id}`",
+        fix=record_fix(lesson),
     )
 
 

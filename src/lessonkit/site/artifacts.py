@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from lessonkit.atomic import write_atomically
 from lessonkit.errors import LessonkitError
@@ -111,11 +112,13 @@ def render_all(lesson: Lesson, *, figure: Rendered | None = None) -> Rendered:
 
 @dataclass(frozen=True)
 class LessonBuild:
-    """What building one lesson did: the files it wrote and whether the lesson's code ran."""
+    """What building one lesson did: the files it wrote, those it removed (`Written`) and
+    whether the lesson's code ran."""
 
     lesson: str
     written: tuple[Path, ...]
     ran_code: bool
+    removed: tuple[Path, ...] = ()
 
 
 def build_lessons(lessons: list[Lesson], *, force: bool = False) -> tuple[LessonBuild, ...]:
@@ -131,12 +134,20 @@ def build_lessons(lessons: list[Lesson], *, force: bool = False) -> tuple[Lesson
     from lessonkit.receipts.numbers import check_numbers
     from lessonkit.site.figure import kept_figure
 
-    ran = [check_numbers(lesson) for lesson in lessons]
+    checks = [check_numbers(lesson) for lesson in lessons]
     built = []
-    for lesson, ran_numbers in zip(lessons, ran, strict=True):
+    for lesson, numbers in zip(lessons, checks, strict=True):
         kept = kept_figure(lesson)
-        written = write_all(lesson, render_all(lesson, figure=kept), force=force)
-        built.append(LessonBuild(lesson.meta.id, tuple(written), ran_numbers or kept is None))
+        done = write_all(lesson, render_all(lesson, figure=kept), force=force)
+        verdict = (numbers.written,) if numbers.written else ()
+        built.append(
+            LessonBuild(
+                lesson.meta.id,
+                (*verdict, *done.written),
+                numbers.ran or kept is None,
+                done.removed,
+            )
+        )
     return tuple(built)
 
 
@@ -221,11 +232,26 @@ class EditedFilesError(LessonkitError):
 @dataclass(frozen=True)
 class Drift:
     path: Path
-    reason: str  # "missing" or "differs"
+    reason: Literal["missing", "differs", "left over"]
+    """left over: a build wrote it, and lesson.md no longer makes it (going_further.py of
+    a lesson whose optional experiments are gone)."""
+
+
+def _left_over(lesson: Lesson, rendered: Rendered) -> list[Path]:
+    """Files the last build wrote that lesson.md no longer makes, still as it wrote them
+    (an edited one is someone's work now, and stays)."""
+    built = _built_digests(lesson)
+    left = []
+    for relative in sorted(set(built) - set(rendered)):
+        path = lesson.directory / relative
+        if path.is_file() and digest(relative, path.read_bytes()) == built[relative]:
+            left.append(path)
+    return left
 
 
 def find_drift(lesson: Lesson, rendered: Rendered | None = None) -> list[Drift]:
-    """Generated files on disk that are missing or differ from a fresh rendering."""
+    """Generated files on disk that are missing, differ from a fresh rendering, or are no
+    longer made at all."""
     rendered = render_all(lesson) if rendered is None else rendered
     drift = []
     for relative, content in rendered.items():
@@ -234,13 +260,21 @@ def find_drift(lesson: Lesson, rendered: Rendered | None = None) -> list[Drift]:
             drift.append(Drift(path, "missing"))
         elif path.read_bytes() != content:
             drift.append(Drift(path, "differs"))
+    drift += [Drift(path, "left over") for path in _left_over(lesson, rendered)]
     return drift
 
 
-def write_all(
-    lesson: Lesson, rendered: Rendered | None = None, *, force: bool = False
-) -> list[Path]:
-    """Write every generated file whose content changed; return the paths written.
+@dataclass(frozen=True)
+class Written:
+    """What `write_all` changed: the files it wrote, and those it removed as no longer made."""
+
+    written: tuple[Path, ...]
+    removed: tuple[Path, ...] = ()
+
+
+def write_all(lesson: Lesson, rendered: Rendered | None = None, *, force: bool = False) -> Written:
+    """Write every generated file whose content changed, and remove those lesson.md no longer
+    makes (`_left_over`).
 
     A file is checked by its suffix's validator (`_VALIDATORS`) before any is written.
 
@@ -274,8 +308,11 @@ def write_all(
     for path, content in changed:
         write_atomically(path, content)
         written.append(path)
+    removed = _left_over(lesson, rendered)  # read from the manifest before it is renewed
+    for path in removed:
+        path.unlink()
     manifest, content = lesson.directory / MANIFEST, render_manifest(lesson, rendered)
     if not manifest.is_file() or manifest.read_bytes() != content:
         write_atomically(manifest, content)
         written.append(manifest)
-    return written
+    return Written(tuple(written), tuple(removed))

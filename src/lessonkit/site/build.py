@@ -21,6 +21,9 @@ from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.study_guide import StudyGuide, guide_path, load_study_guide
 from lessonkit.receipts import (
     AcceleratorRecord,
+    MissingRecordError,
+    RecordError,
+    StaleRecordError,
     load_accelerator_records,
     load_records,
     verified_hardware,
@@ -184,10 +187,17 @@ def build_site(lessons: Sequence[Lesson], target: Path) -> SiteReport:
 
 @dataclass(frozen=True)
 class Build:
-    """What `lessonkit build` did: each lesson's files, then the site."""
+    """What `lessonkit build` did: each lesson's files, then the site, or why the site waits.
+
+    `waiting` is set, and `site` None, when the code of a lesson changed since its scripts
+    were recorded (or a new script was never recorded): the step docs/authoring.md puts
+    between two builds (record them, then build again) is still to come, and the previous
+    site stays as it was.
+    """
 
     lessons: tuple[LessonBuild, ...]
-    site: SiteReport
+    site: SiteReport | None
+    waiting: RecordError | None = None
 
 
 def build(lesson_id: str | None = None, *, force: bool = False) -> Build:
@@ -195,10 +205,14 @@ def build(lesson_id: str | None = None, *, force: bool = False) -> Build:
 
     Raises:
         NumbersError, EditedFilesError, UsageError: see `build_lessons` and `find_lesson`.
+        CorruptRecordError: a record the site shows cannot be read.
     """
     from lessonkit.lesson.catalog import all_lessons, find_lesson
 
     lessons = [find_lesson(lesson_id)] if lesson_id else all_lessons()
     built = build_lessons(lessons, force=force)
-    site = build_site(all_lessons() if lesson_id else lessons, site_dir(repo_root()))
+    try:
+        site = build_site(all_lessons() if lesson_id else lessons, site_dir(repo_root()))
+    except (StaleRecordError, MissingRecordError) as exc:
+        return Build(built, None, exc)
     return Build(built, site)

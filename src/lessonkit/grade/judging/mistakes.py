@@ -19,7 +19,8 @@ from lessonkit.grade.channel.requests import LessonGrading, build_request
 from lessonkit.grade.self_checks.attempt_files import attempt_script, pack_by_task
 from lessonkit.grade.submission.plan import SKIP, Plan, plan_submission
 from lessonkit.grade.submission.sources import read_submission
-from lessonkit.lesson.model import DeclaredAttempt, Lesson
+from lessonkit.lesson.mistakes import declared_mistakes
+from lessonkit.lesson.model import DeclaredAttempt
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,6 @@ class MistakeRun:
     attempt: DeclaredAttempt
     plan: Plan
     record: ChildReport
-
-
-def declared_mistakes(lesson: Lesson) -> tuple[DeclaredAttempt, ...]:
-    grading = lesson.grading
-    return () if grading is None else tuple(a for a in grading.attempts if a.is_mistake)
 
 
 def mistake_requests(

@@ -85,22 +85,19 @@ def prerequisites_view(report: GradeReport) -> Text | Table:
 
 
 def summary_line(report: GradeReport) -> Text:
-    required = [t for t in report.tasks if not t.optional]
-    passed = sum(t.status == PASSED for t in required)
-    extra = [t for t in report.tasks if t.optional and t.status == PASSED]
-    also = f" (and {len(extra)} optional)" if extra else ""
     seconds = f"{report.seconds:.1f} s"
-    failed = [t for t in report.tasks if t.optional and not t.counts_as_passed]
+    said = report.tally.words(all_passed=report.passed)
     if report.passed:
-        return Text(f"All {len(required)} tasks passed{also} in {seconds}.", style="bold green")
+        return Text(f"{said} in {seconds}.", style="bold green")
+    failed = [t for t in report.tasks if t.optional and not t.counts_as_passed]
     if failed:
         names = ", ".join(f'"{t.title}"' for t in failed)
-        also += (
+        said += (
             f"; the optional {'tasks' if len(failed) > 1 else 'task'} {names} "
             f"{'are' if len(failed) > 1 else 'is'} attempted but not right yet, which fails the "
             "check: fix it, or put back its todo(...) to leave it out"
         )
-    return Text(f"{passed} of {len(required)} tasks passed{also} ({seconds}).", style="bold")
+    return Text(f"{said} ({seconds}).", style="bold")
 
 
 def review_view(report: GradeReport) -> Text:

@@ -148,6 +148,32 @@ class PrerequisiteResult:
 
 
 @dataclass(frozen=True)
+class TaskTally:
+    """How many tasks passed, counted one way for every reader (`check`, a batch's feedback
+    pages, Gradescope): the required tasks, and beside them the optional ones that passed."""
+
+    passed: int
+    required: int
+    optional_passed: int
+
+    @classmethod
+    def of(cls, tasks: tuple[TaskResult, ...]) -> TaskTally:
+        required = [t for t in tasks if not t.optional]
+        return cls(
+            sum(t.status == PASSED for t in required),
+            len(required),
+            sum(t.status == PASSED for t in tasks if t.optional),
+        )
+
+    def words(self, *, all_passed: bool) -> str:
+        """ "All 3 tasks passed (and 1 optional)", or "2 of 3 tasks passed"."""
+        also = f" (and {self.optional_passed} optional)" if self.optional_passed else ""
+        if all_passed:
+            return f"All {self.required} tasks passed{also}"
+        return f"{self.passed} of {self.required} tasks passed{also}"
+
+
+@dataclass(frozen=True)
 class GradeReport:
     lesson: str
     file: str
@@ -166,6 +192,10 @@ class GradeReport:
     def passed(self) -> bool:
         """Every task passed, optional ones left out excepted (prerequisites only inform)."""
         return bool(self.tasks) and all(t.counts_as_passed for t in self.tasks)
+
+    @property
+    def tally(self) -> TaskTally:
+        return TaskTally.of(self.tasks)
 
     def to_json(self) -> dict:
         """The `--json` document; `lessonkit evidence` reads exactly these keys."""
@@ -220,9 +250,8 @@ class GradeReport:
         lines = [f"# {self.lesson}: feedback on {markdown_text(safe_name(self.file))}", ""]
         if self.not_graded is not None:
             lines += [markdown_text(not_graded_words(self.not_graded)), ""]
-            return safe_text("\n".join(lines))
-        done = sum(t.status == PASSED for t in self.tasks)
-        lines += [f"{done} of {len(self.tasks)} tasks passed.", ""]
+            return display_text("\n".join(lines))
+        lines += [f"{self.tally.words(all_passed=self.passed)}.", ""]
         for task in self.tasks:  # a message quotes the learner's code: shown, never markup
             title = f"{task.title} (optional)" if task.optional else task.title
             lines += [f"## {title}: {task.status}", "", markdown_text(task.message), ""]
