@@ -350,7 +350,7 @@ def test_a_link_in_out_is_refused_before_grading_as_the_docs_say(tmp_path):
     said = "is a folder or a link; the batch writes a file there"
     assert code == 2 and said in err and "Graded" not in err, err
     assert elsewhere.read_text(encoding="utf-8") == "mine"
-    for guide in (REPO / "README.md", REPO / "docs" / "grading-security.md"):
+    for guide in (REPO / "docs" / "instructor.md", REPO / "docs" / "grading-security.md"):
         text = " ".join(guide.read_text(encoding="utf-8").split())
         assert f'("... {said}")' in text, guide
         assert "links included" not in text and "a link planted there is replaced" not in text
