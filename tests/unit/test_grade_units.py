@@ -1004,7 +1004,7 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
     by_parent = _changed(plain, probe)
     calls = varied_calls.VariedCalls(None, lambda v: jnp.asarray(v, dtype=jnp.float32))
     source = ChangedCall("x.y", transform, key, value)
-    ((_, change),) = calls.prepare((source,))
+    ((_, (change, _)),) = calls.prepare((source,))
     arrays = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in plain.items()}
     by_child = change(arrays)
     assert sorted(by_parent) == sorted(by_child)
@@ -1060,7 +1060,7 @@ def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, k
     bend = (depth, frequency, phase)
     calls = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
     source = ChangedCall("x.y", "shift_key", "", 1.0, bend)
-    ((_, change),) = calls.prepare((source,))
+    ((_, (change, _)),) = calls.prepare((source,))
     moved = {v: float(change(jnp.float32(v))) - v for v in (known, real)}
     assert all(0.39 <= by <= 1.61 for by in moved.values()), moved
     apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))

@@ -1,0 +1,248 @@
+"""JAX's differentiation, changed where every public way of differentiating passes.
+
+`jax.grad`, `value_and_grad`, `vjp`, `jacrev`, `jacobian`, `hessian`, `fwd_and_bwd` (reverse
+mode) and `jvp`, `jacfwd`, `linearize` (forward mode), and so every function with a
+`custom_vjp` or `custom_jvp` rule, reach JAX's autodiff through two entry points of
+`jax._src.interpreters.ad`: `jvp` and `linearize`, each given the function to differentiate
+and its arguments as a tree. A probe's change is made there, on the function: it gains a
+term worth zero whose derivative is the change (`Watch.differentiated`), so whatever the
+cell asks for (a gradient, a Jacobian, a directional derivative, a pullback) is the changed
+function's, consistently. No public name is wrapped, so an alias or a new transform is seen
+as soon as it differentiates.
+
+A change of structure (a key dropped, renamed or added) has no such term: a derivative
+always has its argument's structure. It is made where JAX assembles a derivative shaped
+like the arguments (`STRUCTURE_SITES`): the reverse pullback's result and the Jacobian
+assemblers `jacrev` and `jacfwd` (which `jacobian` and `hessian` call), bound wherever a
+module of `jax` holds them.
+
+Only the outermost differentiation is changed: one made while another's function runs (a
+Jacobian inside a Hessian, the change's own Jacobian) is that one's business.
+
+JAX's internals move between releases: `missing_layer` names what this module needs and
+cannot find, and the tests fail on it by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable
+
+AD_MODULE = "jax._src.interpreters.ad"
+AD_ENTRIES = ("jvp", "linearize")
+"""Where every differentiation starts: `fun` and a tree of its arguments (a `FlatTree`)."""
+API_MODULE = "jax._src.api"
+STRUCTURE_SITES = ("_vjp3_bwd", "jacrev", "jacfwd")
+"""Where a derivative shaped like the arguments is assembled: the pullback every reverse-mode
+derivative comes from, and the Jacobian assemblers."""
+
+
+def missing_layer() -> list[str]:
+    """The internals this module hooks that this JAX lacks (empty when all are there)."""
+    missing = []
+    for module_name, names in ((AD_MODULE, AD_ENTRIES), (API_MODULE, STRUCTURE_SITES)):
+        module = importlib.import_module(module_name)
+        missing += [f"{module_name}.{n}" for n in names if not callable(getattr(module, n, None))]
+    return missing
+
+
+class Watch:
+    """Differentiation seen and changed while installed.
+
+    `values(tree)` moves the leaves of a derivative shaped like an argument (a tree whose
+    structure it keeps: the change is made as a term of the function); `structure(tree)`
+    changes such a derivative's structure where it is assembled. Either returns its tree
+    itself where it changes nothing, and None is no change. `seen` counts the outermost
+    differentiations.
+    """
+
+    def __init__(self, jax_module, values: Callable | None, structure: Callable | None):
+        self._jax = jax_module
+        self._values = values
+        self._structure = structure
+        self._tracing = 0  # functions being differentiated (the change's own Jacobian too)
+        self._assembling = 0  # Jacobians being assembled
+        self.seen = 0
+
+    def install(self) -> Callable[[], None]:
+        """Hook the layer; return the function that puts it back as it was."""
+        missing = missing_layer()
+        if missing:
+            raise RuntimeError(f"JAX's differentiation layer has moved: no {', '.join(missing)}")
+        ad = importlib.import_module(AD_MODULE)
+        api = importlib.import_module(API_MODULE)
+        saved: list[tuple[object, str, object]] = []
+
+        def rebind(owner, name, replacement):
+            saved.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, replacement)
+
+        rebind(ad, "jvp", self._entry(ad.jvp, forward=True))
+        rebind(ad, "linearize", self._entry(ad.linearize, forward=False))
+        rebind(api, "_vjp3_bwd", self._pullback(api._vjp3_bwd))
+        for name in ("jacrev", "jacfwd"):
+            original = getattr(api, name)
+            replacement = self._assembler(original)
+            for owner, attribute in _bindings(original):
+                rebind(owner, attribute, replacement)
+
+        def undo() -> None:
+            for owner, name, original in reversed(saved):
+                setattr(owner, name, original)
+
+        return undo
+
+    # -- values: a term of the differentiated function
+
+    def _entry(self, original, forward: bool):
+        """`ad.jvp` (forward) or `ad.linearize` (forward unless `is_vjp`), given the changed
+        function when it is the outermost differentiation."""
+        watch = self
+
+        def entry(fun, primals, *args, has_aux=False, **kwargs):
+            if watch._tracing:
+                return original(fun, primals, *args, has_aux=has_aux, **kwargs)
+            if not watch._assembling:
+                watch.seen += 1
+            if watch._values is not None:
+                reverse = not forward and kwargs.get("is_vjp", False)
+                fun = watch.differentiated(fun, has_aux, reverse)
+            return original(fun, primals, *args, has_aux=has_aux, **kwargs)
+
+        return entry
+
+    def differentiated(self, fun, has_aux: bool, reverse: bool):
+        """`fun` plus a term worth zero whose derivative is the change of `fun`'s own: its
+        own derivative, taken in the mode JAX was asked for (`reverse`), as the change moves it
+        (a bend follows the derivative it moves), less that derivative, times the step from
+        where it is taken."""
+        watch = self
+
+        def changed(*args):
+            watch._tracing += 1
+            try:
+                out = fun(*args)
+                answer, aux = out if has_aux else (out, None)
+                answer = watch._plus_change(fun, has_aux, reverse, args, answer)
+            finally:
+                watch._tracing -= 1
+            return (answer, aux) if has_aux else answer
+
+        return changed
+
+    def _plus_change(self, fun, has_aux, reverse, args, answer):
+        jax = self._jax
+        jnp, tree = jax.numpy, jax.tree_util
+        leaves, treedef = tree.tree_flatten(args)
+        movable = [i for i, leaf in enumerate(leaves) if _inexact(jnp, leaf)]
+        out_leaves, out_def = tree.tree_flatten(answer)
+        if not movable or not any(_inexact(jnp, o) for o in out_leaves):
+            return answer
+        fixed = [jax.lax.stop_gradient(leaf) for leaf in leaves]
+
+        def of_movable(*chosen):
+            given = list(fixed)
+            for i, leaf in zip(movable, chosen, strict=True):
+                given[i] = leaf
+            out = fun(*tree.tree_unflatten(treedef, given))
+            return out[0] if has_aux else out
+
+        # The derivative of each output leaf by each movable argument leaf.
+        jacobian = jax.jacrev if reverse else jax.jacfwd
+        jac = jacobian(of_movable, argnums=tuple(range(len(movable))))(*[fixed[i] for i in movable])
+        jac_leaves = out_def.flatten_up_to(jac)
+        moved_leaves = []
+        for out, by_leaf in zip(out_leaves, jac_leaves, strict=True):
+            if not _inexact(jnp, out):
+                moved_leaves.append(out)
+                continue
+            full = [
+                jnp.zeros(jnp.shape(out) + jnp.shape(leaf), jnp.result_type(out)) for leaf in leaves
+            ]
+            for i, d in zip(movable, by_leaf, strict=True):
+                full[i] = d
+            derivative = tree.tree_unflatten(treedef, full)
+            moved = tuple(self._values(a) for a in derivative)
+            term = 0.0
+            for i in movable:
+                step = leaves[i] - fixed[i]
+                now = tree.tree_leaves(moved)[i]
+                if now is not full[i]:
+                    term = term + jnp.tensordot(now - full[i], step, axes=jnp.ndim(step))
+            moved_leaves.append(out + term)
+        return tree.tree_unflatten(out_def, moved_leaves)
+
+    # -- structure: where a derivative shaped like the arguments is assembled
+
+    def _pullback(self, original):
+        watch = self
+
+        def pullback(*args, **kwargs):
+            arguments = original(*args, **kwargs)
+            if watch._tracing or watch._assembling or watch._structure is None:
+                return arguments
+            return tuple(watch._structure(a) for a in arguments)
+
+        return pullback
+
+    def _assembler(self, original):
+        watch = self
+
+        def assembler(fun, *args, has_aux=False, **kwargs):
+            inner = original(fun, *args, has_aux=has_aux, **kwargs)
+
+            def derivative(*a, **k):
+                outermost = not (watch._tracing or watch._assembling)
+                if outermost:
+                    watch.seen += 1
+                watch._assembling += 1
+                try:
+                    out = inner(*a, **k)
+                finally:
+                    watch._assembling -= 1
+                if not outermost or watch._structure is None:
+                    return out
+                return (
+                    (_each(watch._structure, out[0]), *out[1:])
+                    if has_aux
+                    else _each(watch._structure, out)
+                )
+
+            return named(derivative, inner)
+
+        return named(assembler, original)
+
+
+def _each(change, result):
+    """`change` on a derivative, or on each one when several arguments were asked for."""
+    return tuple(change(r) for r in result) if type(result) is tuple else change(result)
+
+
+def _inexact(jnp, leaf) -> bool:
+    try:
+        return jnp.issubdtype(jnp.result_type(leaf), jnp.inexact)
+    except TypeError:
+        return False
+
+
+def _bindings(original) -> list[tuple[object, str]]:
+    """Every (module, name) of a loaded `jax` module that holds `original`."""
+    found = []
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not (module_name == "jax" or module_name.startswith("jax.")):
+            continue
+        for name, value in list(vars(module).items()):
+            if value is original:
+                found.append((module, name))
+    return found
+
+
+def named(wrapper, original):
+    """`wrapper` under the original's name and docstring, with no path back to it (what
+    functools.wraps leaves on `__wrapped__`)."""
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(wrapper, attribute, getattr(original, attribute))
+    return wrapper
