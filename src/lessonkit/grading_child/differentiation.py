@@ -180,8 +180,13 @@ class Watch:
         watch = self
 
         def pullback(*args, **kwargs):
-            arguments = original(*args, **kwargs)
-            if watch._tracing or watch._assembling or watch._structure is None:
+            outermost = not (watch._tracing or watch._assembling)
+            watch._tracing += 1  # a custom rule's own derivatives are part of this one
+            try:
+                arguments = original(*args, **kwargs)
+            finally:
+                watch._tracing -= 1
+            if not outermost or watch._structure is None:
                 return arguments
             return tuple(watch._structure(a) for a in arguments)
 
