@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lessonkit.grade.submission.known_answers import DERIVATIVES
+
 SURVEY = Path(__file__).with_name("differentiation_survey.py")
 
 
@@ -25,5 +27,7 @@ def test_every_public_jax_callable_that_differentiates_carries_the_probe():
     assert {"grad", "jacobian", "jvp", "vjp"} <= differentiating, sorted(differentiating)
     unchanged = sorted(n for n in differentiating if not found[n]["changed"])
     assert unchanged == [], f"differentiates but the probe did not reach it: {unchanged}"
+    unread = sorted(differentiating - DERIVATIVES)
+    assert unread == [], f"differentiates but a cell's syntax is not read for it: {unread}"
     never = sorted(n for n, seen in found.items() if seen["changed"] and not seen["differentiates"])
     assert never == [], f"changed by a gradients probe without differentiating: {never}"

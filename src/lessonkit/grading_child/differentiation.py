@@ -120,15 +120,14 @@ class Watch:
         where it is taken."""
         watch = self
 
-        def changed(*args):
-            watch._tracing += 1
-            try:
-                out = fun(*args)
-                answer, aux = out if has_aux else (out, None)
-                answer = watch._plus_change(fun, has_aux, reverse, args, answer)
-            finally:
-                watch._tracing -= 1
+        def plus_change(*args):
+            out = fun(*args)
+            answer, aux = out if has_aux else (out, None)
+            answer = watch._plus_change(fun, has_aux, reverse, args, answer)
             return (answer, aux) if has_aux else answer
+
+        def changed(*args):
+            return watch._within("_tracing", plus_change, args, {})[1]
 
         return changed
 
@@ -174,18 +173,24 @@ class Watch:
             moved_leaves.append(out + term)
         return tree.tree_unflatten(out_def, moved_leaves)
 
+    def _within(self, counter: str, call, args, kwargs) -> tuple[bool, object]:
+        """(whether no differentiation was under way, `call(*args, **kwargs)`) with `call`
+        counted in `counter` while it runs."""
+        outermost = not (self._tracing or self._assembling)
+        setattr(self, counter, getattr(self, counter) + 1)
+        try:
+            return outermost, call(*args, **kwargs)
+        finally:
+            setattr(self, counter, getattr(self, counter) - 1)
+
     # -- structure: where a derivative shaped like the arguments is assembled
 
     def _pullback(self, original):
         watch = self
 
         def pullback(*args, **kwargs):
-            outermost = not (watch._tracing or watch._assembling)
-            watch._tracing += 1  # a custom rule's own derivatives are part of this one
-            try:
-                arguments = original(*args, **kwargs)
-            finally:
-                watch._tracing -= 1
+            # a custom rule's own derivatives, taken while it runs, are part of this one
+            outermost, arguments = watch._within("_tracing", original, args, kwargs)
             if not outermost or watch._structure is None:
                 return arguments
             return tuple(watch._structure(a) for a in arguments)
@@ -199,14 +204,8 @@ class Watch:
             inner = original(fun, *args, has_aux=has_aux, **kwargs)
 
             def derivative(*a, **k):
-                outermost = not (watch._tracing or watch._assembling)
-                if outermost:
-                    watch.seen += 1
-                watch._assembling += 1
-                try:
-                    out = inner(*a, **k)
-                finally:
-                    watch._assembling -= 1
+                outermost, out = watch._within("_assembling", inner, a, k)
+                watch.seen += outermost
                 if not outermost or watch._structure is None:
                     return out
                 return (

@@ -46,9 +46,9 @@ class CellSpec:
 class ChangedCall:
     """A library call whose results a scenario changes: `transform(result, key, value)`.
 
-    `call` is "gradients" (every derivative jax.grad, value_and_grad, vjp, jacrev and
-    jacfwd return) or a `module.function` name such as "optax.apply_updates"; `transform`
-    names a row of `transforms.TRANSFORMS`.
+    `call` is "gradients" (every derivative JAX computes, however the cell asks for it:
+    `differentiation.py`) or a `module.function` name such as "optax.apply_updates";
+    `transform` names a row of `transforms.TRANSFORMS`.
     """
 
     call: str
