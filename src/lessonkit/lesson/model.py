@@ -317,8 +317,9 @@ class Probe:
     (given `value` instead of what the step computes), every derivative JAX computes for
     `gradients` (however it is asked: grad, jacobian, jvp, a custom rule), or what the
     library function `call` named `target` (e.g. `optax.apply_updates`) returns. Every path
-    from the source carries the change. Each graded name of `task` must then have the reference's value in
-    that scenario; when one does not, the learner reads that name's message, if declared.
+    from the source carries the change. Each graded name of `task` must then have the
+    reference's value in that scenario; when one does not, the learner reads that name's
+    message, if declared.
     """
 
     name: str
