@@ -247,3 +247,26 @@ def test_the_declared_mistake_however_differentiated_is_named(lesson: Lesson, gr
     for item, _, result in grade_packed(grader, lesson, items, "mistake-ways", 2):
         assert result.status == "failed", (item.name, result.message)
         assert result.mistake == "g assembled from grads", (item.name, result.message)
+
+
+def test_optax_step_however_reached_is_named(lesson: Lesson, grader: Grader):
+    """optax's own step handed back fails, named, whether the cell calls
+    optax.apply_updates or adds optax's updates to params itself (issue 50)."""
+    items = (
+        Rewritten(
+            "adam-by-hand",
+            "the updates added by hand",
+            ADAM + "adam_by_hand = jax.tree.map(lambda p, u: p + u, params, adam_updates)\n",
+        ),
+        Rewritten(
+            "adam-by-hand",
+            "the transformation unpacked",
+            "import optax\ninit, update = optax.adam(0.1)\n"
+            "moves, _ = update(grads, init(params), params)\n"
+            "optax_step = {k: params[k] + moves[k] for k in params}\n"
+            "adam_by_hand = dict(optax_step)\n",
+        ),
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "optax-ways", 2):
+        assert result.status == "failed", (item.name, result.message)
+        assert result.mistake == "optax's step handed back", (item.name, result.message)

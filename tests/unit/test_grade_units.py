@@ -657,7 +657,7 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     replaced = runs["another result in updated"]
     assert replaced.inputs["updated"] == {"weight": [0.0, 0.0], "bias": 0.0}
     moved = runs["optax's step moved"]
-    assert moved.sources[0].call == "optax.apply_updates"
+    assert moved.sources[0].call == "optax.GradientTransformation.update"
     # every probe runs on inputs drawn for it alone: no two scenarios share an input set
     # (issue 34, F1-F2: comparing scenarios inside one process tells nothing)
     assert all(set(grading.input_names) <= set(run.inputs) for run in runs.values())

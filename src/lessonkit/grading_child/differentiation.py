@@ -3,21 +3,23 @@
 `jax.grad`, `value_and_grad`, `vjp`, `jacrev`, `jacobian`, `hessian`, `fwd_and_bwd` (reverse
 mode) and `jvp`, `jacfwd`, `linearize` (forward mode), and so every function with a
 `custom_vjp` or `custom_jvp` rule, reach JAX's autodiff through two entry points of
-`jax._src.interpreters.ad`: `jvp` and `linearize`, each given the function to differentiate
-and its arguments as a tree. A probe's change is made there, on the function: it gains a
-term worth zero whose derivative is the change (`Watch.differentiated`), so whatever the
-cell asks for (a gradient, a Jacobian, a directional derivative, a pullback) is the changed
-function's, consistently. No public name is wrapped, so an alias or a new transform is seen
-as soon as it differentiates.
+`jax._src.interpreters.ad`, `jvp` and `linearize`, each given the function to differentiate
+and its arguments as a tree; every reverse-mode derivative then comes out of one pullback,
+`jax._src.api._vjp3_bwd`, shaped like the arguments. No public name is wrapped, so an alias
+or a new transform is seen as soon as it differentiates (`seen`).
 
-A change of structure (a key dropped, renamed or added) has no such term: a derivative
-always has its argument's structure. It is made where JAX assembles a derivative shaped
-like the arguments (`STRUCTURE_SITES`): the reverse pullback's result and the Jacobian
-assemblers `jacrev` and `jacfwd` (which `jacobian` and `hessian` call), bound wherever a
-module of `jax` holds them.
+A moved leaf is made in the pullback for reverse mode (each row of a Jacobian is one of its
+results), and for forward mode, which has no pullback, as a term of the function worth zero
+whose derivative is the change (`Watch.differentiated`): a gradient, a Jacobian, a
+directional derivative or a pullback of one cotangent all agree with `jax.grad`'s.
 
-Only the outermost differentiation is changed: one made while another's function runs (a
-Jacobian inside a Hessian, the change's own Jacobian) is that one's business.
+A changed structure (a key dropped, renamed or added) has no such term: a derivative always
+has its argument's structure. It is made where JAX assembles a derivative shaped like the
+arguments (`STRUCTURE_SITES`): the pullback, and the Jacobian assemblers `jacrev` and
+`jacfwd` (which `jacobian` and `hessian` call), bound wherever a module of `jax` holds them.
+
+Only the outermost differentiation is changed: one made while another's function or custom
+rule runs (a Jacobian inside a Hessian, the change's own Jacobian) is that one's part.
 
 JAX's internals move between releases: `missing_layer` names what this module needs and
 cannot find, and the tests fail on it by name.
@@ -106,24 +108,28 @@ class Watch:
                 return original(fun, primals, *args, has_aux=has_aux, **kwargs)
             if not watch._assembling:
                 watch.seen += 1
-            if watch._values is not None:
-                reverse = not forward and kwargs.get("is_vjp", False)
-                fun = watch.differentiated(fun, has_aux, reverse)
+            # A reverse derivative's leaves are moved in its pullback, at no cost; a forward
+            # one has no pullback, so its function gains the change as a term.
+            plus = watch._values is not None and (forward or not kwargs.get("is_vjp", False))
+            fun = watch.differentiated(fun, has_aux, plus)
             return original(fun, primals, *args, has_aux=has_aux, **kwargs)
 
         return entry
 
-    def differentiated(self, fun, has_aux: bool, reverse: bool):
-        """`fun` plus a term worth zero whose derivative is the change of `fun`'s own: its
-        own derivative, taken in the mode JAX was asked for (`reverse`), as the change moves it
-        (a bend follows the derivative it moves), less that derivative, times the step from
-        where it is taken."""
+    def differentiated(self, fun, has_aux: bool, plus: bool):
+        """`fun`, counted as differentiated while it runs (what it differentiates, a custom
+        rule's own `jvp` say, is part of this derivative); with `plus`, plus a term worth
+        zero whose derivative is the change of `fun`'s own: its own derivative (forward
+        mode, as JAX was asked) as the change moves it (a bend follows the derivative it
+        moves), less that derivative, times the step from where it is taken."""
         watch = self
 
         def plus_change(*args):
             out = fun(*args)
+            if not plus:
+                return out
             answer, aux = out if has_aux else (out, None)
-            answer = watch._plus_change(fun, has_aux, reverse, args, answer)
+            answer = watch._plus_change(fun, has_aux, args, answer)
             return (answer, aux) if has_aux else answer
 
         def changed(*args):
@@ -131,7 +137,7 @@ class Watch:
 
         return changed
 
-    def _plus_change(self, fun, has_aux, reverse, args, answer):
+    def _plus_change(self, fun, has_aux, args, answer):
         jax = self._jax
         jnp, tree = jax.numpy, jax.tree_util
         leaves, treedef = tree.tree_flatten(args)
@@ -141,18 +147,19 @@ class Watch:
             return answer
         if all(self._values(a) is a for a in args):
             return answer  # the change fits no argument (no such key): nothing to take
-        fixed = [jax.lax.stop_gradient(leaf) for leaf in leaves]
+        held = [jax.lax.stop_gradient(leaf) for leaf in leaves]
 
         def of_movable(*chosen):
-            given = list(fixed)
+            given = list(held)
             for i, leaf in zip(movable, chosen, strict=True):
                 given[i] = leaf
             out = fun(*tree.tree_unflatten(treedef, given))
             return out[0] if has_aux else out
 
         # The derivative of each output leaf by each movable argument leaf.
-        jacobian = jax.jacrev if reverse else jax.jacfwd
-        jac = jacobian(of_movable, argnums=tuple(range(len(movable))))(*[fixed[i] for i in movable])
+        jac = jax.jacfwd(of_movable, argnums=tuple(range(len(movable))))(
+            *[held[i] for i in movable]
+        )
         jac_leaves = out_def.flatten_up_to(jac)
         moved_leaves = []
         for out, by_leaf in zip(out_leaves, jac_leaves, strict=True):
@@ -168,7 +175,7 @@ class Watch:
             moved = tuple(self._values(a) for a in derivative)
             term = 0.0
             for i in movable:
-                step = leaves[i] - fixed[i]
+                step = leaves[i] - held[i]
                 now = tree.tree_leaves(moved)[i]
                 if now is not full[i]:
                     term = term + jnp.tensordot(now - full[i], step, axes=jnp.ndim(step))
@@ -192,10 +199,15 @@ class Watch:
 
         def pullback(*args, **kwargs):
             # a custom rule's own derivatives, taken while it runs, are part of this one
-            outermost, arguments = watch._within("_tracing", original, args, kwargs)
-            if not outermost or watch._structure is None:
+            inside, assembling = watch._tracing, watch._assembling
+            arguments = watch._within("_tracing", original, args, kwargs)[1]
+            if inside:  # part of another differentiation's function
                 return arguments
-            return tuple(watch._structure(a) for a in arguments)
+            if watch._values is not None:  # in a Jacobian too: each row is a derivative
+                arguments = tuple(watch._values(a) for a in arguments)
+            if watch._structure is not None and not assembling:
+                arguments = tuple(watch._structure(a) for a in arguments)
+            return arguments
 
         return pullback
 
@@ -211,9 +223,9 @@ class Watch:
                 if not outermost or watch._structure is None:
                     return out
                 return (
-                    (_each(watch._structure, out[0]), *out[1:])
+                    (each(watch._structure, out[0]), *out[1:])
                     if has_aux
-                    else _each(watch._structure, out)
+                    else each(watch._structure, out)
                 )
 
             return named(derivative, inner)
@@ -221,7 +233,7 @@ class Watch:
         return named(assembler, original)
 
 
-def _each(change, result):
+def each(change, result):
     """`change` on a derivative, or on each one when several arguments were asked for."""
     return tuple(change(r) for r in result) if type(result) is tuple else change(result)
 

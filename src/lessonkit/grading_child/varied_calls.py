@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 
 from . import transforms
-from .differentiation import Watch, named
+from .differentiation import Watch, each, named
 from .request import ChangedCall
 
 
@@ -52,17 +52,20 @@ class VariedCalls:
                 watch = Watch(self._jax, change if moves else None, change if reshapes else None)
                 undone.append(watch.install())
             else:
-                module_name, _, name = call.rpartition(".")
-                module = importlib.import_module(module_name)
-                original = getattr(module, name)
-                saved.append((module, name, original))
-                setattr(module, name, _returns_changed(original, change))
+                owner, name = _resolved(call)
+                if name in getattr(owner, "_fields", ()):  # a function each instance carries
+                    saved.append((owner, "__new__", owner.__new__))
+                    owner.__new__ = _carries_changed(owner.__new__, name, change)
+                else:
+                    original = getattr(owner, name)
+                    saved.append((owner, name, original))
+                    setattr(owner, name, _returns_changed(original, change))
 
         def undo() -> None:
             for owner, name, original in reversed(saved):
                 setattr(owner, name, original)
-            for each in reversed(undone):
-                each()
+            for put_back in reversed(undone):
+                put_back()
 
         return undo
 
@@ -93,6 +96,47 @@ def _shift(tree, value, bent):
     if type(tree) in (list, tuple):
         return type(tree)(_shift(v, value, bent) for v in tree)
     return bent(tree, value)
+
+
+def _resolved(call: str) -> tuple[object, str]:
+    """(owner, attribute) a dotted name ends in: `optax.apply_updates` is (the module, the
+    function); `optax.GradientTransformation.update` is (the class, its field)."""
+    parts = call.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:-1]:
+            owner = getattr(owner, part)
+        return owner, parts[-1]
+    raise ImportError(f"no module in {call!r}")
+
+
+def _carries_changed(original_new, field: str, change):
+    """A named tuple's constructor whose instances carry `field` (a function, such as an
+    optax transformation's `update`) with its results changed, each element of a tuple
+    (`updates, state`) where the change fits. Made where the function is stored, so a cell
+    that unpacks the tuple or calls the field gets the same; only the outermost call is
+    changed (a chain's update calls its parts' updates)."""
+    running = [0]
+
+    def changed_call(function):
+        def call(*args, **kwargs):
+            running[0] += 1
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                running[0] -= 1
+            return result if running[0] else each(change, result)
+
+        return named(call, function)
+
+    def new(cls, *args, **kwargs):
+        made = original_new(cls, *args, **kwargs)
+        return made._replace(**{field: changed_call(getattr(made, field))})
+
+    return new
 
 
 def _returns_changed(original, change):
