@@ -47,7 +47,9 @@ class ChangedCall:
     """A library call whose results a scenario changes: `transform(result, key, value)`.
 
     `call` is "gradients" (every derivative JAX computes, however the cell asks for it:
-    `differentiation.py`) or a `module.function` name such as "optax.apply_updates";
+    `differentiation.py`), a `module.function` name such as "optax.apply_updates", or a
+    `module.Class.field` name of a function each instance of a named tuple carries
+    ("optax.GradientTransformation.update");
     `transform` names a row of `transforms.TRANSFORMS`.
     """
 
