@@ -36,7 +36,8 @@ AD_MODULE = "jax._src.interpreters.ad"
 AD_ENTRIES = ("jvp", "linearize")
 """Where every differentiation starts: `fun` and a tree of its arguments (a `FlatTree`)."""
 API_MODULE = "jax._src.api"
-STRUCTURE_SITES = ("_vjp3_bwd", "jacrev", "jacfwd")
+ASSEMBLERS = ("jacrev", "jacfwd")
+STRUCTURE_SITES = ("_vjp3_bwd", *ASSEMBLERS)
 """Where a derivative shaped like the arguments is assembled: the pullback every reverse-mode
 derivative comes from, and the Jacobian assemblers."""
 
@@ -84,15 +85,19 @@ class Watch:
         rebind(ad, "jvp", self._entry(ad.jvp, forward=True))
         rebind(ad, "linearize", self._entry(ad.linearize, forward=False))
         rebind(api, "_vjp3_bwd", self._pullback(api._vjp3_bwd))
-        for name in ("jacrev", "jacfwd"):
-            original = getattr(api, name)
-            replacement = self._assembler(original)
-            for owner, attribute in _bindings(original):
-                rebind(owner, attribute, replacement)
+        originals = {id(getattr(api, n)): getattr(api, n) for n in ASSEMBLERS}
+        assemblers = {key: self._assembler(original) for key, original in originals.items()}
+        loaded = len(sys.modules)
+        for owner, attribute, original in _bindings(originals):
+            rebind(owner, attribute, assemblers[id(original)])
 
         def undo() -> None:
             for owner, name, original in reversed(saved):
                 setattr(owner, name, original)
+            if len(sys.modules) != loaded:  # a module imported since may hold a replacement
+                back = {id(r): originals[key] for key, r in assemblers.items()}
+                for owner, name, replacement in _bindings(back, fresh=True):
+                    setattr(owner, name, back[id(replacement)])
 
         return undo
 
@@ -245,15 +250,23 @@ def _inexact(jnp, leaf) -> bool:
         return False
 
 
-def _bindings(original) -> list[tuple[object, str]]:
-    """Every (module, name) of a loaded `jax` module that holds `original`."""
+_FOUND: dict[tuple[int, ...], tuple[int, list]] = {}
+"""The bindings last found for a set of objects, with how many modules were loaded then."""
+
+
+def _bindings(objects: dict[int, object], fresh: bool = False) -> list[tuple[object, str, object]]:
+    """Every (module, name, value) of a loaded `jax` module whose value is one of `objects`
+    (by id), read again only when modules were loaded since the last reading (or `fresh`)."""
+    key, loaded = tuple(sorted(objects)), len(sys.modules)
+    known = _FOUND.get(key)
+    if known is not None and known[0] == loaded and not fresh:
+        return known[1]
     found = []
     for module_name, module in list(sys.modules.items()):
         if module is None or not (module_name == "jax" or module_name.startswith("jax.")):
             continue
-        for name, value in list(vars(module).items()):
-            if value is original:
-                found.append((module, name))
+        found += [(module, n, v) for n, v in list(vars(module).items()) if id(v) in objects]
+    _FOUND[key] = (loaded, found)
     return found
 
 
