@@ -640,6 +640,42 @@ def test_a_call_probe_changes_what_the_library_returns_through_every_path():
     assert jax.tree.structure(later) == jax.tree.structure(params)
 
 
+def test_a_function_each_instance_carries_moves_optax_step_however_reached():
+    """Issue 50: optax's updates move where the transformation is made, so its step moves
+    through optax.apply_updates, updates added by hand and an unpacked transformation
+    alike, once (a chain's update calls its parts'), and the constructor is put back."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    original = optax.GradientTransformation.__new__
+    params = {"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0)}
+    grads = {"weight": jnp.array([0.5, -2.0]), "bias": jnp.array(1.0)}
+
+    def steps():
+        adam = optax.adam(0.1)
+        updates, _ = adam.update(grads, adam.init(params), params)
+        init, update = optax.adam(0.1)
+        unpacked, _ = update(grads, init(params), params)
+        return [
+            optax.apply_updates(params, updates),
+            jax.tree.map(lambda p, u: p + u, params, updates),
+            jax.tree.map(lambda p, u: p + u, params, unpacked),
+        ]
+
+    plain = steps()
+    undo = _sources("optax.GradientTransformation.update", "shift_key", "weight", [1.0, 1.0])
+    try:
+        moved = steps()
+    finally:
+        undo()
+    assert optax.GradientTransformation.__new__ is original
+    for step, was in zip(moved, plain, strict=True):
+        assert jnp.allclose(step["weight"], was["weight"] + 1.0)
+        assert jnp.allclose(step["bias"], was["bias"])
+    assert all(jnp.allclose(a["weight"], b["weight"]) for a, b in zip(steps(), plain, strict=True))
+
+
 def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     from lessonkit.grade.judging.probes import probe_runs
 
