@@ -232,3 +232,87 @@ def test_no_guess_at_a_cause_follows_a_named_mistake(lesson: Lesson, grader: Gra
     assert result.mistake == "typed-in answer" and result.check == "other inputs"
     assert "hard-coded" not in result.message
     assert "right on the lesson's inputs but not on other inputs" in result.message
+
+
+# Differentiation however it is written (issue 50): the nested model's gradient through each
+# public way JAX differentiates, right and as the declared mistake (the flat model's
+# derivative, taken the same way, put together with a formula).
+SAME = "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)\n"
+CUSTOM = """@jax.custom_jvp
+def own_rule(q):
+    return nested_loss(q)
+@own_rule.defjvp
+def _(primals, tangents):
+    return own_rule(primals[0]), jax.jvp(nested_loss, primals, tangents)[1]
+"""
+RIGHT_WAYS = {
+    "jax.jacobian": "g = jax.jacobian(nested_loss)(nested)\n",
+    "jax.jacrev": "g = jax.jacrev(nested_loss)(nested)\n",
+    "jax.jacfwd": "g = jax.jacfwd(nested_loss)(nested)\n",
+    "jax.vjp": "g, = jax.vjp(nested_loss, nested)[1](jnp.ones(()))\n",
+    "jax.fwd_and_bwd": "fwd, bwd = jax.fwd_and_bwd(nested_loss, 0)\n"
+    "_, residuals = fwd(nested)\ng = bwd(residuals, jnp.ones(()))\n",
+    "a custom_jvp rule": CUSTOM + "g = jax.grad(own_rule)(nested)\n",
+}
+FLAT_WAYS = {
+    "jax.jacobian": "jax.jacobian(loss)(params)",
+    "jax.jacfwd": "jax.jacfwd(loss)(params)",
+    "jax.value_and_grad": "jax.value_and_grad(loss)(params)[1]",
+    "jax.vjp": "jax.vjp(loss, params)[1](jnp.ones(()))[0]",
+    "jax.jvp": '{"weight": jnp.stack([jax.jvp(loss, (params,), ({"weight": jnp.eye(2)[i], '
+    '"bias": jnp.zeros(())},))[1] for i in range(2)]), "bias": jax.jvp(loss, (params,), '
+    '({"weight": jnp.zeros(2), "bias": jnp.ones(())},))[1]}',
+    "jax.linearize": '(lambda f: {"weight": jnp.stack([f({"weight": jnp.eye(2)[i], '
+    '"bias": jnp.zeros(())}) for i in range(2)]), "bias": f({"weight": jnp.zeros(2), '
+    '"bias": jnp.ones(())})})(jax.linearize(loss, params)[1])',
+}
+
+
+def test_right_gradients_however_taken_pass_and_are_never_diagnosed(lesson: Lesson, grader: Grader):
+    """A right g through any way JAX returns a derivative shaped like `nested` passes every
+    probe of the task (a moved, dropped or renamed key included) and names no mistake."""
+    items = tuple(
+        Rewritten("nested-model", way, NESTED + code + SAME + HAND)
+        for way, code in RIGHT_WAYS.items()
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "right-ways", 2):
+        assert (result.status, result.mistake) == ("passed", None), (item.name, result.message)
+
+
+def test_the_declared_mistake_however_differentiated_is_named(lesson: Lesson, grader: Grader):
+    """g assembled from the flat model's derivative fails, named as the declared mistake,
+    whichever way that derivative is taken."""
+    items = tuple(
+        Rewritten(
+            "nested-model",
+            way,
+            NESTED + HAND + f'g = {{"scale": scale_by_hand, "layer": {code}}}\n' + SAME,
+        )
+        for way, code in FLAT_WAYS.items()
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "mistake-ways", 2):
+        assert result.status == "failed", (item.name, result.message)
+        assert result.mistake == "g assembled from grads", (item.name, result.message)
+
+
+def test_optax_step_however_reached_is_named(lesson: Lesson, grader: Grader):
+    """optax's own step handed back fails, named, whether the cell calls
+    optax.apply_updates or adds optax's updates to params itself (issue 50)."""
+    items = (
+        Rewritten(
+            "adam-by-hand",
+            "the updates added by hand",
+            ADAM + "adam_by_hand = jax.tree.map(lambda p, u: p + u, params, adam_updates)\n",
+        ),
+        Rewritten(
+            "adam-by-hand",
+            "the transformation unpacked",
+            "import optax\ninit, update = optax.adam(0.1)\n"
+            "moves, _ = update(grads, init(params), params)\n"
+            "optax_step = {k: params[k] + moves[k] for k in params}\n"
+            "adam_by_hand = dict(optax_step)\n",
+        ),
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "optax-ways", 2):
+        assert result.status == "failed", (item.name, result.message)
+        assert result.mistake == "optax's step handed back", (item.name, result.message)

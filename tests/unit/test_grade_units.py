@@ -640,6 +640,42 @@ def test_a_call_probe_changes_what_the_library_returns_through_every_path():
     assert jax.tree.structure(later) == jax.tree.structure(params)
 
 
+def test_a_function_each_instance_carries_moves_optax_step_however_reached():
+    """Issue 50: optax's updates move where the transformation is made, so its step moves
+    through optax.apply_updates, updates added by hand and an unpacked transformation
+    alike, once (a chain's update calls its parts'), and the constructor is put back."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    original = optax.GradientTransformation.__new__
+    params = {"weight": jnp.array([1.0, -1.0]), "bias": jnp.array(0.0)}
+    grads = {"weight": jnp.array([0.5, -2.0]), "bias": jnp.array(1.0)}
+
+    def steps():
+        adam = optax.adam(0.1)
+        updates, _ = adam.update(grads, adam.init(params), params)
+        init, update = optax.adam(0.1)
+        unpacked, _ = update(grads, init(params), params)
+        return [
+            optax.apply_updates(params, updates),
+            jax.tree.map(lambda p, u: p + u, params, updates),
+            jax.tree.map(lambda p, u: p + u, params, unpacked),
+        ]
+
+    plain = steps()
+    undo = _sources("optax.GradientTransformation.update", "shift_key", "weight", [1.0, 1.0])
+    try:
+        moved = steps()
+    finally:
+        undo()
+    assert optax.GradientTransformation.__new__ is original
+    for step, was in zip(moved, plain, strict=True):
+        assert jnp.allclose(step["weight"], was["weight"] + 1.0)
+        assert jnp.allclose(step["bias"], was["bias"])
+    assert all(jnp.allclose(a["weight"], b["weight"]) for a, b in zip(steps(), plain, strict=True))
+
+
 def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     from lessonkit.grade.judging.probes import probe_runs
 
@@ -657,7 +693,7 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     replaced = runs["another result in updated"]
     assert replaced.inputs["updated"] == {"weight": [0.0, 0.0], "bias": 0.0}
     moved = runs["optax's step moved"]
-    assert moved.sources[0].call == "optax.apply_updates"
+    assert moved.sources[0].call == "optax.GradientTransformation.update"
     # every probe runs on inputs drawn for it alone: no two scenarios share an input set
     # (issue 34, F1-F2: comparing scenarios inside one process tells nothing)
     assert all(set(grading.input_names) <= set(run.inputs) for run in runs.values())
@@ -1004,7 +1040,7 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
     by_parent = _changed(plain, probe)
     calls = varied_calls.VariedCalls(None, lambda v: jnp.asarray(v, dtype=jnp.float32))
     source = ChangedCall("x.y", transform, key, value)
-    ((_, change),) = calls.prepare((source,))
+    ((_, (change, _)),) = calls.prepare((source,))
     arrays = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in plain.items()}
     by_child = change(arrays)
     assert sorted(by_parent) == sorted(by_child)
@@ -1060,7 +1096,7 @@ def test_a_known_answer_does_not_measure_a_bent_shift(depth, frequency, phase, k
     bend = (depth, frequency, phase)
     calls = varied_calls.VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
     source = ChangedCall("x.y", "shift_key", "", 1.0, bend)
-    ((_, change),) = calls.prepare((source,))
+    ((_, (change, _)),) = calls.prepare((source,))
     moved = {v: float(change(jnp.float32(v))) - v for v in (known, real)}
     assert all(0.39 <= by <= 1.61 for by in moved.values()), moved
     apart = abs(math.sin(frequency * real + phase) - math.sin(frequency * known + phase))

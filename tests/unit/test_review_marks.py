@@ -115,8 +115,8 @@ def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
         ),
         (
             "k2-undo-optax-step-by-known-answer",
-            "calls `apply_updates` on values of its own making",
-            'apply_updates({"weight": 0.',
+            "calls `update` on values of its own making",
+            "adam.update(zero,",
         ),
     ],
 )
@@ -144,12 +144,16 @@ def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fr
             "for c in (0.0, 1.0):\n    m = jax.grad(lambda p: c * p['scale'])(nested)",
             True,
         ),
-        ("adam-by-hand", "import optax\nz = {'weight': 0.}\nm = optax.apply_updates(z, z)", True),
+        (
+            "adam-by-hand",
+            "import optax\nz = {'weight': 0.}\nt = optax.adam(0.1)\nm = t.update(z, t.init(z))",
+            True,
+        ),
         # the task's own function and values, however they are written
         ("nested-model", "g = jax.grad(nested_loss)(nested)", False),
         ("nested-model", "g = jax.grad(lambda p: nested_loss(p))(nested)", False),
         ("nested-model", "def f(p):\n    return nested_loss(p)\ng = jax.grad(f)(nested)", False),
-        ("adam-by-hand", "import optax\nstep = optax.apply_updates(params, updates)", False),
+        ("adam-by-hand", "import optax\nt = optax.adam(0.1)\nm = t.update(grads, state)", False),
     ],
 )
 def test_known_answer_marks_read_only_calls_of_the_cells_making(lesson, task, body, marked):

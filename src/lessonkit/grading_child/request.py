@@ -46,9 +46,11 @@ class CellSpec:
 class ChangedCall:
     """A library call whose results a scenario changes: `transform(result, key, value)`.
 
-    `call` is "gradients" (every derivative jax.grad, value_and_grad, vjp, jacrev and
-    jacfwd return) or a `module.function` name such as "optax.apply_updates"; `transform`
-    names a row of `transforms.TRANSFORMS`.
+    `call` is "gradients" (every derivative JAX computes, however the cell asks for it:
+    `differentiation.py`), a `module.function` name such as "optax.apply_updates", or a
+    `module.Class.field` name of a function each instance of a named tuple carries
+    ("optax.GradientTransformation.update");
+    `transform` names a row of `transforms.TRANSFORMS`.
     """
 
     call: str

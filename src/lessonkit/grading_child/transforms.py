@@ -72,6 +72,11 @@ of them; or nothing."""
 Varies = Literal["data", "step"]
 """What a transform changes: a tree of data (a drawn input, a library call's result), or the
 value of a name a step assigns."""
+Changes = Literal["leaves", "structure", "nothing"]
+"""What a transform does to a tree: moves its leaves (keeping its structure), changes its
+structure (a key dropped, renamed or added), or nothing. A derivative's leaves are moved in
+the function JAX differentiates, its structure where JAX assembles it
+(`differentiation.py`)."""
 
 
 @dataclass(frozen=True)
@@ -89,16 +94,19 @@ class TransformRow:
     magnitude in this range and either sign; None keeps the declared value."""
     bends: bool = False  # on a changed call, the shift follows the value it moves
     authored: bool = True  # spelled in lesson.md; False: the parent's own filler
+    changes: Changes = "structure"
 
 
 ROWS: tuple[TransformRow, ...] = (
     TransformRow("add_leaf", add_leaf, "numbers", True, "data", True, (0.5, 3.0)),
     TransformRow("drop_key", drop_key, "none", True, "data"),
     TransformRow("rename_key", rename_key, "none", True, "data"),
-    TransformRow("shift_key", shift_key, "numbers", False, "data", False, (0.5, 2.0), True),
-    TransformRow("replace", replace_value, "replacement", False, "step"),
+    TransformRow(
+        "shift_key", shift_key, "numbers", False, "data", False, (0.5, 2.0), True, changes="leaves"
+    ),
+    TransformRow("replace", replace_value, "replacement", False, "step", changes="leaves"),
     # A call every scenario wraps but this one does not vary: every scenario wraps the same.
-    TransformRow("none", unchanged, "none", False, "data", authored=False),
+    TransformRow("none", unchanged, "none", False, "data", authored=False, changes="nothing"),
 )
 TRANSFORMS: dict[str, TransformRow] = {r.name: r for r in ROWS}
 AUTHORED: tuple[str, ...] = tuple(r.name for r in ROWS if r.authored)

@@ -3,15 +3,18 @@ every scenario."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 
 from . import transforms
+from .differentiation import Watch, each, named
 from .request import ChangedCall
 
 
 class VariedCalls:
     """Library calls whose results a scenario changes, installed before its first cell.
+
+    "gradients" is every derivative JAX computes, however the cell asks for it: the change is
+    made in JAX's differentiation layer (`differentiation.py`), not on named functions.
 
     A probe changes a value where it is made, so every path from it (a second name bound in
     the same statement, a list, a closure) carries the change. A result the transform does
@@ -31,29 +34,38 @@ class VariedCalls:
 
         A scenario keeps only these closures, so no plain data in the child (a dict in a
         frame a cell can walk to) says what a scenario varies."""
-        return [(source.call, self._change(source)) for source in sources]
+        return [
+            (source.call, (self._change(source), transforms.row(source.transform).changes))
+            for source in sources
+        ]
 
     def install(self, changes: list):
-        """Wrap each call with its change; return the function that puts the originals back.
+        """Wrap each call with its change (JAX's differentiation: hook its layer); return the
+        function that puts the originals back.
 
         The wrappers carry no `__wrapped__` (functools.wraps would hand a cell the original)."""
         saved: list[tuple[object, str, object]] = []
-        for call, change in changes:
+        undone = []
+        for call, (change, changes_what) in changes:
             if call == "gradients":
-                for name, wrap in _DERIVATIVES.items():
-                    original = getattr(self._jax, name)
-                    saved.append((self._jax, name, original))
-                    setattr(self._jax, name, wrap(original, change))
+                moves, reshapes = (changes_what == kind for kind in ("leaves", "structure"))
+                watch = Watch(self._jax, change if moves else None, change if reshapes else None)
+                undone.append(watch.install())
             else:
-                module_name, _, name = call.rpartition(".")
-                module = importlib.import_module(module_name)
-                original = getattr(module, name)
-                saved.append((module, name, original))
-                setattr(module, name, _returns_changed(original, change))
+                owner, name = _resolved(call)
+                if name in getattr(owner, "_fields", ()):  # a function each instance carries
+                    saved.append((owner, "__new__", owner.__new__))
+                    owner.__new__ = _carries_changed(owner.__new__, name, change)
+                else:
+                    original = getattr(owner, name)
+                    saved.append((owner, name, original))
+                    setattr(owner, name, _returns_changed(original, change))
 
         def undo() -> None:
             for owner, name, original in reversed(saved):
                 setattr(owner, name, original)
+            for put_back in reversed(undone):
+                put_back()
 
         return undo
 
@@ -86,80 +98,49 @@ def _shift(tree, value, bent):
     return bent(tree, value)
 
 
-def _each(change):
-    """Apply `change` to a derivative, or to each one when several arguments were asked for."""
-
-    def apply(result):
-        if type(result) is tuple:
-            return tuple(change(r) for r in result)
-        return change(result)
-
-    return apply
-
-
-def _wrap_grad(original, change):
-    """jax.grad, jacrev or jacfwd whose derivatives (not their aux data) are changed."""
-
-    def grad(fun, *args, has_aux=False, **kwargs):
-        inner = original(fun, *args, has_aux=has_aux, **kwargs)
-        each = _each(change)
-
-        def derivative(*a, **k):
-            out = inner(*a, **k)
-            return (each(out[0]), out[1]) if has_aux else each(out)
-
-        return _named(derivative, inner)
-
-    return _named(grad, original)
+def _resolved(call: str) -> tuple[object, str]:
+    """(owner, attribute) a dotted name ends in: `optax.apply_updates` is (the module, the
+    function); `optax.GradientTransformation.update` is (the class, its field)."""
+    parts = call.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            owner = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:-1]:
+            owner = getattr(owner, part)
+        return owner, parts[-1]
+    raise ImportError(f"no module in {call!r}")
 
 
-def _wrap_value_and_grad(original, change):
-    def value_and_grad(fun, *args, **kwargs):
-        inner = original(fun, *args, **kwargs)
-        each = _each(change)
+def _carries_changed(original_new, field: str, change):
+    """A named tuple's constructor whose instances carry `field` (a function, such as an
+    optax transformation's `update`) with its results changed, each element of a tuple
+    (`updates, state`) where the change fits. Made where the function is stored, so a cell
+    that unpacks the tuple or calls the field gets the same; only the outermost call is
+    changed (a chain's update calls its parts' updates)."""
+    running = [0]
 
-        def both(*a, **k):
-            value, derivative = inner(*a, **k)
-            return value, each(derivative)
+    def changed_call(function):
+        def call(*args, **kwargs):
+            running[0] += 1
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                running[0] -= 1
+            return result if running[0] else each(change, result)
 
-        return _named(both, inner)
+        return named(call, function)
 
-    return _named(value_and_grad, original)
+    def new(cls, *args, **kwargs):
+        made = original_new(cls, *args, **kwargs)
+        return made._replace(**{field: changed_call(getattr(made, field))})
 
-
-def _wrap_vjp(original, change):
-    def vjp(fun, *primals, has_aux=False, **kwargs):
-        out = original(fun, *primals, has_aux=has_aux, **kwargs)
-        pullback, each = out[1], _each(change)
-
-        def changed(*a, **k):
-            return each(pullback(*a, **k))
-
-        return (out[0], _named(changed, pullback), *out[2:])
-
-    return _named(vjp, original)
-
-
-_DERIVATIVES = {
-    "grad": _wrap_grad,
-    "value_and_grad": _wrap_value_and_grad,
-    "vjp": _wrap_vjp,
-    "jacrev": _wrap_grad,
-    "jacfwd": _wrap_grad,
-}
+    return new
 
 
 def _returns_changed(original, change):
     def call(*args, **kwargs):
         return change(original(*args, **kwargs))
 
-    return _named(call, original)
-
-
-def _named(wrapper, original):
-    """`wrapper` under the original's name and docstring, with no path back to it (what
-    functools.wraps leaves on `__wrapped__`)."""
-    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
-        with contextlib.suppress(AttributeError, TypeError):
-            setattr(wrapper, attribute, getattr(original, attribute))
-    return wrapper
+    return named(call, original)

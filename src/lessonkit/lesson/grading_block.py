@@ -35,12 +35,13 @@ The block's body is YAML::
           leaf_keys: "`leaf_keys` does not get a key for a leaf added to `params`: ..."
       - name: a wrong scale gradient
         task: nested-model
-        vary: gradients              # every derivative jax.grad & co. return
+        vary: gradients              # every derivative JAX computes, however asked
         transform: shift_key
         key: scale
         value: 1.0
         messages: {scale_by_hand: "..."}
       # vary: optax.apply_updates   what a library function returns
+      # vary: optax.GradientTransformation.update   what a function each instance carries returns
       # vary: updated + transform: replace + value: {...}   a name a step assigns
 
 A generator's `edges` are values of its own shape (a list of them): each is one more input

@@ -339,11 +339,12 @@ class Probe:
 
     `source` says where (`ProbeSource`): an `input` the generators draw (a fresh drawn set,
     with `transform(key, value)` applied to `target` by the parent), a name a `step` assigns
-    (given `value` instead of what the step computes), every derivative that `gradients`
-    returns (jax.grad, value_and_grad, vjp, jacrev, jacfwd), or what the library function
-    `call` named `target` (e.g. `optax.apply_updates`) returns. Every path from the source
-    carries the change. Each graded name of `task` must then have the reference's value in
-    that scenario; when one does not, the learner reads that name's message, if declared.
+    (given `value` instead of what the step computes), every derivative JAX computes for
+    `gradients` (however it is asked: grad, jacobian, jvp, a custom rule), or what the
+    library function `call` named `target` (e.g. `optax.apply_updates`) returns. Every path
+    from the source carries the change. Each graded name of `task` must then have the
+    reference's value in that scenario; when one does not, the learner reads that name's
+    message, if declared.
     """
 
     name: str

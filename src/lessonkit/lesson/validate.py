@@ -149,7 +149,8 @@ def _validate_grading(lesson: Lesson) -> None:
                 "assigns: a probe varies a value at its source, before the task's cell runs",
                 where=at_line(where, probe.line),
                 fix="vary an input the generators draw, a name a step assigns (with 'replace'), "
-                "'gradients', or a library function such as optax.apply_updates",
+                "'gradients', or a library function such as optax.apply_updates (or one each "
+                "instance of a library's named tuple carries: optax.GradientTransformation.update)",
             )
 
 

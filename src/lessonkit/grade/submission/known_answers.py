@@ -23,9 +23,14 @@ from dataclasses import dataclass
 
 from lessonkit.lesson.model import Probe
 
-DERIVATIVES = frozenset({"grad", "value_and_grad", "vjp", "jacrev", "jacfwd"})
-"""JAX's differentiation functions: what a `gradients` probe varies
-(`grading_child/varied_calls.py`)."""
+DERIVATIVES = frozenset(
+    {"grad", "value_and_grad", "vjp", "jacrev", "jacobian", "jacfwd", "hessian", "jvp"}
+    | {"linearize", "fwd_and_bwd"}
+)
+"""The public names of `jax` that differentiate, by which a cell's syntax is read. A
+`gradients` probe varies differentiation in JAX's own layer, however it is reached
+(`grading_child/differentiation.py`); this set is checked against every public callable
+of `jax` that makes autodiff's traces (`tests/integration/test_public_differentiation.py`)."""
 
 _BUILTINS = frozenset(dir(builtins))
 

@@ -1,0 +1,135 @@
+"""The gradients probe in JAX's differentiation layer (`grading_child/differentiation.py`):
+every way to differentiate carries its change, the same way, and the layer it hooks is
+there in this JAX."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from lessonkit.grading_child.request import ChangedCall
+from lessonkit.grading_child.varied_calls import VariedCalls
+
+POINT = {"w": jnp.array([1.0, 2.0]), "scale": jnp.array(1.5)}
+BEND = (0.5, 1.1, 0.3)
+
+
+def loss(p):
+    return p["scale"] * jnp.sum(p["w"] ** 2)
+
+
+@jax.custom_vjp
+def loss_vjp(p):
+    return loss(p)
+
+
+loss_vjp.defvjp(lambda p: (loss(p), p), lambda p, ct: (jax.grad(loss)(p),))
+
+
+@jax.custom_jvp
+def loss_jvp(p):
+    return loss(p)
+
+
+loss_jvp.defjvp(lambda ps, ts: (loss(ps[0]), jax.jvp(loss, ps, ts)[1]))
+
+
+def _basis(key):
+    return {k: (jnp.ones_like if k == key else jnp.zeros_like)(v) for k, v in POINT.items()}
+
+
+def _directional(derivative):
+    """A gradient's scale entry from a function of a tangent (jvp, linearize)."""
+    return {
+        "scale": derivative(_basis("scale")),
+        "w": jnp.stack(
+            [derivative({"w": jnp.eye(2)[i], "scale": jnp.zeros(())}) for i in range(2)]
+        ),
+    }
+
+
+WAYS = {
+    "grad": lambda: jax.grad(loss)(POINT),
+    "value_and_grad": lambda: jax.value_and_grad(loss)(POINT)[1],
+    "vjp": lambda: jax.vjp(loss, POINT)[1](jnp.ones(()))[0],
+    "jacrev": lambda: jax.jacrev(loss)(POINT),
+    "jacobian": lambda: jax.jacobian(loss)(POINT),
+    "jacfwd": lambda: jax.jacfwd(loss)(POINT),
+    "jvp": lambda: _directional(lambda t: jax.jvp(loss, (POINT,), (t,))[1]),
+    "linearize": lambda: _directional(jax.linearize(loss, POINT)[1]),
+    "fwd_and_bwd": lambda: (lambda f, b: b(f(POINT)[1], jnp.ones(())))(*jax.fwd_and_bwd(loss, 0)),
+    "custom_vjp": lambda: jax.grad(loss_vjp)(POINT),
+    "custom_jvp": lambda: jax.grad(loss_jvp)(POINT),
+    "jit of grad": lambda: jax.jit(jax.grad(loss))(POINT),
+    "grad with aux": lambda: jax.grad(lambda p: (loss(p), 7), has_aux=True)(POINT)[0],
+}
+
+
+def _probe(transform, key, value=None, bend=None):
+    calls = VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    return calls.install(calls.prepare((ChangedCall("gradients", transform, key, value, bend),)))
+
+
+def test_the_layer_it_hooks_is_in_this_jax():
+    """JAX's internals move: a release without them fails here, by name, not as a probe
+    that silently changes nothing."""
+    from lessonkit.grading_child import differentiation
+
+    assert differentiation.missing_layer() == []
+
+
+@pytest.mark.parametrize("way", sorted(WAYS))
+def test_every_way_to_differentiate_moves_by_the_same_bent_shift(way):
+    true = float(jnp.sum(POINT["w"] ** 2))  # d loss / d scale
+    depth, frequency, phase = BEND
+    moved = true + 1.0 * (1 + depth * math.sin(frequency * true + phase))
+    undo = _probe("shift_key", "scale", 1.0, BEND)
+    try:
+        derivative = WAYS[way]()
+    finally:
+        undo()
+    assert float(derivative["scale"]) == pytest.approx(moved, rel=1e-5)
+    assert jnp.allclose(derivative["w"], 2 * POINT["scale"] * POINT["w"])
+
+
+@pytest.mark.parametrize("way", sorted(w for w in WAYS if w not in ("jvp", "linearize")))
+def test_every_derivative_shaped_like_its_argument_loses_a_dropped_key(way):
+    """jvp and linearize return a directional derivative, which has no keys to drop."""
+    undo = _probe("drop_key", "scale")
+    try:
+        derivative = WAYS[way]()
+    finally:
+        undo()
+    assert sorted(derivative) == ["w"]
+
+
+def test_a_derivative_inside_another_is_changed_once():
+    """A Hessian (a Jacobian of a Jacobian) moves where the outer derivative is taken: its
+    scale column by the shift, once."""
+    plain = jax.hessian(loss)(POINT)
+    undo = _probe("shift_key", "scale", 1.0)
+    try:
+        moved = jax.hessian(loss)(POINT)
+    finally:
+        undo()
+    assert jnp.allclose(moved["w"]["scale"], plain["w"]["scale"] + 1.0)
+    assert jnp.allclose(moved["w"]["w"], plain["w"]["w"])
+
+
+def test_the_probe_is_undone_and_counts_each_outermost_differentiation():
+    from lessonkit.grading_child import differentiation
+
+    watch = differentiation.Watch(jax, None, None)
+    undo = watch.install()
+    try:
+        for way in WAYS.values():
+            way()
+    finally:
+        undo()
+    assert watch.seen >= len(WAYS)
+    before = watch.seen
+    jax.grad(loss)(POINT)
+    assert watch.seen == before  # no longer installed
