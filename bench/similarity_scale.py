@@ -26,10 +26,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from lessonkit.course.gradebook import Gradebook, attempt_of
+from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.similarity import class_similarity
-from lessonkit.grade.judging.report import Scoring
-from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 from lessonkit.lesson.catalog import find_lesson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -48,29 +46,6 @@ def _file(rng: random.Random, index: int) -> str:
             code = cases.answer_code(task, answer)
         codes[task] = code + f"\nprint({task.replace('-', '_')!r}, {index % 97}, {rng.random()})"
     return cases.practice_file(codes)
-
-
-def _keep(lesson, book: Gradebook, texts: list[str]) -> None:
-    tasks = tuple(TaskResult(t.id, t.title, PASSED, "", None, t.optional) for t in lesson.tasks)
-    scoring = Scoring.of(lesson)
-    book.add_attempts(
-        [
-            attempt_of(
-                GradeReport(lesson.meta.id, f"s{i:04d}.py", tasks, (), 1.0, 1),
-                scoring,
-                student=f"s{i:04d}",
-                lesson_title=lesson.meta.title,
-                revision=lesson.meta.revision,
-                toolkit="0.1.0",
-                file=f"s{i:04d}.py",
-                data=text.encode(),
-                submitted=0.0,
-                graded_utc="2026-12-06T00:00:00Z",
-                fingerprint="bench",
-            )
-            for i, text in enumerate(texts)
-        ]
-    )
 
 
 def _grade_seconds(texts: list[str]) -> float:
@@ -101,7 +76,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as temporary:
         with Gradebook(Path(temporary) / "course.sqlite") as book:
-            _keep(lesson, book, texts)
+            book.add_attempts([cases.graded(lesson, f"s{i:04d}", t) for i, t in enumerate(texts)])
         path = Path(temporary) / "course.sqlite"
         started = time.perf_counter()
         with Gradebook(path) as book:

@@ -17,6 +17,10 @@ import re
 import tokenize
 from pathlib import Path
 
+from lessonkit.course.gradebook import Graded, attempt_of
+from lessonkit.grade.judging.report import Scoring
+from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
+
 REPO = Path(__file__).resolve().parents[1]
 EXERCISE = REPO / "phases/03-state/02-pytrees-and-structured-parameters/exercises/state-02.py"
 LESSON = "state-02"
@@ -261,3 +265,21 @@ def disguised_file(index: int, rng: random.Random) -> str:
 
 def blank_file() -> str:
     return EXERCISE.read_text()
+
+
+def graded(lesson, student: str, text: str, submitted: float = 0.0) -> Graded:
+    """The file as a gradebook keeps it, every task passed (the grade is not compared)."""
+    tasks = tuple(TaskResult(t.id, t.title, PASSED, "", None, t.optional) for t in lesson.tasks)
+    return attempt_of(
+        GradeReport(lesson.meta.id, f"{student}.py", tasks, (), 1.0, 7),
+        Scoring.of(lesson),
+        student=student,
+        lesson_title=lesson.meta.title,
+        revision=lesson.meta.revision,
+        toolkit="0.1.0",
+        file=f"{student}.py",
+        data=text.encode(),
+        submitted=submitted,
+        graded_utc="2026-12-06T00:00:00Z",
+        fingerprint="fp-1",
+    )

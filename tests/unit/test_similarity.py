@@ -19,10 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lessonkit.course.fingerprints import WINDOW, K, fingerprints, normal_tokens, winnow
-from lessonkit.course.gradebook import Gradebook, Graded, attempt_of
+from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.similarity import EVIDENCE_NOTE, Work, compare, own_lines, work_of
-from lessonkit.grade.judging.report import Scoring
-from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import invoke
@@ -170,36 +168,18 @@ def test_a_shared_run_past_the_guarantee_is_always_found():
     assert fingerprints(one) & fingerprints(two)
 
 
-def _graded(lesson, student: str, text: str, submitted: float) -> Graded:
-    data = text.encode()
-    tasks = tuple(TaskResult(t.id, t.title, PASSED, "", None, t.optional) for t in lesson.tasks)
-    return attempt_of(
-        GradeReport(lesson.meta.id, f"{student}.py", tasks, (), 1.0, 7),
-        Scoring.of(lesson),
-        student=student,
-        lesson_title=lesson.meta.title,
-        revision=lesson.meta.revision,
-        toolkit="0.1.0",
-        file=f"{student}.py",
-        data=data,
-        submitted=submitted,
-        graded_utc="2026-12-06T00:00:00Z",
-        fingerprint="fp-1",
-    )
-
-
 def test_lessonkit_similar_reads_the_gradebook(state02, tmp_path):
     """The latest submission of each student is compared; `--json` is the report's data."""
     book_path = tmp_path / "course.sqlite"
     with Gradebook(book_path) as book:
         book.add_attempts(
             [
-                _graded(state02, "ana", cases.independent_file(0), 1.0),
-                _graded(state02, "ben", cases.blank_file(), 1.0),  # then copies ana's file
-                _graded(state02, "ben", cases.independent_file(0), 2.0),
-                _graded(state02, "cy", cases.disguised_file(2, random.Random(5)), 1.0),
-                _graded(state02, "dee", cases.independent_file(2), 1.0),
-                _graded(state02, "eve", cases.independent_file(3), 1.0),
+                cases.graded(state02, "ana", cases.independent_file(0), 1.0),
+                cases.graded(state02, "ben", cases.blank_file(), 1.0),  # then copies ana's file
+                cases.graded(state02, "ben", cases.independent_file(0), 2.0),
+                cases.graded(state02, "cy", cases.disguised_file(2, random.Random(5)), 1.0),
+                cases.graded(state02, "dee", cases.independent_file(2), 1.0),
+                cases.graded(state02, "eve", cases.independent_file(3), 1.0),
             ]
         )
     code, out, err = invoke(
