@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from itertools import combinations
 
 import pytest
@@ -201,3 +202,35 @@ def test_lessonkit_similar_reads_the_gradebook(state02, tmp_path):
         root=cases.REPO,
     )
     assert code == 2 and "outside 0 to 1" in err
+
+
+def test_the_report_lists_the_pairs_linked_to_their_side_by_side_view(state02, tmp_path):
+    """`lessonkit report` gains the pairs, each linked to its view on the page, where the
+    lines both share are marked (and read out as shared) and a line of one's own is not."""
+    book_path = tmp_path / "course.sqlite"
+    own_line = "print('my own check', 12345)"
+    rng = random.Random(3)
+    copy = re.sub(
+        r"(?m)^(# TASK repair .*)$", lambda m: f"{m[1]}\n{own_line}", cases.disguised_file(2, rng)
+    )
+    with Gradebook(book_path) as book:
+        book.add_attempts(
+            [
+                cases.graded(state02, "ana", cases.independent_file(2)),
+                cases.graded(state02, "ben", cases.independent_file(0)),
+                cases.graded(state02, "cy", copy),
+                cases.graded(state02, "dee", cases.blank_file()),
+            ]
+        )
+    page = tmp_path / "report.html"
+    argv = ["report", cases.LESSON, "--gradebook", str(book_path), "--output", str(page)]
+    code, _, err = invoke(argv, root=cases.REPO)
+    assert code == 0, err
+    html = page.read_text()
+    section = html[html.index('id="similar-heading"') :]
+    assert 'href="#pair-1">Compare ana and cy</a>' in section
+    assert 'id="pair-1"' in section and 'href="#pair-2"' not in section
+    assert "never a verdict" in section
+    marked = re.findall(r"<mark><span class=\"visually-hidden\">shared: </span>(.*?)</mark>", html)
+    assert any("jax.tree.structure(nested)" in line for line in marked)
+    assert "my own check" in html and not any("my own check" in line for line in marked)

@@ -46,21 +46,51 @@ def normal_tokens(source: str) -> tuple[str, ...]:
 
     Code that stops tokenizing (an unclosed bracket or string) keeps the tokens read so far.
     """
-    out: list[str] = []
-    previous = ""
+    return tuple(text for text, _ in located_tokens(source))
+
+
+def located_tokens(source: str) -> tuple[tuple[str, int], ...]:
+    """`normal_tokens`, each with the number of the line it starts on (from 1)."""
+    out: list[tuple[str, int]] = []
+    previous, line = "", 1
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            line = token.start[0]
             if token.type == tokenize.NEWLINE or token.string == ";":
-                if out and out[-1] != _STATEMENT_END:
-                    out.append(_STATEMENT_END)
+                if out and out[-1][0] != _STATEMENT_END:
+                    out.append((_STATEMENT_END, line))
             elif token.type not in _DROPPED:
-                out.append(_normal(token, previous))
+                out.append((_normal(token, previous), line))
             previous = token.string
     except (tokenize.TokenError, SyntaxError):
         pass
-    if out and out[-1] != _STATEMENT_END:
-        out.append(_STATEMENT_END)
+    if out and out[-1][0] != _STATEMENT_END:
+        out.append((_STATEMENT_END, line))
     return tuple(out)
+
+
+def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
+    """The lines of `own` (numbered from 1) in a k-gram or a statement `other` has too: the
+    matching regions a side-by-side view marks. Every k-gram is compared here, not only the
+    winnowed ones: two files are small, and a reader wants every match."""
+    mine, theirs = located_tokens(own), normal_tokens(other)
+    plain = [(t, n) for t, n in mine if t != _STATEMENT_END]
+    their_grams = set(kgram_hashes(theirs, k))
+    marked: set[int] = set()
+    for start in range(max(1, len(plain) - k + 1)):
+        gram = plain[start : start + k]
+        if gram and _hash(tuple(t for t, _ in gram)) in their_grams:
+            marked.update(n for _, n in gram)
+    their_statements = set(statement_hashes(theirs))
+    current: list[tuple[str, int]] = []
+    for token in mine:
+        if token[0] != _STATEMENT_END:
+            current.append(token)
+            continue
+        if current and _hash(("stmt", *(t for t, _ in current))) in their_statements:
+            marked.update(n for _, n in current)
+        current = []
+    return frozenset(marked)
 
 
 def _normal(token: tokenize.TokenInfo, previous: str) -> str:

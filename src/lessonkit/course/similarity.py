@@ -65,6 +65,8 @@ class SimilarPair:
     second: str
     first_file: str
     second_file: str
+    first_sha256: str
+    second_sha256: str
     score: float
     """Rarity-weighted similarity over every task, 0 to 1."""
     exact: bool
@@ -97,17 +99,23 @@ def own_lines(task: Task, cell: str) -> str:
     return "\n".join(kept)
 
 
-def work_of(lesson: Lesson, student: str, file: str, sha256: str, data: bytes) -> Work:
-    """A submission's own code per task; a file that cannot be read as cells has none."""
+def own_code(lesson: Lesson, file: str, data: bytes) -> dict[str, str]:
+    """A submission's own code in each task cell (`own_lines`); a file that cannot be read
+    as cells has none."""
     try:
         cells = read_submission(file, data).cells
     except SubmissionError:
         cells = ()
-    tasks = []
-    for task in lesson.tasks:
-        code = "\n".join(own_lines(task, c.source) for c in cells if c.task == task.id)
-        tasks.append((task.id, normal_tokens(code)))
-    return Work(student, file, sha256, tuple(tasks))
+    return {
+        task.id: "\n".join(own_lines(task, c.source) for c in cells if c.task == task.id)
+        for task in lesson.tasks
+    }
+
+
+def work_of(lesson: Lesson, student: str, file: str, sha256: str, data: bytes) -> Work:
+    """A submission as compared: the normalised tokens of its own code per task."""
+    code = own_code(lesson, file, data)
+    return Work(student, file, sha256, tuple((t, normal_tokens(c)) for t, c in code.items()))
 
 
 def _scaffold_prints(lesson: Lesson) -> dict[str, frozenset[int]]:
@@ -182,6 +190,8 @@ def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> Si
                 b.student,
                 a.file,
                 b.file,
+                a.sha256,
+                b.sha256,
                 round(score, 4),
                 (i, j) in exact,
                 tuple(s for s in tasks if s.score > 0),
