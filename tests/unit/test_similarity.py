@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from lessonkit.course.fingerprints import WINDOW, K, fingerprints, normal_tokens, winnow
 from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.similarity import EVIDENCE_NOTE, Work, compare, own_lines, work_of
+from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import invoke
@@ -234,3 +235,41 @@ def test_the_report_lists_the_pairs_linked_to_their_side_by_side_view(state02, t
     marked = re.findall(r"<mark><span class=\"visually-hidden\">shared: </span>(.*?)</mark>", html)
     assert any("jax.tree.structure(nested)" in line for line in marked)
     assert "my own check" in html and not any("my own check" in line for line in marked)
+
+
+def test_intake_says_when_a_files_bytes_are_another_students(state02, tmp_path):
+    """A file whose bytes another student handed in (before, or in the same batch) is
+    named when it is kept; untouched files, alike for everyone, are not."""
+    from rich.console import Console
+
+    from lessonkit.commands._course import CourseIntake
+    from lessonkit.grade.batches.journal import JournalEntry
+
+    def entry(path: str, text: str) -> JournalEntry:
+        data = text.encode()
+        tasks = tuple(
+            TaskResult(t.id, t.title, PASSED, "", None, t.optional) for t in state02.tasks
+        )
+        report = GradeReport(state02.meta.id, path, tasks, (), 1.0, 7)
+        return JournalEntry("r1", path, hashlib.sha256(data).hexdigest(), 1.0, report, data)
+
+    book = str(tmp_path / "course.sqlite")
+    first = CourseIntake.open(book, None, None).keep(
+        state02, [entry("ana.py", cases.independent_file(0))], "fp"
+    )
+    assert first.same_bytes == ()
+    course = CourseIntake.open(book, None, None)
+    kept = course.keep(
+        state02,
+        [
+            entry("ben.py", cases.independent_file(0)),  # ana's bytes
+            entry("cy.py", cases.blank_file()),
+            entry("dee.py", cases.blank_file()),  # cy's bytes, but nobody's code
+            entry("eve.py", cases.independent_file(3)),
+        ],
+        "fp",
+    )
+    assert [(s.student, s.others) for s in kept.same_bytes] == [("ben", ("ana",))]
+    out = Console(record=True, width=200)
+    course.say(kept, out)
+    assert "ben.py (ben): the same bytes as the submission of ana" in out.export_text()

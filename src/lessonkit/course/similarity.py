@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lessonkit.course.fingerprints import fingerprints, normal_tokens
-from lessonkit.course.gradebook import Gradebook, Policy, counting
+from lessonkit.course.gradebook import Attempt, Gradebook, Graded, Policy, counting
 from lessonkit.grade.submission import SubmissionError, read_submission, task_of
 from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import Lesson, Task
@@ -228,3 +228,31 @@ def class_similarity(
         for a in sorted(chosen, key=lambda a: a.student)
     ]
     return compare(lesson, works, threshold)
+
+
+@dataclass(frozen=True)
+class SameBytes:
+    """A file handed in whose bytes another student handed in too (not a blank file)."""
+
+    student: str
+    file: str
+    others: tuple[str, ...]
+    """The other students with these bytes, in the gradebook or in the same batch."""
+
+
+def same_bytes(
+    lesson: Lesson, items: Sequence[Graded], held: Sequence[Attempt]
+) -> tuple[SameBytes, ...]:
+    """The files of `items` (about to be kept) whose bytes another student's submission has,
+    among `held` (already kept) and `items`; a file with no code of its own (the scaffold
+    as given) is never named, since every such file is alike."""
+    students: dict[str, set[str]] = {}
+    for attempt in (*held, *(item.attempt for item in items)):
+        students.setdefault(attempt.sha256, set()).add(attempt.student)
+    found = []
+    for item in items:
+        attempt = item.attempt
+        others = tuple(sorted(students[attempt.sha256] - {attempt.student}))
+        if others and not work_of(lesson, "", attempt.file, attempt.sha256, item.data).blank:
+            found.append(SameBytes(attempt.student, attempt.file, others))
+    return tuple(found)
