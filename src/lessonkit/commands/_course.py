@@ -37,6 +37,13 @@ def add_policy_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--policy", choices=POLICIES, default="latest", help=what)
 
 
+def similarity_threshold(value: float, option: str) -> float:
+    """A similarity score given on the command line (`option`), which must lie in 0 to 1."""
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"{option} {value:g} is outside 0 to 1", fix="give a score such as 0.5")
+    return value
+
+
 def open_gradebook(path: str) -> Gradebook:
     """The gradebook at `path`, created when it does not exist (its folder must)."""
     file = Path(path)

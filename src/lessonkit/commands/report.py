@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 
 from lessonkit.commands._common import add_lesson_argument, write_output
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
+from lessonkit.commands._course import (
+    add_policy_argument,
+    existing_gradebook,
+    similarity_threshold,
+)
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.course.pair_view import pair_views
 from lessonkit.course.similarity import class_similarity
-from lessonkit.errors import UsageError
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.mistakes import declared_mistakes
 
@@ -46,11 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0.0 <= args.similar_threshold <= 1.0:
-        raise UsageError(
-            f"--similar-threshold {args.similar_threshold:g} is outside 0 to 1",
-            fix="give a score such as 0.5",
-        )
+    similarity_threshold(args.similar_threshold, "--similar-threshold")
     lesson = find_lesson(args.lesson)
     with existing_gradebook(args.gradebook) as book:
         attempts = book.attempts(lesson=lesson.meta.id)

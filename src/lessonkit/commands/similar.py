@@ -16,9 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from lessonkit.commands._common import add_lesson_argument, console
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
+from lessonkit.commands._course import (
+    add_policy_argument,
+    existing_gradebook,
+    similarity_threshold,
+)
 from lessonkit.course.similarity import SimilarityReport, class_similarity
-from lessonkit.errors import UsageError
 from lessonkit.lesson.catalog import find_lesson
 
 
@@ -37,10 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0.0 <= args.threshold <= 1.0:
-        raise UsageError(
-            f"--threshold {args.threshold:g} is outside 0 to 1", fix="give a score such as 0.5"
-        )
+    similarity_threshold(args.threshold, "--threshold")
     lesson = find_lesson(args.lesson)
     with existing_gradebook(args.gradebook) as book:
         report = class_similarity(lesson, book, args.policy, args.threshold)
