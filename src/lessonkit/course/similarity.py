@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,52 +125,63 @@ def _scaffold_prints(lesson: Lesson) -> dict[str, frozenset[int]]:
     }
 
 
-def _shared_weights(
-    prints: Sequence[frozenset[int]],
-) -> tuple[np.ndarray, np.ndarray]:
-    """(shared[i, j], own[i]): the rarity weight of the fingerprints students i and j both
-    have, and of student i's own. Fingerprints only one student has add to `own` alone, so
-    only those two or more share are multiplied, a block at a time."""
-    n = len(prints)
+def _weights(prints: Sequence[frozenset[int]]) -> dict[int, float]:
+    """Each fingerprint's rarity weight, `log((N + 1) / df)`."""
     df: Counter[int] = Counter(f for p in prints for f in p)
-    weight = {f: math.log((n + 1) / count) for f, count in df.items()}
-    own = np.array([sum(weight[f] for f in p) for p in prints], dtype=np.float64)
-    shared = np.zeros((n, n), dtype=np.float64)
+    return {f: math.log((len(prints) + 1) / count) for f, count in df.items()}
+
+
+def _add_shared(
+    shared: np.ndarray, prints: Sequence[frozenset[int]], weight: Mapping[int, float]
+) -> None:
+    """Add to `shared[i, j]` the weight of the fingerprints students i and j both have. Only
+    fingerprints two or more students have are multiplied, a block of them at a time, so
+    memory stays the N x N sum and one N x `_BLOCK` matrix."""
+    df: Counter[int] = Counter(f for p in prints for f in p)
     common = sorted(f for f, count in df.items() if count > 1)
     for start in range(0, len(common), _BLOCK):
         block = common[start : start + _BLOCK]
         column = {f: i for i, f in enumerate(block)}
-        matrix = np.zeros((n, len(block)), dtype=np.float32)
+        matrix = np.zeros((len(prints), len(block)), dtype=np.float32)
         for row, p in enumerate(prints):
             for f in p:
                 if f in column:
                     matrix[row, column[f]] = 1.0
         weights = np.array([weight[f] for f in block], dtype=np.float32)
         shared += (matrix * weights) @ matrix.T
-    return shared, own
 
 
-def _dice(shared: np.ndarray, own: np.ndarray) -> np.ndarray:
-    total = own[:, None] + own[None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        score = np.where(total > 0, 2 * shared / total, 0.0)
-    return np.clip(score, 0.0, 1.0)
+def _dice(shared: float, own: float) -> float:
+    """2 * shared / own (the two students' own weights summed), 0 when they have none."""
+    return min(max(2 * shared / own, 0.0), 1.0) if own > 0 else 0.0
 
 
 def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> SimilarityReport:
-    """Every pair of `works` (one per student) scored; those at or over `threshold` kept."""
+    """Every pair of `works` (one per student) scored; those at or over `threshold` kept.
+
+    The file scores are one N x N matrix; a task's score is worked out only for the pairs
+    listed."""
     base = _scaffold_prints(lesson)
     task_ids = [t.id for t in lesson.tasks]
-    shared_total = np.zeros((len(works), len(works)))
-    own_total = np.zeros(len(works))
-    per_task: dict[str, np.ndarray] = {}
+    shared = np.zeros((len(works), len(works)), dtype=np.float32)
+    own = np.zeros(len(works))
+    prints: dict[str, list[frozenset[int]]] = {}
+    weights: dict[str, dict[int, float]] = {}
     for task in task_ids:
-        prints = [fingerprints(dict(w.tasks)[task]) - base[task] for w in works]
-        shared, own = _shared_weights(prints)
-        per_task[task] = _dice(shared, own)
-        shared_total += shared
-        own_total += own
-    scores = _dice(shared_total, own_total)
+        prints[task] = [fingerprints(dict(w.tasks)[task]) - base[task] for w in works]
+        weights[task] = _weights(prints[task])
+        _add_shared(shared, prints[task], weights[task])
+        own += [sum(weights[task][f] for f in p) for p in prints[task]]
+    total = own[:, None] + own[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.clip(np.where(total > 0, 2 * shared / total, 0.0), 0.0, 1.0)
+
+    def task_score(task: str, i: int, j: int) -> float:
+        weight = weights[task]
+        mine, theirs = prints[task][i], prints[task][j]
+        both = sum(weight[f] for f in mine & theirs)
+        return _dice(both, sum(weight[f] for f in mine) + sum(weight[f] for f in theirs))
+
     exact = _exact_pairs(works)
     over = np.nonzero(np.triu(scores >= max(threshold, 1e-9), k=1))
     candidates = {(int(i), int(j)) for i, j in zip(*over, strict=True)}
@@ -181,7 +192,7 @@ def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> Si
         if score < threshold:
             continue
         tasks = sorted(
-            (TaskScore(t, round(float(per_task[t][i, j]), 4)) for t in task_ids),
+            (TaskScore(t, round(task_score(t, i, j), 4)) for t in task_ids),
             key=lambda s: -s.score,
         )
         pairs.append(
