@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "grades": "Print a course gradebook's grades, or export them for an LMS.",
     "regrade": "Grade a lesson's kept attempts again with the lesson as it is today.",
     "report": "Write a page of what the class got wrong in a lesson, from a gradebook.",
+    "similar": "List the pairs of students whose work on a lesson is alike, from a gradebook.",
     "merge": "Join the shards of one batch into its outputs (and a gradebook).",
     "autograder": "Write a Gradescope autograder bundle for a lesson (or grade inside one).",
     "serve": "Serve the built site on 127.0.0.1.",

@@ -971,8 +971,34 @@ def _class_report_page(lesson, folder: Path) -> Path:
         attempt(4, "cy", "not attempted"),
     ]
     page = folder / "report.html"
-    page.write_text(render_class_report(class_report(attempts, lesson.meta.id, "latest")))
+    similar, views = _alike_pairs()
+    report = class_report(attempts, lesson.meta.id, "latest")
+    page.write_text(render_class_report(report, similar, views))
     return page
+
+
+def _alike_pairs():
+    """The "Work that is alike" section: state-02 answers, one of them copied in disguise
+    (`similarity_cases`), compared and shown side by side."""
+    import hashlib
+    import random
+
+    import similarity_cases as cases
+
+    from lessonkit.course.pair_view import pair_views
+    from lessonkit.course.similarity import compare, work_of
+    from lessonkit.lesson.catalog import find_lesson
+
+    state02 = find_lesson(cases.LESSON, cases.REPO)
+    files = {f"student-{i}": cases.independent_file(i) for i in range(3)}
+    files["student-3"] = cases.disguised_file(1, random.Random(7))
+    content = {hashlib.sha256(t.encode()).hexdigest(): t.encode() for t in files.values()}
+    works = [
+        work_of(state02, s, f"{s}.py", hashlib.sha256(t.encode()).hexdigest(), t.encode())
+        for s, t in sorted(files.items())
+    ]
+    similar = compare(state02, works)
+    return similar, pair_views(state02, similar, content.__getitem__)
 
 
 @pytest.mark.parametrize("width", [375, 1280])
@@ -997,6 +1023,15 @@ def test_the_class_report_passes_axe_offline_without_sideways_scrolling(
             "[...document.querySelectorAll('.table-wrap')].map(w => w.scrollWidth - w.clientWidth)"
         )
         assert max(hidden) <= 1, f"a table scrolls sideways by {max(hidden)}px at {width}px"
+        # The pairs alike link to their side-by-side view, shown in the closing note.
+        page.get_by_role("link", name="Compare student-1 and student-3").click()
+        assert page.locator("#pair-1 ~ div mark").count() > 0
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(
+            path=SCREENSHOTS / f"class-report-{width}px-side-by-side.png",
+            full_page=True,
+            timeout=30_000,
+        )
         assert _axe_findings(page) == []
     finally:
         context.close()

@@ -24,6 +24,7 @@ from lessonkit import __version__
 from lessonkit.course.gradebook import POLICIES, Gradebook, utc_stamp
 from lessonkit.course.intake import Tie, intake, read_submission_times, student_of
 from lessonkit.course.roster import Roster, read_roster
+from lessonkit.course.similarity import SameBytes, same_bytes
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batches import BatchEntry, JournalEntry, Reuse, read_bytes_in_folder, short
 from lessonkit.grade.judging import GradeReport, stopped_at_a_limit
@@ -34,6 +35,13 @@ from lessonkit.lesson.text import safe_name
 def add_policy_argument(parser: argparse.ArgumentParser, what: str) -> None:
     """`--policy latest|best`: which attempt of each student counts, for `what`."""
     parser.add_argument("--policy", choices=POLICIES, default="latest", help=what)
+
+
+def similarity_threshold(value: float, option: str) -> float:
+    """A similarity score given on the command line (`option`), which must lie in 0 to 1."""
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"{option} {value:g} is outside 0 to 1", fix="give a score such as 0.5")
+    return value
 
 
 def open_gradebook(path: str) -> Gradebook:
@@ -81,6 +89,8 @@ class Kept:
     """Files that keep a grading of an older fingerprint (`--keep-old-gradings`)."""
     tied: tuple[Tie, ...] = ()
     """Files of one student at one time with other bytes: a question, so not kept."""
+    same_bytes: tuple[SameBytes, ...] = ()
+    """Files whose bytes another student handed in too."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +192,7 @@ class CourseIntake:
         graded by another). `graded_here`: the records are this batch's own gradings, so a
         file `reusable` left to be graded again (its kept grading stopped at a limit)
         replaces that grading. `keep_old`: bytes graded under another fingerprint keep it."""
+        held = self.gradebook.attempts(lesson=lesson.meta.id)
         made = intake(
             lesson,
             records,
@@ -189,8 +200,9 @@ class CourseIntake:
             toolkit=toolkit,
             fingerprint=fingerprint,
             submitted_at=self.submitted_at,
-            held=self.gradebook.attempts(lesson=lesson.meta.id),
+            held=held,
         )
+        shared = same_bytes(lesson, made.attempts, held)
         with self.gradebook:
             added = self.gradebook.add_attempts(
                 made.attempts, replace_limited=graded_here, keep_old=keep_old
@@ -206,6 +218,7 @@ class CourseIntake:
             added.held,
             len(added.kept_old),
             made.tied,
+            shared,
         )
 
     def older_note(self, reused: Reused, fingerprint: str, keep_old: bool) -> str | None:
@@ -270,6 +283,16 @@ class CourseIntake:
             )
         for tie in kept.tied:
             out.print(Text(_tied(tie), style="yellow"))
+        for same in kept.same_bytes:
+            out.print(
+                Text(
+                    f"{safe_name(same.file)} ({safe_name(same.student)}): the same bytes as "
+                    f"the submission of {', '.join(safe_name(o) for o in same.others)}; "
+                    "`lessonkit similar` lists every pair alike (evidence to read, never a "
+                    "verdict)",
+                    style="yellow",
+                )
+            )
         for relative in kept.unreadable:
             out.print(
                 Text(f"{safe_name(relative)}: unreadable, so not in the gradebook", style="yellow")

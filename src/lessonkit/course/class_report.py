@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lessonkit.course.gradebook import Attempt, Policy, TaskGrade, counting, current
+from lessonkit.course.pair_view import PairView
+from lessonkit.course.similarity import SimilarityReport
 from lessonkit.errors import UsageError
 from lessonkit.grade.judging import (
     CHECK_WORDS,
@@ -320,11 +322,21 @@ def _mistakes_chart(report: ClassReport) -> Chart | None:
     )
 
 
-def render_class_report(report: ClassReport) -> str:
-    """The page: self-contained (inline style and SVG, no script), so it works offline."""
+def render_class_report(
+    report: ClassReport,
+    similar: SimilarityReport | None = None,
+    views: Sequence[PairView] = (),
+    threshold: float = 0.5,
+) -> str:
+    """The page: self-contained (inline style and SVG, no script), so it works offline;
+    with `similar`, a section of the most alike pairs, each linked to its side-by-side
+    `views` on the page."""
     charts = (_pass_rate_chart(report), _totals_chart(report), _mistakes_chart(report))
     return render_template(
         "class-report.html",
         report=report,
         charts=tuple(c for c in charts if c is not None),
+        similar=similar,
+        views=tuple(views),
+        threshold=threshold,
     )

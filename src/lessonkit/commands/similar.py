@@ -1,0 +1,74 @@
+"""`lessonkit similar`: which students' work on a lesson is alike, from a gradebook.
+
+Each student's counting submission is compared with every other's on the code they wrote
+themselves (`lessonkit.course.similarity`); the pairs at or over `--threshold` are printed,
+exact copies first, or with `--json` for tools. Similarity is evidence to read, never a
+verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from lessonkit.commands._common import add_lesson_argument, console
+from lessonkit.commands._course import (
+    add_policy_argument,
+    existing_gradebook,
+    similarity_threshold,
+)
+from lessonkit.course.similarity import SimilarityReport, class_similarity
+from lessonkit.lesson.catalog import find_lesson
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_lesson_argument(parser)
+    parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        metavar="X",
+        help="show pairs scoring at least X, from 0 to 1 (default: 0.5)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the pairs as JSON for tools")
+    add_policy_argument(parser, "which submission of each student is compared (default: latest)")
+
+
+def run(args: argparse.Namespace) -> int:
+    similarity_threshold(args.threshold, "--threshold")
+    lesson = find_lesson(args.lesson)
+    with existing_gradebook(args.gradebook) as book:
+        report = class_similarity(lesson, book, args.policy, args.threshold)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report), indent=2))
+    else:
+        _show(report)
+    return 0
+
+
+def _show(report: SimilarityReport) -> None:
+    out = console()
+    out.print(
+        Text(
+            f"{report.lesson}: {len(report.pairs)} pair(s) of {report.students} students "
+            "at or over the threshold, most alike first."
+        )
+    )
+    if report.pairs:
+        table = Table("score", "students", "files", "tasks alike")
+        for pair in report.pairs:
+            score = "1.00 exact copy" if pair.exact else f"{pair.score:.2f}"
+            tasks = ", ".join(f"{t.task} {t.score:.2f}" for t in pair.tasks[:4])
+            table.add_row(
+                Text(score),
+                Text(f"{pair.first} · {pair.second}"),
+                Text(f"{pair.first_file} · {pair.second_file}"),
+                Text(tasks),
+            )
+        out.print(table)
+    out.print(Text(report.note, style="italic"))
