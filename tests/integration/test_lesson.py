@@ -278,10 +278,11 @@ def _line_of(text: str, needle: str) -> int:
             r"'updated' is not an input the generators draw, so the probe must give its value",
         ),
         (
-            "    vary: optax.apply_updates\n    transform: shift_key\n",
-            "    vary: optax.apply_updates\n    transform: replace\n",
+            "    vary: optax.GradientTransformation.update\n    transform: shift_key\n",
+            "    vary: optax.GradientTransformation.update\n    transform: replace\n",
             "  - name: optax's step moved",
-            r"'replace' gives a value to a name a step assigns, not to 'optax.apply_updates'",
+            r"'replace' gives a value to a name a step assigns, not to "
+            r"'optax.GradientTransformation.update'",
         ),
         (
             "(derivation)=",
