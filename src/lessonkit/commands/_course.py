@@ -37,6 +37,11 @@ def add_policy_argument(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--policy", choices=POLICIES, default="latest", help=what)
 
 
+def add_similarity_threshold(parser: argparse.ArgumentParser, option: str, what: str) -> None:
+    """`option X`: the least similarity score, 0 to 1 (default 0.5), of the pairs `what`."""
+    parser.add_argument(option, type=float, default=0.5, metavar="X", help=f"{what} (default: 0.5)")
+
+
 def similarity_threshold(value: float, option: str) -> float:
     """A similarity score given on the command line (`option`), which must lie in 0 to 1."""
     if not 0.0 <= value <= 1.0:

@@ -15,6 +15,7 @@ import argparse
 from lessonkit.commands._common import add_lesson_argument, write_output
 from lessonkit.commands._course import (
     add_policy_argument,
+    add_similarity_threshold,
     existing_gradebook,
     similarity_threshold,
 )
@@ -32,12 +33,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_policy_argument(
         parser, "which attempt of each student the pass rates count (default: latest)"
     )
-    parser.add_argument(
+    add_similarity_threshold(
+        parser,
         "--similar-threshold",
-        type=float,
-        default=0.5,
-        metavar="X",
-        help="list the pairs of students whose work scores at least X, 0 to 1 (default: 0.5)",
+        "list the pairs of students whose work scores at least X, 0 to 1",
     )
     parser.add_argument(
         "--similar-pairs",

@@ -18,6 +18,7 @@ from rich.text import Text
 from lessonkit.commands._common import add_lesson_argument, console
 from lessonkit.commands._course import (
     add_policy_argument,
+    add_similarity_threshold,
     existing_gradebook,
     similarity_threshold,
 )
@@ -28,13 +29,7 @@ from lessonkit.lesson.catalog import find_lesson
 def configure(parser: argparse.ArgumentParser) -> None:
     add_lesson_argument(parser)
     parser.add_argument("--gradebook", required=True, metavar="FILE", help="the course gradebook")
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=0.5,
-        metavar="X",
-        help="show pairs scoring at least X, from 0 to 1 (default: 0.5)",
-    )
+    add_similarity_threshold(parser, "--threshold", "show pairs scoring at least X, from 0 to 1")
     parser.add_argument("--json", action="store_true", help="print the pairs as JSON for tools")
     add_policy_argument(parser, "which submission of each student is compared (default: latest)")
 

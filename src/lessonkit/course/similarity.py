@@ -125,19 +125,20 @@ def _scaffold_prints(lesson: Lesson) -> dict[str, frozenset[int]]:
     }
 
 
-def _weights(prints: Sequence[frozenset[int]]) -> dict[int, float]:
-    """Each fingerprint's rarity weight, `log((N + 1) / df)`."""
-    df: Counter[int] = Counter(f for p in prints for f in p)
-    return {f: math.log((len(prints) + 1) / count) for f, count in df.items()}
+def _weights(df: Mapping[int, int], students: int) -> dict[int, float]:
+    """Each fingerprint's rarity weight, `log((N + 1) / df)`, N the class's students."""
+    return {f: math.log((students + 1) / count) for f, count in df.items()}
 
 
 def _add_shared(
-    shared: np.ndarray, prints: Sequence[frozenset[int]], weight: Mapping[int, float]
+    shared: np.ndarray,
+    prints: Sequence[frozenset[int]],
+    df: Mapping[int, int],
+    weight: Mapping[int, float],
 ) -> None:
     """Add to `shared[i, j]` the weight of the fingerprints students i and j both have. Only
-    fingerprints two or more students have are multiplied, a block of them at a time, so
-    memory stays the N x N sum and one N x `_BLOCK` matrix."""
-    df: Counter[int] = Counter(f for p in prints for f in p)
+    fingerprints two or more students have (`df`) are multiplied, a block of them at a time,
+    so memory stays the N x N sum and one N x `_BLOCK` matrix."""
     common = sorted(f for f, count in df.items() if count > 1)
     for start in range(0, len(common), _BLOCK):
         block = common[start : start + _BLOCK]
@@ -167,10 +168,12 @@ def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> Si
     own = np.zeros(len(works))
     prints: dict[str, list[frozenset[int]]] = {}
     weights: dict[str, dict[int, float]] = {}
+    tokens = [dict(w.tasks) for w in works]
     for task in task_ids:
-        prints[task] = [fingerprints(dict(w.tasks)[task]) - base[task] for w in works]
-        weights[task] = _weights(prints[task])
-        _add_shared(shared, prints[task], weights[task])
+        prints[task] = [fingerprints(code[task]) - base[task] for code in tokens]
+        df = Counter(f for p in prints[task] for f in p)  # students with each fingerprint
+        weights[task] = _weights(df, len(works))
+        _add_shared(shared, prints[task], df, weights[task])
         own += [sum(weights[task][f] for f in p) for p in prints[task]]
     total = own[:, None] + own[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
