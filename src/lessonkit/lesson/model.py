@@ -10,11 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Literal, get_args
 
 from lessonkit.grading_child.transforms import AUTHORED
-from lessonkit.lesson.rules.base import TaskRule
+from lessonkit.lesson.rules.base import UNGRADED, TaskRule
 
 STAGES: tuple[str, ...] = (
     "Understand",
@@ -26,11 +25,6 @@ STAGES: tuple[str, ...] = (
 PREAMBLE = "Before you start"
 TaskKind = Literal["exercise", "practice", "challenge", "optional"]
 TASK_KINDS: tuple[TaskKind, ...] = get_args(TaskKind)
-UNGRADED = MappingProxyType({"graded": False})
-"""Field metadata: no verdict, diagnosis or points read this field (prose, titles, hints,
-quizzes, the evidence block, labels, dates). The grading fingerprint leaves it out
-(`grade.batches.fingerprint`); a field without it is in, so a new field counts until it is
-declared ungraded."""
 DEFAULT_FIGURE_NOTE = "The figure from Stage 1, computed now that the build steps have run."
 
 
@@ -77,7 +71,7 @@ class Prose:
     """Markdown text between blocks, kept verbatim."""
 
     markdown: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -85,13 +79,13 @@ class SetupCommand:
     label: str = field(metadata=UNGRADED)
     shell: str = field(metadata=UNGRADED)
     commands: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
 class Check:
     expected: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -106,14 +100,14 @@ class Illustration:
     title: str = field(metadata=UNGRADED)
     boxes: tuple[Box, ...] = field(metadata=UNGRADED)
     caption: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
 class Pause:
     question: str = field(metadata=UNGRADED)
     answer: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -122,13 +116,13 @@ class Diagram:
 
     tree: str = field(metadata=UNGRADED)
     text: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
 class Math:
     latex: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 NumberValue = float | tuple[float, ...]
@@ -145,8 +139,8 @@ class Number:
     name: str
     value: NumberValue
     expr: str
-    line: int
-    stated: tuple[int, ...] = ()
+    line: int = field(metadata=UNGRADED)
+    stated: tuple[int, ...] = field(default=(), metadata=UNGRADED)
 
     @property
     def values(self) -> tuple[float, ...]:
@@ -165,7 +159,7 @@ class ProseNumber:
 
     text: str  # as written, e.g. "-0.8"
     value: float
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -183,7 +177,7 @@ class Numbers:
     not_results: tuple[str, ...] = field(metadata=UNGRADED)
     prose: tuple[ProseNumber, ...] = field(metadata=UNGRADED)
     in_code: tuple[ProseNumber, ...] = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -202,7 +196,7 @@ class Step:
     summary: str = field(metadata=UNGRADED)
     uses: tuple[CodeNote, ...] = field(metadata=UNGRADED)
     code: str
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -210,7 +204,7 @@ class RunCommand:
     command: str = field(metadata=UNGRADED)
     expected: str = field(metadata=UNGRADED)
     about: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -219,7 +213,7 @@ class Figure:
     prompt: str = field(metadata=UNGRADED)
     alt: str = field(metadata=UNGRADED)
     code: str
-    line: int
+    line: int = field(metadata=UNGRADED)
     notebook_note: str = field(
         default=DEFAULT_FIGURE_NOTE, metadata=UNGRADED
     )  # above the figure cells, after the steps
@@ -228,7 +222,7 @@ class Figure:
 @dataclass(frozen=True)
 class Plot:
     code: str
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -237,12 +231,13 @@ class Experiment:
     prompt: str = field(metadata=UNGRADED)
     expected: str = field(metadata=UNGRADED)
     code: str
-    line: int
+    line: int = field(metadata=UNGRADED)
     optional: bool = False
     output: tuple[str, ...] = field(
         default=(), metadata=UNGRADED
     )  # the lines the code prints, checked against execution
-    expected_line: int = 0  # where `:expected:` is written, for problems with its numbers
+    # where `:expected:` is written, for problems with its numbers
+    expected_line: int = field(default=0, metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -258,7 +253,7 @@ class Task:
     solution: str
     hint: str = field(metadata=UNGRADED)
     reasoning: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
     hint_for: tuple[str, ...] = field(default=(), metadata=UNGRADED)
     """The checks (`CheckName`) and declared mistakes (titles) the hint belongs to; empty:
     any failure its hint may help with."""
@@ -276,7 +271,7 @@ class Quiz:
     options: tuple[str, ...] = field(metadata=UNGRADED)
     answer: int = field(metadata=UNGRADED)
     explanation: str = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 Transform = Literal[AUTHORED]  # the names lesson.md may give, from `child.transforms` rows
@@ -355,7 +350,7 @@ class Probe:
     key: str
     value: ProbeValue
     messages: tuple[tuple[str, str], ...]  # (graded name, what it means when it differs)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]
@@ -372,7 +367,7 @@ class DeclaredAttempt:
     code: str  # the task cell's code, replacing the scaffold
     expect: AttemptStatus
     message: str  # a regular expression the verdict's message must match ("" for any)
-    line: int
+    line: int = field(metadata=UNGRADED)
     why: str = ""  # what a learner who writes this has misunderstood (a wrong attempt's)
     instead: str = ""  # what to do instead: with `why`, what the learner reads
 
@@ -391,7 +386,7 @@ class Grading:
     input_sets: int  # generated sets per run, besides the lesson's own inputs
     probes: tuple[Probe, ...]
     points: tuple[tuple[str, float], ...]  # (task id, points)
-    line: int
+    line: int = field(metadata=UNGRADED)
     attempts: tuple[DeclaredAttempt, ...] = ()
     rules: tuple[tuple[str, str, TaskRule], ...] = ()
     """(rule key, task id, rule) for every per-task rule (`lesson.rules.RULES`), in the
@@ -444,7 +439,7 @@ class EvidenceItem:
     prompt: str  # the prediction prompt; "" takes the section's experiment prompt
     task: str  # a task id, or ""
     show: tuple[Show, ...]
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -452,7 +447,7 @@ class EvidenceBlock:
     """The `{evidence}` block: the items of the evidence template and report, in order."""
 
     items: tuple[EvidenceItem, ...] = field(metadata=UNGRADED)
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 Item = (
@@ -481,7 +476,7 @@ class Section:
     id: str = field(metadata=UNGRADED)
     title: str = field(metadata=UNGRADED)
     items: tuple[Item, ...]
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
@@ -491,7 +486,7 @@ class Part:
     title: str = field(metadata=UNGRADED)
     stage: int | None = field(metadata=UNGRADED)
     sections: tuple[Section, ...]
-    line: int
+    line: int = field(metadata=UNGRADED)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ Both parts come from what exists, never from a list of what to include:
 
 - the lesson's part (`lesson_grading`) is the whole `Lesson` model, walked field by field,
   less the fields the model itself declares `UNGRADED` (prose, titles, hints, quizzes, the
-  evidence block, labels, dates) and positions (`line`): steps' and tasks' code, the
+  evidence block, labels, dates, where each thing is written): steps' and tasks' code, the
   experiments' code and roles, the figure's code, task ids and kinds, and the whole
   `{grading}` block (inputs, probes, points, attempts, declared mistakes, rules). A field
   the model gains is graded until it is declared `UNGRADED`, so forgetting it can only make
@@ -48,8 +48,6 @@ from lessonkit.run.process import GRADER_SETTINGS
 _SKIPPED = frozenset({"__pycache__"})
 """Folders of the package that only cache what its files say."""
 _COMPILED = (".pyc", ".pyo")
-_POSITIONS = frozenset({"line", "expected_line", "stated"})
-"""Fields that say where something is written, never what it is."""
 
 
 def package_files(
@@ -100,13 +98,13 @@ def _packages() -> list[str]:
 
 
 def _graded(value: Any) -> Any:
-    """`value` as JSON-able data, less ungraded fields and positions; None for a model value
+    """`value` as JSON-able data, less ungraded fields; None for a model value
     with nothing graded in it (a paragraph, a quiz), which a sequence then leaves out."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         kept = {
             f.name: _graded(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if f.name not in _POSITIONS and not UNGRADED.items() <= f.metadata.items()
+            if not UNGRADED.items() <= f.metadata.items()
         }
         if all(v is None or v == [] for v in kept.values()):
             return None
@@ -127,7 +125,7 @@ def _graded(value: Any) -> Any:
 
 def lesson_grading(lesson: Lesson) -> dict[str, Any]:
     """The parts of `lesson` a verdict or its points depend on, as plain data: the model
-    less what it declares `UNGRADED` and positions (module docstring)."""
+    less what it declares `UNGRADED` (module docstring)."""
     return _graded(lesson)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lessonkit.lesson.rules.base import Fail, RuleKind
+from lessonkit.lesson.rules.base import UNGRADED, Fail, RuleKind
 
 MappingRule = Literal["exact", "any"]
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -26,7 +26,7 @@ class Accept:
 
     mappings: MappingRule = "exact"
     floats: tuple[str, ...] = ()
-    line: int = field(default=0, compare=False)
+    line: int = field(default=0, compare=False, metadata=UNGRADED)
 
 
 EXACT = Accept()

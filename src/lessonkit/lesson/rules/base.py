@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Generic, Protocol, TypeVar
 
 
@@ -21,6 +22,13 @@ class TaskRule(Protocol):
     @property
     def line(self) -> int: ...
 
+
+UNGRADED = MappingProxyType({"graded": False})
+"""Field metadata: no verdict, diagnosis or points read this field (prose, titles, hints,
+quizzes, the evidence block, labels, dates, where a thing is written). The grading
+fingerprint leaves it out (`grade.batches.fingerprint`); a field without it is in, so a new
+field counts until it is declared ungraded. Here, below the lesson model, so that the rules'
+own fields can be marked too."""
 
 R = TypeVar("R", bound=TaskRule)
 

@@ -15,7 +15,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lessonkit.grading_child.names import bound_at_top
-from lessonkit.lesson.rules.base import ErrorFacts, Fail, Failure, OutcomeFacts, RuleFacts, RuleKind
+from lessonkit.lesson.rules.base import (
+    UNGRADED,
+    ErrorFacts,
+    Fail,
+    Failure,
+    OutcomeFacts,
+    RuleFacts,
+    RuleKind,
+)
 from lessonkit.lesson.syntax import parse_python
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
@@ -41,7 +49,7 @@ class JitRule:
     """
 
     functions: tuple[str, ...]
-    line: int = field(default=0, compare=False)
+    line: int = field(default=0, compare=False, metadata=UNGRADED)
 
 
 def top_level_bindings(code: str) -> frozenset[str]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from lessonkit.lesson.rules.base import Fail, Failure, RuleFacts, RuleKind
+from lessonkit.lesson.rules.base import UNGRADED, Fail, Failure, RuleFacts, RuleKind
 from lessonkit.lesson.syntax import parse_python
 
 Statement = Literal["for", "while", "if"]
@@ -46,7 +46,7 @@ class MethodRule:
 
     require: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
-    line: int = field(default=0, compare=False)
+    line: int = field(default=0, compare=False, metadata=UNGRADED)
 
 
 @dataclass(frozen=True)
