@@ -70,6 +70,51 @@ def test_a_batch_killed_half_way_and_resumed_ends_as_an_undisturbed_one(undistur
     assert _gradebook(resumed_book, tmp_path) == _gradebook(gradebook, tmp_path)
 
 
+def _cut_in_half(path: Path) -> None:
+    """What a SIGKILL in the middle of writing `path` in place leaves: its first half."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _cut_short_each_shared_file(out: Path, cache: Path) -> dict[str, int]:
+    """Leave every file the batch shares across files as a kill mid-write would: the journal's
+    last line cut in half (a kill mid-append), each reference-store entry and each compile-cache
+    file cut in half (a kill inside an in-place write), and a stray half-written temporary file
+    beside the store's entries (a kill before an atomic write's rename). How many of each."""
+    journal = out / f".{STEM}.journal.jsonl"
+    text = journal.read_bytes()
+    last = text.rstrip(b"\n").rfind(b"\n") + 1
+    journal.write_bytes(text[: last + (len(text) - last) // 2])
+    store = sorted((cache / "lessonkit" / "references").glob("*.json"))
+    compiled = [p for p in (cache / "lessonkit").glob("jax-*/*") if p.is_file()]
+    for path in (*store, *compiled):
+        _cut_in_half(path)
+    if store:
+        stray = store[0].with_name(f".{store[0].name}.0123456789ab")
+        stray.write_bytes(b'{"schema": ')
+    return {"journal lines": 1, "store entries": len(store), "compile-cache files": len(compiled)}
+
+
+def test_a_batch_killed_mid_write_in_each_shared_file_resumes_as_an_undisturbed_one(
+    undisturbed, tmp_path, monkeypatch
+):
+    folder, out, gradebook = undisturbed
+    cache = tmp_path / "cache"  # this batch's own store and compile cache, to cut short
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    resumed, resumed_book = tmp_path / "resumed", tmp_path / "resumed.sqlite"
+    argv = batch_argv(folder, resumed, SEED, 2, resumed_book)
+    killed_half_way(lessonkit_command(*argv), resumed, FILES)
+    cut = _cut_short_each_shared_file(resumed, cache)
+    assert all(cut.values()), cut  # each shared file was there to cut
+    done = subprocess.run(
+        lessonkit_command(*argv, "--resume"), capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "crashed" not in done.stdout + done.stderr
+    assert outputs(resumed) == outputs(out)
+    assert _gradebook(resumed_book, tmp_path) == _gradebook(gradebook, tmp_path)
+
+
 def test_shards_merged_in_any_order_and_twice_give_one_gradebook(undisturbed, tmp_path):
     folder, out, gradebook = undisturbed
     shards = []

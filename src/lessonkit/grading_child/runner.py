@@ -17,6 +17,7 @@ from dataclasses import replace
 from . import wire
 from .cells import CellTimeout, CompileError, compile_cell, error_report
 from .channel import Channel, OutputCapture, private_stdin
+from .compile_cache import keep_whole_and_quiet
 from .encoder import Encoder
 from .guard import ModuleGuard
 from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
@@ -303,6 +304,7 @@ def serve(report_fd: int) -> None:
     import jax.numpy as jnp
     import numpy as np
 
+    keep_whole_and_quiet()
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
