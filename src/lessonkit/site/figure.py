@@ -1,14 +1,9 @@
 """The lesson's figure, its data and their provenance, reproducible byte for byte.
 
-The figure is computed, not drawn by hand: the lesson's build steps, its ``{figure-data}`` block
-(which defines ``figure_data``) and its ``{plot}`` block (which draws ``fig``) run in a fresh
-namespace. Everything that could make two builds differ is pinned: matplotlib's default style
-instead of the user's matplotlibrc, a fixed SVG hash salt, no creation dates, a fixed DPI, and
-JSON written with sorted keys. ``figure.json`` holds no wall-clock time: its date is the lesson
-revision's date from the front matter, so rebuilding with the same package versions gives the
-same bytes and ``lessonkit verify`` can compare them. ``code_sha256`` is taken over the
-figure block's code, a newline and the plot block's code; ``data_sha256`` over
-`canonical_json` of the data.
+The build steps, the ``{figure-data}`` block (defines ``figure_data``) and the ``{plot}`` block
+(draws ``fig``) run in a fresh namespace. Everything that could make two builds differ is
+pinned (default matplotlib style, SVG hash salt, no creation dates, fixed DPI, sorted JSON;
+``figure.json``'s date is the lesson revision's), so ``lessonkit verify`` can compare bytes.
 """
 
 from __future__ import annotations
