@@ -17,12 +17,11 @@ from lessonkit.course.roster import Student
 
 
 def _in_order(attempts: Iterable[Attempt]) -> Iterator[tuple[Attempt, bool]]:
-    """Every attempt in the order submissions were made (by submission time, then file and
-    sha256, so the order they were kept in never matters; the file never decides which of a
-    student's bytes is newer: `course.intake` keeps no two of one student's submissions at
-    one time with other bytes, it lists them as tied), each with whether it is a new
-    submission: the very bytes the same student submitted last (nothing else between) are
-    the same work handed in again (a folder downloaded twice), not a new one."""
+    """Every attempt in submission order (time, then file and sha256, so the order kept never
+    matters: `course.intake` keeps no tied submissions), each with whether it is a new
+    submission: the very bytes the same student submitted last are the same work handed in
+    again (a folder downloaded twice), not a new one.
+    """
     ordered = sorted(attempts, key=lambda a: (a.submitted, a.file, a.sha256, a.id or 0))
     last: dict[tuple[str, str], str] = {}
     for attempt in ordered:

@@ -92,13 +92,11 @@ def _save(fig: Any, fmt: str, **options: Any) -> bytes:
 
 
 def byte_versions() -> dict[str, str]:
-    """The versions of the packages that write the figure's bytes, and nothing else.
+    """The versions of the packages that write the figure's bytes (matplotlib, Pillow), and no more.
 
-    matplotlib draws and writes the SVG, Pillow encodes the PNG. Python, JAX, the backend
-    and the machine are left out: the same figure is drawn from the same data on every
-    supported Python and JAX, and the data itself is in figure.json, so a JAX that computed
-    other numbers would show as drift all the same. Naming them would make the committed
-    file differ, and `lessonkit verify` fail, where the figure does not.
+    Python, JAX and the machine are left out: the same data draws the same figure on each, and
+    the data is in figure.json, so other numbers still show as drift. Naming them would make
+    `lessonkit verify` fail where the figure does not differ.
     """
     return {"matplotlib": package_version("matplotlib"), "pillow": package_version("pillow")}
 
