@@ -1,10 +1,9 @@
 """Which attempt counts: policies read over the submissions, in the order they were made.
 
-The gradebook keeps every submission; these functions decide, when reading, which counts
+The gradebook keeps every submission; these functions decide when reading which counts
 (`counting`), how many there were (`attempt_counts`) and what the course table shows. They
-depend only on the set of submissions and the grading each is read with, never on the
-order they were kept in: a late file, a second batch, a merge or a regrade gives the same
-counting attempt as grading everything at once in submission order.
+depend only on the submissions and their gradings, never on the order kept, so a late file,
+a second batch, a merge or a regrade counts as grading everything at once would.
 """
 
 from __future__ import annotations
