@@ -1,11 +1,11 @@
 """What a learner has run in a kernel, as a submission the grader reads like a file.
 
 The kernel's input history (`In`) holds every cell it executed, re-runs and edits included.
-Each distinct input is kept once, where it was first run, so "Run all" then edits grades
-like the notebook read top to bottom: a task cell (`# TASK <id>`) is the latest source run
-under that id; `check(...)` lines, magics, shell commands, blank inputs and `# %%` lines are
-left out (a timing magic is the code it times, `grade.submission.magics`). A task this kernel
-has not run is "not attempted"; a cell's line is its execution count, so "cell 14" is
+Each distinct input is kept once, where it was first run, so "Run all" then edits grades like
+the notebook read top to bottom: a task cell (`# TASK <id>`) is the latest source run under
+that id; top-level `check(...)` lines, magics, shell commands, blank inputs and `# %%` lines
+are left out (a timing magic is the code it times, `grade.submission.magics`). A task this
+kernel has not run is "not attempted"; a cell's line is its execution count, so "cell 14" is
 `In [14]`.
 """
 
