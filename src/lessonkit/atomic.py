@@ -1,33 +1,20 @@
 """Write a file the way tools expect: whole or not at all, through links, with the umask's mode.
 
-Every file lessonkit writes goes through here. A batch's outputs, an `--output FILE` and a
-lesson's execution record are each read by someone else (a person, a spreadsheet, a TA's
-account, a web server, `lessonkit verify`) who must never see half a file, even when the disk
-fills or the run is interrupted. So a regular file is never written in place: the bytes go to
-a new temporary file beside it, which is then renamed over it in one step; on any failure the
-temporary file is removed and the target is left as it was.
+Every file lessonkit writes goes through here. Its reader (a person, a spreadsheet, a web
+server, `lessonkit verify`) must never see half a file, even when the disk fills or the run
+is interrupted: the bytes go to a temporary file beside the target, renamed over it in one
+step; on failure the temporary file is removed and the target left as it was.
 
-Who may read it: a new file gets the mode the umask gives (0644 under 0022), as `touch` or
-a shell's `>` would. Only what must stay the instructor's is private (mode 0600 whatever the
-umask): the gradebook, a batch's journal (both hold every submission's bytes and grade), and
-the reference store (the lesson's own answers); the grading key has its own writer
-(`grade.batches.grading_key`), which never replaces a key.
+A new file gets the umask's mode, as `touch` would; only the instructor's own files are 0600
+(the gradebook and a batch's journal hold every submission, the reference store the answers);
+the grading key has its own writer (`grade.batches.grading_key`), which never replaces a key.
 
-Two ways in:
-
-- `write_atomically`: a file lessonkit owns in a folder it chose (a batch's `--out`, a
-  lesson's folder, a cache). What is at the path is replaced, never followed: an output
-  folder may be writable by others, and a link planted there must not send the write
-  elsewhere.
-- `OpenFolder`: a folder lessonkit writes many files in over a long run (a batch's `--out`),
-  opened once without following a link; every file and folder in it is then named relative
-  to that open folder, never followed if a link, so replacing the folder or anything in it
-  by a link while the batch runs cannot send a write elsewhere.
-- `write_named`: a file a person named (`--output FILE`). It is written where they meant:
-  through a link (the link stays, its target is replaced), into a FIFO, a device or a socket
-  in place (`/dev/stdout`, `/dev/null`, a named pipe), and a regular file keeps its
-  permission bits. `--output -` (standard output) is the command layer's
-  (`commands._common.write_output`).
+- `write_atomically`: a file lessonkit owns in a folder it chose; a link at the path is
+  replaced, never followed, as the folder may be writable by others.
+- `OpenFolder`: a folder written in over a long run, opened once; every path in it is
+  resolved relative to that open folder, never through a link.
+- `write_named`: a file a person named (`--output FILE`), written where they meant: through a
+  link, into a FIFO or device in place; a regular file keeps its permission bits.
 """
 
 from __future__ import annotations

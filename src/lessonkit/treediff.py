@@ -1,15 +1,10 @@
 """The one tree-difference engine: every difference between two described trees, by key path.
 
-`lessonkit.trees.compare` describes live JAX trees and the grader describes the values a
-learner's process reported; both hand their descriptions here, so a verdict and the words
-that explain it come from the same rules. Nothing here imports JAX or NumPy: the grading
-parent decides without them.
-
-A tree is described node by node (`Described`): each node or leaf gives one `Entry` (its key
-path, node type or leaf kind, static data, shape, dtype and, when they were read, its values)
-and its children by name. Children are matched by name, so a dict key and a dataclass field
-of the same name pair up, and differences come in the order the lesson inspects a tree:
-node types, missing and extra paths, leaf kinds, shapes, dtypes, then values.
+`lessonkit.trees.compare` (live JAX trees) and the grader (values a learner's process
+reported) both hand their descriptions here, so a verdict and the words that explain it come
+from the same rules; nothing here imports JAX or NumPy, so the grading parent decides without
+them. Children are matched by name, and differences come in the order the lesson inspects a
+tree: node types, missing and extra paths, leaf kinds, shapes, dtypes, then values.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the gradebook holds of one attempt: a submission and the grading of its bytes.
 
 A submission is an event (a student handed in these bytes at this time); a grading is what
-the grader made of those bytes, under one grading fingerprint (`grade.batches.fingerprint`). An
-`Attempt` is the two read together: the submission, with the grading of its bytes that
-counts now. These types carry no SQL; `course.gradebook` keeps them.
+the grader made of them under one fingerprint (`grade.batches.fingerprint`). An `Attempt` is
+the submission read with the grading that counts. No SQL here: `course.gradebook` keeps them.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A Gradescope autograder for one lesson: the bundle, and the run inside Gradescope's box.
 
-The bundle is a small repository: the toolkit's source, the one lesson (with its phase),
-pinned requirements, `setup.sh` and `run_autograder`. Gradescope unpacks it into
-`/autograder/source`, runs `setup.sh` once as root, then `run_autograder` per submission,
-which grades the one practice file in `/autograder/submission` and writes
-`/autograder/results/results.json` (`$AUTOGRADER_ROOT` replaces `/autograder`).
-
-The reference solutions stay out of the submission's reach as in any batch: its learner
-child runs in bubblewrap where the container lets it start, and otherwise as the
-unprivileged account `setup.sh` creates, while the lesson's files are readable by root
-only. As root with neither, nothing is run. `results.json` says which applied.
+The bundle holds the toolkit's source, the lesson (with its phase), pinned requirements,
+`setup.sh` (run once as root) and `run_autograder`, which grades the file in
+`/autograder/submission` into `/autograder/results/results.json` (`$AUTOGRADER_ROOT` replaces
+`/autograder`). The learner child runs in bubblewrap where the container allows, else as the
+unprivileged account `setup.sh` creates, the lesson readable by root only; as root with
+neither, nothing is run. `results.json` says which applied.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """What the class got wrong: one lesson's attempts in a gradebook, summed up per task.
 
-Pass rates count each student once, by the attempt the policy picks, and only a passed task
-as passed (an optional task left out is not passed; how many attempted it is said beside).
-The failures are grouped over every submission (a regrade replaces its original), because
-the mistakes a class makes on the way are the ones worth teaching. A group is (task, check,
-key path, cause): the check that found the problem and the value it is about, so "`grads/w`
-wrong on other inputs" and "`grads/w` wrong on the lesson's inputs" are two different
-lessons to give, and for an error what stopped the code (a syntax error, the time limit,
-memory, a crash), each with an example of its own. Totals are of the required tasks' points
-(the maximum); optional tasks' points are extra credit, counted apart.
+Pass rates count each student once, by the attempt the policy picks. Failures are grouped
+over every submission (the mistakes made on the way are the ones worth teaching) by task,
+check, key path and cause, each group with an example. Totals are of the required tasks'
+points; optional tasks' points are extra credit, counted apart.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
-"""Grades in the files learning-management systems import.
+"""Grades in the files learning-management systems import: one row of `FORMATS` per format.
 
-- `canvas`: the layout of Canvas's gradebook export, which its import reads: `Student, ID,
-  SIS User ID, SIS Login ID, Section`, then one column per lesson, named by its title, or
-  `Title (ID)` for a lesson mapped to an existing Canvas assignment; the second row is
-  Canvas's "Points Possible" row, the required tasks' maximum (optional tasks' points are
-  extra credit, so a total may exceed it). `ID` is the roster's `lms_id` (Canvas's own user
-  id), `SIS User ID` and `SIS Login ID` the roster's columns of those names: a column the
-  roster leaves empty stays empty, for Canvas then matches the student by another.
-- `moodle`: `Email address` (the identifier Moodle's CSV grade import maps), then one column
-  per lesson title.
-- `csv`: one row per student and task, for a spreadsheet or another tool.
+- `canvas`: Canvas's gradebook export layout (`Student, ID, SIS User ID, SIS Login ID,
+  Section`, a column per lesson, a "Points Possible" row of the required tasks' maximum);
+  roster columns left empty stay empty, so Canvas matches the student by another.
+- `moodle`: `Email address`, then a column per lesson title.
+- `csv`: one row per student and task.
 
-Each is a row of `FORMATS` (its name, what it needs, its function); the command's choices
-and the options an export takes are read from those rows, and a name without a row is an
-error, never another export.
-
-Every file is written by `csv_text`, so a name or message that starts a formula (behind
-invisible characters too) reaches a spreadsheet as text, and no bidi control reorders it.
-Canvas's importer takes any row whose Student cell matches /Points Possible/ for its points
-possible row: a student named so would have their grades skipped and the maximums read from
-their points, so `canvas_student` keeps every student's cell from matching it.
+A name without a row is an error. Every file is written by `csv_text` (no formulas, no bidi
+controls), and `canvas_student` keeps a student's cell from matching /Points Possible/,
+which Canvas would read as the maximums row.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Fingerprints of a piece of Python code that survive the disguises copied code wears.
 
-The code becomes a stream of normalised tokens: every name a learner chooses is one symbol
-(`V`), while keywords, builtins and attribute names (`.tree.map`), which cannot be renamed
-without changing what the code does, are kept; numbers are kept by value (`3.` is `3.0`),
-strings by their text (either quote); comments, blank lines, indentation and line breaks
-are dropped, so recommenting, reformatting and splitting or joining lines change nothing.
-Its fingerprints are the k-grams of that stream, hashed and winnowed (Schleimer, Wilkerson
-and Aiken, "Winnowing", SIGMOD 2003: every run of `window` hashes keeps its smallest, so any
-match of `k + window - 1` tokens or more is always found), and the multiset of its
-statements' hashes, so reordered independent statements still match statement by statement.
+Tokens are normalised: every chosen name is `V`, while keywords, builtins and attribute
+names (which cannot be renamed without changing the code) are kept, and comments, layout and
+line breaks are dropped. The fingerprints are its k-grams, hashed and winnowed (Schleimer et
+al., SIGMOD 2003: any match of `k + window - 1` tokens is found), plus its statements'
+hashes, so reordered independent statements still match.
 """
 
 from __future__ import annotations

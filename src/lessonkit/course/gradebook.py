@@ -1,22 +1,16 @@
 """The course gradebook: every submission of every lesson, and every grading, in one SQLite file.
 
-A submission is an event kept once and never overwritten: a student, a file, its submission
-time and the sha256 of its bytes (the bytes are kept once per sha256). A grading is kept
-apart, keyed by the bytes and the grading fingerprint of what graded them
-(`grade.batches.fingerprint`): unchanged bytes are never graded twice, whoever submits them again
-and however often a batch or a merge hands them in, yet every submission counts as one. An
-attempt read back is a submission with the newest grading of its bytes; a regrade, or a batch
-under a new fingerprint, adds a grading that is read in the old one's place. Which attempt
-counts is a policy applied when reading (`course.policies`), over the submissions in the
-order they were *submitted*, so the order of intake, merge or regrade never changes it.
+A submission (student, file, time, sha256 of its bytes) is kept once and never overwritten.
+A grading is kept apart, keyed by the bytes and the grading fingerprint
+(`grade.batches.fingerprint`), so unchanged bytes are never graded twice, yet every
+submission counts. An attempt read back is a submission with the newest grading of its
+bytes; which attempt counts is decided when reading (`course.policies`), in submission
+order, so the order of intake, merge or regrade never changes it.
 
-The roster is kept here too, a version per change, so every later batch, merge and regrade
-matches files to the same students. The schema has a version and a migration from each
-version to the next (`course.gradebook_schema`), run in a transaction when a file is opened;
-two graders writing one file at once each take the write lock in turn (WAL,
-`BEGIN IMMEDIATE`), so neither loses an attempt, and each write is checkpointed into the file
-itself. Keep the file on a local disk: SQLite's locks are not reliable over a network file
-system.
+The roster is kept here too, a version per change. Migrations (`course.gradebook_schema`)
+run in a transaction on open; concurrent graders take the write lock in turn (WAL,
+`BEGIN IMMEDIATE`). Keep the file on a local disk: SQLite's locks fail over network file
+systems.
 """
 
 from __future__ import annotations
@@ -192,18 +186,13 @@ class Gradebook:
         keep_old: bool = False,
     ) -> Added:
         """Keep each item's submission and, where its bytes need one, its grading, in one
-        transaction; then checkpoint (`checkpoint`).
+        transaction; then checkpoint.
 
-        A submission is kept once: the same student's same bytes at the same time, handed
-        in again (a batch run twice, a merge), are `held`. A grading is kept unless the
-        gradebook already holds one of the same bytes under the same fingerprint (the item
-        is then `unchanged`): unchanged bytes are never graded twice, but every submission
-        is one. A grading of bytes held under another fingerprint is kept as `regraded`, and
-        is read in that one's place; with `keep_old` it is not kept, and the bytes keep
-        their old grading (`kept_old`). With `replace_limited` (a batch that graded such
-        files afresh on purpose), a grading that replaces one stopped at a time, memory or
-        crash limit is kept too. An item that names the submission it regrades
-        (`lessonkit regrade`) keeps its grading only.
+        A submission handed in again (same student, bytes and time) is `held`. A grading of bytes
+        already graded under the same fingerprint is not kept (`unchanged`); under another it is
+        kept as `regraded` and read in that one's place, unless `keep_old` (`kept_old`). With
+        `replace_limited`, a grading replacing one stopped at a limit is kept too. An item naming
+        the submission it regrades keeps its grading only.
         """
         ids: list[int] = []
         unchanged: list[Attempt] = []

@@ -95,11 +95,10 @@ def _v5(db: sqlite3.Connection) -> None:
 def _v6(db: sqlite3.Connection) -> None:
     """Submissions apart from gradings.
 
-    `submissions` keeps every submission event (student, file, time, the bytes' sha256),
-    once each; the table `attempts` is from now on the gradings, each under the grading
-    fingerprint of what graded it ('' for those kept before). An attempt read back is a
-    submission with the newest grading of its bytes. Each kept attempt that was not a regrade
-    was a submission; a regrade was a grading of its original's bytes, and stays one.
+    `submissions` keeps each submission event (student, file, time, sha256) once; `attempts`
+    becomes the gradings, each under the fingerprint that graded it ('' for those kept before).
+    Each old attempt that was not a regrade was a submission; a regrade stays a grading of its
+    original's bytes.
     """
     _run_all(
         db,

@@ -1,21 +1,11 @@
-"""Graded files become gradebook attempts: whose each file is, and when it was submitted.
+"""Graded files (journal entries, `grade.batches.journal`) become gradebook attempts.
 
-The files come as journal entries (`grade.batches.journal`), from a batch just graded or from the
-shards `lessonkit merge` joins.
-
-A file's student comes from the roster (`Roster.match`): the one given, or the one the
-gradebook keeps. Without any roster the file's path is the student. A file no roster id
-matches, or two do (an id, and another id with a version tag: `Roster.candidates`), or one
-that could not be read (so there are no bytes to keep), is listed, never made into a
-student. A file's submission time is its modification time at intake, or the
-time a submission system gave for it (`submitted_at`); attempts are kept in that order.
-
-Two files of one student with the same submission time and other bytes (one archive, one
-clone, one upload of two files) are a question too: which is newer cannot be known, and
-settling it by name would let `ana_old.py` count over `ana.py`. They are listed as a `Tie`,
-with any submission the gradebook already holds at that time (`held`), and none of them is
-kept; `--submitted-at-from` gives them times that decide. The same bytes twice at one time
-are one submission handed in twice, never a tie.
+A file's student comes from the roster (`Roster.match`); without one the file's path is the
+student. A file no id matches, two ids match, or that could not be read is listed, never
+made into a student. Its submission time is its modification time at intake, or
+`submitted_at` from a submission system. One student's files with the same time and other
+bytes are a `Tie` and none is kept: which is newer cannot be known, and settling by name
+would let `ana_old.py` count over `ana.py`.
 """
 
 from __future__ import annotations

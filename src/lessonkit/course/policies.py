@@ -1,10 +1,9 @@
 """Which attempt counts: policies read over the submissions, in the order they were made.
 
-The gradebook keeps every submission; these functions decide, when reading, which counts
+The gradebook keeps every submission; these functions decide when reading which counts
 (`counting`), how many there were (`attempt_counts`) and what the course table shows. They
-depend only on the set of submissions and the grading each is read with, never on the
-order they were kept in: a late file, a second batch, a merge or a regrade gives the same
-counting attempt as grading everything at once in submission order.
+depend only on the submissions and their gradings, never on the order kept, so a late file,
+a second batch, a merge or a regrade counts as grading everything at once would.
 """
 
 from __future__ import annotations
@@ -17,12 +16,11 @@ from lessonkit.course.roster import Student
 
 
 def _in_order(attempts: Iterable[Attempt]) -> Iterator[tuple[Attempt, bool]]:
-    """Every attempt in the order submissions were made (by submission time, then file and
-    sha256, so the order they were kept in never matters; the file never decides which of a
-    student's bytes is newer: `course.intake` keeps no two of one student's submissions at
-    one time with other bytes, it lists them as tied), each with whether it is a new
-    submission: the very bytes the same student submitted last (nothing else between) are
-    the same work handed in again (a folder downloaded twice), not a new one."""
+    """Every attempt in submission order (time, then file and sha256, so the order kept never
+    matters: `course.intake` keeps no tied submissions), each with whether it is a new
+    submission: the very bytes the same student submitted last are the same work handed in
+    again (a folder downloaded twice), not a new one.
+    """
     ordered = sorted(attempts, key=lambda a: (a.submitted, a.file, a.sha256, a.id or 0))
     last: dict[tuple[str, str], str] = {}
     for attempt in ordered:

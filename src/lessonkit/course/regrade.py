@@ -1,11 +1,9 @@
 """Grade the kept bytes of a lesson's attempts again, with the lesson as it is today.
 
-After a rubric fix, every kept attempt of the lesson (or of one student) is graded again on
-one seed, each in its own sandboxed child, as a batch of kept bytes
-(`grade.batches.lifecycle.run_batch`), and kept as a new grading of those
-bytes under the lesson's grading fingerprint now; every submission of those bytes is then
-read with it. Bytes several submissions share are graded once. The result lists whose
-counting points changed.
+After a rubric fix, every kept attempt of the lesson (or one student) is graded again, as a
+batch of kept bytes (`grade.batches.lifecycle.run_batch`), each distinct bytes once, and kept
+as a new grading under the lesson's current fingerprint. The result lists whose counting
+points changed.
 """
 
 from __future__ import annotations

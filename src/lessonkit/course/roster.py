@@ -1,15 +1,11 @@
 """The class list, and whose submission a file is.
 
-A roster is a CSV with the header `id,name,email` and, optionally, `sis_user_id`,
-`sis_login_id`, `section` and `lms_id` (the columns a learning-management system needs to
-match its own students). A file belongs to the student whose id is its name without the
-suffix (or, below a subfolder, that folder's name), or that id followed by version tags,
-each after a `-`, `_` or `.`: `alice_v2.py`, `alice-2.py`, `alice-late.py`,
-`alice.resubmit.ipynb` are alice's (`VERSION_TAG` lists the tags). Any other name is
-reported, never guessed: `ana-maria.py` is not `ana`'s, though it begins with her id; and
-a name two ids could make is a question, never settled by taking the longer id: with `bob`
-and `bob-2` on the roster, `bob-2.py` may be bob's second version or bob-2's file.
-Without a roster, a student is the submission's relative path without its suffix.
+A roster is a CSV `id,name,email` with optional LMS columns (`sis_user_id`, `sis_login_id`,
+`section`, `lms_id`). A file is the student's whose id is its name without suffix (or its
+subfolder's name), optionally followed by version tags (`alice_v2.py`, `alice-late.py`:
+`VERSION_TAG`). Any other name is reported, never guessed (`ana-maria.py` is not `ana`'s),
+and a name two ids could make (`bob-2.py` with `bob` and `bob-2`) is a question. Without a
+roster, a student is the submission's relative path without its suffix.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """A cohort past one machine: which shard a batch grades, and joining the shards again.
 
-A shard is chosen by `--shard K/N`, or by the engine running it: a Slurm job array
-(`SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1` of `SLURM_ARRAY_TASK_COUNT`) or a
-Kubernetes Indexed Job (`JOB_COMPLETION_INDEX + 1`, with `--shard-count N`). Each shard
-keeps its journal (`grade.batches.journal`) as its result; `read_shard` refuses one whose lines do
-not verify with the instructor's grading key (written by hand, or changed), naming the file
-and the entry, or whose seal is missing or does not bind its entries (an unfinished batch,
-an entry deleted), and `merge_shards` joins them, refusing shards that were not graded alike
-(folder, seed, batch, lesson, revision, toolkit, grading fingerprint), that overlap, or
-that leave a shard out, naming which.
+A shard is chosen by `--shard K/N`, a Slurm job array or a Kubernetes Indexed Job. Each
+shard's journal (`grade.batches.journal`) is its result: `read_shard` refuses one whose lines
+do not verify with the grading key or whose seal is missing or does not bind its entries,
+and `merge_shards` refuses shards graded differently, overlapping or missing, naming which.
 """
 
 from __future__ import annotations

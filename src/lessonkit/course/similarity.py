@@ -1,16 +1,10 @@
 """Which students' work on a lesson is alike: every pair scored per task and for the file.
 
-Only the learner's own code is compared, as MOSS's base file makes it: each task cell's
-lines that the scaffold gave (its marker, its starter code, its asserts) are removed, and
-so are the scaffold's fingerprints; cells that are not task cells are the lesson's and are
-never read. What is left is fingerprinted (`course.fingerprints`), and each fingerprint is
-weighted by how rare it is in the class (`log((N + 1) / df)`, N students, df of them with
-it), so code that many students write alike (a one-line sum) counts for little and a pair is
-ranked by how unlikely its shared code is. A pair's score is the weighted Dice coefficient
-of its fingerprints, 2·shared / (own + other's), per task and over every task: the same
-normalised code scores 1.0, a blank (scaffold-only) file 0. Exact copies (the same bytes or
-the same normalised code, not blank) are marked and ranked first.
-
+Only the learner's own code is compared: the scaffold's lines are removed from each task
+cell, as MOSS's base file does. Each fingerprint (`course.fingerprints`) is weighted by its
+rarity in the class (`log((N + 1) / df)`), so code many write alike counts for little; a
+pair's score is the weighted Dice coefficient of its fingerprints (1.0 for the same
+normalised code, 0 for a blank file). Exact copies are marked and ranked first.
 Similarity is evidence for a person to read, never a verdict.
 """
 

@@ -1,11 +1,9 @@
 """What the learner's run showed, read from the grader's own run of their file.
 
-Learner code runs in one place only: the grader's sandboxed child. It reports, as data, the
-values of the names the lesson's steps bind (after the last step) and of each task's graded
-names (after the task's cell). This process never runs learner code: it turns that data back
-into arrays, runs the lesson's own steps (trusted code) for the functions and modules they
-define, and evaluates the `{evidence}` block's expressions there. Values are the learner's,
-functions are the lesson's; a name the learner's run did not report is simply undefined.
+Learner code runs only in the grader's sandboxed child, which reports the values the lesson's
+steps and each task's graded names bind. This process turns them back into arrays, runs the
+lesson's own (trusted) steps for functions and modules, and evaluates the `{evidence}`
+expressions there: values are the learner's, functions the lesson's.
 """
 
 from __future__ import annotations

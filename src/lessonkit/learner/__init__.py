@@ -1,15 +1,10 @@
 """`check()` where the learner works: in a notebook, an editor's interactive window, a script.
 
-The practice file's helper cell runs `check = checker("<lesson id>")`. Then `check("task-id")`
-grades one task and `check()` every task, from what the learner has *run*: in an IPython
-kernel (Jupyter, VS Code, PyCharm), the latest executed source of each task cell, found by
-its `# TASK <id>` line (`learner.history` says exactly which inputs count); in a plain
-`python state-02.py` run, that file as a whole. The grading happens in a separate server
-process with the same grader as `lessonkit check` (`learner.server`); this kernel only
-sends text and shows the verdict, so nothing the learner's code changes in the kernel can
-change a verdict.
-
-Importing this package is cheap: it neither imports JAX nor starts anything.
+`check("task-id")` grades one task and `check()` every task, from what the learner has run:
+in an IPython kernel, the latest executed source of each `# TASK <id>` cell
+(`learner.history`); in a plain `python` run, the file as a whole. Grading happens in a
+separate server process (`learner.server`), so nothing the learner's code changes in the
+kernel can change a verdict. Importing this package neither imports JAX nor starts anything.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """What a learner has run in a kernel, as a submission the grader reads like a file.
 
-The kernel's input history (`In`) holds every cell it executed, in order, re-runs and
-edits included. The submission keeps each distinct input once, at the place it was first
-run, so "Run all" followed by edits grades like the notebook read top to bottom:
-
-- a task cell (first line `# TASK <id>`) is the *latest* source run under that id, at the
-  place the task was first run;
-- any other input is kept once per distinct source (a step edited and run again is kept
-  in both versions, in the order they ran, as the kernel ran them);
-- top-level `check(...)` lines, inputs with IPython magics or shell commands (`%env`,
-  `!ls`, which IPython turns into `get_ipython()` calls), blank inputs and an editor's
-  `# %%` line are left out: they are not part of the answer. A timing magic (`%time`,
-  `%%timeit`) is the code it times, as in a notebook file (`grade.submission.magics`), so a task
-  cell
-  that times a line is graded.
-
-A task whose cell this kernel has not run yet is "not attempted" (in a file it would be an
-error: the file lost its `# TASK` line). Each cell's line is its execution count, so the
-grader's "cell 14, line 3" is `In [14]`.
+The kernel's input history (`In`) holds every cell it executed, re-runs and edits included.
+Each distinct input is kept once, where it was first run, so "Run all" then edits grades like
+the notebook read top to bottom: a task cell (`# TASK <id>`) is the latest source run under
+that id; top-level `check(...)` lines, magics, shell commands, blank inputs and `# %%` lines
+are left out (a timing magic is the code it times, `grade.submission.magics`). A task this
+kernel has not run is "not attempted"; a cell's line is its execution count, so "cell 14" is
+`In [14]`.
 """
 
 from __future__ import annotations

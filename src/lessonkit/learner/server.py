@@ -1,16 +1,10 @@
 """The grading server behind `check()`: a process of its own that a kernel starts once.
 
-It holds one `Grader` for the kernel's session: a trusted reference child that runs the
-lesson's own code once, and a sandboxed learner child started ahead and never used before
-(the next one starts right after each answer, not during a grading run), so a check after
-the first answers without waiting for JAX to import. Each request is
-graded in its own fresh learner child, exactly as `lessonkit check` grades a file; the
-server itself never runs learner code, and the kernel only ever sends it text.
-
-It reads requests from stdin and answers on stdout (`learner.messages`), one JSON line
-each, and ends when stdin closes: when the kernel exits, so does its server.
-
-Run as: python -I -m lessonkit.learner.server
+It holds one `Grader` for the session (a trusted reference child, and a sandboxed learner
+child started ahead so checks do not wait for JAX to import) and grades each request in a
+fresh learner child, as `lessonkit check` grades a file; it never runs learner code itself.
+It reads JSON lines on stdin and answers on stdout (`learner.messages`), and ends when stdin
+closes, i.e. with the kernel. Run as: python -I -m lessonkit.learner.server
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Fenced blocks of lesson.md: the raw block, and one table of roles with their builders.
 
-A fence whose info string is `{role} argument` is a block (a MyST directive); its options
-are either `:key: value` lines at the top of its body or a YAML mapping between two `---`
-lines there (MyST's two forms; the YAML form gives a list where an option takes several
-values), and the rest is its body. `ROLES` is the one table of block kinds: the options each
-accepts and the function that builds its model item. Task parts are kept raw and joined per
-section by `lessonkit.lesson.tasks`.
+A fence whose info string is `{role} argument` is a block (a MyST directive); its options are
+`:key: value` lines or a YAML mapping between `---` lines at the top of its body. `ROLES` is
+the one table of block kinds: the options each accepts and the function that builds its
+item. Task parts are kept raw and joined per section by `lessonkit.lesson.tasks`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """The `{evidence}` block: what a learner keeps as evidence, declared in the lesson.
 
-The block's body is a YAML list of items, in the order the template and report show them::
-
-    - title: Parameter tree diagram       # the item's heading
-      section: containers                 # the lesson section it comes from
-      keep: The diagram of `params`.      # what to keep, one sentence
-      prompt: How many leaves?            # optional: else the section's experiment prompt
-      task: nested-model                  # optional: read the values after this task's cell
-      show:                               # what the report fills in from the learner's run
-        - tree: params                    # a diagram of a value
-        - value: g["scale"]               # a value (any expression) ...
-          number: scale_derivative        # ... next to a hand-derived {numbers} entry
-        - round_trip: params              # leaves in flatten order, definition, rebuilt tree
-        - numbers: all                    # every {numbers} entry, by hand and computed
-
-Every mistake is a `LessonError` at the item's line; names of sections, tasks and numbers
-are checked once the whole lesson is known (`lessonkit.lesson.validate`).
+Its body is a YAML list of items (title, section, keep, prompt, task, show), documented in
+docs/authoring.md. Every mistake is a `LessonError` at the item's line; names of sections,
+tasks and numbers are checked once the whole lesson is known (`lessonkit.lesson.validate`).
 """
 
 from __future__ import annotations

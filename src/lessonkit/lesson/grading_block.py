@@ -1,53 +1,8 @@
 """The `{grading}` block: how a lesson is graded, declared in the lesson, read into `Grading`.
 
-The block's body is YAML::
-
-    inputs:              # names the steps assign, each with a generator tree
-      params:
-        weight: {uniform: [-2, 2], shape: [2]}    # float32
-        bias: {uniform: [-1, 1]}
-      x: {uniform: [-2.5, 2.5], shape: [2], edges: [[-100.0, 0.0]]}  # edges: see below
-      start: {integers: [10, 99]}                # a Python int; int32 with a shape
-      flag: {bernoulli: 0.5}                     # a Python bool; bool with a shape
-    input_sets: 2        # generated sets per run, besides the lesson's own inputs
-    accept:              # per task: what else counts as the same answer (default: exact)
-      repair: {mappings: any, floats: [float32, float64]}
-    points: {make-it-yours: 2, repair: 3}     # per task; 1 when not given
-    method:              # per task: what its cell must call or use, and must not
-      clip-update: {require: [jax.lax.cond], forbid: [if]}  # or for, while, a dotted call
-    jit:                 # per task: functions its cell defines, also called under jax.jit
-      clip-update: [clip_update]
-    attempts:            # attempts `lessonkit verify` grades: each must get its verdict
-      - task: make-it-yours
-        name: typed-in answer
-        code: |
-          norm_squared = manual = 96.
-        expect: failed
-        message: hard-coded
-    probes:              # more scenarios, each varying one value at its source
-      - name: params with an extra leaf
-        task: key-tree
-        vary: params                 # an input: a fresh drawn set, changed by the transform
-        transform: add_leaf          # add_leaf, drop_key or shift_key
-        key: extra
-        value: [1.0, 2.0, 3.0]
-        messages:
-          leaf_keys: "`leaf_keys` does not get a key for a leaf added to `params`: ..."
-      - name: a wrong scale gradient
-        task: nested-model
-        vary: gradients              # every derivative JAX computes, however asked
-        transform: shift_key
-        key: scale
-        value: 1.0
-        messages: {scale_by_hand: "..."}
-      # vary: optax.apply_updates   what a library function returns
-      # vary: optax.GradientTransformation.update   what a function each instance carries returns
-      # vary: updated + transform: replace + value: {...}   a name a step assigns
-
-A generator's `edges` are values of its own shape (a list of them): each is one more input
-set on every run, graded like a drawn one (`lessonkit.grade.judging.inputs`).
-
-Every mistake is a `LessonError` at the block's line (or the probe's own line).
+Its YAML keys (inputs and their generators, input_sets, accept, points, method, jit,
+attempts, probes) are documented with examples in docs/authoring.md. Every mistake is a
+`LessonError` at the block's line (or the probe's own line).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Every kind of lesson item and how each rendering shows it: one table, `ITEM_KINDS`.
 
-For each model item class: its Markdown in the practice files (joined with the prose around
-it), or the cells it makes there, or neither (a block of data for the toolkit); the page
-template that shows it, or none; and what the page keeps of it in the learner's portfolio.
-The practice layout (`lesson.layout`) and the page (`render.blocks`) both read this table,
-and `item_kind` refuses an item without an entry, so a new block kind is never dropped from
-the page or the notebook unseen; a unit test keeps the table equal to the model's `Item`.
+For each model item class: its Markdown or cells in the practice files (or neither), the
+page template that shows it (or none), and what the portfolio keeps of it. The practice
+layout (`lesson.layout`) and the page (`render.blocks`) both read it, and `item_kind` refuses
+an item without an entry, so a new block kind is never dropped unseen.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Load lesson.md into the `Lesson` model.
+"""Load lesson.md (MyST Markdown with YAML front matter) into the `Lesson` model.
 
-lesson.md is MyST Markdown with YAML front matter. Top-level headings are the preamble and the
-five stages; second-level headings are sections, each with its id in a MyST target line just
-above it (`(id)=`; the older `## Title {#id}` still loads); fenced blocks whose info string is
-`{role} argument` (MyST directives) carry the structured parts. Every mistake is reported as
-one `LessonError` naming `file:line`.
+Top-level headings are the preamble and the five stages, second-level ones sections (id in an
+`(id)=` target above; `{#id}` still loads); `{role} argument` fences carry the structured
+parts. Every mistake is one `LessonError` naming `file:line`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
-"""Rewrite a lesson.md written before lesson.md became MyST into the MyST forms.
+"""Rewrite a lesson.md in the pre-MyST forms into MyST, keeping prose, code and YAML bodies.
 
-What changes, and nothing else (prose, code and YAML bodies are kept line for line):
-
-- the front matter's date is quoted (`date: "2026-12-02"`), which jupytext needs;
-- a section id moves from the heading (`## Title {#id}`) to a MyST target above it (`(id)=`);
-- `{figure}` becomes `{figure-data}` (MyST's own `{figure}` is an image);
-- a `{step}` or `{experiment}` gives its code in a `{code-cell}` right after it, so that
-  jupytext and Jupyter Book read it as a notebook's code cell;
-- `{solution}` names its task (`{solution} task-id`), as MyST's exercise extension wants, and
-  holds its code as a fenced Python block (MyST reads a solution's body as Markdown); it and
-  `{hint}` get `:class: dropdown`, which MyST shows collapsed;
-- a block that repeats an option gives its options as YAML between `---` lines, the repeated
-  option as a list (MyST keeps only the first of repeated `:key:` lines);
-- the `{grading}` block's `attempts:` become `{attempt}` blocks after it, their code a code
-  block of its own.
-
-The result must load into the same lesson as the source (lines aside), else nothing is
-returned: `migrate_lesson` raises.
+It quotes the front matter's date, moves `{#id}` from a heading to an `(id)=` target, renames
+`{figure}` to `{figure-data}`, gives a step's code in a `{code-cell}`, makes `{solution}`
+name its task and fence its code, writes repeated options as YAML, and turns `attempts:`
+into `{attempt}` blocks. The result must load into the same lesson, else `migrate_lesson`
+raises.
 """
 
 from __future__ import annotations

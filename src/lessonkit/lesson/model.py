@@ -332,14 +332,11 @@ InputTree = dict[str, "InputTree"] | Generator
 class Probe:
     """One more scenario that varies a value at its source, before any cell runs.
 
-    `source` says where (`ProbeSource`): an `input` the generators draw (a fresh drawn set,
-    with `transform(key, value)` applied to `target` by the parent), a name a `step` assigns
-    (given `value` instead of what the step computes), every derivative JAX computes for
-    `gradients` (however it is asked: grad, jacobian, jvp, a custom rule), or what the
-    library function `call` named `target` (e.g. `optax.apply_updates`) returns. Every path
-    from the source carries the change. Each graded name of `task` must then have the
-    reference's value in that scenario; when one does not, the learner reads that name's
-    message, if declared.
+    `source` (`ProbeSource`) says where: an `input` (a fresh drawn set, `transform(key, value)`
+    applied to `target`), a name a `step` assigns (given `value`), every derivative JAX computes
+    (`gradients`), or what the library function `target` returns (`call`). Every path from the
+    source carries the change; each graded name of `task` must then have the reference's value,
+    else the learner reads that name's declared message.
     """
 
     name: str

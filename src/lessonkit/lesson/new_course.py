@@ -1,11 +1,8 @@
 """A new course repository: the files lessonkit needs to find and check a course, no lesson.
 
-Each file is rendered from a Jinja2 template under `lessonkit/skeleton/course/` (package data,
-so an installed lessonkit can write it), and the guides that come with lessonkit are copied
-into its `docs/`. The course is found by `pyproject.toml` beside `phases/`
-(`lessonkit.lesson.catalog.repo_root`); `phases/` holds a README so that git keeps it while it
-has no lesson. Its `requirements-cpu.txt` installs lessonkit as it was installed here
-(`lessonkit.lesson.requirement`), so the README's commands work on a fresh machine.
+Each file is rendered from a template under `lessonkit/skeleton/course/` and the bundled
+guides are copied into `docs/`. `phases/` holds a README so git keeps it while empty, and
+`requirements-cpu.txt` installs this lessonkit (`lessonkit.lesson.requirement`).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Declared numbers against the prose that states them and the code that computes them.
 
-A `{numbers}` block declares each number the prose states (`name: {value: ..., expr: ...}`)
-and covers the prose of some sections (`:sections:`, default its own). Three rules keep prose,
-declarations and code in step, and every broken one is reported at its lesson.md line:
-
-- every number written in covered prose is a declared value, or listed under
-  `:not_results:` (counts, years, step numbers), so editing one sentence's number is caught;
-- every declared value is written somewhere in covered prose (or, for a value only the
-  exercise code states, such as a solution's ``96.``, in a covered block's code);
-- every declared value is what its expression gives after the build steps run.
-
-`prose_numbers` finds the numbers a Markdown passage writes (the loader ties them to the
-declarations) and `prose_problems` applies the first two rules; the third runs code, so it
-lives with the records (`lessonkit.receipts.numbers`).
+A `{numbers}` block declares each number its covered prose states. Every number written in
+that prose must be declared (or under `:not_results:`), every declared value must be written
+there (or in a covered block's code), and every value must be what its expression gives;
+`prose_problems` checks the first two, `lessonkit.receipts.numbers` the third (it runs code).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""A phase in one place: `phases/NN-name/phase.yaml` holds its number, title, study-guide
-title and the order of its lessons.
+"""A phase in one place: `phases/NN-name/phase.yaml` holds its number, titles and lesson order.
 
-A lesson's front matter names its phase (`phase: "03"`) and nothing more about it: its
-position ("lesson 2 of 4"), its neighbours and the phase's titles are read from this file.
-The order lists lesson ids; `~` keeps a place for a lesson still to be written, which the
-pages list as coming later. The same file holds the phase's study guide
+A lesson's front matter names only its phase (`phase: "03"`); its position, neighbours and
+the phase's titles are read from here. The order lists lesson ids, `~` keeping a place for
+a lesson still to be written. The same file holds the study guide
 (`lessonkit.lesson.study_guide`). Mistakes are `LessonError`s at `phase.yaml:LINE`.
 """
 

@@ -1,12 +1,8 @@
-"""Move a phase out of its lessons' front matter into its phase.yaml.
+"""Move a phase out of its lessons' front matter (`phase:`, `lesson_number`, ...) into phase.yaml.
 
-Lessons written before phase.yaml held the phase each repeat it: `phase:` with its number,
-title, study-guide title and the titles of all its lessons, then `lesson_number`,
-`lesson_count` and `previous`. `migrate_phase` writes the phase's number, title,
-study-guide title and lesson order (ids; `~` for a place no lesson of the folder fills) at
-the top of phase.yaml, keeping its study guide as written, and leaves each lesson's front
-matter with `phase: "NN"` alone, every other line kept. The result must place every lesson
-where its old front matter did, else `migrate_phase` raises.
+`migrate_phase` writes the phase's number, titles and lesson order (`~` for an unfilled
+place) into phase.yaml and leaves each lesson's front matter with `phase: "NN"`. The result
+must place every lesson where its old front matter did, else it raises.
 """
 
 from __future__ import annotations

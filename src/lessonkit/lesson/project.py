@@ -1,13 +1,8 @@
 """A phase project's graded contract: how its script is run and which properties it must have.
 
-A phase's `phase.yaml` may declare, under `project: graded:`, the command-line contract of the
-learner's project script and the properties that `lessonkit project` checks. It is data, like
-the rest of the study guide: the toolkit knows how to check each named property (`Property`),
-the phase says which apply, how its script is called, and how to say each to a learner.
-
-The script's arguments are written as templates: ``{seed}``, ``{steps}`` and ``{start}`` are
-filled in by the grader, and the file the script writes (and a restarted run reads) is the
-contract's ``output``, a plain ``.npz`` file name.
+`phase.yaml` declares it under `project: graded:`; the toolkit knows how to check each named
+property (`Property`), the phase says which apply. The script's arguments are templates
+(``{seed}``, ``{steps}``, ``{start}``) and ``output`` is the ``.npz`` file it writes.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """A phase's study guide: preparation, milestones per lesson and the phase project.
 
-The guide is data, written by the course's authors in `phases/NN-name/phase.yaml` next to the
-phase's lessons, so the toolkit holds no course content. The same file declares the phase
-itself (`lessonkit.lesson.phase_file`); the guide's keys are optional: without them the
-phase's page lists its lessons and says that no guide has been written. Mistakes are
-`LessonError`s at `phase.yaml:LINE`.
+The guide is data the course's authors write in `phase.yaml` (the toolkit holds no course
+content); its keys are optional: without them the phase's page lists its lessons and says no
+guide has been written. Mistakes are `LessonError`s at `phase.yaml:LINE`.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Text from outside (learner output, messages, file names) made safe to show and store.
 
-Every learner-controlled string reaches one of four media, each through one function here:
-
-- a terminal: `safe_text` (a name on one line: `safe_name`); `commands._common.console`
-  passes everything it prints through `safe_text`, and so does the CLI's error line;
-- a Markdown file (feedback, evidence, the autograder's output): `markdown_text` (a table
-  cell: `cell=True`; output shown verbatim goes in `evidence.template.fence`);
-- a CSV file: `csv_text`, every cell through `csv_cell`;
-- HTML (the class report, every page template, the notebook's check() table): `html_text`.
-
-The three file media (CSV, Markdown, HTML: what a person opens, beside other people's
-names) also replace every bidi control (`display_text`): U+202E before a name shows its
-letters backwards, so `ana` could show as another student, or a message as its opposite.
-
-Lone surrogates cannot be encoded as UTF-8 and would crash any file or terminal write;
-control characters include the escape sequences that move a terminal's cursor, change its
-title or hide lines. In free text (`safe_text`) both are replaced by U+FFFD and tabs and
-newlines are kept; in a name (`safe_name`: a file name, a path) every one of them, newlines
-included, is written as a visible backslash escape, so a name always shows on one line and
-cannot pass for another line of output.
+Every learner-controlled string reaches its medium through one function here: a terminal
+(`safe_text`; a name on one line: `safe_name`), Markdown (`markdown_text`), CSV (`csv_text`,
+`csv_cell`) or HTML (`html_text`). Lone surrogates would crash any write and control
+characters can move a terminal's cursor or hide lines: free text gets U+FFFD for them, a name
+a visible backslash escape so it cannot pass for another line. The file media also replace
+bidi controls (`display_text`): U+202E could make `ana` show as another student's name.
 """
 
 from __future__ import annotations

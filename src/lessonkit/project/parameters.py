@@ -1,14 +1,10 @@
 """A project's parameter file (`.npz`, one array per leaf named `layer/leaf`), read as data.
 
-The file comes from a process that ran learner code, so it is read in bounded time and
-memory before NumPy sees it: its size, its member count, each member's name and declared
-size, and the total it expands to are capped from the zip's central directory; each member's
-`.npy` header is read first and the array it declares must be exactly the data the member
-holds (bool, integer or float dtypes only) before `numpy.load(..., allow_pickle=False)` reads
-it, and the zip reader stops at each member's declared size, so neither a zip bomb nor a
-lying header costs more than the caps.
-Anything else, a member whose compressed stream is damaged included, is one
-`ParameterFileError` message: the run's error, never a traceback.
+The file comes from learner code, so it is read in bounded time and memory: size, member
+count, names and expanded sizes are capped from the zip's central directory, each `.npy`
+header must declare exactly the data its member holds (bool, integer or float) before
+`numpy.load(..., allow_pickle=False)`, and reads stop at the declared size, so neither a zip
+bomb nor a lying header costs more than the caps. Anything else is one `ParameterFileError`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The runs a project is graded on, and running them confined.
 
-Each property needs a few runs of the learner's script (`NEEDS`); a run is named for what it
-is (`full`, `again`, ...), and one run serves every property that needs it, so a project costs
-at most eight short runs. Each runs confined (`run.whole_script`: the grader's sandbox, limits,
-deadline and allow-listed environment) in a fresh folder, and its parameter file is read here,
-in the parent, with `read_parameters`.
-
-Every run sets its logical CPU device count, 1 or the contract's `devices`, through one of
-the two documented settings (`DeviceSetting`), and the device-independence property runs
-`devices` both ways, so a script that reads its environment cannot tell the device runs from
-the others, nor behave only where the grader's one setting is present (red team F8: a
-script that kept its learning rate only where XLA_FLAGS was set).
+Each property needs a few named runs (`NEEDS`: `full`, `again`, ...), one run serving every
+property that needs it, so a project costs at most eight short runs, each confined
+(`run.whole_script`) in a fresh folder, its parameter file read here with `read_parameters`.
+Every run sets its CPU device count through one of the two documented settings
+(`DeviceSetting`), taking turns, so a script cannot tell the device runs from the others
+nor behave only where one setting is present.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """One random stream feeding two leaves, found in the leaves' numbers.
 
-Leaves of one shape drawn with one key start equal, which `equal_leaves` sees. Leaves of
-different shapes drawn with one key cannot be equal, yet they share their numbers: JAX
-draws a shape's numbers from the key's stream in order, so `jax.random.normal(key, (4,))`
-is the first four numbers of `jax.random.normal(key, (3, 4))` (red team F7). A script that
-scales each layer (He initialisation) or slices a longer draw still leaves one leaf's
-numbers, times a constant, as a run inside another's. So this measures exactly that: for
-every pair of floating-point leaves, whether one leaf's flattened numbers are a scaled run of
-the other's. Numbers drawn from different keys never are; a constant leaf (zeros, ones)
-carries no stream and is not looked for.
-
-The search is bounded, since the parameters come from learner code: each leaf's successive
-ratios are sorted once, a leaf is anchored by one ratio, and at most `MAX_WORK` numbers are
-compared in all; a file that spends it (numbers repeating one pattern, which no key gives)
-is reported as such, never passed.
+Leaves drawn with one key share their numbers even at different shapes: JAX draws a shape's
+numbers from the key's stream in order, so `normal(key, (4,))` is the start of
+`normal(key, (3, 4))`, and scaling (He initialisation) only multiplies them. So for every
+pair of floating-point leaves this asks whether one's flattened numbers are a scaled run of
+the other's; constant leaves carry no stream and are skipped. The search is bounded
+(`MAX_WORK`), since the leaves come from learner code: a file that spends it is reported as
+such, never passed.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """The practice notebook's recorded outputs: what each non-task code cell printed.
 
 `lessonkit run --record` runs the notebook's code cells in order in a child process (task
-cells hold their reference solutions there, so later cells find their names, but their
-output is never recorded: it would give the answer away) and keeps each cell's stdout in
-`outputs/notebook-outputs.json` with a hash of the cell's code. The build puts the outputs of
-cells whose code is unchanged into the notebook, so a learner can compare a run with the
-reference; `verify` names every cell whose code changed since it was recorded.
-
-Child side: `python -m lessonkit.receipts.cells CELLS.json` runs the cells and reports each
-one's stdout through `$LESSONKIT_REPORT`.
+cells hold their solutions, but their output is never recorded: it would give the answer
+away) and keeps each cell's stdout, with a hash of its code, in
+`outputs/notebook-outputs.json`. The build puts outputs of unchanged cells into the notebook;
+`verify` names every cell changed since recorded. Child side:
+`python -m lessonkit.receipts.cells CELLS.json`, reporting through `$LESSONKIT_REPORT`.
 """
 
 from __future__ import annotations

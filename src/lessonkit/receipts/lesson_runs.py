@@ -1,11 +1,9 @@
 """Running and recording a lesson's scripts: the policy of `lessonkit run`, as a library.
 
-Which scripts run, what may be recorded, what each run is compared with and where it is
-kept are decided here and returned as frozen `ScriptRun`s; nothing here prints, so
-`commands/run.py` (and `lessonkit new`, which records a skeleton) only show the results.
-
-Only what can become a reference is recorded: a script out of date with lesson.md, or a
-lesson whose declared numbers the code contradicts, stops a recording before anything runs.
+Which scripts run, what may be recorded, what each is compared with and where it is kept are
+decided here and returned as frozen `ScriptRun`s; nothing here prints. Only what can become a
+reference is recorded: an out-of-date script, or declared numbers the code contradicts, stop
+a recording before anything runs.
 """
 
 from __future__ import annotations

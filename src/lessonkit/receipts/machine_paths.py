@@ -1,12 +1,8 @@
 """Paths in what a run printed, written so that a receipt says nothing about the machine.
 
-A receipt is committed and shared: a JAX warning in its stderr, a traceback or a script that
-prints `__file__` would otherwise carry the recorder's home folder, user name and package
-layout into the repository. Paths inside the repository become relative to it; an installed
-package's folder becomes ``<site-packages>``, the standard library ``<stdlib>``, the home
-folder ``~`` and the temporary folder ``<tmp>``; any folder packages are imported from is
-``<site-packages>`` whatever it is called (a machine image can keep JAX in ``/opt/...``). Only
-whole path prefixes are replaced, so what the lesson printed is kept as it was.
+A receipt is committed and shared, so repository paths become relative and package,
+standard-library, home and temporary folders become ``<site-packages>``, ``<stdlib>``, ``~``
+and ``<tmp>``. Only whole path prefixes are replaced, so what the lesson printed is kept.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The third numbers rule: each declared value is what its expression gives after the steps run,
 and each `{diagram}` is what `lessonkit.trees.describe` draws of its tree after them.
 
-It runs the lesson's build steps in this process (`run.inprocess`), so it imports JAX. A
-passing verdict is kept in `outputs/numbers-check.json`, keyed, as receipts are, by a hash of
-the code that decides it: the build steps, each number's expression and declared values,
-and the installed JAX. A rebuild after no change, or after a prose-only edit, finds the key
-current and runs nothing; `lessonkit verify` always runs the code afresh.
+It runs the build steps in this process (`run.inprocess`), so it imports JAX. A passing
+verdict is kept in `outputs/numbers-check.json`, keyed by a hash of the steps, expressions,
+declared values and installed JAX, so a rebuild after a prose edit runs nothing; `lessonkit
+verify` always runs afresh.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Where a lesson's execution records live, and reading and writing them.
 
-Each script's committed reference (``outputs/execution.json``, ``outputs/going-further.json``)
-is read only through `load_record`, which refuses a record whose code hash no longer matches the
-script that lesson.md renders now: a stale record is an error, never silently shown. GPU and TPU
-receipts sit beside the CPU one and are shown, stale or not, but never replace it. Fresh runs
-are saved under ``runs/`` and never overwrite one another.
+A script's committed reference (``outputs/execution.json``, ...) is read only through
+`load_record`, which refuses one whose code hash no longer matches the script lesson.md
+renders: a stale record is an error, never silently shown. GPU and TPU receipts sit beside
+the CPU one and are shown, stale or not, but never replace it; fresh runs go under ``runs/``.
 """
 
 from __future__ import annotations

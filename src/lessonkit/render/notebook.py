@@ -1,12 +1,8 @@
 """The exercise notebook (nbformat 4.5): the practice cells plus collapsed reference solutions.
 
-Code cells carry the reference run's outputs (task cells none): the figure, and what each
-cell printed when recorded by `lessonkit run --record` (`lessonkit.receipts.cells`); the output
-of an experiment, which follows a "Predict first" prompt, is folded.
-
-The notebook is built as plain JSON data, field for field what nbformat's `v4.new_*` helpers
-make, and serialized with `json`: a build with nothing to do renders it only to compare, and
-importing nbformat costs a second of CPU (jsonschema compiles a URI grammar at import). The
+Code cells carry the reference run's outputs (task cells none; an experiment's is folded).
+The notebook is built as plain JSON, field for field what nbformat's `v4.new_*` helpers make:
+importing nbformat costs a second of CPU, and a build with nothing to do only compares. The
 schema check, `validate_notebook`, runs where a notebook is written (`site.artifacts`).
 """
 

@@ -1,15 +1,10 @@
 """The generated files of a lesson, declared once: where each lives and what renders it.
 
 `build` writes them, `verify` re-renders them in memory and reports every file that drifted.
-A producer may read what earlier producers rendered (the notebook shows the figure PNG).
-
-`build` also keeps `outputs/build-manifest.json`: a digest of every file as the build wrote
-it (bookkeeping, not a rendering of lesson.md, so `verify` leaves it alone). `build`
-overwrites a file only while it still matches its digest: a file someone edited (a
-learner's work in code/main.py, say) is refused, never silently replaced. Digests are of
-normalized content: line endings are ignored, and a notebook counts only its cells' kinds
-and sources, so one that Jupyter merely ran and saved (outputs, execution counts, metadata)
-is still the build's own.
+`build` keeps `outputs/build-manifest.json`, a digest of each file as written, and refuses to
+overwrite a file that no longer matches it (a learner's work in code/main.py). Digests ignore
+line endings, and a notebook's count only its cells' kinds and sources, so one Jupyter merely
+ran and saved is still the build's own.
 """
 
 from __future__ import annotations

@@ -189,10 +189,8 @@ def build_site(lessons: Sequence[Lesson], target: Path) -> SiteReport:
 class Build:
     """What `lessonkit build` did: each lesson's files, then the site, or why the site waits.
 
-    `waiting` is set, and `site` None, when the code of a lesson changed since its scripts
-    were recorded (or a new script was never recorded): the step docs/authoring.md puts
-    between two builds (record them, then build again) is still to come, and the previous
-    site stays as it was.
+    `waiting` is set, and `site` None, when a lesson's scripts must be recorded first (their
+    code changed, or a new script was never recorded); the previous site stays as it was.
     """
 
     lessons: tuple[LessonBuild, ...]

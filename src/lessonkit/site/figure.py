@@ -1,14 +1,9 @@
 """The lesson's figure, its data and their provenance, reproducible byte for byte.
 
-The figure is computed, not drawn by hand: the lesson's build steps, its ``{figure-data}`` block
-(which defines ``figure_data``) and its ``{plot}`` block (which draws ``fig``) run in a fresh
-namespace. Everything that could make two builds differ is pinned: matplotlib's default style
-instead of the user's matplotlibrc, a fixed SVG hash salt, no creation dates, a fixed DPI, and
-JSON written with sorted keys. ``figure.json`` holds no wall-clock time: its date is the lesson
-revision's date from the front matter, so rebuilding with the same package versions gives the
-same bytes and ``lessonkit verify`` can compare them. ``code_sha256`` is taken over the
-figure block's code, a newline and the plot block's code; ``data_sha256`` over
-`canonical_json` of the data.
+The build steps, the ``{figure-data}`` block (defines ``figure_data``) and the ``{plot}`` block
+(draws ``fig``) run in a fresh namespace. Everything that could make two builds differ is
+pinned (default matplotlib style, SVG hash salt, no creation dates, fixed DPI, sorted JSON;
+``figure.json``'s date is the lesson revision's), so ``lessonkit verify`` can compare bytes.
 """
 
 from __future__ import annotations
@@ -97,13 +92,11 @@ def _save(fig: Any, fmt: str, **options: Any) -> bytes:
 
 
 def byte_versions() -> dict[str, str]:
-    """The versions of the packages that write the figure's bytes, and nothing else.
+    """The versions of the packages that write the figure's bytes (matplotlib, Pillow), and no more.
 
-    matplotlib draws and writes the SVG, Pillow encodes the PNG. Python, JAX, the backend
-    and the machine are left out: the same figure is drawn from the same data on every
-    supported Python and JAX, and the data itself is in figure.json, so a JAX that computed
-    other numbers would show as drift all the same. Naming them would make the committed
-    file differ, and `lessonkit verify` fail, where the figure does not.
+    Python, JAX and the machine are left out: the same data draws the same figure on each, and
+    the data is in figure.json, so other numbers still show as drift. Naming them would make
+    `lessonkit verify` fail where the figure does not differ.
     """
     return {"matplotlib": package_version("matplotlib"), "pillow": package_version("pillow")}
 

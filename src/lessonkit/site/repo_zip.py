@@ -1,13 +1,10 @@
 """The learner's repository as one ZIP on the site: what they need to set up and work.
 
-It holds the README, the packaging and requirement files, this package's source, the docs and
-every phase's lessons with their generated and recorded files, all under one top folder, so
-that the README's set-up works from the unpacked folder. Where a requirements file installs
-lessonkit from a wheel on this machine (as a course from `lessonkit init` run from a wheel
-does), the ZIP carries that wheel under `wheels/` and its requirements name the copy, so
-they install on the learner's machine too. The bytes depend only on the files' paths and
-contents (sorted entries, a fixed date and fixed permissions), so rebuilding the site from
-the same files gives the same ZIP.
+It holds the README, packaging and requirement files, this package's source, the docs and
+every phase's lessons with their generated and recorded files under one top folder, and any
+local lessonkit wheel the requirements name (under `wheels/`), so the README's set-up works
+on the learner's machine. Sorted entries, a fixed date and fixed permissions make the bytes
+depend only on the files.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """Pytree diagnostics that explain every mismatch by key path.
 
-The lesson's advice for a failing tree operation is to inspect structure, leaf
-paths, shapes and dtypes, in that order. JAX stops at the first mismatch, chex
-stops at the first bad leaf, and ``tree_equal``-style helpers return a bool.
-This package reports every difference, each at its key path, in that order:
-
-* :func:`describe` draws a tree in its containers' own order (``describe``);
-* :func:`compare` and :func:`assert_same_layout` list every layout difference,
-  decided by `lessonkit.treediff`, the engine the grader uses too (``compare``);
-* :func:`check_trainable`, :func:`partition_trainable` and
-  :func:`merge_trainable` separate trainable arrays from metadata (``trainable``);
-* :func:`compare_state` checks an optimizer state's moment trees against params
-  (``state``).
-
-Only public ``jax.tree_util`` API is used. Equal trees take a fast path that
-compares treedefs and then leaf shapes and dtypes in lockstep; key paths are
-built only where something differs.
+JAX stops at the first mismatch, chex at the first bad leaf, ``tree_equal`` returns a bool;
+this package reports every difference at its key path, in the order the lesson advises
+(structure, paths, shapes, dtypes): `describe`, `compare` (decided by `lessonkit.treediff`,
+as the grader's verdicts are), `check_trainable` and `compare_state`. Only public
+``jax.tree_util`` API is used; equal trees take a fast path and key paths are built only
+where something differs.
 """
 
 from lessonkit.trees.compare import (

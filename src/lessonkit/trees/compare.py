@@ -39,9 +39,9 @@ _DTYPE = operator.attrgetter("dtype")
 class Difference:
     """One layout difference between two trees, located by key path.
 
-    ``kind`` is one of ``node``, ``missing``, ``extra``, ``type``, ``shape``,
-    ``dtype``. ``expected`` describes the first tree at ``path`` and ``got`` the
-    second; the side that lacks the path says ``"nothing"``.
+    ``kind`` is one of ``node``, ``missing``, ``extra``, ``type``, ``shape``, ``dtype``;
+    ``expected`` describes the first tree at ``path``, ``got`` the second (``"nothing"`` where
+    a side lacks the path).
     """
 
     kind: LayoutKind
@@ -98,11 +98,9 @@ def difference_lines(diffs: Iterable[Difference], a: str, b: str, indent: str) -
 
 
 def compare(a: Any, b: Any, names: tuple[str, str] = ("a", "b")) -> TreeReport:
-    """List every layout difference between tree ``a`` and tree ``b``.
-
-    Differences come in the order the lesson inspects them: node types and
-    static data, then key paths missing from ``b`` or extra in ``b``, then leaf
-    kinds, shapes and dtypes. Leaf values are never compared.
+    """List every layout difference between tree ``a`` and tree ``b``, in the lesson's order:
+    node types and static data, missing and extra key paths, then leaf kinds, shapes and
+    dtypes. Leaf values are never compared.
     """
     x, y = LiveTree.of(a), LiveTree.of(b)
     found = treediff.differences(x, y)

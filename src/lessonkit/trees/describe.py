@@ -21,12 +21,10 @@ from lessonkit.trees.nodes import (
 def describe(tree: Any, name: str = "params", *, show_weak_types: bool = False) -> str:
     """Draw a tree the way the lesson does: one line per node, leaves with layouts.
 
-    Dicts are shown in insertion order (JAX itself flattens them sorted), empty
-    nodes such as ``None`` are shown but hold no leaves, arrays spread over
-    several devices show their sharding, and the last line counts leaves and
-    numerical values. ``show_weak_types`` marks weakly typed arrays (such as
-    ``jnp.asarray(1.0)``) with ``weak``; it is off by default because the
-    lesson's own diagram does not show it.
+    Dicts are shown in insertion order (JAX flattens them sorted), empty nodes such as ``None``
+    are shown but hold no leaves, sharded arrays show their sharding, and the last line counts
+    leaves and values. ``show_weak_types`` marks weakly typed arrays with ``weak``; it is off
+    because the lesson's own diagram does not show it.
     """
     drawing = _Drawing(show_weak_types)
     drawing.node(tree, name, "", "")

@@ -31,11 +31,8 @@ class MatchedTree:
 
 @dataclasses.dataclass(frozen=True)
 class StateReport:
-    """An optimizer state checked against params.
-
-    ``matched`` holds the subtrees laid out like params (Adam's ``mu`` and
-    ``nu``) with their comparison; ``other`` holds the remaining leaves (such as
-    ``count``), which are expected extra state rather than errors.
+    """An optimizer state checked against params: ``matched`` subtrees laid out like params, with
+    their comparison, and ``other`` leaves (``count``), extra state rather than errors.
     """
 
     names: tuple[str, str]
@@ -80,10 +77,9 @@ def compare_state(
 ) -> StateReport:
     """Check an optimizer state's params-shaped subtrees against params.
 
-    Subtrees whose treedef equals params' (Adam's ``mu`` and ``nu``) are
-    compared leaf by leaf; subtrees of params' node type that share most of its
-    key paths are compared too, so a moment tree that lost a key is still
-    reported. Every other leaf (such as ``count``) is listed as extra state.
+    Subtrees whose treedef equals params' (Adam's ``mu`` and ``nu``) are compared leaf by leaf,
+    as are subtrees of params' node type sharing most of its key paths, so a moment tree that
+    lost a key is still reported. Every other leaf (``count``) is listed as extra state.
     """
     param_pairs, params_def = jtu.tree_flatten_with_path(params)
     finder = _StateWalker(params, params_def, {_names_of(p) for p, _ in param_pairs}, names[0])

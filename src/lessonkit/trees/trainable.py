@@ -86,10 +86,8 @@ def check_trainable(tree: Any) -> TrainableReport:
 def partition_trainable(
     tree: Any, predicate: Callable[[Any], bool] = is_trainable
 ) -> tuple[Any, Any]:
-    """Split a tree into ``(trainable, other)`` of the same structure.
-
-    Each side holds ``None`` where the other side holds the leaf, so
-    ``jax.grad`` can take the trainable half while the other half stays static.
+    """Split a tree into ``(trainable, other)`` of the same structure, each ``None`` where the
+    other holds the leaf, so ``jax.grad`` can take the trainable half.
     """
     trainable = jax.tree.map(lambda x: x if predicate(x) else None, tree)
     other = jax.tree.map(lambda x: None if predicate(x) else x, tree)
