@@ -181,6 +181,7 @@ def test_a_stale_going_further_record_is_named_with_the_notebook_and_one_command
     assert code == 1
     problems = [line for line in out.splitlines() if line.startswith("✗")]
     assert len(problems) == 1 and "2 records are not current" in problems[0], out
+    assert "outputs: 2 records" in problems[0], out  # their folder, not the first record's file
     assert "going-further.json: stale: the code of code/going_further.py" in out
     assert "notebook-outputs.json: no current output for cell" in out
     assert out.count("--record") == 1

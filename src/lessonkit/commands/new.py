@@ -1,8 +1,8 @@
 """`lessonkit new`: write a skeleton lesson that builds, runs, grades and verifies as it is.
 
 The skeleton (`lessonkit/skeleton/lesson.md`) uses every block an author needs once; the
-command fills in the id, title and phase, writes it under phases/, then runs the same code
-as `lessonkit run ID --record` and `lessonkit build`, so the new lesson starts with its first
+command fills in the id, title and phase, writes it under phases/, then records and builds it
+as `lessonkit build ID --record` does, so the new lesson starts with its first
 record and every generated file. docs/authoring.md explains each block.
 """
 

@@ -188,7 +188,7 @@ def load_records(lesson: Lesson) -> dict[Script, Receipt]:
     )
     raise kind(
         f"{len(named)} records are not current:\n" + "\n".join(f"  {n}" for n in named),
-        where=problems[0].where,
+        where=shown((lesson.directory / RECORD).parent),  # the folder of them all, not one
         fix=record_fix(lesson),
     )
 
