@@ -6,7 +6,7 @@ import pytest
 
 from lessonkit.errors import UsageError
 from lessonkit.guides import guide_files, guide_names
-from lessonkit.lesson.new_course import COURSE_FILES, render_course, write_course
+from lessonkit.lesson.new_course import COURSE_FILES, copied_files, render_course, write_course
 
 from conftest import REPO
 
@@ -45,7 +45,9 @@ def test_init_writes_every_course_file_beside_an_empty_git_folder(tmp_path):
     (tmp_path / ".git").mkdir()
     written = write_course(tmp_path, "T", WHEEL)
     assert sorted(str(p.relative_to(tmp_path)) for p in written) == sorted(
-        [f.path for f in COURSE_FILES] + [f"docs/{g.path}" for g in guide_files()]
+        [f.path for f in COURSE_FILES]
+        + [c.path for c in copied_files()]
+        + [f"docs/{g.path}" for g in guide_files()]
     )
     assert (tmp_path / ".ci" / "run").stat().st_mode & 0o111
 
@@ -58,3 +60,11 @@ def test_a_new_course_holds_every_guide_as_lessonkit_has_it_and_its_readme_names
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")
     assert {"authoring", "instructor", "grading-security"} <= set(guide_names())
     assert all(f"`docs/{name}.md`" in readme for name in guide_names())
+
+
+def test_a_new_course_can_build_the_myst_book_as_this_repository_does(tmp_path):
+    write_course(tmp_path, "T", WHEEL)
+    for name in ("myst.yml", "myst/lessonkit.mjs", "myst/package.json", "myst/package-lock.json"):
+        assert (tmp_path / name).read_bytes() == (REPO / name).read_bytes(), name
+    ignored = (tmp_path / ".gitignore").read_text(encoding="utf-8").split()
+    assert {"node_modules/", "_build/"} <= set(ignored)

@@ -1,6 +1,7 @@
 """A new course repository: the files lessonkit needs to find and check a course, no lesson.
 
-Each file is rendered from a template under `lessonkit/skeleton/course/` and the bundled
+Each `.j2` template under `lessonkit/skeleton/course/` is rendered, every other file there is
+copied as it is (the MyST book's `myst.yml` and its plugin in `myst/`), and the bundled
 guides are copied into `docs/`. `phases/` holds a README so git keeps it while empty, and
 `requirements-cpu.txt` installs this lessonkit (`lessonkit.lesson.requirement`).
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import stat
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -35,6 +38,33 @@ COURSE_FILES = (
     CourseFile("ci-run.j2", ".ci/run", executable=True),
     CourseFile("phases-README.md.j2", "phases/README.md"),
 )
+
+TEMPLATE_SUFFIX = ".j2"
+
+
+@dataclass(frozen=True)
+class CopiedFile:
+    """A file of the skeleton that a new course gets as it is: its path there, its bytes."""
+
+    path: str
+    data: bytes
+
+
+def copied_files() -> tuple[CopiedFile, ...]:
+    """Every file of `skeleton/course/` that is not a template, by its path in the course."""
+
+    def walk(folder: Traversable, prefix: str) -> list[CopiedFile]:
+        found: list[CopiedFile] = []
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            path = f"{prefix}{entry.name}"
+            if entry.is_dir():
+                found.extend(walk(entry, f"{path}/"))
+            elif not entry.name.endswith(TEMPLATE_SUFFIX):
+                found.append(CopiedFile(path, entry.read_bytes()))
+        return found
+
+    return tuple(walk(files("lessonkit") / "skeleton" / "course", ""))
+
 
 ALLOWED_BEFORE = frozenset({".git"})
 """What a folder may already hold to become a course: an empty git repository's `.git`."""
@@ -72,7 +102,7 @@ def _write(path: Path, data: bytes, executable: bool) -> Path:
 
 def write_course(folder: Path, title: str, lessonkit: str) -> list[Path]:
     """Write a new course into `folder` (made if missing, else empty): the rendered files,
-    then the guides under `docs/`; the files written."""
+    the copied ones, then the guides under `docs/`; the files written."""
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{shown(folder)} is a file, not a folder", fix="choose a new folder")
     present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
@@ -87,6 +117,7 @@ def write_course(folder: Path, title: str, lessonkit: str) -> list[Path]:
     written = [
         _write(folder / f.path, texts[f.path].encode("utf-8"), f.executable) for f in COURSE_FILES
     ]
+    written += [_write(folder / c.path, c.data, False) for c in copied_files()]
     written += [
         _write(folder / COURSE_FOLDER / g.path, g.data, g.executable) for g in guide_files()
     ]

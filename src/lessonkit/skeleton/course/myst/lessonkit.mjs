@@ -1,0 +1,1 @@
+../../../../../myst/lessonkit.mjs
