@@ -106,15 +106,11 @@ class RuleFacts(Protocol):
 
 @dataclass(frozen=True)
 class ParentHooks(Generic[R]):
-    """What the parent runs of a rule besides reading it, all or none of it.
-
-    When the lesson loads, `gap` says why the lesson's own solution (with the steps' code)
-    could never meet the rule, and `fix` what to do then. As a task is graded, `check`
-    grades the learner's cell under the rule's check name, worded as `words` in reports;
-    `signature` is how the cell fails it, in a form two runs compare (None: it does not), so
-    a declared mistake is named where the learner fails the check the same way
-    (`grade/judging/diagnosis.py`).
-    """
+    """What the parent runs of a rule besides reading it. At load, `gap` says why the
+    lesson's own solution (with the steps' code) could never meet it, `fix` what to do then;
+    as a task is graded, `check` grades the learner's cell, worded `words` in reports, and
+    `signature` is how the cell fails it, comparable between runs (None: it does not), which
+    names a declared mistake (`grade/judging/diagnosis.py`)."""
 
     gap: Callable[[R, str, tuple[str, ...]], str | None]
     fix: str
@@ -125,11 +121,9 @@ class ParentHooks(Generic[R]):
 
 @dataclass(frozen=True)
 class ChildHooks(Generic[R]):
-    """What a rule the grading child runs adds: `ask` is what the child is told for a task
-    given the rule, under the rule's key, where its hook registered under that key in
-    `grading_child/wire.py` runs; `run_gap` says why the child's report of the lesson's own
-    solution breaks the rule (a breach that shows only when the cell runs), `run_fix` what to
-    do then."""
+    """What a rule the grading child runs adds: `ask`, what the child's hook under the rule's
+    key (`grading_child/wire.py`) is told for a task; `run_gap`, why the child's report of
+    the lesson's own solution breaks the rule, and `run_fix`, what to do then."""
 
     ask: Callable[[R], tuple[str, ...]]
     run_gap: Callable[[ReportFacts], str | None]
@@ -138,15 +132,10 @@ class ChildHooks(Generic[R]):
 
 @dataclass(frozen=True)
 class RuleKind(Generic[R]):
-    """One per-task rule: its key in {grading}, how it is read, the checks that apply it,
-    and the hooks each side runs.
-
-    `read` turns one task's value into the rule's frozen value (`shape` is what the rule
-    maps task ids to, as its error says); a task not given the rule has its `default`.
-    `checks` names the checks that apply it: a rule with `parent` hooks has a check of its
-    own, named `checks[0]`; one without names the checks that compare with it. `child` is
-    there for a rule the grading child runs.
-    """
+    """One per-task rule: `read` turns a task's value under `key` into the rule's frozen
+    value (`shape` is what it maps task ids to, as its error says; a task not given it has
+    `default`). `checks` are the checks that apply it: with `parent` hooks, its own, named
+    `checks[0]`. `child` is there for a rule the grading child runs."""
 
     key: str
     shape: str
