@@ -19,6 +19,32 @@ GREETING_WAIT_S = 30.0
 """Seconds a forked grading child and the parent each wait for the other's greeting."""
 CONNECT_TIMEOUT_S = 30.0
 """Seconds `check --batch --dask` waits to reach the Dask scheduler."""
+FIRST_REPLY_WAIT_S = 420.0
+"""Seconds a notebook's first `check()` waits: JAX, the reference and one grading, slowly."""
+REPLY_WAIT_S = 120.0
+"""Seconds each later `check()` of a notebook waits for the grading server's reply."""
+CHILD_EXIT_WAIT_S = 1.0
+"""Seconds the parent waits for a grading child's exit once it closed its report channel."""
+STOP_WAIT_S = 10.0
+"""Seconds a killed child is waited for, to be reaped, before it is left to its parent."""
+SCRIPT_POLL_S = 0.1
+"""Seconds between two looks at a running whole script: its end, its time, its folder."""
+WATCH_POLL_S = 0.1
+"""Seconds between two looks at the file `check --watch` grades."""
+WATCH_SETTLE_S = 0.03
+"""Seconds `check --watch` lets a changed file settle (an editor truncates, then writes)."""
+SITE_POLL_S = 0.5
+"""Seconds between two looks at the lessons' sources while `lessonkit serve` rebuilds the site."""
+GRADEBOOK_BUSY_WAIT_S = 60.0
+"""Seconds a gradebook writer waits for another writer's lock before it gives up."""
+GRADEBOOK_CHECKPOINT_WAIT_S = 2.0
+"""Seconds a gradebook checkpoint waits for another writer (which checkpoints when done)."""
+SANDBOX_TRIAL_WAIT_S = 10.0
+"""Seconds a trial run of bubblewrap may take before the sandbox is found unusable."""
+CGROUP_REMOVE_RETRY_S = 0.02
+"""Seconds between two tries to remove a cgroup whose processes are being killed."""
+CPU_NAME_WAIT_S = 5.0
+"""Seconds `sysctl` may take to name a Mac's processor for a run's receipt."""
 
 # ----------------------------------------------------------------------------- input caps
 
@@ -62,3 +88,5 @@ PROSE_RTOL = 1e-9
 """How far a number the prose writes may lie from the one declared beside it, relative."""
 PROSE_ATOL = 1e-12
 """How far a number the prose writes may lie from the one declared beside it, absolute."""
+STREAM_ULPS = 4
+"""How far a leaf's numbers may lie from a scaled run of another's: units in the last place."""

@@ -128,21 +128,23 @@ def test_a_page_that_differs_from_the_code_is_caught(before, after, said):
     assert found and any(said in line for line in found), found
 
 
-# The values that used to be defined in the module that used them, some twice.
-_REDEFINED = re.compile(
-    r"^(?:GREETING_WAIT_S|START_WAIT_S|DEFAULT_TIMEOUT_S|CONNECT_TIMEOUT_S|REL_TOL|ABS_TOL"
-    r"|RTOL|ATOL|AGREE_RTOL|SWITCH_OFF|ORDER_VARIABLE|\w*COMPILE_CACHE_VARIABLE)\b[^=\n]*=\s",
-    re.MULTILINE,
-)
+def _strings(path: Path) -> set[str]:
+    return {
+        node.value
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
 
 
-def test_no_module_but_the_homes_defines_a_default_again():
-    homes = {"defaults.py", "settings.py"}
+def test_no_module_but_settings_spells_a_grading_switch():
+    """Each environment variable that switches grading is named in `settings.py` alone;
+    waits and tolerances have their guard in `test_waits.py`."""
+    switches = {v for k, v in vars(settings).items() if k.endswith("_VARIABLE")}
+    assert len(switches) == 4
     found = [
-        f"{path.relative_to(SOURCE)}: {match.group(0).strip()}"
+        f"{path.relative_to(SOURCE)}: {sorted(_strings(path) & switches)}"
         for path in sorted(SOURCE.rglob("*.py"))
-        if path.relative_to(SOURCE).as_posix() not in homes
-        for match in _REDEFINED.finditer(path.read_text(encoding="utf-8"))
+        if path.name != "settings.py" and _strings(path) & switches
     ]
     assert found == []
 

@@ -1,10 +1,11 @@
-"""The per-task rules of {grading} are one list (`lesson.rules.RULES`, one module each):
-every other list of them, the grader's checks, the rubric, the words a report uses and the
-authoring guide, is kept equal to it here, so a new rule cannot be read and then left
-unchecked."""
+"""The per-task rules of {grading} are one ordered list (`lesson.rules.RULES`, one module
+each): every other list of them, the package's modules, the grader's checks, the rubric, the
+words a report uses and the authoring guide, is kept equal to it here, so a new rule cannot
+be written and then left unlisted, or read and then left unchecked."""
 
 from __future__ import annotations
 
+import pkgutil
 import re
 
 import pytest
@@ -13,6 +14,7 @@ import yaml
 from lessonkit.grade.judging.checks import RULE_CHECKS, TASK_CHECKS
 from lessonkit.grade.judging.results import CHECK_WORDS, CHECKS
 from lessonkit.grade.judging.rubric import rubric_for
+from lessonkit.lesson import rules
 from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.rules import RULES, rule_named
@@ -58,10 +60,27 @@ def test_the_rules_checks_run_in_their_order_between_attempted_and_the_values():
     assert run[: run.index("lesson inputs")] == ["cell", "attempted", "method", "jit"]
 
 
-@pytest.mark.parametrize("rule", sorted(TASK_RULES))
-def test_a_rule_that_checks_the_solution_says_what_to_do(rule):
-    kind = TASK_RULES[rule]
-    assert kind.gap is None or kind.fix
+def listed_modules(package_path: list[str], listed: tuple[rules.RuleKind, ...]) -> list[str]:
+    """The modules of the rules package that `listed` leaves out, and the rules listed that
+    no module of it defines (`module: ...`)."""
+    defined = {m.name for m in pkgutil.iter_modules(package_path)} - {"base"}
+    homes = [kind.read.__module__.rpartition(".")[2] for kind in listed]
+    return sorted(defined - set(homes)) + [
+        f"{home}: not here" for home in homes if home not in defined
+    ]
+
+
+def test_every_rule_module_is_in_the_one_ordered_list_once():
+    assert listed_modules(rules.__path__, RULES) == []
+    assert len({kind.key for kind in RULES}) == len(RULES)
+
+
+def test_a_rule_module_left_out_of_the_list_is_found(tmp_path):
+    (tmp_path / "base.py").write_text("")
+    for name in ("accept", "method", "jit", "shape"):
+        (tmp_path / f"{name}.py").write_text("")
+    assert listed_modules([str(tmp_path)], RULES) == ["shape"]
+    assert listed_modules([str(tmp_path)], RULES[:2]) == ["jit", "shape"]
 
 
 @pytest.mark.parametrize("rule", sorted(TASK_RULES))

@@ -25,6 +25,7 @@ from typing import ClassVar
 from rich.text import Text
 
 from lessonkit.commands._common import console, quoted
+from lessonkit.defaults import SITE_POLL_S
 from lessonkit.errors import LessonkitError, UsageError
 from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.render.downloads import page_path
@@ -239,7 +240,7 @@ def rebuild(state: BuildState, say: Callable[[str], None] | None = None) -> None
 def watch(
     state: BuildState,
     stop: threading.Event,
-    poll: float = 0.5,
+    poll: float = SITE_POLL_S,
     say: Callable[[str], None] | None = None,
 ) -> None:
     """Rebuild whenever a lesson.md changes, until `stop` is set."""
@@ -267,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         def say(message: str) -> None:
             console(stderr=True).print(Text(message, style="red" if "failed" in message else ""))
 
-        threading.Thread(target=watch, args=(state, stop, 0.5, say), daemon=True).start()
+        threading.Thread(target=watch, args=(state, stop, SITE_POLL_S, say), daemon=True).start()
     url = f"http://{HOST}:{server.server_address[1]}/"
     out.print(f"Serving {quoted(target)} at {url}")
     for lesson in all_lessons():

@@ -47,6 +47,7 @@ from lessonkit.course.policies import (
     older_gradings,
 )
 from lessonkit.course.roster import Roster, Student
+from lessonkit.defaults import GRADEBOOK_BUSY_WAIT_S, GRADEBOOK_CHECKPOINT_WAIT_S
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.judging import ERROR, LIMIT_CAUSES, GradeReport, error_cause
 
@@ -74,8 +75,10 @@ __all__ = [
     "utc_stamp",
 ]
 
-_BUSY_TIMEOUT_MS = 60_000
-_CHECKPOINT_WAIT_MS = 2_000
+
+def _busy_wait(seconds: float) -> str:
+    """The statement that makes SQLite wait `seconds` for another writer's lock."""
+    return f"PRAGMA busy_timeout = {round(seconds * 1000)}"
 
 
 class _RolledBack(Exception):
@@ -90,8 +93,8 @@ class Gradebook:
         with contextlib.suppress(OSError):  # where it cannot be made, SQLite's message says why
             create_private(path)  # private: every student's submissions and grades
         try:
-            self.db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self.db = sqlite3.connect(path, timeout=GRADEBOOK_BUSY_WAIT_S, isolation_level=None)
+            self.db.execute(_busy_wait(GRADEBOOK_BUSY_WAIT_S))
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate(migrate_to)
@@ -102,7 +105,7 @@ class Gradebook:
         if "locked" in str(exc) or "busy" in str(exc):
             return UsageError(
                 f"the gradebook {shown(self.path)} stayed locked by another writer for "
-                f"{_BUSY_TIMEOUT_MS // 1000} s",
+                f"{GRADEBOOK_BUSY_WAIT_S:g} s",
                 fix="run again when the other grader is done (nothing was written)",
             )
         if isinstance(exc, sqlite3.OperationalError):
@@ -135,13 +138,13 @@ class Gradebook:
         """Move everything from the write-ahead log into the gradebook file itself, so the
         one file holds every table (a copy of it alone is whole). Another writer at work
         keeps its log: it checkpoints when it is done."""
-        self.db.execute(f"PRAGMA busy_timeout = {_CHECKPOINT_WAIT_MS}")
+        self.db.execute(_busy_wait(GRADEBOOK_CHECKPOINT_WAIT_S))
         try:
             self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.Error as exc:
             raise self._error(exc) from None
         finally:
-            self.db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self.db.execute(_busy_wait(GRADEBOOK_BUSY_WAIT_S))
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:

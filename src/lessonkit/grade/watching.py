@@ -14,13 +14,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lessonkit.defaults import WATCH_POLL_S, WATCH_SETTLE_S
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.judging.results import GradeReport
 from lessonkit.lesson.model import Lesson
-
-POLL_SECONDS = 0.1
-SETTLE_SECONDS = 0.03  # an editor that truncates and then writes must finish first
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -37,7 +35,7 @@ def watch(
     path: Path,
     show: Callable[[GradeReport], None],
     show_problem: Callable[[str], None],
-    poll: float = POLL_SECONDS,
+    poll: float = WATCH_POLL_S,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Grade now and after every change, until `should_stop()` or Ctrl-C."""
@@ -46,7 +44,7 @@ def watch(
     while not should_stop():
         stamp = _stamp(path)
         if stamp != seen:
-            time.sleep(SETTLE_SECONDS)
+            time.sleep(WATCH_SETTLE_S)
             if _stamp(path) != stamp:
                 continue  # still being written
             seen = stamp

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import lessonkit
+from lessonkit.defaults import FIRST_REPLY_WAIT_S, REPLY_WAIT_S
 from lessonkit.grading_child.wire import CHILD_MARK
 from lessonkit.learner.messages import (
     CheckReply,
@@ -31,8 +32,6 @@ from lessonkit.learner.messages import (
 from lessonkit.run.import_paths import encoded_import_paths
 from lessonkit.run.process import child_environment, start_child
 
-FIRST_REPLY_LIMIT = 420.0  # starting JAX, the reference run and one grading, on a slow machine
-REPLY_LIMIT = 120.0
 _PACKAGE_PARENT = str(Path(lessonkit.__file__).resolve().parent.parent)
 _SERVER_CODE = (
     "import sys; sys.path.insert(0, sys.argv[1]); from lessonkit.run.import_paths import adopt; "
@@ -71,7 +70,7 @@ class ServerProcess:
             self._process.stdin.flush()
         except OSError:
             return self._stopped("has stopped")
-        limit = FIRST_REPLY_LIMIT if self.answered == 0 else REPLY_LIMIT
+        limit = FIRST_REPLY_WAIT_S if self.answered == 0 else REPLY_WAIT_S
         deadline = time.monotonic() + limit
         out = self._process.stdout
         while not select.select([out], [], [], max(0.0, deadline - time.monotonic()))[0]:

@@ -123,14 +123,11 @@ def _validate_grading(lesson: Lesson) -> None:
             raise LessonError(
                 f"{{grading}} block: '{name}' names no task of this lesson: {task_id!r}", where=at
             )
-        rule_kind = rule_named(name)
-        check, steps = rule_kind.gap, tuple(step.code for step in lesson.steps)
-        gap = check(rule, tasks[task_id].solution, steps) if check is not None else None
-        if gap is not None:
+        parent, steps = rule_named(name).parent, tuple(step.code for step in lesson.steps)
+        gap = parent.gap(rule, tasks[task_id].solution, steps) if parent is not None else None
+        if parent is not None and gap is not None:
             raise LessonError(
-                f"{{grading}} block: the solution of {task_id!r} {gap}",
-                where=at,
-                fix=rule_kind.fix,
+                f"{{grading}} block: the solution of {task_id!r} {gap}", where=at, fix=parent.fix
             )
     entries = [("attempt", a) for a in grading.attempts] + [("probe", p) for p in grading.probes]
     for kind, entry in entries:

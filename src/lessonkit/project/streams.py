@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lessonkit.defaults import STREAM_ULPS
 from lessonkit.project.parameters import Leaf, Parameters
 
 MIN_SCALED = 3  # numbers in a run found times a constant: any two numbers fit some constant
@@ -76,7 +77,7 @@ class _Numbers:
         nonzero = np.flatnonzero(values[:-1])
         ratios = values[nonzero + 1] / values[nonzero]
         order = np.argsort(ratios, kind="stable")
-        rel_tol = 4 * float(np.finfo(dtype).eps)
+        rel_tol = STREAM_ULPS * float(np.finfo(dtype).eps)
         anchor = int(nonzero[0]) if nonzero.size else None
         constant = bool(values.min() == values.max())
         return cls(leaf.name, values, rel_tol, ratios[order], nonzero[order], anchor, constant)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from lessonkit.defaults import STOP_WAIT_S
 from lessonkit.grading_child.confinement import Confinement
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.leftovers import scratch_folder
@@ -73,7 +74,7 @@ class ConfinedChild:
 
     def stop(self) -> None:
         """Kill the child and everything it started; safe to call twice."""
-        self.process.stop(wait_s=10)  # the group: learner code may have started its own
+        self.process.stop(wait_s=STOP_WAIT_S)  # the group: learner code may have started its own
         if self.cgroup is not None:
             self.cgroup.remove()  # processes that left the group with setsid()
             self.cgroup = None  # removed: a second remove would wait for folders long gone

@@ -16,6 +16,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from lessonkit.defaults import CPU_NAME_WAIT_S
+
 NOT_INSTALLED = "not installed"
 
 
@@ -92,7 +94,7 @@ def cpu_model() -> str:
                 ["sysctl", "-n", "machdep.cpu.brand_string"],
                 capture_output=True,
                 text=True,
-                timeout=5,
+                timeout=CPU_NAME_WAIT_S,
                 check=False,
             )
         except (OSError, subprocess.SubprocessError):

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal, Protocol
 
+from lessonkit.defaults import STOP_WAIT_S
 from lessonkit.run.limits import DEFAULT_LIMITS
 
 EnvPolicy = Literal["inherit", "allow-list"]
@@ -154,7 +155,7 @@ class Process(Protocol):
 
     def wait(self, timeout: float | None = None) -> int | None: ...
 
-    def stop(self, wait_s: float | None = 10) -> None: ...
+    def stop(self, wait_s: float | None = STOP_WAIT_S) -> None: ...
 
 
 class Child:
@@ -197,7 +198,7 @@ class Child:
             return None
         return stdout or b"", stderr or b""
 
-    def stop(self, wait_s: float | None = 10) -> None:
+    def stop(self, wait_s: float | None = STOP_WAIT_S) -> None:
         """Kill the child and everything in its group, then reap it; safe to call twice.
 
         The group is signalled only while the child is not yet reaped: until then its id,

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.defaults import CGROUP_REMOVE_RETRY_S, SANDBOX_TRIAL_WAIT_S
 from lessonkit.grading_child import confinement
 from lessonkit.run.import_binds import Guard, import_binds
 from lessonkit.run.import_paths import import_paths
@@ -195,7 +196,9 @@ def find_sandbox() -> tuple[Sandbox | None, str]:
         sandbox = Sandbox(bwrap, privileged)
         trial = sandbox.command(["/bin/true"], (), 2**20)
         try:
-            result = subprocess.run(trial, capture_output=True, timeout=10, check=False)
+            result = subprocess.run(
+                trial, capture_output=True, timeout=SANDBOX_TRIAL_WAIT_S, check=False
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             reason = f"bubblewrap could not start ({exc})"
             continue
@@ -363,7 +366,7 @@ class ChildCgroup:
                 except FileNotFoundError:  # removed already
                     break
                 except OSError:
-                    time.sleep(0.02)
+                    time.sleep(CGROUP_REMOVE_RETRY_S)
 
 
 def _v1_folder(controller: str) -> Path | None:

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from lessonkit.defaults import GREETING_WAIT_S, START_WAIT_S
+from lessonkit.defaults import GREETING_WAIT_S, START_WAIT_S, STOP_WAIT_S
 from lessonkit.grading_child.confinement import Confinement
 from lessonkit.run.confined_child import (
     ConfinedChild,
@@ -97,7 +97,7 @@ class ForkedProcess:
             self._returncode = self._starter.ended(self._ident, timeout)
         return self._returncode
 
-    def stop(self, wait_s: float | None = 10) -> None:
+    def stop(self, wait_s: float | None = STOP_WAIT_S) -> None:
         """Kill the fork (and, as PID 1 of its namespace, all it started); safe twice."""
         if self._returncode is None and not self._handles:
             self._starter.stop(self._ident)  # no process descriptors: the fork's parent does

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lessonkit.defaults import SCRIPT_POLL_S
 from lessonkit.run.confined_child import seen_from_child, start_confined
 from lessonkit.run.import_paths import import_paths
 from lessonkit.run.isolation import Isolation
@@ -30,7 +31,6 @@ from lessonkit.run.leftovers import scratch_folder
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.run.process import Child, describe_end
 
-POLL_S = 0.1
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -130,7 +130,7 @@ def _watch(
 ) -> str | None:
     """Wait for the child; stop it at the deadline, when asked, or when its folder grows
     too big."""
-    while child.wait(POLL_S) is None:
+    while child.wait(SCRIPT_POLL_S) is None:
         if should_stop():
             return "the grader was stopped"
         if time.monotonic() > started + limits.timeout:

@@ -130,13 +130,13 @@ def _same_calls(specs: list[ScenarioSpec]) -> list[ScenarioSpec]:
 
 
 def _asked(rubric: TaskRubric | None) -> dict[str, tuple[str, ...]]:
-    """What the child is asked for a task's cell by each rule it runs (`RuleKind.ask`), by the
+    """What the child is asked for a task's cell by each rule it runs (`ChildHooks.ask`), by the
     rule's wire key; nothing for a cell of no task or a rule the task is not given."""
     asked = {}
     for kind in RULES:
         rule = rubric.rule(kind) if rubric is not None else None
-        if kind.ask is not None and rule is not None:
-            asked[kind.key] = kind.ask(rule)
+        if kind.child is not None and rule is not None:
+            asked[kind.key] = kind.child.ask(rule)
     return asked
 
 

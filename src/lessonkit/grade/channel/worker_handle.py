@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lessonkit.defaults import CHILD_EXIT_WAIT_S
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.channel.child_report import ChildReport, Ending, child_report
 from lessonkit.grade.channel.protocol import (
@@ -257,7 +258,7 @@ class WorkerHandle:
             self.close()
             return "the submission interfered with the grader", "interfered"
         if self._reader.eof:
-            code = self._process.wait(timeout=1)
+            code = self._process.wait(timeout=CHILD_EXIT_WAIT_S)
             if code is None:
                 self.close()
                 return "the run closed the grader's report channel", "exit status"

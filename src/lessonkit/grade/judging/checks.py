@@ -438,7 +438,7 @@ def _stopped(run: CellReport, runs: Runs) -> str:
 TASK_CHECKS: tuple[tuple[CheckName, Callable[[TaskFacts], Problem | None]], ...] = (
     ("cell", _cell_present),
     ("attempted", _attempted),
-    *((rule.checks[0], _rule_check(rule.check)) for rule in RULES if rule.check is not None),
+    *((rule.checks[0], _rule_check(rule.parent.check)) for rule in RULES if rule.parent),
     ("lesson inputs", _lesson_inputs),
     ("other inputs", _other_inputs),
     ("probes", _probes),

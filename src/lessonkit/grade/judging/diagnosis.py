@@ -44,8 +44,8 @@ def _task_reports(record: ChildReport, plan: Plan, task_id: str) -> dict[str, Ce
     return {scenario: run for (scenario, index), run in record.runs.items() if index == cell.index}
 
 
-_SIGNATURES = {rule.checks[0]: rule.signature for rule in RULES if rule.signature is not None}
-"""A rule's check name -> how a cell fails it, comparable between runs (`RuleKind.signature`)."""
+_SIGNATURES = {rule.checks[0]: rule.parent.signature for rule in RULES if rule.parent}
+"""A rule's check name -> how a cell fails it, comparable between runs (`ParentHooks.signature`)."""
 _VALUE_CHECKS: frozenset[str] = frozenset(ACCEPT.checks)
 """The checks that compare the task's values (those `accept:` applies to)."""
 

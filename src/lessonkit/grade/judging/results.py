@@ -21,7 +21,7 @@ STATUSES: tuple[Status, ...] = (PASSED, FAILED, NOT_ATTEMPTED, ERROR)
 _WORDS = {
     "cell": "the task's cell is missing",
     "attempted": "not attempted yet",
-    **{rule.checks[0]: rule.words for rule in RULES if rule.check is not None},
+    **{rule.checks[0]: rule.parent.words for rule in RULES if rule.parent is not None},
     "lesson inputs": "wrong on the lesson's inputs",
     "other inputs": "wrong on other inputs",
     "probes": "a probe showed a wrong value",

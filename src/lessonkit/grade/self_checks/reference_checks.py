@@ -62,14 +62,15 @@ def _check_reference_rules(
             continue
         for kind in RULES:
             rule = rubric.rule(kind)
-            gap = kind.run_gap(run) if kind.run_gap is not None and rule is not None else None
-            if gap is None:
+            child = kind.child
+            gap = child.run_gap(run) if child is not None and rule is not None else None
+            if child is None or gap is None:
                 continue
             raise GradingError(
                 f"the solution of {rubric.task.id!r} fails its own {kind.key!r} rule in scenario "
                 f"{scenario!r}: {gap}",
                 where=f"{grading.lesson.path}:{rule.line or grading.grading.line}",
-                fix=kind.run_fix,
+                fix=child.run_fix,
             )
 
 

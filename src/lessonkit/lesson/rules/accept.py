@@ -54,7 +54,6 @@ def _read(rule: object, line: int, fail: Fail) -> Accept:
 
 ACCEPT: RuleKind[Accept] = RuleKind(
     key="accept",
-    order=10,
     shape="{mappings: ..., floats: [...]}",
     read=_read,
     checks=("lesson inputs", "other inputs", "probes"),  # how they compare its values

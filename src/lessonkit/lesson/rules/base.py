@@ -1,5 +1,6 @@
-"""What every per-task rule of the `{grading}` block is: one `RuleKind`, the facts its check
-reads, and the failure it finds.
+"""What every per-task rule of the `{grading}` block is: one `RuleKind` with its hooks grouped
+by the side that runs them (`ParentHooks`, `ChildHooks`), the facts its check reads, and the
+failure it finds.
 
 A rule's check runs in the parent while a task is graded, but this package sits in the
 lesson layer (reading lesson.md must reach every rule, and `lesson` may not import `grade`),
@@ -10,7 +11,7 @@ meets, and never imports the grader.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Generic, Protocol, TypeVar
 
@@ -104,35 +105,42 @@ class RuleFacts(Protocol):
 
 
 @dataclass(frozen=True)
-class RuleKind(Generic[R]):
-    """One per-task rule: its key in {grading} and everything the toolkit does with it.
+class ParentHooks(Generic[R]):
+    """What the parent runs of a rule besides reading it. At load, `gap` says why the
+    lesson's own solution (with the steps' code) could never meet it, `fix` what to do then;
+    as a task is graded, `check` grades the learner's cell, worded `words` in reports, and
+    `signature` is how the cell fails it, comparable between runs (None: it does not), which
+    names a declared mistake (`grade/judging/diagnosis.py`)."""
 
-    `read` turns one task's value into the rule's frozen value (`shape` is what the rule
-    maps task ids to, as its error says); `gap` says why the lesson's own solution (with the
-    steps' code) could never meet it, and `fix` what to do then; `check` grades a learner's
-    cell against it, under the check name `checks[0]`, worded as `words` in reports; a rule
-    without a check of its own names in `checks` the checks that apply it. `ask` is what the
-    grading child must be told for a task given the rule (its wire key is `key`), if
-    anything: the child runs the rule's hook registered under that key in `grading_child/wire.py`,
-    and `run_gap` reads its report of the lesson's own solution. `signature` is how a cell
-    fails the check, in a form two runs compare (None: it does not fail it): a declared
-    mistake whose values are the reference's is named where the learner's answer fails the
-    rule's check with the same signature (`grade/judging/diagnosis.py`).
-    """
+    gap: Callable[[R, str, tuple[str, ...]], str | None]
+    fix: str
+    check: Callable[[RuleFacts], Failure | None]
+    words: str
+    signature: Callable[[RuleFacts], Hashable | None]
+
+
+@dataclass(frozen=True)
+class ChildHooks(Generic[R]):
+    """What a rule the grading child runs adds: `ask`, what the child's hook under the rule's
+    key (`grading_child/wire.py`) is told for a task; `run_gap`, why the child's report of
+    the lesson's own solution breaks the rule, and `run_fix`, what to do then."""
+
+    ask: Callable[[R], tuple[str, ...]]
+    run_gap: Callable[[ReportFacts], str | None]
+    run_fix: str
+
+
+@dataclass(frozen=True)
+class RuleKind(Generic[R]):
+    """One per-task rule: `read` turns a task's value under `key` into the rule's frozen
+    value (`shape` is what it maps task ids to, as its error says; a task not given it has
+    `default`). `checks` are the checks that apply it: with `parent` hooks, its own, named
+    `checks[0]`. `child` is there for a rule the grading child runs."""
 
     key: str
-    order: int  # rules are read and checked in this order (gaps leave room for new ones)
     shape: str
     read: Callable[[object, int, Fail], R]
     checks: tuple[str, ...]
-    gap: Callable[[R, str, tuple[str, ...]], str | None] | None = None
-    fix: str | None = None
-    check: Callable[[RuleFacts], Failure | None] | None = field(default=None, compare=False)
-    words: str | None = None
-    ask: Callable[[R], tuple[str, ...]] | None = None
-    run_gap: Callable[[ReportFacts], str | None] | None = None
-    """Why the child's report of the solution's own run breaks the rule (for a rule the child
-    runs, whose breach shows only when the cell runs), or None; `run_fix` says what to do."""
-    run_fix: str | None = None
     default: R | None = None
-    signature: Callable[[RuleFacts], Hashable | None] | None = field(default=None, compare=False)
+    parent: ParentHooks[R] | None = None
+    child: ChildHooks[R] | None = None

@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from lessonkit.grading_child.names import bound_at_top
 from lessonkit.lesson.rules.base import (
     UNGRADED,
+    ChildHooks,
     ErrorFacts,
     Fail,
     Failure,
     OutcomeFacts,
+    ParentHooks,
     RuleFacts,
     RuleKind,
 )
@@ -169,16 +171,19 @@ def explain_jit_error(name: str, error: ErrorFacts, facts: RuleFacts, on: str) -
 
 JIT: RuleKind[JitRule] = RuleKind(
     key="jit",
-    order=30,
     shape="lists of function names",
     read=_read,
     checks=("jit",),
-    gap=_gap,
-    fix="name a function the solution defines and calls, or change the solution",
-    check=_check,
-    words="fails under jax.jit",
-    ask=lambda rule: rule.functions,
-    run_gap=lambda report: _run_gap(report.outcomes(JIT.key)),
-    run_fix="make the solution's function trace under jax.jit, or change the rule",
-    signature=_signature,
+    parent=ParentHooks(
+        gap=_gap,
+        fix="name a function the solution defines and calls, or change the solution",
+        check=_check,
+        words="fails under jax.jit",
+        signature=_signature,
+    ),
+    child=ChildHooks(
+        ask=lambda rule: rule.functions,
+        run_gap=lambda report: _run_gap(report.outcomes(JIT.key)),
+        run_fix="make the solution's function trace under jax.jit, or change the rule",
+    ),
 )

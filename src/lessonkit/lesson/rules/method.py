@@ -15,7 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from lessonkit.lesson.rules.base import UNGRADED, Fail, Failure, RuleFacts, RuleKind
+from lessonkit.lesson.rules.base import (
+    UNGRADED,
+    Fail,
+    Failure,
+    ParentHooks,
+    RuleFacts,
+    RuleKind,
+)
 from lessonkit.lesson.syntax import parse_python
 
 Statement = Literal["for", "while", "if"]
@@ -191,13 +198,14 @@ def _signature(facts: RuleFacts) -> tuple[str, str] | None:
 
 METHOD: RuleKind[MethodRule] = RuleKind(
     key="method",
-    order=20,
     shape="{require: [...], forbid: [...]}",
     read=_read,
     checks=("method",),
-    gap=_gap,
-    fix="change the rule or the solution, so the lesson's own answer passes",
-    check=_check,
-    words="the method the task asks for is not used",
-    signature=_signature,
+    parent=ParentHooks(
+        gap=_gap,
+        fix="change the rule or the solution, so the lesson's own answer passes",
+        check=_check,
+        words="the method the task asks for is not used",
+        signature=_signature,
+    ),
 )
