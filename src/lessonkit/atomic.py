@@ -11,7 +11,7 @@ Who may read it: a new file gets the mode the umask gives (0644 under 0022), as 
 a shell's `>` would. Only what must stay the instructor's is private (mode 0600 whatever the
 umask): the gradebook, a batch's journal (both hold every submission's bytes and grade), and
 the reference store (the lesson's own answers); the grading key has its own writer
-(`grade.batches.grading_key`), which never replaces a key.
+(`grade.provenance.grading_key`), which never replaces a key.
 
 Two ways in:
 

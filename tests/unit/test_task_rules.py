@@ -12,7 +12,7 @@ import yaml
 
 from lessonkit.grade.judging.checks import RULE_CHECKS, TASK_CHECKS
 from lessonkit.grade.judging.results import CHECK_WORDS, CHECKS
-from lessonkit.grade.judging.rubric import rubric_for
+from lessonkit.grade.preparation.rubric import rubric_for
 from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.rules import RULES, rule_named

@@ -1,7 +1,7 @@
 """What the gradebook holds of one attempt: a submission and the grading of its bytes.
 
 A submission is an event (a student handed in these bytes at this time); a grading is what
-the grader made of those bytes, under one grading fingerprint (`grade.batches.fingerprint`). An
+the grader made of those bytes, under one grading fingerprint (`grade.provenance.fingerprint`). An
 `Attempt` is the two read together: the submission, with the grading of its bytes that
 counts now. These types carry no SQL; `course.gradebook` keeps them.
 """

@@ -3,7 +3,7 @@
 A submission is an event kept once and never overwritten: a student, a file, its submission
 time and the sha256 of its bytes (the bytes are kept once per sha256). A grading is kept
 apart, keyed by the bytes and the grading fingerprint of what graded them
-(`grade.batches.fingerprint`): unchanged bytes are never graded twice, whoever submits them again
+(`grade.provenance.fingerprint`): unchanged bytes are never graded twice, whoever submits them again
 and however often a batch or a merge hands them in, yet every submission counts as one. An
 attempt read back is a submission with the newest grading of its bytes; a regrade, or a batch
 under a new fingerprint, adds a grading that is read in the old one's place. Which attempt

@@ -20,10 +20,18 @@ from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.child_report import RETRIED, ChildReport, settled, unstarted
-from lessonkit.grade.channel.mistakes_pending import pending_mistakes
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
-from lessonkit.grade.channel.requests import (
+from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
+from lessonkit.grade.judging.checks import Runs, check_all
+from lessonkit.grade.judging.diagnosis import diagnose_all
+from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
+from lessonkit.grade.preparation.inputs import new_seed
+from lessonkit.grade.preparation.mistakes import MistakeRun
+from lessonkit.grade.preparation.mistakes_pending import pending_mistakes
+from lessonkit.grade.preparation.prepared import PreparedLesson, prepare_lesson
+from lessonkit.grade.preparation.reference_checks import check_reference
+from lessonkit.grade.preparation.requests import (
     LessonGrading,
     build_request,
     lesson_grading,
@@ -31,14 +39,6 @@ from lessonkit.grade.channel.requests import (
     warm_up_request,
     wire_names,
 )
-from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
-from lessonkit.grade.judging.checks import Runs, check_all
-from lessonkit.grade.judging.diagnosis import diagnose_all
-from lessonkit.grade.judging.inputs import new_seed
-from lessonkit.grade.judging.mistakes import MistakeRun
-from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
-from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
-from lessonkit.grade.self_checks.reference_checks import check_reference
 from lessonkit.grade.submission.plan import Plan, plan_cells
 from lessonkit.grade.submission.review import review_marks
 from lessonkit.grade.submission.sources import Submission, read_submission

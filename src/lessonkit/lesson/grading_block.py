@@ -45,7 +45,7 @@ The block's body is YAML::
       # vary: updated + transform: replace + value: {...}   a name a step assigns
 
 A generator's `edges` are values of its own shape (a list of them): each is one more input
-set on every run, graded like a drawn one (`lessonkit.grade.judging.inputs`).
+set on every run, graded like a drawn one (`lessonkit.grade.preparation.inputs`).
 
 Every mistake is a `LessonError` at the block's line (or the probe's own line).
 """
