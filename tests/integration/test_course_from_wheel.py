@@ -49,7 +49,7 @@ def _build_wheel(into: Path) -> Path:
     """The wheel, built from a copy of the sources (setuptools writes build/ beside them)."""
     source = into / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__"))
     wheels = into / "wheels"
@@ -175,6 +175,14 @@ def test_the_environment_runs_lessonkit_from_the_wheel_under_tmp(tools):
         [str(python), "-I", "-c", "import lessonkit; print(lessonkit.__file__)"], text=True
     )
     assert where.startswith(str(tools / "venv")), where
+
+
+def test_the_installed_lessonkit_states_its_license(tools):
+    python = tools / "venv" / "bin" / "python"
+    probe = "from importlib.metadata import metadata as m; d = m('lessonkit'); "
+    probe += "print(d['License-Expression'], d.get_all('License-File'))"
+    said = subprocess.check_output([str(python), "-I", "-c", probe], text=True)
+    assert said.split() == ["Apache-2.0", "['LICENSE']"], said
 
 
 def test_the_course_installs_lessonkit_from_the_wheel_it_came_from(journey, tools):

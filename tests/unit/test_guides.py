@@ -120,3 +120,11 @@ def test_the_package_metadata_describes_lessonkit_not_this_repository_lesson():
     assert readme.resolve().parent == (PACKAGE / "guides").resolve(), "readme is not a guide"
     assert readme.read_text(encoding="utf-8").startswith("# lessonkit")
     assert "Topic :: Education" in project["classifiers"]
+    assert project["license"] == "Apache-2.0"
+    assert [f for f in project["license-files"] if not (REPO / f).is_file()] == []
+    assert (REPO / "LICENSE").read_text(encoding="utf-8").split()[:4] == [
+        "Apache",
+        "License",
+        "Version",
+        "2.0,",
+    ]
