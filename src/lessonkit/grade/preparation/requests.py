@@ -68,6 +68,8 @@ class LessonGrading:
 
 
 def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
+    """The part of a lesson's preparation that needs no child and no store, drawn from
+    `seed`; `grade.preparation.prepared.prepare_lesson` adds the reference run to it."""
     grading = grading_of(lesson)
     layout = practice_layout(lesson)
     return LessonGrading(
