@@ -102,7 +102,7 @@ class Grader:
         self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
         if prepared is not None:  # the reference child starts while learner children do
             try:
-                self._prepared[prepared.lesson.meta.id] = self._sent(prepared)
+                self._prepared[lesson.meta.id] = self._sent(prepared)
             except BaseException:
                 self.pool.close()
                 raise
@@ -177,12 +177,11 @@ class Grader:
             assert prepared.record is not None
             return prepared.record
 
-    def mistakes(self, lesson: Lesson) -> tuple[MistakeRun, ...]:
+    def _mistake_runs(self, prepared: PreparedLesson) -> tuple[MistakeRun, ...]:
         """The lesson's declared mistakes, each with its run on the reference's scenarios
         (waits for them the first time)."""
-        prepared = self.prepare(lesson)
         self._record(prepared)  # the reference child answers its requests in order
-        key = lesson.meta.id
+        key = prepared.lesson.meta.id
         with self._reference_lock:
             with self._lock:
                 runs = self._mistakes.get(key)
@@ -295,7 +294,7 @@ class Grader:
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
         if any(t.status in ("failed", "error") for t in tasks):
-            mistakes = self.mistakes(lesson)
+            mistakes = self._mistake_runs(prepared)
             tasks = diagnose_all(tasks, grading, runs, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
