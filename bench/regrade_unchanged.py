@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lessonkit.grade.self_checks.attempt_files import attempt_script
+from lessonkit.grade.preparation.attempt_files import attempt_script
 from lessonkit.lesson.catalog import find_lesson
 
 LESSON = "state-02"

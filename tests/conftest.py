@@ -267,8 +267,8 @@ def make_attempt(
     prefix: str = "",
 ) -> str:
     """The practice script with task cells filled in (see
-    `grade.self_checks.attempt_files.attempt_script`)."""
-    from lessonkit.grade.self_checks.attempt_files import attempt_script
+    `grade.preparation.attempt_files.attempt_script`)."""
+    from lessonkit.grade.preparation.attempt_files import attempt_script
 
     return prefix + attempt_script(lesson, bodies, unsolved=unsolved)
 

@@ -7,7 +7,7 @@ step; on failure the temporary file is removed and the target left as it was.
 
 A new file gets the umask's mode, as `touch` would; only the instructor's own files are 0600
 (the gradebook and a batch's journal hold every submission, the reference store the answers);
-the grading key has its own writer (`grade.batches.grading_key`), which never replaces a key.
+the grading key has its own writer (`grade.provenance.grading_key`), which never replaces a key.
 
 - `write_atomically`: a file lessonkit owns in a folder it chose; a link at the path is
   replaced, never followed, as the folder may be writable by others.

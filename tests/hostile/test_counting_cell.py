@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.channel.requests import lesson_grading, wire_names
+from lessonkit.grade.preparation.requests import lesson_grading, wire_names
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import invoke, make_attempt
@@ -45,7 +45,7 @@ scale_by_hand = 2 * (nested["scale"] * inner - 3.) * inner
 
 def test_a_probes_copies_never_share_a_place():
     """Under any order each copy has a place of its own: one place is one copy at most."""
-    from lessonkit.grade.judging.probes import COPIES
+    from lessonkit.grade.preparation.probes import COPIES
 
     grading = lesson_grading(find_lesson("state-02"), 7)
     copies = [p.name for p in grading.probes if p.probe.name == PROBE]

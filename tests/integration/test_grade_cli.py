@@ -156,9 +156,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
     from lessonkit.grade.batches.batch import BatchEntry, BatchRun
     from lessonkit.grade.batches.folder import read_in_folder, submissions_in
-    from lessonkit.grade.batches.grading_key import grading_key
     from lessonkit.grade.batches.lesson_batch import lesson_kind
     from lessonkit.grade.judging.results import GradeReport
+    from lessonkit.grade.provenance.grading_key import grading_key
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -206,8 +206,8 @@ def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     bob's file) is refused, naming the journal and the entry, before any grading."""
     from lessonkit.grade.batches.batch import BatchRun
     from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.grading_key import grading_key
     from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.provenance.grading_key import grading_key
 
     submissions = tmp_path / "class"
     submissions.mkdir()

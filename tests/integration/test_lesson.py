@@ -526,7 +526,7 @@ def test_edge_and_accept_mistakes_name_file_and_line(old, new, anchor, message):
 
 
 def test_edges_and_accept_are_read_into_the_model():
-    from lessonkit.grade.judging.rubric import rubric_for
+    from lessonkit.grade.preparation.rubric import rubric_for
     from lessonkit.lesson.rules.accept import ACCEPT, Accept
 
     source = SOURCE.replace(

@@ -218,7 +218,7 @@ def test_the_book_shows_lessons_as_readers_need_them(myst_site, path):
 def test_declared_attempts_pass_ruff_in_the_file_the_grader_grades(tmp_path):
     """An `{attempt}` is Python an editor highlights, and ruff lints it as the grader runs it:
     the practice script with the attempt in its task's cell (`attempt_script`)."""
-    from lessonkit.grade.self_checks.attempt_files import attempt_script
+    from lessonkit.grade.preparation.attempt_files import attempt_script
 
     count = 0
     for path in LESSONS:

@@ -98,11 +98,11 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
     from lessonkit.course.gradebook import Gradebook
     from lessonkit.grade.batches.batch import BatchRun
     from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.grading_key import grading_key
     from lessonkit.grade.batches.lesson_batch import lesson_kind
     from lessonkit.grade.batches.outputs import write_results
     from lessonkit.grade.channel.child_report import ChildReport
     from lessonkit.grade.channel.reference_store import ReferenceStore
+    from lessonkit.grade.provenance.grading_key import grading_key
 
     submissions = tmp_path / "class"
     submissions.mkdir()

@@ -109,7 +109,7 @@ def test_closeness_is_allclose_like():
 
 def test_the_engine_and_the_graders_words_need_no_jax():
     code = (
-        "import sys, lessonkit.treediff, lessonkit.grade.judging.values, "
+        "import sys, lessonkit.treediff, lessonkit.grade.channel.values, "
         "lessonkit.grade.judging.checks; "
         "print(sorted(m for m in ('jax', 'numpy') if m in sys.modules))"
     )

@@ -608,7 +608,7 @@ def test_the_grader_sees_the_same_layout_differences_as_compare(case):
     Python numbers by value alone, and reads None as a leaf, on purpose.)
     """
     from lessonkit.grade.channel.reported import parse_value
-    from lessonkit.grade.judging.values import differences, explain_layout
+    from lessonkit.grade.channel.values import differences, explain_layout
     from lessonkit.grading_child.encoder import Encoder
 
     tree, edited, _ = case

@@ -33,15 +33,15 @@ from hypothesis import strategies as st
 from lessonkit.grade.channel import reported as r
 from lessonkit.grade.channel.child_report import ChildReport, child_report
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
-from lessonkit.grade.channel.requests import LessonGrading, lesson_grading, wire_names
+from lessonkit.grade.channel.values import describe
 from lessonkit.grade.grader import interfered_report
-from lessonkit.grade.judging.checks import LESSON, Runs, check_all, not_reached, value_problem
+from lessonkit.grade.judging.checks import Runs, check_all, not_reached, value_problem
 from lessonkit.grade.judging.hints import hint_applies
-from lessonkit.grade.judging.inputs import InputSet, LessonInputs, draw_inputs
-from lessonkit.grade.judging.probes import probe_copies
 from lessonkit.grade.judging.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
-from lessonkit.grade.judging.rubric import TaskRubric
-from lessonkit.grade.judging.values import describe
+from lessonkit.grade.preparation.inputs import InputSet, LessonInputs, draw_inputs
+from lessonkit.grade.preparation.probes import probe_copies
+from lessonkit.grade.preparation.requests import LESSON, LessonGrading, lesson_grading, wire_names
+from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, plan_submission
 from lessonkit.grade.submission.sources import CodeCell, Submission, _percent_cells
 from lessonkit.lesson.load import load_lesson
@@ -1972,7 +1972,7 @@ def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
     """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
     answer of its type, so the lesson is refused, with a hint to grade what it returns."""
     from lessonkit.grade.channel.worker_handle import GradingError
-    from lessonkit.grade.self_checks.reference_checks import check_reference
+    from lessonkit.grade.preparation.reference_checks import check_reference
 
     world = World.make()
     check_reference(ChildReport(dict(world.expected), None, None, ()), world.grading, "")

@@ -21,16 +21,16 @@ from lessonkit.evidence.observe import Finding
 from lessonkit.grade.channel import reported as r
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome
-from lessonkit.grade.channel.requests import lesson_grading
 from lessonkit.grade.judging.checks import Runs, TaskFacts
 from lessonkit.grade.judging.diagnosis import graded_scenarios, matched_mistake
 from lessonkit.grade.judging.hints import hint_applies
-from lessonkit.grade.judging.inputs import InputSet, LessonInputs
 from lessonkit.grade.judging.mistake_text import check_message, diagnosed
-from lessonkit.grade.judging.mistakes import MistakeRun, declared_mistakes
 from lessonkit.grade.judging.report import Scoring
 from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
-from lessonkit.grade.judging.rubric import TaskRubric
+from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
+from lessonkit.grade.preparation.mistakes import MistakeRun, declared_mistakes
+from lessonkit.grade.preparation.requests import lesson_grading
+from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, PlannedCell
 from lessonkit.grading_child.transforms import apply
 from lessonkit.lesson.load import load_lesson, parse_lesson

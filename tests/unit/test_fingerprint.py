@@ -20,10 +20,10 @@ import pytest
 import lessonkit
 from lessonkit.commands._course import CourseIntake
 from lessonkit.course.gradebook import Gradebook, attempt_of
-from lessonkit.grade.batches import fingerprint
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
 from lessonkit.grade.judging.report import Scoring
 from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
+from lessonkit.grade.provenance import fingerprint
+from lessonkit.grade.provenance.fingerprint import grading_fingerprint, short
 
 from conftest import lesson_changed
 

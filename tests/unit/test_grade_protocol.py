@@ -22,7 +22,7 @@ from lessonkit.grade.channel.protocol import (
     parse_value,
 )
 from lessonkit.grade.channel.reported import Array
-from lessonkit.grade.judging.values import differences
+from lessonkit.grade.channel.values import differences
 from lessonkit.grading_child.codec import ShapeError
 from lessonkit.grading_child.confinement import Confinement, Mode
 from lessonkit.grading_child.request import ROLES, CellSpec, ChangedCall, Request, ScenarioSpec

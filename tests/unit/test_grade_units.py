@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 from lessonkit.grade.channel import reported
 from lessonkit.grade.channel.protocol import ErrorInfo
+from lessonkit.grade.channel.values import describe, differences, explain_layout
 from lessonkit.grade.channel.worker_handle import describe_end
 from lessonkit.grade.judging.explain import explain_error
-from lessonkit.grade.judging.inputs import draw_inputs, draw_set, grading_of
 from lessonkit.grade.judging.results import GradeReport, PrerequisiteResult, TaskResult
-from lessonkit.grade.judging.rubric import rubric_for
-from lessonkit.grade.judging.values import describe, differences, explain_layout
+from lessonkit.grade.preparation.inputs import draw_inputs, draw_set, grading_of
+from lessonkit.grade.preparation.rubric import rubric_for
 from lessonkit.grade.submission.plan import (
     LESSON_ONLY,
     SETUP,
@@ -677,7 +677,7 @@ def test_a_function_each_instance_carries_moves_optax_step_however_reached():
 
 
 def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
-    from lessonkit.grade.judging.probes import probe_runs
+    from lessonkit.grade.preparation.probes import probe_runs
 
     grading = grading_of(lesson)
     extra = Probe(
@@ -708,8 +708,8 @@ def test_every_probe_runs_in_copies_on_inputs_and_members_of_their_own(lesson):
     """Issue 34, F1: a probe runs three times, each copy drawn apart (inputs and, for a
     family, its member), so a cell that counts scenarios must bet on three places at once.
     Copy 1 draws as a single probe run always did, so a seed replays it."""
-    from lessonkit.grade.judging import probes
-    from lessonkit.grade.judging.probes import probe_runs
+    from lessonkit.grade.preparation import probes
+    from lessonkit.grade.preparation.probes import probe_runs
 
     grading = grading_of(lesson)
     runs = probe_runs(grading, seed=7)
@@ -780,7 +780,7 @@ def test_b7_each_edge_is_a_family_of_input_sets_on_every_run():
 def test_probe_families_draw_the_added_key_the_values_and_the_shift(lesson):
     """Issue 34, F6: the published key and value are an example of the family, not the
     instance; a dropped key and a replaced value stay as declared."""
-    from lessonkit.grade.judging.probes import family_member
+    from lessonkit.grade.preparation.probes import family_member
 
     added = Probe("a", "t", "input", "params", "add_leaf", "extra", (1.0, 2.0, 3.0), (), 1)
     shift = Probe("s", "t", "gradients", "gradients", "shift_key", "layer", 1.0, (), 1)
@@ -918,7 +918,7 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     import time
 
     from lessonkit.defaults import MAX_CODE_CELLS, MAX_CODE_CHARACTERS
-    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.preparation.requests import lesson_grading
     from lessonkit.grade.submission.known_answers import varied_of
     from lessonkit.grade.submission.review import review_marks
     from lessonkit.grade.submission.sources import read_submission
@@ -974,7 +974,7 @@ _CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 
 
 def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
-    from lessonkit.grade.channel.requests import scenario_order, wire_names
+    from lessonkit.grade.preparation.requests import scenario_order, wire_names
     from lessonkit.settings import scenario_order_from
 
     replay = scenario_order_from(os.environ)  # as a command reads it
@@ -987,7 +987,7 @@ def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
 def test_scenario_order_is_a_pure_function_of_the_seed_and_the_files_bytes(lesson, seed, body):
     """`--seed N` replays a file's scenario order: asked again, from another path or after
     other files, the same seed and bytes give the same order, the lesson's inputs first."""
-    from lessonkit.grade.channel.requests import lesson_grading, wire_names
+    from lessonkit.grade.preparation.requests import lesson_grading, wire_names
 
     grading = lesson_grading(lesson, 5)
     data = f"# %% [markdown]\n# mine\n# %%\nx = {body!r}\n".encode()
@@ -1003,7 +1003,7 @@ def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_th
     """Issue 34, F1: a count of scenarios says nothing, since the order is drawn per seed
     and file (a fresh seed per command unless `--seed`); the grader's own setting gives
     every file one order."""
-    from lessonkit.grade.channel.requests import lesson_grading, wire_names
+    from lessonkit.grade.preparation.requests import lesson_grading, wire_names
     from lessonkit.settings import SCENARIO_ORDER_VARIABLE
 
     grading = lesson_grading(lesson, 5)
@@ -1033,7 +1033,7 @@ def test_the_parent_and_the_child_transform_alike(transform, key, value):
     transforms`), applied by the parent to drawn data and by the child to arrays."""
     import jax.numpy as jnp
 
-    from lessonkit.grade.judging.probes import _changed
+    from lessonkit.grade.preparation.probes import _changed
 
     plain = {"weight": [1.25, -0.5], "bias": 0.2}
     probe = Probe("p", "t", "input", "params", transform, key, value, (), 1)
@@ -1055,7 +1055,7 @@ def test_a_transform_without_a_row_fails_loudly_in_the_parent(lesson, source):
     """Every choice about a transform is read from its row (`lessonkit.grading_child.transforms`):
     a probe naming one that has none stops the grading where the parent builds the probe's
     scenarios, rather than being sent as it is or drawn as some other transform."""
-    from lessonkit.grade.judging.probes import probe_runs
+    from lessonkit.grade.preparation.probes import probe_runs
 
     grading = grading_of(lesson)
     target = {"input": grading.input_names[0], "gradients": "gradients", "call": "optax.sgd"}
@@ -1067,7 +1067,7 @@ def test_a_transform_without_a_row_fails_loudly_in_the_parent(lesson, source):
 def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
     """The bend of a changed call's shift is drawn per copy, within the range the child's
     test below covers; a probe that adds or drops a key, or moves an input, has none."""
-    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.preparation.requests import lesson_grading
 
     runs = lesson_grading(lesson, 5).probes
     bends = {r.name: s.bend for r in runs for s in r.sources}

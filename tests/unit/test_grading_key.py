@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.errors import UsageError
-from lessonkit.grade.batches.grading_key import KEY_BYTES, default_key_path, grading_key
+from lessonkit.grade.provenance.grading_key import KEY_BYTES, default_key_path, grading_key
 
 
 def test_the_key_is_made_on_first_use_readable_by_its_owner_only(tmp_path):

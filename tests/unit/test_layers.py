@@ -1,6 +1,8 @@
 """The package keeps its layers: no cycle between its parts or between its modules, no
 process started outside `run/`, no import up the layers, other packages reach grade/ through
 its fronts, no module over `MAX_LINES`, and a package root of entry points and faces only.
+Inside grade/ the same order holds between its own parts (`GRADE_LAYERS`), and no module of
+grade/ loads another lazily (inside a function, under `TYPE_CHECKING`, through importlib).
 
 A part is a subpackage or a module of the package root. `LAYERS` lists the parts from the
 bottom up; a part may import its own modules and any part below it, never one above. The
@@ -11,6 +13,7 @@ also run on a small package made to break it, so the test is seen to fail.
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -48,6 +51,24 @@ model of a lesson, the tree library, the one way code runs, a command's grading 
 records, renderers, the grader, the phase project's grader, the course gradebook, evidence,
 the notebook's check(), the site, then the commands."""
 
+GRADE_LAYERS = (
+    "model",
+    "provenance",
+    "submission",
+    "channel",
+    "preparation",
+    "judging",
+    "grader",
+    "batches",
+    "self_checks",
+    "watching",
+    "__init__",
+)
+"""grade/'s parts, bottom first: the types its layers share, what vouches for a grading (the
+grader's fingerprint, the grading key), the learner's file read and planned, the channel to a
+child, a lesson's preparation, judging, the grader, batches, the self-checks that drive the
+grader, and watching."""
+
 ROOT_MODULES_MAX = 6
 MAX_LINES = 600
 FRONTED = ("grade",)
@@ -67,9 +88,10 @@ def _part(package: Path, path: Path) -> str:
     return relative.parts[0] if len(relative.parts) > 1 else relative.stem
 
 
-def _imported(package: Path, path: Path, node: ast.AST) -> list[str]:
-    """The dotted names an import statement brings in, relative ones resolved."""
-    name = package.name
+def _imported(package: Path, path: Path, node: ast.AST, name: str | None = None) -> list[str]:
+    """The dotted names an import statement brings in, relative ones resolved; `name` is the
+    package's dotted name (its folder's name by default)."""
+    name = name or package.name
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if not isinstance(node, ast.ImportFrom):
@@ -83,8 +105,12 @@ def _imported(package: Path, path: Path, node: ast.AST) -> list[str]:
     return [base] + [f"{base}.{alias.name}" for alias in node.names]
 
 
-def scan(package: Path) -> tuple[dict[str, set[str]], list[str], list[str]]:
-    """Part-to-part imports, "file:line part -> part" for imports up the layers, spawn sites."""
+def scan(
+    package: Path, layers: tuple[str, ...] = LAYERS, name: str | None = None
+) -> tuple[dict[str, set[str]], list[str], list[str]]:
+    """Part-to-part imports, "file:line part -> part" for imports up `layers`, spawn sites.
+    `name` is the package's dotted name, for a subpackage (`lessonkit.grade`)."""
+    name = name or package.name
     edges: dict[str, set[str]] = {}
     upward, spawns = [], []
     parts = {_part(package, p) for p in package.rglob("*.py")}
@@ -92,22 +118,23 @@ def scan(package: Path) -> tuple[dict[str, set[str]], list[str], list[str]]:
         here = _part(package, path)
         where = path.relative_to(package).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            for dotted in _imported(package, path, node):
+            for dotted in _imported(package, path, node, name):
                 spawning = any(dotted == m or dotted.startswith(m + ".") for m in SPAWN_MODULES)
                 if spawning and not where.startswith("run/"):
                     spawns.append(f"{where}:{node.lineno} imports {dotted}")
-                pieces = dotted.split(".")
-                if pieces[0] != package.name or len(pieces) < 2 or pieces[1] not in parts:
+                if not dotted.startswith(name + "."):
                     continue
-                target = pieces[1]
+                target = dotted[len(name) + 1 :].split(".")[0]
+                if target not in parts:
+                    continue
                 if target == here:
                     continue
                 edges.setdefault(here, set()).add(target)
                 up = f"{where}:{node.lineno} {here} -> {target}"
                 if (
-                    here in LAYERS
-                    and target in LAYERS
-                    and LAYERS.index(target) > LAYERS.index(here)
+                    here in layers
+                    and target in layers
+                    and layers.index(target) > layers.index(here)
                     and up not in upward
                 ):
                     upward.append(up)
@@ -152,6 +179,38 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         if v not in index:
             visit(v)
     return found
+
+
+def lazy_imports(package: Path, name: str) -> list[str]:
+    """ "file:line" for each import of the package `name` by one of its own modules that loads
+    late: inside a function, under `if TYPE_CHECKING:`, or through `importlib.import_module`
+    (any module name). Such an import is how a cycle hides from `scan`."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        late = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
+        ]
+        for block in late:
+            for node in ast.walk(block):
+                if any(
+                    d == name or d.startswith(name + ".")
+                    for d in _imported(package, path, node, name)
+                ):
+                    found.append(f"{where}:{node.lineno}")
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "import_module"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "importlib"
+            ):
+                found.append(f"{where}:{node.lineno}")
+    return sorted(set(found), key=lambda s: (s.split(":")[0], int(s.split(":")[1])))
 
 
 def module_name(package: Path, path: Path) -> str:
@@ -235,6 +294,18 @@ def test_lessonkit_keeps_its_layers():
     assert len(root_modules(PACKAGE)) <= ROOT_MODULES_MAX, root_modules(PACKAGE)
 
 
+def test_grade_keeps_its_layers():
+    grade = PACKAGE / "grade"
+    edges, upward, _ = scan(grade, GRADE_LAYERS, "lessonkit.grade")
+    unknown = sorted({p for p in edges} | {t for ts in edges.values() for t in ts})
+    assert set(unknown) <= set(GRADE_LAYERS), (
+        f"not in GRADE_LAYERS: {set(unknown) - set(GRADE_LAYERS)}"
+    )
+    assert cycles(edges) == []
+    assert upward == []
+    assert lazy_imports(grade, "lessonkit.grade") == []
+
+
 def test_no_cycle_between_modules():
     found = cycles(module_edges(PACKAGE))
     assert found == []
@@ -271,6 +342,28 @@ def test_each_rule_fails_on_a_package_that_breaks_it(broken: Path):
     assert upward == ["lesson/model.py:1 lesson -> grade"]
     assert spawns == ["grade/checks.py:3 imports subprocess"]  # run/ may start processes
     assert len(root_modules(broken)) == 7 > ROOT_MODULES_MAX
+
+
+def test_a_back_edge_or_a_lazy_import_inside_grade_is_found(tmp_path: Path):
+    """grade/'s own order, on a copy of grade/ with one import planted against it: the
+    channel importing judging, once at the top (a back-edge) and once, as a cycle would be
+    dodged, inside a function and through importlib."""
+    grade = tmp_path / "lessonkit" / "grade"
+    shutil.copytree(PACKAGE / "grade", grade, ignore=shutil.ignore_patterns("__pycache__"))
+    name = "lessonkit.grade"
+    assert scan(grade, GRADE_LAYERS, name)[1] == [] and lazy_imports(grade, name) == []
+    (grade / "channel" / "planted.py").write_text(
+        "from lessonkit.grade.judging.results import PASSED\n"
+        "def late():\n    from ..judging import results\n"
+        "    return importlib.import_module('lessonkit.grade.judging')\n"
+    )
+    edges, upward, _ = scan(grade, GRADE_LAYERS, name)
+    assert upward == [
+        "channel/planted.py:1 channel -> judging",
+        "channel/planted.py:3 channel -> judging",
+    ]
+    assert cycles(edges) == [["channel", "judging", "preparation"]]
+    assert lazy_imports(grade, name) == ["channel/planted.py:3", "channel/planted.py:4"]
 
 
 def test_a_fork_outside_run_is_a_spawn_site(broken: Path):

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import pytest
 
-from lessonkit.grade.batches.grading_key import grading_key
 from lessonkit.grade.batches.journal import JournalKey
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
@@ -38,6 +37,7 @@ from lessonkit.grade.channel.reported import (
     Sequence,
     Text,
 )
+from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.isolation import UNSANDBOXED, Isolation, _cache_problem
 from lessonkit.run.sandbox import Sandbox

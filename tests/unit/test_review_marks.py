@@ -97,7 +97,7 @@ def test_marks_reach_the_json_and_the_csv(lesson):
 
 
 def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
-    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.preparation.requests import lesson_grading
     from lessonkit.grade.submission.known_answers import varied_of
 
     script = make_attempt(lesson, {task: body})
@@ -122,7 +122,7 @@ def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
 )
 def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fragment):
     """Issue 43, item 3: round 4's known-answer undos are marked as well as failed."""
-    from lessonkit.grade.channel.requests import lesson_grading
+    from lessonkit.grade.preparation.requests import lesson_grading
     from lessonkit.grade.submission.known_answers import varied_of
 
     from hostile.cases import patched_script

@@ -150,7 +150,11 @@ def test_no_module_but_settings_spells_a_grading_switch():
 
 
 # Library modules that used to read the environment to decide how to grade.
-_DEEP = ("run/cache_folders.py", "grade/channel/requests.py", "grade/channel/reference_store.py")
+_DEEP = (
+    "run/cache_folders.py",
+    "grade/preparation/requests.py",
+    "grade/channel/reference_store.py",
+)
 
 
 @pytest.mark.parametrize("module", _DEEP)
@@ -194,7 +198,7 @@ def test_a_command_builds_its_settings_from_its_arguments(monkeypatch):
 
 
 def test_the_child_is_sent_its_cpu_allowance_as_a_number(lesson):
-    from lessonkit.grade.channel.requests import build_request, lesson_grading
+    from lessonkit.grade.preparation.requests import build_request, lesson_grading
 
     grading = lesson_grading(lesson, 5)
     learner = build_request("learner-1", grading.reference, grading, 2.5)

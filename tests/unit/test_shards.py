@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from lessonkit.course.shards import ShardResult, choose_shard, merge_shards, parse_shard, read_shard
 from lessonkit.errors import UsageError
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
 from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
@@ -29,6 +28,7 @@ from lessonkit.grade.batches.journal import (
     read_sealed,
 )
 from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
+from lessonkit.grade.provenance.fingerprint import grading_fingerprint, short
 
 from conftest import lesson_changed
 

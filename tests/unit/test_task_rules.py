@@ -13,7 +13,7 @@ import yaml
 
 from lessonkit.grade.judging.checks import RULE_CHECKS, TASK_CHECKS
 from lessonkit.grade.judging.results import CHECK_WORDS, CHECKS
-from lessonkit.grade.judging.rubric import rubric_for
+from lessonkit.grade.preparation.rubric import rubric_for
 from lessonkit.lesson import rules
 from lessonkit.lesson.grading_block import parse_grading
 from lessonkit.lesson.load import load_lesson

@@ -1,5 +1,5 @@
 """What a learner child may run before its learner's file
-(`grade.channel.requests.warm_up_request`).
+(`grade.preparation.requests.warm_up_request`).
 
 A warmed child later runs one learner's file, so what it ran first must be what that
 learner could see anyway: the practice file as given, on the lesson's own inputs. A
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessonkit.grade.channel.requests import lesson_grading, warm_up_request
-from lessonkit.grade.judging.checks import LESSON
+from lessonkit.grade.preparation.requests import LESSON, lesson_grading, warm_up_request
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 

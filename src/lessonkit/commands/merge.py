@@ -1,7 +1,7 @@
 """`lessonkit merge`: join the shards of one batch into its CSV, JSON, feedback and gradebook.
 
 Each argument is a shard's `--out` folder; `lessonkit.course.shards` refuses a shard result
-that does not verify with the grading key (`grade.batches.grading_key`) or whose seal does not
+that does not verify with the grading key (`grade.provenance.grading_key`) or whose seal does not
 bind its entries (an unfinished batch, an entry deleted), shards of another folder,
 seed, batch, lesson, revision, toolkit or grading fingerprint, shards given twice or left
 out, and files graded twice, naming which. The joined outputs are those of one batch over the whole

@@ -1,7 +1,7 @@
 """What the gradebook holds of one attempt: a submission and the grading of its bytes.
 
 A submission is an event (a student handed in these bytes at this time); a grading is what
-the grader made of them under one fingerprint (`grade.batches.fingerprint`). An `Attempt` is
+the grader made of them under one fingerprint (`grade.provenance.fingerprint`). An `Attempt` is
 the submission read with the grading that counts. No SQL here: `course.gradebook` keeps them.
 """
 

@@ -2,7 +2,7 @@
 
 A submission (student, file, time, sha256 of its bytes) is kept once and never overwritten.
 A grading is kept apart, keyed by the bytes and the grading fingerprint
-(`grade.batches.fingerprint`), so unchanged bytes are never graded twice, yet every
+(`grade.provenance.fingerprint`), so unchanged bytes are never graded twice, yet every
 submission counts. An attempt read back is a submission with the newest grading of its
 bytes; which attempt counts is decided when reading (`course.policies`), in submission
 order, so the order of intake, merge or regrade never changes it.

@@ -73,7 +73,7 @@ def intake(
     held: Sequence[Attempt] = (),
 ) -> Intake:
     """The attempts `records` make, ordered by each file's submission time; `toolkit` and
-    `fingerprint` name what graded them (`grade.batches.fingerprint`). `held`: the
+    `fingerprint` name what graded them (`grade.provenance.fingerprint`). `held`: the
     submissions of this lesson the gradebook keeps, which a file at the same time ties."""
     graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)

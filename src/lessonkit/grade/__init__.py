@@ -11,7 +11,6 @@ package that holds it: `grade.submission`, `grade.judging`, `grade.channel`,
 `grade.batches`, `grade.self_checks`.
 """
 
-from lessonkit.grade.batches.batch import BatchEntry
 from lessonkit.grade.batches.lesson_items import grade_many
 from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.grader import GradedRun, Grader
@@ -25,6 +24,7 @@ from lessonkit.grade.judging.results import (
     PrerequisiteResult,
     TaskResult,
 )
+from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.watching import watch
 
 __all__ = [

@@ -1,13 +1,12 @@
 """Grade practice files: a trusted reference child, and a fresh sandboxed child per file.
 
-The phases of one command: start a learner child at once (`ChildPool`), so it imports JAX
-while this process prepares the lesson (`PreparedLesson`: input sets drawn from the
-command's seed, the reference request, and the reference run's record when the reference
-store keeps this very run); else the reference child (it never runs learner code) is sent
-its request (every scenario, on the lesson's own solutions). Each file is sent to a learner
-child of its own, the reference record awaited, and everything compared here. A learner
-child is used for one file and then killed; with `prestart`, the next one is started (never
-used before) while the current file runs.
+A file is graded in one line (`run_submission`): prepare the lesson, or reuse it
+(`prepare_lesson`, once per grader: input sets drawn from the command's seed, the reference
+request, and the reference run's record when the reference store keeps this very run, else
+the reference child is sent its request); plan the file (`plan_cells`); run it in a learner
+child of its own while the reference record is awaited; judge what it reported against the
+reference's; report. A learner child is used for one file and then killed; with `prestart`,
+the next one is started (never used before) while the current file runs.
 """
 
 from __future__ import annotations
@@ -20,25 +19,23 @@ from pathlib import Path
 
 from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.child_report import RETRIED, ChildReport, settled, unstarted
-from lessonkit.grade.channel.mistakes_pending import pending_mistakes
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
-from lessonkit.grade.channel.requests import (
-    LessonGrading,
+from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
+from lessonkit.grade.judging.checks import Runs, check_all
+from lessonkit.grade.judging.diagnosis import diagnose_all
+from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
+from lessonkit.grade.preparation.inputs import new_seed
+from lessonkit.grade.preparation.mistakes import MistakeRun
+from lessonkit.grade.preparation.mistakes_pending import pending_mistakes
+from lessonkit.grade.preparation.prepared import PreparedLesson, prepare_lesson
+from lessonkit.grade.preparation.reference_checks import check_reference
+from lessonkit.grade.preparation.requests import (
     build_request,
-    lesson_grading,
     scenario_order,
     warm_up_request,
     wire_names,
 )
-from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
-from lessonkit.grade.judging.checks import Runs, check_all
-from lessonkit.grade.judging.diagnosis import diagnose_all
-from lessonkit.grade.judging.inputs import new_seed
-from lessonkit.grade.judging.mistakes import MistakeRun
-from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
-from lessonkit.grade.prepared import PreparedLesson, prepare_lesson
-from lessonkit.grade.self_checks.reference_checks import check_reference
 from lessonkit.grade.submission.plan import Plan, plan_cells
 from lessonkit.grade.submission.review import review_marks
 from lessonkit.grade.submission.sources import Submission, read_submission
@@ -100,12 +97,12 @@ class Grader:
         # The declared mistakes' requests, built, sent to the reference child one by one and
         # collected the first time a file fails a task (after the reference run), then kept.
         self._mistakes: dict[str, tuple[MistakeRun, ...]] = {}
-        grading = None if lesson is None else lesson_grading(lesson, self.seed)
-        preload = () if grading is None else grading.preload
+        prepared = None if lesson is None else self._prepare_new(lesson)
+        preload = () if prepared is None else prepared.grading.preload
         self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
-        if grading is not None:  # while the first learner child imports JAX
+        if prepared is not None:  # the reference child starts while learner children do
             try:
-                self._prepare(grading)
+                self._prepared[lesson.meta.id] = self._sent(prepared)
             except BaseException:
                 self.pool.close()
                 raise
@@ -141,20 +138,20 @@ class Grader:
         without waiting for it, or none when the reference store keeps its record
         (`grade/channel/reference_store.py`), so no trusted child starts at all."""
         with self._lock:
-            prepared = self._prepared.get(lesson.meta.id)
-        return prepared or self._prepare(lesson_grading(lesson, self.seed))
-
-    def _prepare(self, grading: LessonGrading) -> PreparedLesson:
-        with self._lock:
-            key = grading.lesson.meta.id
+            key = lesson.meta.id
             if key not in self._prepared:
-                store = reference_store(self.isolation, enabled=self.settings.reference_store)
-                request_id = f"reference-{next(self._ids)}"
-                prepared = prepare_lesson(grading, request_id, self.seed, store)
-                if prepared.record is None:
-                    self.pool.send_reference(prepared.reference_run.request)
-                self._prepared[key] = prepared
+                self._prepared[key] = self._sent(self._prepare_new(lesson))
             return self._prepared[key]
+
+    def _prepare_new(self, lesson: Lesson) -> PreparedLesson:
+        store = reference_store(self.isolation, enabled=self.settings.reference_store)
+        return prepare_lesson(lesson, self.seed, store, f"reference-{next(self._ids)}")
+
+    def _sent(self, prepared: PreparedLesson) -> PreparedLesson:
+        """`prepared`, its reference request sent unless the store kept the record."""
+        if prepared.record is None:
+            self.pool.send_reference(prepared.reference_run.request)
+        return prepared
 
     def reference(self, lesson: Lesson) -> ChildReport:
         """The reference run's record for this lesson (waits for it the first time)."""
@@ -180,12 +177,11 @@ class Grader:
             assert prepared.record is not None
             return prepared.record
 
-    def mistakes(self, lesson: Lesson) -> tuple[MistakeRun, ...]:
+    def _mistake_runs(self, prepared: PreparedLesson) -> tuple[MistakeRun, ...]:
         """The lesson's declared mistakes, each with its run on the reference's scenarios
         (waits for them the first time)."""
-        prepared = self.prepare(lesson)
         self._record(prepared)  # the reference child answers its requests in order
-        key = lesson.meta.id
+        key = prepared.lesson.meta.id
         with self._reference_lock:
             with self._lock:
                 runs = self._mistakes.get(key)
@@ -298,7 +294,7 @@ class Grader:
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
         if any(t.status in ("failed", "error") for t in tasks):
-            mistakes = self.mistakes(lesson)
+            mistakes = self._mistake_runs(prepared)
             tasks = diagnose_all(tasks, grading, runs, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)

@@ -63,8 +63,8 @@ class WorkerProgram:
         return self._asarray(value, dtype=self._float32)
 
     def make_inputs(self, spec):
-        """A drawn input set (see `grade.judging.inputs.Leaf`): a float or a list of floats becomes
-        a float32 array, a list of ints an int32 array, a list of bools a bool array; a
+        """A drawn input set (`grade.preparation.inputs.Leaf`): a float or a list of floats
+        becomes a float32 array, a list of ints an int32 array, a list of bools a bool array; a
         Python int or bool stays what the lesson's own code would have written."""
         if isinstance(spec, dict):
             return {k: self.make_inputs(v) for k, v in spec.items()}

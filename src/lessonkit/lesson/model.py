@@ -290,7 +290,7 @@ class Uniform:
     """One generated input leaf: uniform in [low, high], rounded to `decimals`, float32.
 
     `edges` are values of the leaf's shape that no draw reaches (bounds, and beyond them):
-    each is one more input set on every run (`lessonkit.grade.judging.inputs`).
+    each is one more input set on every run (`lessonkit.grade.preparation.inputs`).
     """
 
     low: float

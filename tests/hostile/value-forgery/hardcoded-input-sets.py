@@ -1,5 +1,5 @@
 # hostile: repair's `fixed` is typed in for the lesson's inputs and for both fixed
-# "other" input sets of src/lessonkit/grade/judging/inputs.py; nothing is computed.
+# "other" input sets of src/lessonkit/grade/preparation/inputs.py; nothing is computed.
 #@ TASK repair
 partial = {"weight": grads["weight"]}
 try:

@@ -11,7 +11,6 @@ from lessonkit.grade.batches.batch import (
     grade_each,
     relative_to,
 )
-from lessonkit.grade.batches.fingerprint import grading_fingerprint, short
 from lessonkit.grade.batches.folder import (
     SUFFIXES,
     BatchItem,
@@ -19,7 +18,6 @@ from lessonkit.grade.batches.folder import (
     read_bytes_in_folder,
     submissions_in,
 )
-from lessonkit.grade.batches.grading_key import default_key_path, grading_key
 from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
@@ -43,6 +41,8 @@ from lessonkit.grade.batches.lifecycle import (
     run_batch,
 )
 from lessonkit.grade.batches.outputs import write_results
+from lessonkit.grade.provenance.fingerprint import grading_fingerprint, short
+from lessonkit.grade.provenance.grading_key import default_key_path, grading_key
 
 __all__ = [
     "SUFFIXES",

@@ -51,26 +51,16 @@ from lessonkit.grade.batches.journal import (
     JournalSeal,
     NotVerified,
     OldSchema,
-    R,
     Shard,
     batch_id,
     read_journal,
 )
 from lessonkit.grade.batches.outputs import FEEDBACK, feedback_names, write_results
+from lessonkit.grade.model import BatchEntry, R
 from lessonkit.lesson.text import safe_name
 
 T = TypeVar("T")
 E = TypeVar("E")
-
-
-@dataclass(frozen=True)
-class BatchEntry(Generic[R]):
-    """One row of a batch: the file, its report, and the bytes graded."""
-
-    path: Path
-    report: R
-    sha256: str | None = None  # of the bytes graded; None when the file could not be read
-    data: bytes | None = None  # the bytes graded, kept for a gradebook
 
 
 OnEntry = Callable[[BatchEntry[R]], None]
@@ -162,7 +152,7 @@ class BatchKind(Generic[R]):
     new_seed: Callable[[], int]
     csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
     fingerprint: str = (
-        ""  # what grades (`grade.batches.fingerprint`): a journal of another is not resumed
+        ""  # what grades (`grade.provenance.fingerprint`): a journal of another is not resumed
     )
 
 

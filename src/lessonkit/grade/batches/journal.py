@@ -1,7 +1,7 @@
 """The batch journal: one record format for `--resume`, for shard results and for merging.
 
 A journal is JSON lines: a header naming the run, the batch, the lesson (or the project's
-phase) and its revision, the grading fingerprint (`grade.batches.fingerprint`),
+phase) and its revision, the grading fingerprint (`grade.provenance.fingerprint`),
 the toolkit version, the input seed and the shard, then one entry per graded file (its
 relative path, the sha256 and base64 of the bytes graded, its modification time and its
 report). A batch appends an entry the moment a file is graded, so Ctrl-C loses nothing; a
@@ -12,7 +12,7 @@ path and the sha256 of its bytes) and the seed, so two shards of one batch name 
 one and shards of another folder, or of this one after a file changed, do not.
 
 A journal is believed only where it verifies. Each line carries an HMAC-SHA256 under the
-instructor's grading key (`grade.batches.grading_key`), which no submission and no output folder
+instructor's grading key (`grade.provenance.grading_key`), which no submission and no output folder
 holds: the header's over its fields, each entry's over its fields and the header's batch
 (its bytes through their sha256, which the entry names and its data must have). A line
 that does not parse (cut short by an interruption) or names another run is skipped; an
@@ -32,59 +32,16 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic
+
+from lessonkit.grade.model import JournalKey, R
 
 SCHEMA = 6  # 4: the batch id, and an HMAC on every line; 5: a finished shard is sealed;
 # 6: the header names the grading fingerprint
-
-Kind = Literal["header", "entry", "seal", "reference"]
-"""What a MAC is over: a journal's line, or a reference-store entry
-(`grade.channel.reference_store`)."""
-
-
-class Report(Protocol):
-    """What a batch keeps of one file's grading, a lesson's or a project's: the journal, the
-    batch lifecycle (`grade.batches.batch`) and its outputs need no more than this."""
-
-    @property
-    def seed(self) -> int | None: ...
-
-    @property
-    def passed(self) -> bool: ...
-
-    @property
-    def not_graded(self) -> str | None:
-        """Why the grader failed on the file (None: graded); such a report is never kept."""
-        ...
-
-    def to_json(self) -> dict[str, Any]: ...
-
-    def feedback_markdown(self) -> str: ...
-
-
-R = TypeVar("R", bound=Report)
-
-
-@dataclass(frozen=True)
-class JournalKey:
-    """The instructor's grading key: the secret every journal line and reference-store entry
-    is signed with, and where it is kept (named in messages, never its content)."""
-
-    secret: bytes = field(repr=False)  # never printed, in a message or a traceback
-    where: str
-
-    def mac(self, kind: Kind, fields: dict[str, Any]) -> str:
-        """HMAC-SHA256 of `fields` as canonical JSON, for a line of `kind`."""
-        text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return hmac.new(self.secret, f"{kind}\n{text}".encode("ascii"), hashlib.sha256).hexdigest()
-
-    def verifies(self, kind: Kind, fields: dict[str, Any], mac: Any) -> bool:
-        return isinstance(mac, str) and hmac.compare_digest(self.mac(kind, fields), mac)
 
 
 class NotVerified(ValueError):
@@ -156,7 +113,7 @@ class JournalHeader:
     batch: str
     """`batch_id` of the folder's listing and the seed."""
     fingerprint: str = ""
-    """The grading fingerprint of what graded the entries (`grade.batches.fingerprint`)."""
+    """The grading fingerprint of what graded the entries (`grade.provenance.fingerprint`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

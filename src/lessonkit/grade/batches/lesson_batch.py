@@ -10,13 +10,13 @@ from collections.abc import Callable, Sequence
 from lessonkit import __version__
 from lessonkit.grade.batches.batch import BatchEntry, BatchKind
 from lessonkit.grade.batches.distributed import grade_on_dask
-from lessonkit.grade.batches.fingerprint import grading_fingerprint
 from lessonkit.grade.batches.folder import BatchItem
 from lessonkit.grade.batches.journal import Shard
 from lessonkit.grade.batches.lesson_items import grade_many, unreadable
-from lessonkit.grade.judging.inputs import new_seed
 from lessonkit.grade.judging.report import Scoring, summary_csv, summary_json
 from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.preparation.inputs import new_seed
+from lessonkit.grade.provenance.fingerprint import grading_fingerprint
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.limits import DEFAULT_LIMITS
 from lessonkit.settings import GradingSettings

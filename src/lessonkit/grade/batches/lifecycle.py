@@ -23,8 +23,8 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry, not_graded
 from lessonkit.grade.batches.folder import BatchItem, Listing
-from lessonkit.grade.batches.grading_key import grading_key
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
+from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.lesson.text import safe_name
 
 K = TypeVar("K")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lessonkit.atomic import OpenFolder
 from lessonkit.errors import UsageError
-from lessonkit.grade.batches.journal import Report
+from lessonkit.grade.model import Report
 
 FEEDBACK = "feedback"
 """The folder of a batch's output folder that holds one feedback file per submission."""

@@ -16,7 +16,7 @@ was asked to run and on what ran it, so it is kept under a key made of exactly t
 Entries are written only here, in the grader's own process (the trusted side), whole or not
 at all (`atomic.write_atomically`), and only for a run that finished and passed the grader's
 checks of the lesson. Each entry carries an HMAC-SHA256 over its format, key and record
-under the grading key (`grade.batches.grading_key`: private to this account, kept apart from this
+under the grading key (`grade.provenance.grading_key`: private to this account, kept apart from this
 folder), so whoever can write this folder but cannot read the key cannot make an entry the
 store believes: an edited value, even with the key and the format kept, does not verify.
 Reading is defensive: an entry that is missing, cut short, edited, unsigned, of another
@@ -42,12 +42,12 @@ from pathlib import Path
 
 from lessonkit.atomic import make_folders, write_atomically
 from lessonkit.errors import LessonkitError
-from lessonkit.grade.batches.fingerprint import grader_digest
-from lessonkit.grade.batches.grading_key import grading_key
-from lessonkit.grade.batches.journal import JournalKey
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
 from lessonkit.grade.channel.protocol import Request
+from lessonkit.grade.model import JournalKey
+from lessonkit.grade.provenance.fingerprint import grader_digest
+from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.run.cache_folders import PRIVATE_FOLDER_MODE, SHARED_FOLDER_MODE, cache_home
 from lessonkit.run.isolation import Isolation
 

@@ -3,8 +3,7 @@
 Other packages import from here; the modules below are this package's own.
 """
 
-from lessonkit.grade.judging.checks import LESSON
-from lessonkit.grade.judging.inputs import MAX_SEED
+from lessonkit.grade.channel.values import opaque_type
 from lessonkit.grade.judging.report import (
     Scoring,
     batch_table,
@@ -30,7 +29,8 @@ from lessonkit.grade.judging.results import (
     error_cause,
     stopped_at_a_limit,
 )
-from lessonkit.grade.judging.values import opaque_type
+from lessonkit.grade.preparation.inputs import MAX_SEED
+from lessonkit.grade.preparation.requests import LESSON
 
 __all__ = [
     "CHECK_WORDS",

@@ -16,6 +16,7 @@ from typing import TypeVar
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
 from lessonkit.grade.channel.reported import Value
+from lessonkit.grade.channel.values import difference_path, value_detail, value_problem
 from lessonkit.grade.judging.explain import (
     _short_message,
     explain_error,
@@ -23,8 +24,6 @@ from lessonkit.grade.judging.explain import (
     last_line,
 )
 from lessonkit.grade.judging.hints import hint_applies
-from lessonkit.grade.judging.inputs import InputSet, LessonInputs
-from lessonkit.grade.judging.probes import ProbeRun
 from lessonkit.grade.judging.results import (
     ERROR,
     FAILED,
@@ -35,8 +34,10 @@ from lessonkit.grade.judging.results import (
     Status,
     TaskResult,
 )
-from lessonkit.grade.judging.rubric import TaskRubric
-from lessonkit.grade.judging.values import difference_path, value_detail, value_problem
+from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
+from lessonkit.grade.preparation.probes import ProbeRun
+from lessonkit.grade.preparation.requests import LESSON
+from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import (
     LESSON_ONLY,
     Plan,
@@ -49,7 +50,6 @@ from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
 
-LESSON = "lesson"  # the scenario that runs the learner's file as written
 R = TypeVar("R", bound=TaskRule)
 
 

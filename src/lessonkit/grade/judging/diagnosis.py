@@ -20,13 +20,13 @@ from dataclasses import replace
 
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
-from lessonkit.grade.channel.requests import LessonGrading
-from lessonkit.grade.judging.checks import LESSON, Runs, TaskFacts
+from lessonkit.grade.channel.values import value_problem
+from lessonkit.grade.judging.checks import Runs, TaskFacts
 from lessonkit.grade.judging.explain import failing_statement, tree_mismatch
 from lessonkit.grade.judging.mistake_text import diagnosed
-from lessonkit.grade.judging.mistakes import MistakeRun
 from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
-from lessonkit.grade.judging.values import value_problem
+from lessonkit.grade.preparation.mistakes import MistakeRun
+from lessonkit.grade.preparation.requests import LESSON, LessonGrading
 from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
 from lessonkit.lesson.rules import RULES, CheckName

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from lessonkit.grade.channel.protocol import ErrorInfo
-from lessonkit.grade.judging.values import differences, explain_layout
+from lessonkit.grade.channel.values import differences, explain_layout
 from lessonkit.grade.submission.magics import kernel_call_in, magic_in
 from lessonkit.grade.submission.plan import Plan
 from lessonkit.run.limits import shown_size

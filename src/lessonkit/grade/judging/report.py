@@ -9,7 +9,6 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.grade.batches.batch import BatchEntry
 from lessonkit.grade.judging.results import (
     ERROR,
     FAILED,
@@ -19,6 +18,7 @@ from lessonkit.grade.judging.results import (
     GradeReport,
     not_graded_words,
 )
+from lessonkit.grade.model import BatchEntry
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import csv_text, number_cell, safe_name
 

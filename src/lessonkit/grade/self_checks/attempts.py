@@ -11,16 +11,16 @@ import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from lessonkit.grade.batches.batch import grade_each
+from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.mistake_text import check_message, same_mistake
-from lessonkit.grade.self_checks.attempt_files import Packed, attempt_script, pack_by_task
+from lessonkit.grade.judging.results import TaskResult
+from lessonkit.grade.preparation.attempt_files import Packed, attempt_script, pack_by_task
+from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.model import DeclaredAttempt, Lesson
-
-if TYPE_CHECKING:
-    from lessonkit.grade.grader import GradedRun, Grader
-    from lessonkit.grade.judging.results import TaskResult
-    from lessonkit.settings import GradingSettings
+from lessonkit.settings import GradingSettings
 
 
 def _problem(lesson: Lesson, attempt: DeclaredAttempt, result: TaskResult) -> str | None:
@@ -60,9 +60,6 @@ def grade_rounds(
     same input sets. Each file is graded from its bytes (`grade.batches.batch.grade_each`, the pool
     every batch grades through), never written to a folder to be read back.
     """
-    from lessonkit.grade.batches.batch import grade_each
-    from lessonkit.grade.submission.sources import read_submission
-
     submissions = [
         read_submission(Path(f"{kind}-{number:02d}.py"), attempt_script(lesson, bodies).encode())
         for number, bodies in enumerate(rounds)
@@ -128,8 +125,6 @@ def proof(
                 return prove(lesson, jobs, grader)
             if settings is None:
                 raise TypeError("a proof needs the grader of the whole proof, or settings")
-            from lessonkit.grade.grader import Grader
-
             with Grader(settings) as own:
                 return prove(lesson, jobs, own)
 

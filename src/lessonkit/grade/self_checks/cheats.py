@@ -25,12 +25,11 @@ from typing import Literal
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.reported import Value
-from lessonkit.grade.channel.requests import LessonGrading
+from lessonkit.grade.channel.values import differences, value_problem
 from lessonkit.grade.grader import GradedRun, Grader
-from lessonkit.grade.judging.checks import LESSON
 from lessonkit.grade.judging.results import PASSED, Status
-from lessonkit.grade.judging.rubric import TaskRubric
-from lessonkit.grade.judging.values import differences, value_problem
+from lessonkit.grade.preparation.requests import LESSON, LessonGrading
+from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.self_checks.attempts import grade_packed, proof
 from lessonkit.grade.self_checks.literals import LiteralError, imports_for, literal, zeros
 from lessonkit.lesson.model import Lesson

@@ -1,6 +1,6 @@
 """`accept:` in {grading}: what else counts as the same answer for one task's graded names.
 
-The rule has no check of its own: the value checks compare with it (`grade.judging.values`).
+The rule has no check of its own: the value checks compare with it (`grade.channel.values`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ class TaskRule(Protocol):
 UNGRADED = MappingProxyType({"graded": False})
 """Field metadata: no verdict, diagnosis or points read this field (prose, titles, hints,
 quizzes, the evidence block, labels, dates, where a thing is written). The grading
-fingerprint leaves it out (`grade.batches.fingerprint`); a field without it is in, so a new
+fingerprint leaves it out (`grade.provenance.fingerprint`); a field without it is in, so a new
 field counts until it is declared ungraded. Here, below the lesson model, so that the rules'
 own fields can be marked too."""
 

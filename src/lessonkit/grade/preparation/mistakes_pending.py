@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
-from lessonkit.grade.channel.requests import LessonGrading, wire_names
 from lessonkit.grade.channel.worker_handle import WorkerHandle
-from lessonkit.grade.judging.mistakes import (
+from lessonkit.grade.preparation.mistakes import (
     MistakeRequest,
     MistakeRun,
     mistake_requests,
     mistake_runs,
 )
+from lessonkit.grade.preparation.requests import LessonGrading, wire_names
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 The names a task is graded on come from the lesson itself: the names its scaffold leaves as
 `todo(...)` and its reference solution assigns (`norm_squared`, `manual`...). Probes are
 declared in the lesson's `{grading}` block: each varies a value at its source, in a scenario
-of its own (`grade.judging.probes`), and the learner's values must move the way the reference's do.
+of its own (`grade.preparation.probes`), and the learner's values must move the way the
+reference's do.
 A check that cannot see the change is a check that can never fail.
 """
 

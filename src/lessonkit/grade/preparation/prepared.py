@@ -1,11 +1,13 @@
 """A lesson prepared for grading: what every file of it is graded against, worked out once.
 
-A grader prepares each lesson once: its grading (input sets drawn from the grader's seed,
-probes, rubrics, the practice file's layout and the reference plan), the reference request
-with the names the child sees its scenarios by, where the reference store keeps its record,
-and that record once it is known: read back from the store when this very run was kept and
-still passes `check_reference`, else collected by the grader from its trusted reference
-child. A `PreparedLesson` is frozen; knowing the record makes a new one (`with_record`).
+`prepare_lesson` is the one way a lesson is prepared: its grading (`lesson_grading`: input
+sets drawn from the grader's seed, probes, rubrics, the practice file's layout and the
+reference plan), the reference request with the names the child sees its scenarios by,
+where the reference store keeps its record, and that record once it is known: read back
+from the store when this very run was kept and still passes `check_reference`, else
+collected by the grader from its trusted reference child. A `PreparedLesson` is frozen;
+knowing the record makes a new one (`with_record`). A file's plan is a step of its own
+(`plan_cells` on `grading.layout`), taken per file.
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ from dataclasses import dataclass, replace
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
-from lessonkit.grade.channel.requests import LessonGrading, build_request, wire_names
 from lessonkit.grade.channel.worker_handle import GradingError
-from lessonkit.grade.self_checks.reference_checks import check_reference
+from lessonkit.grade.preparation.reference_checks import check_reference
+from lessonkit.grade.preparation.requests import (
+    LessonGrading,
+    build_request,
+    lesson_grading,
+    wire_names,
+)
 from lessonkit.grade.submission.known_answers import Varied, varied_of
 from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import Lesson
@@ -56,10 +63,12 @@ class PreparedLesson:
 
 
 def prepare_lesson(
-    grading: LessonGrading, request_id: str, seed: int, store: ReferenceStore | None
+    lesson: Lesson, seed: int, store: ReferenceStore | None, request_id: str
 ) -> PreparedLesson:
-    """`grading` with its reference request, its scenarios named once for the child and the
-    store's key alike, and the record the store keeps for that very request, if any."""
+    """`lesson`'s grading under `seed`, with its reference request, its scenarios named once
+    for the child and the store's key alike, and the record the store keeps for that very
+    request, if any."""
+    grading = lesson_grading(lesson, seed)
     names = wire_names(grading)
     request = build_request(request_id, grading.reference, grading, None, names)
     meta = grading.lesson.meta

@@ -2,7 +2,7 @@
 filled with its code, and the files packed so each task is tried once per file.
 
 Apart from the proofs that grade them (`attempts`), since the grader's own diagnosis runs the
-same files in its reference child (`grade.judging.mistakes`).
+same files in its reference child (`grade.preparation.mistakes`).
 """
 
 from __future__ import annotations

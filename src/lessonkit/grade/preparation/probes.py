@@ -30,7 +30,7 @@ import random
 from dataclasses import dataclass, replace
 
 from lessonkit.grade.channel.protocol import ChangedCall
-from lessonkit.grade.judging.inputs import Tree, draw_set
+from lessonkit.grade.preparation.inputs import Tree, draw_set
 from lessonkit.grading_child.transforms import apply, row
 from lessonkit.lesson.model import Grading, Probe, ProbeValue
 

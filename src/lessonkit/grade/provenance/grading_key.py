@@ -36,7 +36,7 @@ from pathlib import Path
 
 from lessonkit.atomic import make_folders
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.journal import JournalKey
+from lessonkit.grade.model import JournalKey
 
 KEY_BYTES = 32
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

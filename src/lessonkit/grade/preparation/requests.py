@@ -16,10 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lessonkit.grade.channel.protocol import CellSpec, ChangedCall, Request, ScenarioSpec
-from lessonkit.grade.judging.checks import LESSON
-from lessonkit.grade.judging.inputs import LessonInputs, draw_inputs, grading_of
-from lessonkit.grade.judging.probes import ProbeRun, probe_runs
-from lessonkit.grade.judging.rubric import TaskRubric, rubric_for
+from lessonkit.grade.preparation.inputs import LessonInputs, draw_inputs, grading_of
+from lessonkit.grade.preparation.probes import ProbeRun, probe_runs
+from lessonkit.grade.preparation.rubric import TaskRubric, rubric_for
 from lessonkit.grade.submission.plan import (
     Plan,
     PracticeLayout,
@@ -35,6 +34,8 @@ from lessonkit.lesson.model import Grading, Lesson
 from lessonkit.lesson.rules import RULES
 from lessonkit.lesson.scripts import render_exercise_script
 from lessonkit.run.limits import cpu_allowance
+
+LESSON = "lesson"  # the scenario that runs the learner's file as written
 
 
 def scenario_order(seed: int, submission: Submission, replay: int | None = None) -> random.Random:
@@ -67,6 +68,8 @@ class LessonGrading:
 
 
 def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
+    """The part of a lesson's preparation that needs no child and no store, drawn from
+    `seed`; `grade.preparation.prepared.prepare_lesson` adds the reference run to it."""
     grading = grading_of(lesson)
     layout = practice_layout(lesson)
     return LessonGrading(

@@ -3,7 +3,7 @@
 Each `:expect: failed` attempt that explains itself (`DeclaredAttempt.is_mistake`) is trusted
 lesson code: it runs where the reference runs, on the same scenarios under the same names, so
 that `grade.judging.diagnosis` can tell which mistake a learner's values behave like. Attempts are
-packed one per task per request (`grade.self_checks.attempt_files.pack_by_task`), and the cells of
+packed one per task per request (`grade.preparation.attempt_files.pack_by_task`), and the cells of
 tasks a
 request does not try are skipped.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
-from lessonkit.grade.channel.requests import LessonGrading, build_request
-from lessonkit.grade.self_checks.attempt_files import attempt_script, pack_by_task
+from lessonkit.grade.preparation.attempt_files import attempt_script, pack_by_task
+from lessonkit.grade.preparation.requests import LessonGrading, build_request
 from lessonkit.grade.submission.plan import SKIP, Plan, plan_submission
 from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.mistakes import declared_mistakes
