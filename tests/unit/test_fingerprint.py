@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 import lessonkit
-from lessonkit.commands._course import CourseIntake
+from lessonkit.course.batch_gradebook import CourseIntake
 from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.grade.batches import fingerprint
 from lessonkit.grade.batches.fingerprint import grading_fingerprint, short

@@ -19,7 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lessonkit.commands._common import console, write_output
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
+from lessonkit.commands._course import add_policy_argument
+from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.exports import (
     EXPORTS,
     export,

@@ -79,8 +79,8 @@ def place_in_phase(root: Path, number: str, lesson_id: str) -> Place:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lessonkit.commands.build import show_build
-    from lessonkit.commands.run import run_lesson
+    from lessonkit.commands._common import show_build
+    from lessonkit.commands._lesson_run import run_lesson
     from lessonkit.receipts.lesson_runs import RunOptions
     from lessonkit.site.build import build
 
