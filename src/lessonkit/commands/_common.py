@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -15,11 +15,12 @@ from rich.text import Text
 
 from lessonkit.atomic import write_named
 from lessonkit.errors import UsageError, quoted, shown
-from lessonkit.grade.judging import MAX_SEED
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
 from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
-from lessonkit.site.build import INDEX, Build
+
+if TYPE_CHECKING:
+    from lessonkit.site.build import Build
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -242,6 +243,8 @@ def _is_stdout(path: Path) -> bool:
 
 def show_build(out: Console, done: Build) -> None:
     """Every file a build wrote, lesson by lesson, then the site, or the step it waits for."""
+    from lessonkit.site.build import INDEX
+
     show_lessons(out, done)
     report = done.site
     if report is None:
@@ -279,6 +282,8 @@ def shard_spec(text: str):
 
 def seed_number(text: str) -> int:
     """An argparse type for --seed: a whole number from 0 to 2**32 - 1."""
+    from lessonkit.grade.judging import MAX_SEED
+
     if not text.isdigit() or int(text) > MAX_SEED:
         raise argparse.ArgumentTypeError(
             f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
