@@ -2,7 +2,7 @@
 
 Which scripts run, what may be recorded, what each run is compared with and where it is
 kept are decided here and returned as frozen `ScriptRun`s; nothing here prints, so
-`commands/run.py` (and `lessonkit new`, which records a skeleton) only show the results.
+`commands/_lesson_run.py` (for `run`, `build --record` and `new`) only shows the results.
 
 Only what can become a reference is recorded: a script out of date with lesson.md, or a
 lesson whose declared numbers the code contradicts, stops a recording before anything runs.
@@ -10,11 +10,10 @@ lesson whose declared numbers the code contradicts, stops a recording before any
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.errors import LessonError, UsageError, shown
+from lessonkit.errors import LessonError, UsageError, quoted
 from lessonkit.lesson.files import DEFAULT, GOING_FURTHER, MAIN, Script, select_scripts
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.numbers import unprinted_numbers
@@ -104,9 +103,7 @@ def scripts_to_run(lesson: Lesson, options: RunOptions) -> RunPlan:
 
 def refuse_stale_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> NumbersCheck:
     """A record must be current: refuse stale scripts and numbers the code contradicts."""
-    stale = [
-        shlex.quote(shown(script_path(lesson, s))) for s in scripts if not is_current(lesson, s)
-    ]
+    stale = [quoted(script_path(lesson, s)) for s in scripts if not is_current(lesson, s)]
     if stale:
         raise UsageError(
             f"{', '.join(stale)} {'is' if len(stale) == 1 else 'are'} out of date with "
