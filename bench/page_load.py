@@ -23,11 +23,11 @@ import tempfile
 from pathlib import Path
 from threading import Thread
 
-from lessonkit.commands.serve import make_server
 from lessonkit.lesson.catalog import all_lessons
 from lessonkit.render.downloads import page_path
 from lessonkit.render.page import CSS_ASSET, JS_ASSET, PORTFOLIO_JS_ASSET
 from lessonkit.site.build import build_site
+from lessonkit.site.server import make_server
 
 CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = [

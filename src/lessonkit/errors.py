@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 
@@ -40,6 +41,11 @@ def shown(path: Path) -> str:
         return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
         return str(path)
+
+
+def quoted(path: Path) -> str:
+    """`shown(path)` quoted for a POSIX shell, so it can be pasted into a command as printed."""
+    return shlex.quote(shown(path))
 
 
 def grader_failed(exc: Exception, *, detail: bool = True) -> str:

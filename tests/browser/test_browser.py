@@ -19,9 +19,9 @@ from urllib.request import url2pathname
 
 import pytest
 
-from lessonkit.commands.serve import make_server
 from lessonkit.lesson.catalog import all_lessons
 from lessonkit.render.downloads import lesson_downloads
+from lessonkit.site.server import make_server
 
 from conftest import REPO
 

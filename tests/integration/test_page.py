@@ -12,7 +12,6 @@ from threading import Thread
 import pytest
 from markupsafe import escape
 
-from lessonkit.commands.serve import make_server
 from lessonkit.errors import LessonError, UsageError
 from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.files import GOING_FURTHER, MAIN
@@ -28,6 +27,7 @@ from lessonkit.render.page import (
     render_lesson_page,
 )
 from lessonkit.site.build import build_site
+from lessonkit.site.server import make_server
 
 from conftest import LESSON_MD, REPO, SPEC_OUTLINE, copy_lesson_repo, invoke
 

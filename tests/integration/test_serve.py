@@ -10,9 +10,9 @@ import urllib.request
 
 import pytest
 
-from lessonkit.commands.serve import BuildState, make_server, rebuild, watch
 from lessonkit.render.downloads import page_path
 from lessonkit.site.build import site_dir
+from lessonkit.site.server import BuildState, make_server, rebuild, watch
 
 from conftest import copy_lesson_repo
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from lessonkit.commands._course import CourseIntake
+from lessonkit.commands._course import say_gradebook_kept
+from lessonkit.course.batch_gradebook import CourseIntake
 from lessonkit.course.gradebook import Gradebook
 from lessonkit.course.intake import intake, student_of
 from lessonkit.course.roster import Roster, Student
@@ -56,7 +57,7 @@ def test_the_run_lists_the_ambiguous_file_with_both_students(lesson, tmp_path):
     course = CourseIntake(Gradebook(path), ROSTER, {})  # keep() closes it when done
     kept = course.keep(lesson, _records(lesson, ("bob-2.py", "ann.py", "bo-2.py")), "fp-1")
     out = Console(record=True, width=400, color_system=None)
-    course.say(kept, out)
+    say_gradebook_kept(course, kept, out)
     with Gradebook(path) as book:
         assert [a.student for a in book.attempts()] == ["ann"]
     lines = out.export_text().splitlines()

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lessonkit.commands.new import skeleton
 from lessonkit.lesson.blocks import OLD_NAMES, ROLES, raw_block
 from lessonkit.lesson.grading_block import GENERATORS, parse_grading
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.model import Phase
+from lessonkit.lesson.new_lesson import skeleton
 
 from conftest import REPO
 

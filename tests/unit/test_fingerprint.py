@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 import lessonkit
-from lessonkit.commands._course import CourseIntake
+from lessonkit.course.batch_gradebook import CourseIntake
 from lessonkit.course.gradebook import Gradebook, attempt_of
 from lessonkit.grade.judging.report import Scoring
 from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.commands.new import skeleton
 from lessonkit.errors import UsageError
 from lessonkit.lesson.files import (
     GOING_FURTHER,
@@ -21,6 +20,7 @@ from lessonkit.lesson.files import (
 )
 from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.lesson.model import Phase
+from lessonkit.lesson.new_lesson import skeleton
 from lessonkit.site.artifacts import find_drift, write_all
 
 from conftest import copy_lesson_repo

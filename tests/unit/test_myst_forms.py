@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from lessonkit.commands import migrate as migrate_command
-from lessonkit.commands.new import skeleton
 from lessonkit.errors import LessonError
 from lessonkit.lesson.catalog import lesson_paths
 from lessonkit.lesson.load import parse_lesson
 from lessonkit.lesson.migrate import _content, migrate_lesson
 from lessonkit.lesson.model import Experiment, Phase, Step
+from lessonkit.lesson.new_lesson import skeleton
 from lessonkit.lesson.phase_file import load_phase, phase_file_of
 
 from conftest import FIXTURE_MD, REPO

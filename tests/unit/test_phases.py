@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.commands.new import skeleton
 from lessonkit.errors import LessonError
 from lessonkit.lesson.catalog import all_lessons
 from lessonkit.lesson.model import Phase
+from lessonkit.lesson.new_lesson import skeleton
 from lessonkit.lesson.phase_file import phase_header, with_lesson
 from lessonkit.render.page import render_index
 

@@ -242,7 +242,8 @@ def test_intake_says_when_a_files_bytes_are_another_students(state02, tmp_path):
     named when it is kept; untouched files, alike for everyone, are not."""
     from rich.console import Console
 
-    from lessonkit.commands._course import CourseIntake
+    from lessonkit.commands._course import say_gradebook_kept
+    from lessonkit.course.batch_gradebook import CourseIntake
     from lessonkit.grade.batches.journal import JournalEntry
 
     def entry(path: str, text: str) -> JournalEntry:
@@ -271,5 +272,5 @@ def test_intake_says_when_a_files_bytes_are_another_students(state02, tmp_path):
     )
     assert [(s.student, s.others) for s in kept.same_bytes] == [("ben", ("ana",))]
     out = Console(record=True, width=200)
-    course.say(kept, out)
+    say_gradebook_kept(course, kept, out)
     assert "ben.py (ben): the same bytes as the submission of ana" in out.export_text()

@@ -14,7 +14,8 @@ import itertools
 import pytest
 from rich.console import Console
 
-from lessonkit.commands._course import CourseIntake
+from lessonkit.commands._course import say_gradebook_kept
+from lessonkit.course.batch_gradebook import CourseIntake
 from lessonkit.course.gradebook import Gradebook, counting
 from lessonkit.course.intake import intake
 from lessonkit.course.roster import Roster, Student
@@ -69,7 +70,7 @@ def test_a_file_tied_with_one_the_gradebook_holds_is_listed_and_not_kept(lesson,
     course = CourseIntake(Gradebook(path), ROSTER, {})
     kept = course.keep(lesson, [_record(lesson, "ana_old.py", BLANK, MONDAY)], "fp-1")
     out = Console(record=True, width=400, color_system=None)
-    course.say(kept, out)
+    say_gradebook_kept(course, kept, out)
     with Gradebook(path) as book:
         assert [a.file for a in book.attempts()] == ["ana.py"]
         assert (

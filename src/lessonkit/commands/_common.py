@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
 from rich.text import Text
 
 from lessonkit.atomic import write_named
-from lessonkit.errors import UsageError, shown
+from lessonkit.errors import UsageError, quoted, shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
 from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
+
+if TYPE_CHECKING:
+    from lessonkit.site.build import Build
 
 
 def add_lesson_argument(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
@@ -81,11 +83,6 @@ def marked(mark: Mark, message: str) -> Text:
     """A message behind a coloured ✓, ✗ or !; the message itself is printed as it is."""
     symbol, style = _MARKS[mark]
     return Text.assemble((symbol, style), " ", message)
-
-
-def quoted(path: Path) -> str:
-    """`shown(path)` quoted for a POSIX shell, so it can be pasted into a command as printed."""
-    return shlex.quote(shown(path))
 
 
 def add_timeout_argument(
@@ -242,3 +239,53 @@ def _is_stdout(path: Path) -> bool:
         return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
     except (OSError, ValueError, AttributeError):  # missing; stdout closed or not a real file
         return False
+
+
+def show_build(out: Console, done: Build) -> None:
+    """Every file a build wrote, lesson by lesson, then the site, or the step it waits for."""
+    from lessonkit.site.build import INDEX
+
+    show_lessons(out, done)
+    report = done.site
+    if report is None:
+        waiting = done.waiting
+        assert waiting is not None  # a build without a site says why
+        out.print(
+            f"site: not rebuilt yet, the records are not current for the code lesson.md has "
+            f"now:\n  {waiting.where}: {waiting.message}\nnext: {waiting.fix}"
+        )
+        return
+    out.print(
+        f"site: wrote {quoted(report.target)} ({len(report.pages)} lesson page(s), "
+        f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "
+        f"{quoted(report.target / INDEX)} or run `lessonkit serve`"
+    )
+
+
+def show_lessons(out: Console, done: Build) -> None:
+    """Each file a build wrote or removed, lesson by lesson."""
+    for built in done.lessons:
+        for path in built.written:
+            out.print(f"wrote {quoted(path)}")
+        for path in built.removed:
+            out.print(f"removed {quoted(path)} (lesson.md no longer makes it)")
+        changed = len(built.written) + len(built.removed)
+        out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
+
+
+def shard_spec(text: str):
+    """An argparse type for `--shard K/N`."""
+    from lessonkit.course.shards import parse_shard
+
+    return parse_shard(text)
+
+
+def seed_number(text: str) -> int:
+    """An argparse type for --seed: a whole number from 0 to 2**32 - 1."""
+    from lessonkit.grade.judging import MAX_SEED
+
+    if not text.isdigit() or int(text) > MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
+        )
+    return int(text)

@@ -18,12 +18,13 @@ import argparse
 
 from rich.console import Console
 
-from lessonkit.commands._common import add_lesson_argument, console, quoted
+from lessonkit.commands._common import add_lesson_argument, console, show_build, show_lessons
+from lessonkit.commands._lesson_run import run_lesson
 from lessonkit.lesson.catalog import all_lessons, find_lesson
 from lessonkit.lesson.files import ALL
 from lessonkit.receipts import RecordError, load_records, record_command
 from lessonkit.receipts.lesson_runs import RunOptions
-from lessonkit.site.build import INDEX, Build, build
+from lessonkit.site.build import Build, build
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         done = None  # a record that cannot be read: recording replaces it
     if args.record and (done is None or done.waiting is not None):
         if done is not None:
-            _show_lessons(out, done)
+            show_lessons(out, done)
         if not _record_stale(out, args.lesson):
             return 1
         out.print()
@@ -61,39 +62,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def show_build(out: Console, done: Build) -> None:
-    """Every file a build wrote, lesson by lesson, then the site, or the step it waits for."""
-    _show_lessons(out, done)
-    report = done.site
-    if report is None:
-        waiting = done.waiting
-        assert waiting is not None  # a build without a site says why
-        out.print(
-            f"site: not rebuilt yet, the records are not current for the code lesson.md has "
-            f"now:\n  {waiting.where}: {waiting.message}\nnext: {waiting.fix}"
-        )
-        return
-    out.print(
-        f"site: wrote {quoted(report.target)} ({len(report.pages)} lesson page(s), "
-        f"{report.file_count} files, {report.total_bytes / 1024:.0f} KiB); open "
-        f"{quoted(report.target / INDEX)} or run `lessonkit serve`"
-    )
-
-
-def _show_lessons(out: Console, done: Build) -> None:
-    for built in done.lessons:
-        for path in built.written:
-            out.print(f"wrote {quoted(path)}")
-        for path in built.removed:
-            out.print(f"removed {quoted(path)} (lesson.md no longer makes it)")
-        changed = len(built.written) + len(built.removed)
-        out.print(f"{built.lesson}: {changed} file(s) changed, the rest already up to date")
-
-
 def _record_stale(out: Console, lesson_id: str | None) -> bool:
     """`lessonkit run ID --script all --record` for each lesson whose records are not current."""
-    from lessonkit.commands.run import run_lesson
-
     lessons = [find_lesson(lesson_id)] if lesson_id else all_lessons()
     for lesson in lessons:
         try:

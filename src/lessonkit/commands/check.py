@@ -25,11 +25,12 @@ from lessonkit.commands._common import (
     limits_from,
     practice_file,
     quoted,
+    seed_number,
+    shard_spec,
     whole_number,
 )
 from lessonkit.errors import UsageError
 from lessonkit.grade import Grader
-from lessonkit.grade.judging import MAX_SEED
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
@@ -117,22 +118,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let --batch run submissions without the OS sandbox (when bubblewrap is missing)",
     )
-
-
-def shard_spec(text: str):
-    """An argparse type for `--shard K/N`."""
-    from lessonkit.course.shards import parse_shard
-
-    return parse_shard(text)
-
-
-def seed_number(text: str) -> int:
-    """An argparse type for --seed: a whole number from 0 to 2**32 - 1."""
-    if not text.isdigit() or int(text) > MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
-        )
-    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,7 +216,8 @@ def _batch(args: argparse.Namespace) -> int:
         say_kept,
         say_not_graded,
     )
-    from lessonkit.commands._course import CourseIntake, LessonGradebook
+    from lessonkit.commands._course import say_gradebook_kept
+    from lessonkit.course.batch_gradebook import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
     from lessonkit.grade.batches import (
         default_key_path,
@@ -326,5 +312,6 @@ def _batch(args: argparse.Namespace) -> int:
         view.print(f"{passed} of {len(entries)} files pass every task ({seed}{of_shard}).")
         view.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in outcome.written)}."))
     if outcome.kept is not None:
-        outcome.kept.say(out)  # so that files left out of the gradebook are seen
+        # so that files left out of the gradebook are seen
+        say_gradebook_kept(outcome.kept.course, outcome.kept.kept, out)
     return say_not_graded(outcome, out)

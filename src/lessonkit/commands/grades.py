@@ -19,7 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lessonkit.commands._common import console, write_output
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
+from lessonkit.commands._course import add_policy_argument
+from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.exports import (
     EXPORTS,
     export,
@@ -35,6 +36,7 @@ from lessonkit.course.gradebook import (
     older_gradings,
     utc_stamp,
 )
+from lessonkit.course.grades_json import attempt_json, table_json
 from lessonkit.course.roster import read_roster
 from lessonkit.errors import LessonkitError, UsageError, shown
 from lessonkit.grade.batches import grading_fingerprint, short
@@ -69,62 +71,6 @@ def with_extra(points: float | None, extra: float) -> str:
     if points is None:
         return "-"
     return f"{points:g} (+{extra:g} extra)" if extra else f"{points:g}"
-
-
-def table_json(table: CourseTable) -> dict:
-    return {
-        "policy": table.policy,
-        "lessons": [
-            {"lesson": c.lesson, "title": c.title, "max_points": c.max_points}
-            for c in table.lessons
-        ],
-        "max_total": table.max_total,
-        "not_on_roster": list(table.unrostered),
-        "students": [
-            {
-                "id": row.student.id,
-                "name": row.student.name,
-                "points": {c.lesson: p for c, p in zip(table.lessons, row.points, strict=True)},
-                "extra": {c.lesson: e for c, e in zip(table.lessons, row.extra, strict=True)},
-                "total": row.total,
-                "extra_total": row.extra_total,
-            }
-            for row in table.rows
-        ],
-    }
-
-
-def attempt_json(attempt: Attempt, number: int, counts: bool) -> dict:
-    """One attempt for tools: `attempt` is its number among the student's attempts at the
-    lesson (1, 2, ...), `id` its row in the gradebook."""
-    return {
-        "attempt": number,
-        "id": attempt.id,
-        "lesson": attempt.lesson,
-        "file": attempt.file,
-        "sha256": attempt.sha256,
-        "seed": attempt.seed,
-        "graded_utc": attempt.graded_utc,
-        "toolkit": attempt.toolkit,
-        "revision": attempt.revision,
-        "points": attempt.points,
-        "extra_points": attempt.extra_points,
-        "max_points": attempt.max_points,
-        "submitted_utc": utc_stamp(attempt.submitted),
-        "counts": counts,
-        "fingerprint": attempt.fingerprint,
-        "tasks": [
-            {
-                "task": t.task,
-                "optional": t.optional,
-                "status": t.status,
-                "points": t.points,
-                "max_points": t.max_points,
-                "mistake": t.mistake,
-            }
-            for t in attempt.tasks
-        ],
-    }
 
 
 def _course_view(table: CourseTable) -> Table:

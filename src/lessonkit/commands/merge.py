@@ -18,7 +18,8 @@ from rich.text import Text
 from lessonkit import __version__
 from lessonkit.atomic import OpenFolder
 from lessonkit.commands._common import add_key_argument, console, quoted
-from lessonkit.commands._course import CourseIntake
+from lessonkit.commands._course import say_gradebook_kept
+from lessonkit.course.batch_gradebook import CourseIntake
 from lessonkit.course.shards import merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches import (
@@ -124,5 +125,5 @@ def run(args: argparse.Namespace) -> int:
     )
     out.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     if course is not None and kept is not None:
-        course.say(kept, console(stderr=True))
+        say_gradebook_kept(course, kept, console(stderr=True))
     return 0

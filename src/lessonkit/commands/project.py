@@ -26,9 +26,7 @@ from lessonkit.commands._common import (
     whole_number,
 )
 from lessonkit.errors import UsageError, shown
-from lessonkit.lesson.catalog import find_phase
-from lessonkit.lesson.project import ProjectContract
-from lessonkit.lesson.study_guide import guide_path, load_study_guide
+from lessonkit.lesson.catalog import phase_contract
 from lessonkit.lesson.text import safe_name
 from lessonkit.project import (
     MAX_SEED,
@@ -82,19 +80,6 @@ def seed_number(text: str) -> int:
             f"must be a whole number from 0 to {MAX_SEED}, got {text!r}"
         )
     return int(text)
-
-
-def phase_contract(name: str) -> tuple[str, ProjectContract]:
-    """The phase's number and its project's graded contract; UsageError when it has none."""
-    number, folder, lesson_ids = find_phase(name)
-    path = guide_path(folder)
-    guide = load_study_guide(path, lesson_ids) if path.is_file() else None
-    if guide is None or guide.project.graded is None:
-        raise UsageError(
-            f"phase {number} declares no graded project",
-            fix=f"add `project: graded:` to {shown(path)} (see docs/authoring.md)",
-        )
-    return number, guide.project.graded
 
 
 def run(args: argparse.Namespace) -> int:

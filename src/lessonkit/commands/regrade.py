@@ -20,10 +20,11 @@ from lessonkit.commands._common import (
     add_timeout_argument,
     console,
     limits_from,
+    seed_number,
     whole_number,
 )
-from lessonkit.commands._course import add_policy_argument, existing_gradebook
-from lessonkit.commands.check import seed_number
+from lessonkit.commands._course import add_policy_argument
+from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import keep_regrades, regrade_items, regrade_targets
 from lessonkit.grade.batches import KeptBytes, grading_fingerprint, lesson_kind, run_batch, short

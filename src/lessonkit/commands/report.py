@@ -16,9 +16,9 @@ from lessonkit.commands._common import add_lesson_argument, write_output
 from lessonkit.commands._course import (
     add_policy_argument,
     add_similarity_threshold,
-    existing_gradebook,
     similarity_threshold,
 )
+from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.class_report import class_report, render_class_report
 from lessonkit.course.pair_view import pair_views
 from lessonkit.course.similarity import class_similarity

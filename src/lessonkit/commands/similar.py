@@ -19,9 +19,9 @@ from lessonkit.commands._common import add_lesson_argument, console
 from lessonkit.commands._course import (
     add_policy_argument,
     add_similarity_threshold,
-    existing_gradebook,
     similarity_threshold,
 )
+from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.similarity import SimilarityReport, class_similarity
 from lessonkit.lesson.catalog import find_lesson
 

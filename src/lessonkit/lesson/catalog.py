@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lessonkit.errors import UsageError
+from lessonkit.errors import UsageError, shown
 from lessonkit.lesson.load import load_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.phase_file import PHASE_FILE
 from lessonkit.lesson.phases import check_phases
+from lessonkit.lesson.project import ProjectContract
 from lessonkit.lesson.repository import is_course
+from lessonkit.lesson.study_guide import guide_path, load_study_guide
 
 LESSON_FILE = "lesson.md"
 
@@ -86,3 +88,16 @@ def find_phase(name: str, root: Path | None = None) -> tuple[str, Path, tuple[st
     folder = folders[number]
     paths = sorted(folder.glob(f"*/{LESSON_FILE}"))
     return number, folder, tuple(filter(None, map(_lesson_id, paths)))
+
+
+def phase_contract(name: str) -> tuple[str, ProjectContract]:
+    """The phase's number and its project's graded contract; UsageError when it has none."""
+    number, folder, lesson_ids = find_phase(name)
+    path = guide_path(folder)
+    guide = load_study_guide(path, lesson_ids) if path.is_file() else None
+    if guide is None or guide.project.graded is None:
+        raise UsageError(
+            f"phase {number} declares no graded project",
+            fix=f"add `project: graded:` to {shown(path)} (see docs/authoring.md)",
+        )
+    return number, guide.project.graded

@@ -1,18 +1,18 @@
 """Running and recording a lesson's scripts: the policy of `lessonkit run`, as a library.
 
 Which scripts run, what may be recorded, what each is compared with and where it is kept are
-decided here and returned as frozen `ScriptRun`s; nothing here prints. Only what can become a
-reference is recorded: an out-of-date script, or declared numbers the code contradicts, stop
-a recording before anything runs.
+decided here and returned as frozen `ScriptRun`s; nothing here prints
+(`commands/_lesson_run.py` shows them). Only what can become a reference is recorded: an
+out-of-date script, or declared numbers the code contradicts, stop a recording before
+anything runs.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.errors import LessonError, UsageError, shown
+from lessonkit.errors import LessonError, UsageError, quoted
 from lessonkit.lesson.files import DEFAULT, GOING_FURTHER, MAIN, Script, select_scripts
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.numbers import unprinted_numbers
@@ -102,9 +102,7 @@ def scripts_to_run(lesson: Lesson, options: RunOptions) -> RunPlan:
 
 def refuse_stale_recording(lesson: Lesson, scripts: tuple[Script, ...]) -> NumbersCheck:
     """A record must be current: refuse stale scripts and numbers the code contradicts."""
-    stale = [
-        shlex.quote(shown(script_path(lesson, s))) for s in scripts if not is_current(lesson, s)
-    ]
+    stale = [quoted(script_path(lesson, s)) for s in scripts if not is_current(lesson, s)]
     if stale:
         raise UsageError(
             f"{', '.join(stale)} {'is' if len(stale) == 1 else 'are'} out of date with "
