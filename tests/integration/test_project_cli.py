@@ -149,9 +149,10 @@ def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Pa
     uninterrupted batch wrote, journalled as the batch journals them), then cut short
     mid-line by Ctrl-C."""
     from lessonkit.commands.project import phase_contract
-    from lessonkit.grade.batches.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batches.batch_run import BatchRun
     from lessonkit.grade.batches.folder import read_in_folder, submissions_in
     from lessonkit.grade.batches.grading_key import grading_key
+    from lessonkit.grade.batches.kind import BatchEntry
     from lessonkit.project.batch import project_kind
     from lessonkit.project.report import ProjectReport
     from lessonkit.run.isolation import Isolation

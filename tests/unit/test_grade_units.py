@@ -402,8 +402,8 @@ def test_table_shows_messages_literally_and_without_colour(monkeypatch):
 def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
     from rich.console import Console
 
-    from lessonkit.grade.batches.batch import BatchEntry
-    from lessonkit.grade.batches.lesson_items import unreadable
+    from lessonkit.grade.batches.kind import BatchEntry
+    from lessonkit.grade.batches.local import unreadable
     from lessonkit.grade.judging.report import batch_table
 
     long_name = "/home/instructor/course-2026/submissions/bob-smith/state-02-final-version.ipynb"

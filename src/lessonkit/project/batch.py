@@ -1,7 +1,7 @@
 """A folder of phase project scripts as one batch: its grade-one function and `BatchKind`.
 
 The lifecycle (the outputs checked first, the signed journal, `--resume`, the outputs
-written whole at the end) is the lesson batch's own (`grade.batches.batch.BatchRun`). Here is only
+written whole at the end) is the lesson batch's own (`grade.batches.lifecycle`). Here is only
 what a project does its own way: each script's bytes graded by `grade_project`, a file that
 cannot be read and a grader bug on one file each that file's report, never the end of the
 batch, and the outputs: one JSON and a Markdown feedback file per script. The files share

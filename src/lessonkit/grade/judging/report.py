@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lessonkit.grade.batches.batch import BatchEntry
+from lessonkit.grade.batches.kind import BatchEntry
 from lessonkit.grade.judging.results import (
     ERROR,
     FAILED,

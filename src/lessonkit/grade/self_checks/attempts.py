@@ -57,10 +57,10 @@ def grade_rounds(
     `jobs` at a time, in order.
 
     One grader for all of them: the reference runs once and every file is graded on the
-    same input sets. Each file is graded from its bytes (`grade.batches.batch.grade_each`, the pool
+    same input sets. Each file is graded from its bytes (`grade.batches.pool.grade_each`, the pool
     every batch grades through), never written to a folder to be read back.
     """
-    from lessonkit.grade.batches.batch import grade_each
+    from lessonkit.grade.batches.pool import grade_each
     from lessonkit.grade.submission.sources import read_submission
 
     submissions = [
