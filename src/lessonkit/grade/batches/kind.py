@@ -1,9 +1,6 @@
-"""What a batch of one kind grades into, and what a kind does its own way.
-
-A lesson's `check --batch` and a phase's `project --batch` differ only in how a file is
-graded, what its report is and what the outputs hold: those are a `BatchKind`
-(`grade.batches.lesson_kind.lesson_kind`, `project.batch.project_kind`). Each file's row is a
-`BatchEntry`. Everything else about a batch is the lifecycle's (`grade.batches.lifecycle`).
+"""What a batch of one kind does its own way (`BatchKind`: how a file is graded, what its
+report is, what the outputs hold), and each file's row (`BatchEntry`); the rest of a batch is
+`grade.batches.lifecycle`'s.
 """
 
 from __future__ import annotations

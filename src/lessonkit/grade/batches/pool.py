@@ -1,8 +1,7 @@
 """The pool every batch grades through: each item's grade-one function, `jobs` at once.
 
-A lesson's batch, a project's, regrade, `verify`'s proofs and a Dask worker's chunk each
-bring their own grade-one function; the threads, the order of results and what Ctrl-C
-keeps are this module's, once.
+A lesson's batch, a project's, regrade, `verify`'s proofs and a Dask worker's chunk bring
+their own grade-one function; the threads, the order and what Ctrl-C keeps are this one's.
 """
 
 from __future__ import annotations
