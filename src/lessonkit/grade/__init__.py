@@ -13,7 +13,7 @@ package that holds it: `grade.submission`, `grade.judging`, `grade.channel`,
 
 from lessonkit.grade.batches.kind import BatchEntry
 from lessonkit.grade.batches.local import grade_many
-from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.results import (
     ERROR,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
 from lessonkit.grade.channel.requests import LessonGrading, build_request, wire_names
-from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.self_checks.reference_checks import check_reference
 from lessonkit.grade.submission.known_answers import Varied, varied_of
 from lessonkit.grade.submission.plan import Plan

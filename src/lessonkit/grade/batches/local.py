@@ -19,7 +19,7 @@ from lessonkit.errors import LessonkitError, grader_failed
 from lessonkit.grade.batches.folder import BatchItem
 from lessonkit.grade.batches.kind import BatchEntry
 from lessonkit.grade.batches.pool import grade_each
-from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.judging.results import GradeReport, run_failed
 from lessonkit.grade.submission.sources import SubmissionError, read_submission

@@ -8,9 +8,9 @@ reaches, each with one message at its lesson.md line.
 
 from __future__ import annotations
 
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.requests import LessonGrading
-from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.judging.checks import LESSON
 from lessonkit.grade.judging.probes import ProbeRun
 from lessonkit.grade.judging.values import layout, opaque_type
