@@ -30,8 +30,8 @@ from pathlib import Path
 from lessonkit.course.exports import canvas_csv
 from lessonkit.course.gradebook import Gradebook, attempt_of, course_table
 from lessonkit.course.shards import ShardResult, merge_shards
-from lessonkit.grade.batches.batch import BatchEntry
 from lessonkit.grade.batches.journal import JournalEntry, JournalHeader, Shard
+from lessonkit.grade.batches.kind import BatchEntry
 from lessonkit.grade.judging.report import Scoring, summary_csv
 from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.lesson.catalog import find_lesson

@@ -36,7 +36,7 @@ daemonized or re-parented grandchild), and tree peak memory is not shown: the ta
 
 The floor: one process that imports JAX and runs the graded cells for all of the check's
 scenarios, the least any grader could spend. The learner child's requests of one `check`
-are recorded once (the before tree's `WorkerHandle.send`, patched in a recording run), then
+are recorded once (the before tree's `ChildHandle.send`, patched in a recording run), then
 each round replayed into one unsandboxed grading child program (`lessonkit/grading_child/main.py`)
 with the grader's own child environment and compile cache: one process, one JAX import,
 the same cells and scenarios. Every figure prints its ratio to the floor: CPU-s to floor
@@ -106,23 +106,27 @@ sys.exit(code)
 
 RECORD = """
 import json, os, sys
-from lessonkit.grade.channel import worker_handle
+try:
+    from lessonkit.grade.channel.child_handle import CHILD_SCRIPT, ChildHandle
+except ImportError:  # a tree from before issue 53 named it a worker
+    from lessonkit.grade.channel.worker_handle import WORKER_SCRIPT as CHILD_SCRIPT
+    from lessonkit.grade.channel.worker_handle import WorkerHandle as ChildHandle
 from lessonkit.settings import compile_cache_from
 from lessonkit.run.process import GRADER_SETTINGS
 target, argv = sys.argv[1], sys.argv[2:]
 sent = []
-original = worker_handle.WorkerHandle.send
+original = ChildHandle.send
 def send(self, request):
     if not self.trusted:
         sent.append(request.to_line().decode())
     return original(self, request)
-worker_handle.WorkerHandle.send = send
+ChildHandle.send = send
 from lessonkit.cli import main
 code = main(argv)
 cache = compile_cache_from(os.environ)
 env = {**GRADER_SETTINGS, **({"JAX_COMPILATION_CACHE_DIR": str(cache)} if cache else {})}
 with open(target, "w") as out:
-    json.dump({"requests": sent, "env": env, "program": str(worker_handle.WORKER_SCRIPT)}, out)
+    json.dump({"requests": sent, "env": env, "program": str(CHILD_SCRIPT)}, out)
 sys.exit(code)
 """
 """One `lessonkit check`, recording what the learner child was asked to run (for the floor)."""

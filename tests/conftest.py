@@ -325,7 +325,7 @@ def session_starter(isolation, limits):
     forking needs is missing)."""
     import atexit
 
-    from lessonkit.grade.channel.worker_handle import grading_starter
+    from lessonkit.grade.channel.child_handle import grading_starter
     from lessonkit.run.forking import forks_children
 
     if not forks_children():
@@ -342,25 +342,25 @@ def run_one_cell(
 ):
     """The record of `source`, one task cell reporting `result`, run in a fresh learner
     child (`sandbox`: a `run.sandbox.Sandbox` or None), forked by the session's starter as
-    a grader's are; `while_alive(worker)` runs before the child and everything it started
+    a grader's are; `while_alive(child)` runs before the child and everything it started
     are stopped."""
     import time
 
-    from lessonkit.grade.channel.worker_handle import WorkerHandle
+    from lessonkit.grade.channel.child_handle import ChildHandle
     from lessonkit.run.isolation import Isolation
     from lessonkit.run.limits import DEFAULT_LIMITS
 
     isolation, limits = Isolation(sandbox), limits or DEFAULT_LIMITS
     starter = session_starter(isolation, limits)
-    worker = WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
+    child = ChildHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
     request = one_cell_request(source, budget, cpu_seconds)
     try:
-        worker.send(request)
-        record = worker.collect(request, time.monotonic() + budget + 10, timeout=budget)
+        child.send(request)
+        record = child.collect(request, time.monotonic() + budget + 10, timeout=budget)
         if while_alive is not None:
-            while_alive(worker)
+            while_alive(child)
     finally:
-        worker.close()
+        child.close()
     return record
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.grade.channel import reported
-from lessonkit.grade.channel.worker_handle import WorkerHandle, grading_starter
+from lessonkit.grade.channel.child_handle import ChildHandle, grading_starter
 from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
@@ -53,7 +53,7 @@ def run_together(
     of `--batch --jobs N` do); the value, or the error text where the cell failed."""
     starter = starter or session_starter(isolation, limits)
     workers = [
-        WorkerHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
+        ChildHandle(trusted=False, isolation=isolation, limits=limits, starter=starter)
         for _ in sources
     ]
     requests = [one_cell_request(source, budget) for source in sources]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from lessonkit.grade.channel.child_handle import ChildHandle
 from lessonkit.grade.channel.child_report import ChildReport
-from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.run.limits import Limits, cpu_allowance
 from lessonkit.run.sandbox import Sandbox, _v1_folder
 
@@ -88,7 +88,7 @@ def test_project_memory_option_is_each_runs_memory_limit(tmp_path):
 
 
 def run_cell(
-    source: str, sandbox: Sandbox, limits: Limits, while_alive: Callable[[WorkerHandle], None]
+    source: str, sandbox: Sandbox, limits: Limits, while_alive: Callable[[ChildHandle], None]
 ) -> ChildReport:
     record = run_one_cell(source, sandbox, limits=limits, budget=30.0, while_alive=while_alive)
     assert record.stop_reason is None, record.stop_reason
@@ -135,8 +135,8 @@ def test_a_forking_cell_is_held_to_the_task_cap_of_its_limits(sandbox):
     limits = Limits(tasks=48, tasks_per_cpu=0)
     caps: list[str] = []
 
-    def read_cap(worker: WorkerHandle) -> None:
-        folders = worker._child.cgroup.folders if worker._child.cgroup else []
+    def read_cap(handle: ChildHandle) -> None:
+        folders = handle._child.cgroup.folders if handle._child.cgroup else []
         caps.extend(p.read_text().strip() for f in folders if (p := f / "pids.max").exists())
 
     made = result_of(run_cell(FORK_UNTIL_REFUSED, sandbox, limits, read_cap))
@@ -178,14 +178,14 @@ def test_a_cell_that_starts_110_busy_processes_does_not_starve_the_machine(sandb
         pytest.skip("a CPU share per child needs root and a writable cgroup v1 cpu hierarchy")
     got: list[float] = []
 
-    def measure(worker: WorkerHandle) -> None:
+    def measure(handle: ChildHandle) -> None:
         time.sleep(3)  # every spinner has woken and spins
         wall, cpu = time.monotonic(), time.process_time()
         while time.monotonic() - wall < 2:
             pass
         got.append(time.process_time() - cpu)
-        assert worker._child.cgroup is not None
-        shares = [f / "cpu.shares" for f in worker._child.cgroup.folders]
+        assert handle._child.cgroup is not None
+        shares = [f / "cpu.shares" for f in handle._child.cgroup.folders]
         got.append(float(next(p for p in shares if p.exists()).read_text()))
 
     record = run_cell(SPINNERS, sandbox, Limits(), measure)

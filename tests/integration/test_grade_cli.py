@@ -154,10 +154,11 @@ def _journalled_report(lesson, path: Path, seed: int = 1234) -> dict:
 
 def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
     """Results journalled before Ctrl-C are kept: only the rest, and what changed, is graded."""
-    from lessonkit.grade.batches.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batches.batch_run import BatchRun
     from lessonkit.grade.batches.folder import read_in_folder, submissions_in
-    from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.batches.lesson_kind import lesson_kind
     from lessonkit.grade.judging.results import GradeReport
+    from lessonkit.grade.model import BatchEntry
     from lessonkit.grade.provenance.grading_key import grading_key
 
     submissions = tmp_path / "class"
@@ -204,9 +205,9 @@ def test_resume_keeps_what_an_interrupted_batch_graded(lesson, tmp_path):
 def test_resume_refuses_a_journal_entry_that_does_not_verify(lesson, tmp_path):
     """Red team D2 at --resume: an entry added to the journal by hand (a passing verdict for
     bob's file) is refused, naming the journal and the entry, before any grading."""
-    from lessonkit.grade.batches.batch import BatchRun
+    from lessonkit.grade.batches.batch_run import BatchRun
     from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.batches.lesson_kind import lesson_kind
     from lessonkit.grade.provenance.grading_key import grading_key
 
     submissions = tmp_path / "class"
@@ -432,7 +433,7 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
 ):
     """Red team A3: a folder too deep to list (or one that refuses it) stopped the batch
     before it graded anything; each is now its own row's error and alice is graded."""
-    from lessonkit.grade.batches import batch
+    from lessonkit.grade.batches import batch_run
 
     submissions = tmp_path / "class"
     submissions.mkdir()
@@ -447,7 +448,7 @@ def test_a3_a_folder_that_cannot_be_listed_is_its_rows_error_and_the_rest_grade(
             raise PermissionError(13, "Permission denied", str(path))
         return scandir(path)
 
-    monkeypatch.setattr(batch.os, "scandir", refusing)
+    monkeypatch.setattr(batch_run.os, "scandir", refusing)
     out_dir = tmp_path / "results"
     argv = ["check", "state-02", "--batch", str(submissions), "--jobs", "1", "--out", str(out_dir)]
     code, _, err = invoke(argv)
@@ -499,7 +500,7 @@ def test_b13_a_newline_in_a_file_name_prints_no_fake_progress_line(hostile_folde
 
 
 def test_b14_names_are_shown_on_one_line(lesson):
-    from lessonkit.grade.batches.lesson_items import unreadable
+    from lessonkit.grade.batches.local import unreadable
     from lessonkit.grade.judging.report import report_view
 
     report = unreadable(lesson, Path("x.py\n# state-02: all passed"), "unreadable", 0.1)

@@ -1,6 +1,6 @@
 """The learner child's sandbox: what code inside it can and cannot reach.
 
-Each test runs one cell in a learner child (the same `WorkerHandle` the grader uses) and reads
+Each test runs one cell in a learner child (the same `ChildHandle` the grader uses) and reads
 back what the cell saw. With CI=true the sandbox must exist; locally the tests skip when
 bubblewrap or user namespaces are missing.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lessonkit.grade.channel import reported
-from lessonkit.grade.channel.worker_handle import WorkerHandle
+from lessonkit.grade.channel.child_handle import ChildHandle
 from lessonkit.run.sandbox import Sandbox
 
 from conftest import LESSON_MD, REPO, run_one_cell
@@ -115,24 +115,24 @@ def test_a_readable_path_under_tmp_stays_visible(sandbox, tmp_path):
 
 KILLED_PARENT = """
 import sys, time
-from lessonkit.grade.channel.worker_handle import WorkerHandle
-worker = WorkerHandle(trusted=True)
-print(worker._folder.name, flush=True)
+from lessonkit.grade.channel.child_handle import ChildHandle
+child = ChildHandle(trusted=True)
+print(child._folder.name, flush=True)
 time.sleep(120)
 """
 
 
 def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monkeypatch):
-    """SIGKILL leaves a parent no time to clean up; the next WorkerHandle removes what it left."""
+    """SIGKILL leaves a parent no time to clean up; the next ChildHandle removes what it left."""
     import contextlib
     import subprocess
     import sys
     import tempfile
 
-    from lessonkit.grade.channel import worker_handle
+    from lessonkit.grade.channel import child_handle
     from lessonkit.run import sandbox as sandbox_module
 
-    source = Path(worker_handle.__file__).parents[2]  # the lessonkit under test
+    source = Path(child_handle.__file__).parents[2]  # the lessonkit under test
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(source)}
     parent = subprocess.Popen(
         [sys.executable, "-c", KILLED_PARENT], env=env, stdout=subprocess.PIPE, text=True
@@ -149,7 +149,7 @@ def test_b15_a_killed_parents_scratch_is_removed_by_the_next_run(tmp_path, monke
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with contextlib.suppress(AttributeError):  # the sweep runs once per process
         sandbox_module.remove_leftovers.cache_clear()
-    WorkerHandle(trusted=True).close()
+    ChildHandle(trusted=True).close()
     assert left.parent == tmp_path and not left.exists()
     assert kept.is_dir()
 

@@ -96,9 +96,9 @@ def test_shared_outputs_follow_the_umask_and_the_instructors_data_is_private(les
     server reads them); the journal and the gradebook (every submission and grade) and the
     reference store (the lesson's answers) are 0600."""
     from lessonkit.course.gradebook import Gradebook
-    from lessonkit.grade.batches.batch import BatchRun
+    from lessonkit.grade.batches.batch_run import BatchRun
     from lessonkit.grade.batches.folder import submissions_in
-    from lessonkit.grade.batches.lesson_batch import lesson_kind
+    from lessonkit.grade.batches.lesson_kind import lesson_kind
     from lessonkit.grade.batches.outputs import write_results
     from lessonkit.grade.channel.child_report import ChildReport
     from lessonkit.grade.channel.reference_store import ReferenceStore

@@ -148,8 +148,9 @@ def _interrupted(batch, tmp_path: Path, keep: tuple[str, ...]) -> tuple[Path, Pa
     folder, with the same seed, stopped once it had graded `keep` (their reports those the
     uninterrupted batch wrote, journalled as the batch journals them), then cut short
     mid-line by Ctrl-C."""
-    from lessonkit.grade.batches.batch import BatchEntry, BatchRun
+    from lessonkit.grade.batches.batch_run import BatchRun
     from lessonkit.grade.batches.folder import read_in_folder, submissions_in
+    from lessonkit.grade.model import BatchEntry
     from lessonkit.grade.provenance.grading_key import grading_key
     from lessonkit.lesson.catalog import phase_contract
     from lessonkit.project.batch import project_kind

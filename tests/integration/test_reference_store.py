@@ -68,13 +68,13 @@ def store(tmp_path, monkeypatch, isolation):
 def trusted_starts(monkeypatch) -> list[bool]:
     """Every child a grader starts, True for the trusted reference child."""
     started: list[bool] = []
-    real = child_pool.WorkerHandle
+    real = child_pool.ChildHandle
 
     def spy(*args, **kwargs):
         started.append(kwargs["trusted"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(child_pool, "WorkerHandle", spy)
+    monkeypatch.setattr(child_pool, "ChildHandle", spy)
     return started
 
 

@@ -256,7 +256,7 @@ def test_reference_solutions_pass_and_scaffolds_are_not_attempted(reports):
 WRAP_CELL_RUNNER = """# %%
 import sys as _sys
 _frame = _sys._getframe()
-while _frame is not None and type(_frame.f_locals.get("self")).__name__ != "WorkerProgram":
+while _frame is not None and type(_frame.f_locals.get("self")).__name__ != "ChildProgram":
     _frame = _frame.f_back
 _runner = None if _frame is None else _frame.f_locals["self"]
 if _runner is not None and hasattr(_runner, "_cell") and not getattr(_runner, "quiet", False):

@@ -37,7 +37,7 @@ def test_grade_each_keeps_item_order_and_tells_what_is_left():
     finish in; `on_take` hears how many wait after each item taken, `on_done` each result."""
     import time
 
-    from lessonkit.grade.batches.batch import grade_each
+    from lessonkit.grade.batches.pool import grade_each
 
     left: list[int] = []
     done: list[int] = []
@@ -54,7 +54,7 @@ def test_grade_each_keeps_item_order_and_tells_what_is_left():
 def test_grade_each_stops_at_an_exception_a_grade_one_raises():
     """The lesson cannot be graded (its reference fails): no more items are taken, and the
     exception is raised in the caller."""
-    from lessonkit.grade.batches.batch import grade_each
+    from lessonkit.grade.batches.pool import grade_each
 
     taken: list[int] = []
 
@@ -77,7 +77,7 @@ def test_a_result_that_ends_after_ctrl_c_is_never_kept(given_stop):
     import signal
     import threading
 
-    from lessonkit.grade.batches.batch import grade_each
+    from lessonkit.grade.batches.pool import grade_each
 
     release = threading.Event()
     done: list[int] = []

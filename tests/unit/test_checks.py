@@ -1971,7 +1971,7 @@ def test_without_a_jit_rule_a_reported_jit_error_is_not_a_verdict():
 def test_a_task_that_grades_a_function_is_refused_when_the_lesson_loads():
     """Issue 32: a graded `sgd` (a GradientTransformation: two functions) would pass any
     answer of its type, so the lesson is refused, with a hint to grade what it returns."""
-    from lessonkit.grade.channel.worker_handle import GradingError
+    from lessonkit.grade.channel.child_handle import GradingError
     from lessonkit.grade.preparation.reference_checks import check_reference
 
     world = World.make()

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lessonkit.course.exports import CANVAS_POINTS_POSSIBLE, canvas_csv, moodle_csv, tasks_csv
 from lessonkit.course.gradebook import attempt_of, course_table
 from lessonkit.course.roster import Student
-from lessonkit.grade.batches.batch import BatchEntry
+from lessonkit.grade.batches.kind import BatchEntry
 from lessonkit.grade.judging.report import Scoring, summary_csv
 from lessonkit.grade.judging.results import FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.lesson.text import csv_cell

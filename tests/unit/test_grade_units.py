@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lessonkit.grade.channel import reported
+from lessonkit.grade.channel.child_handle import describe_end
 from lessonkit.grade.channel.protocol import ErrorInfo
 from lessonkit.grade.channel.values import describe, differences, explain_layout
-from lessonkit.grade.channel.worker_handle import describe_end
 from lessonkit.grade.judging.explain import explain_error
 from lessonkit.grade.judging.results import GradeReport, PrerequisiteResult, TaskResult
 from lessonkit.grade.preparation.inputs import draw_inputs, draw_set, grading_of
@@ -37,7 +37,7 @@ from lessonkit.grading_child import cells, channel, varied_calls, wire
 from lessonkit.grading_child.encoder import Encoder
 from lessonkit.grading_child.guard import ModuleGuard
 from lessonkit.grading_child.request import CellSpec, ChangedCall
-from lessonkit.grading_child.runner import WorkerProgram
+from lessonkit.grading_child.runner import ChildProgram
 from lessonkit.learner.history import history_submission
 from lessonkit.learner.messages import RunCell
 from lessonkit.lesson.model import Bernoulli, Grading, Integers, Probe, Uniform
@@ -295,7 +295,7 @@ def test_the_child_makes_each_drawn_leaf_the_type_its_generator_promises():
     import jax
     import jax.numpy as jnp
 
-    runner = WorkerProgram(None, None, None, jax, jnp)
+    runner = ChildProgram(None, None, None, jax, jnp)
     drawn = json.loads(json.dumps(draw_inputs(EVERY_GENERATOR, 3).others[0].values))
     made = {name: runner.make_inputs(value) for name, value in drawn.items()}
     assert type(made["count"]) is int and type(made["flag"]) is bool
@@ -402,8 +402,8 @@ def test_table_shows_messages_literally_and_without_colour(monkeypatch):
 def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
     from rich.console import Console
 
-    from lessonkit.grade.batches.batch import BatchEntry
-    from lessonkit.grade.batches.lesson_items import unreadable
+    from lessonkit.grade.batches.kind import BatchEntry
+    from lessonkit.grade.batches.local import unreadable
     from lessonkit.grade.judging.report import batch_table
 
     long_name = "/home/instructor/course-2026/submissions/bob-smith/state-02-final-version.ipynb"

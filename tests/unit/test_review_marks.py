@@ -85,7 +85,7 @@ def test_the_hostile_evaders_are_marked_at_their_line(lesson, attack, said, frag
 
 
 def test_marks_reach_the_json_and_the_csv(lesson):
-    from lessonkit.grade.batches.batch import BatchEntry
+    from lessonkit.grade.batches.kind import BatchEntry
     from lessonkit.grade.judging.report import Scoring
 
     report = GradeReport("state-02", "a.py", (), (), 1.0, 5, ("reads `f_back` at line 3",))

@@ -147,7 +147,7 @@ def test_the_exports_write_every_cell_through_csv_cell():
     """A file name and a task message that start a formula stay text in the batch CSV."""
     from pathlib import Path
 
-    from lessonkit.grade.batches.batch import BatchEntry
+    from lessonkit.grade.batches.kind import BatchEntry
     from lessonkit.grade.judging.report import Scoring, summary_csv
     from lessonkit.grade.judging.results import FAILED, GradeReport, TaskResult
 

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from lessonkit.commands._common import quoted
-from lessonkit.grade.batches import BatchEntry, BatchOptions, BatchOutcome, BatchStart, Listing
+from lessonkit.grade.batches import BatchEntry, BatchOptions, BatchOutcome, BatchPreview, Listing
 from lessonkit.lesson.text import safe_name
 
 LESSON_MARKS = ("pass", "not passed")
@@ -77,7 +77,7 @@ class BatchProgress:
         if self.bar is not None:
             self.bar.stop()
 
-    def started(self, start: BatchStart) -> None:
+    def started(self, start: BatchPreview) -> None:
         """What the batch knows before grading: its notes, the files reused, then the bar."""
         for note in (start.gradebook_note, *self.notes, start.journal_note):
             if note is not None:

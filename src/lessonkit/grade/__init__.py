@@ -11,8 +11,8 @@ package that holds it: `grade.submission`, `grade.judging`, `grade.channel`,
 `grade.batches`, `grade.self_checks`.
 """
 
-from lessonkit.grade.batches.lesson_items import grade_many
-from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.batches.local import grade_many
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.results import (
     ERROR,

@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lessonkit.grade.channel.child_handle import ChildHandle, GradingError
 from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.child_report import RETRIED, ChildReport, settled, unstarted
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
-from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle
 from lessonkit.grade.judging.checks import Runs, check_all
 from lessonkit.grade.judging.diagnosis import diagnose_all
 from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
@@ -194,7 +194,7 @@ class Grader:
                     self._mistakes[key] = runs
             return runs
 
-    def _ask_reference(self, request: Request) -> WorkerHandle:
+    def _ask_reference(self, request: Request) -> ChildHandle:
         """The reference child, sent `request` (started again first if it ended)."""
         self.pool.send_reference(request)
         return self.pool.reference_child()
@@ -203,14 +203,14 @@ class Grader:
         """The reference child's record of the request it was sent, checked; then kept in
         the reference store (written here, on the trusted side, after the checks)."""
         run = prepared.reference_run
-        worker = self.pool.reference_child()  # a child that cannot start raises here
+        child = self.pool.reference_child()  # a child that cannot start raises here
         limit = self.limits.reference_timeout
         deadline = time.monotonic() + limit
-        record = worker.collect(run.request, deadline, timeout=limit, names=run.names)
+        record = child.collect(run.request, deadline, timeout=limit, names=run.names)
         try:
-            check_reference(record, prepared.grading, worker.diagnostics())
+            check_reference(record, prepared.grading, child.diagnostics())
         except GradingError:
-            worker.close()
+            child.close()
             raise
         if run.store is not None:
             run.store.save(*run.stored_as, record)
@@ -256,19 +256,19 @@ class Grader:
         record too (`unstarted`)."""
         grading, timeout = prepared.grading, self.limits.timeout
         try:
-            worker = self.pool.take()
+            child = self.pool.take()
         except GradingError as exc:
             return unstarted(exc.message)
         order = scenario_order(self.seed, submission, self.settings.scenario_order)
         names = wire_names(grading, order)
         try:
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
-            worker.send(request)
+            child.send(request)
             self._record(prepared)  # the reference's, while the learner child runs
             deadline = time.monotonic() + timeout + self.limits.grace
-            return worker.collect(request, deadline, timeout=timeout, names=names)
+            return child.collect(request, deadline, timeout=timeout, names=names)
         finally:
-            worker.close()
+            child.close()
 
     def _judge(
         self,

@@ -21,7 +21,7 @@ Kind = Literal["header", "entry", "seal", "reference"]
 
 class Report(Protocol):
     """What a batch keeps of one file's grading, a lesson's or a project's: the journal, the
-    batch lifecycle (`grade.batches.batch`) and its outputs need no more than this."""
+    batch lifecycle (`grade.batches.lifecycle`) and its outputs need no more than this."""
 
     @property
     def seed(self) -> int | None: ...

@@ -35,7 +35,7 @@ class _Scenario:
         self.name, self.inputs, self.changes, self.lesson_only = name, inputs, changes, lesson_only
 
 
-class WorkerProgram:
+class ChildProgram:
     """Runs one request: every scenario of one plan, reporting cell by cell."""
 
     def __init__(
@@ -308,7 +308,7 @@ def serve(report_fd: int) -> None:
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
-    runner = WorkerProgram(channel, Encoder(np, jax), guard, jax, jnp)
+    runner = ChildProgram(channel, Encoder(np, jax), guard, jax, jnp)
     channel.send(wire.event("ready", jax=jax.__version__, python=sys.version.split()[0]))
     for line in requests:
         if line.strip():

@@ -1,9 +1,11 @@
 """A folder of phase project scripts as one batch: its grade-one function and `BatchKind`.
 
-The lifecycle (checked outputs, signed journal, `--resume`) is the lesson batch's
-(`grade.batches.batch.BatchRun`). Here is only what a project does its own way: each script
-graded by `grade_project` (an unreadable file or a grader bug is that file's report, never
-the end of the batch), and one JSON and one Markdown feedback file per script.
+The lifecycle (the outputs checked first, the signed journal, `--resume`, the outputs
+written whole at the end) is the lesson batch's own (`grade.batches.lifecycle`). Here is only
+what a project does its own way: each script's bytes graded by `grade_project`, a file that
+cannot be read and a grader bug on one file each that file's report, never the end of the
+batch, and the outputs: one JSON and a Markdown feedback file per script. The files share
+the pool's threads, so none waits at another's end; Ctrl-C stops every run in flight.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def project_kind(
                     isolation=isolation,
                     seed=seed,
                     limits=limits,
-                    jobs=1,  # the files share the workers, so no worker waits at a file's end
+                    jobs=1,  # the files share the pool's threads: none waits at a file's end
                     stop=stop,
                 )
             except LessonkitError as exc:

@@ -214,7 +214,7 @@ def execute(
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         read = {run.reads for run in plan}
-        # The runs others read go first, so a run that reads one never holds a worker idle.
+        # The runs others read go first, so a run that reads one never holds a thread idle.
         for run in sorted(plan, key=lambda r: r.name not in read):
             futures[run.name] = pool.submit(one, run)
         for future in futures.values():

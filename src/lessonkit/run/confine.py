@@ -4,7 +4,7 @@ Run by path, never imported from lessonkit (it may run inside the sandbox, which
 the files bound into it): `python -I confine.py CONFINEMENT -- PROGRAM ARG...` applies the
 limits and the user of CONFINEMENT (a `Confinement` record as one JSON line, from
 `lessonkit/grading_child/confinement.py`, which it loads by path with its folder) to itself and then
-becomes PROGRAM, so every child that runs learner code (the grading worker, a learner's
+becomes PROGRAM, so every child that runs learner code (the grading child, a learner's
 whole script) starts already confined. The parent writes the record
 (`run/confined_child.py`), its numbers from `run/limits.py`.
 """

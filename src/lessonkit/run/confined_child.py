@@ -1,6 +1,6 @@
 """Start one child under an `Isolation` and `Limits`: the one way a confined child is made.
 
-The grading worker (`grade/channel/worker_handle.py`, the trusted reference and each learner child)
+The grading child (`grade/channel/child_handle.py`, the trusted reference and each learner child)
 and a learner's whole script (`run/whole_script.py`) are started here alike, in this order:
 
 1. remove what killed parents left (`run/leftovers.py`);

@@ -1,6 +1,6 @@
 """Where this interpreter finds packages that an isolated child (`python -I`) would not.
 
-Every grading process (the starter and its forks, a worker started from scratch, the
+Every grading process (the starter and its forks, a child started from scratch, the
 notebook's grading server) starts Python isolated: no PYTHONPATH, no user site, nothing
 read from an environment. Where JAX comes through PYTHONPATH (an HPC module, a TPU image)
 or the user site (`pip install --user`), such a child would not find it. So the parent

@@ -1,6 +1,6 @@
 """What a killed grading parent leaves behind, named by its owner and removed by the next run.
 
-A parent that is killed (SIGKILL, an OOM kill, a closed terminal) cannot run `WorkerHandle.close`,
+A parent that is killed (SIGKILL, an OOM kill, a closed terminal) cannot run `ChildHandle.close`,
 so its children's scratch folders and cgroups stay. Each is named after the process that
 made it, `<pid>-<start time>-<pid namespace>`, and a later run removes only those whose owner
 is provably gone: no process has that id, or the process that has it started at another time

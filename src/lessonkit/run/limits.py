@@ -1,6 +1,6 @@
 """What a child that runs learner code may use: the one place the grader's limits live.
 
-Every limit of a confined child (a grading worker, a whole script of a phase project) is a
+Every limit of a confined child (a grading child, a whole script of a phase project) is a
 field of `Limits`, and its default is the grader's: a developer who changes a default changes
 it here, and an instructor who needs another changes it per command (`--memory`, `--timeout`
 of `lessonkit check` and `lessonkit project`). Where each is applied:

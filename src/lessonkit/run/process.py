@@ -1,7 +1,7 @@
 """The one way lessonkit starts a process: its own group, a chosen environment, a clean stop.
 
 Every child (a lesson script for a receipt, the notebook cells for their recorded outputs, a
-grading worker, the notebook's grading server) starts through `start_child`, in a process
+grading child, the notebook's grading server) starts through `start_child`, in a process
 group of its own so that `Child.stop` also ends whatever the child started, and with its
 whole environment from `child_environment` under one of two policies:
 

@@ -2,11 +2,11 @@
 
 What a learner child sees: a read-only view of the system's programs and libraries, of the
 Python installation (with the packages the grader finds through PYTHONPATH or its user
-site, never people's work beside them: `run/import_binds.py`) and of the grading worker,
-nothing of home, the repository or the other submissions; a private scratch folder (`/tmp`,
+site, never people's work beside them: `run/import_binds.py`) and of the grading child's
+program, nothing of home, the repository or the other submissions; a private scratch folder (`/tmp`,
 capped in size) as its working folder; no network; its own PID, IPC and UTS namespaces; it
 dies with the parent. When the grader runs as root (as in CI), bubblewrap starts privileged
-and the worker drops to a user id of its own before any learner code runs, so RLIMIT_NPROC
+and the child drops to a user id of its own before any learner code runs, so RLIMIT_NPROC
 holds; where cgroup v1 is writable, a cgroup per child also caps its memory and task count
 together, forks included, and gives all its processes together one CPU share. Every number
 comes from `run/limits.py`.

@@ -2,8 +2,8 @@
 
 Starting Python and importing JAX costs a grading child about 1.1 CPU-s, as much as running
 every scenario; a fork of a process that imported JAX, but ran no array op, starts in a few
-milliseconds. So a grader starts one `Starter` (per `check`, batch worker or notebook
-server) and asks it for a fresh child for each file. What keeps the children apart:
+milliseconds. So a grader starts one `Starter` (per `check`, batch, Dask chunk or
+notebook server) and asks it for a fresh child for each file. What keeps the children apart:
 
 - the starter is started as a learner child is (`run/confined_child.py`: the sandbox, its
   cgroup, memory and file limits), but keeps its user and, in a privileged sandbox, the

@@ -1,6 +1,6 @@
 """Run a learner's whole program confined, and hand back the files it was asked to write.
 
-The grading worker runs cells; a phase project is a script with arguments that writes files.
+The grading child runs cells; a phase project is a script with arguments that writes files.
 Both are started by `run/confined_child.py` under the same confinement: the sandbox
 (bubblewrap where it works), the `Limits` (memory, file size, tasks, CPU time; a user id of
 its own as root), an allow-listed environment, a deadline, and a scratch folder of its own

@@ -1,5 +1,5 @@
 # hostile: the scalar answers (norm_squared, manual, scale_by_hand) are wrong zeros. The first cell finds the
-# worker's WorkerProgram through sys._getframe() and replaces its value encoder by a wrapper that
+# child's ChildProgram through sys._getframe() and replaces its value encoder by a wrapper that
 # leaves out the data of every scalar, so each value "matches" whatever was expected.
 #@ PREFIX
 import sys as _sys

@@ -1,5 +1,5 @@
 # hostile: the scalar answers (norm_squared, manual, scale_by_hand) are wrong zeros. The first cell walks
-# sys._getframe() to the worker's WorkerProgram and swaps its report channel's JSON encoder for
+# sys._getframe() to the child's ChildProgram and swaps its report channel's JSON encoder for
 # one that strips the data of every reported scalar and drops every error.
 #@ PREFIX
 import sys as _sys

@@ -3,14 +3,7 @@
 Other packages import from here; the modules below are this package's own.
 """
 
-from lessonkit.grade.batches.batch import (
-    BatchEntry,
-    BatchKind,
-    BatchRun,
-    OnEntry,
-    grade_each,
-    relative_to,
-)
+from lessonkit.grade.batches.batch_run import BatchRun
 from lessonkit.grade.batches.folder import (
     SUFFIXES,
     BatchItem,
@@ -30,17 +23,20 @@ from lessonkit.grade.batches.journal import (
     check_seal,
     read_sealed,
 )
-from lessonkit.grade.batches.lesson_batch import lesson_kind
-from lessonkit.grade.batches.lesson_items import grade_many
+from lessonkit.grade.batches.kind import BatchKind, OnEntry, relative_to
+from lessonkit.grade.batches.lesson_kind import lesson_kind
 from lessonkit.grade.batches.lifecycle import (
     BatchOptions,
     BatchOutcome,
-    BatchStart,
+    BatchPreview,
     KeptBytes,
     Reuse,
     run_batch,
 )
+from lessonkit.grade.batches.local import grade_many
 from lessonkit.grade.batches.outputs import write_results
+from lessonkit.grade.batches.pool import grade_each
+from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.provenance.fingerprint import grading_fingerprint, short
 from lessonkit.grade.provenance.grading_key import default_key_path, grading_key
 
@@ -51,8 +47,8 @@ __all__ = [
     "BatchKind",
     "BatchOptions",
     "BatchOutcome",
+    "BatchPreview",
     "BatchRun",
-    "BatchStart",
     "JournalEntry",
     "JournalHeader",
     "JournalKey",

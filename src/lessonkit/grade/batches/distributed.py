@@ -1,7 +1,7 @@
 """A batch on a Dask distributed cluster: the parent reads, the workers grade.
 
 The parent reads every submission itself (below the batch folder, no link followed, as a
-local batch does: `grade.batches.batch.read_items`) and sends the bytes, in chunks, to the
+local batch does: `grade.batches.folder.read_items`) and sends the bytes, in chunks, to the
 scheduler at `--dask ADDRESS`. On a worker, `grade_chunk` loads its own copy of the lesson,
 refuses another revision, and grades the bytes of each file in a sandboxed child of its own
 with `grade_many`, exactly as a local batch does, on the seed the parent chose: so the
@@ -20,9 +20,9 @@ from pathlib import Path, PurePosixPath
 
 from lessonkit.defaults import CONNECT_TIMEOUT_S
 from lessonkit.errors import UsageError
-from lessonkit.grade.batches.batch import BatchEntry
 from lessonkit.grade.batches.folder import BatchItem
-from lessonkit.grade.batches.lesson_items import grade_many, unreadable
+from lessonkit.grade.batches.kind import BatchEntry
+from lessonkit.grade.batches.local import grade_many, unreadable
 from lessonkit.grade.judging.results import GradeReport
 from lessonkit.lesson.model import Lesson
 from lessonkit.run.isolation import sandbox_if_any

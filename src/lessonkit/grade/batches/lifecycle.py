@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from lessonkit.errors import UsageError, shown
-from lessonkit.grade.batches.batch import BatchEntry, BatchKind, BatchRun, OnEntry, not_graded
+from lessonkit.grade.batches.batch_run import BatchRun
 from lessonkit.grade.batches.folder import BatchItem, Listing
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
+from lessonkit.grade.batches.kind import BatchKind, OnEntry, not_graded
+from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.lesson.text import safe_name
 
@@ -78,7 +80,7 @@ class KeptBytes:
 
 
 @dataclass(frozen=True)
-class BatchStart:
+class BatchPreview:
     """What is known before grading starts: said, then the progress starts from here."""
 
     total: int  # rows of the batch
@@ -141,7 +143,7 @@ def run_batch(
     kind: BatchKind[R],
     options: BatchOptions[R, K] | KeptBytes,
     on_entry: OnEntry[R] | None = None,
-    on_start: Callable[[BatchStart], None] | None = None,
+    on_start: Callable[[BatchPreview], None] | None = None,
 ) -> BatchOutcome[R, K]:
     """Grade a folder (or kept bytes) as one batch of `kind`; `on_start` is told what is
     known before grading, `on_entry` each row graded now, in the order they finish.
@@ -177,7 +179,7 @@ def _run(
     run: BatchRun[R],
     gradebook: BatchGradebook[R, K] | None,
     on_entry: OnEntry[R] | None,
-    on_start: Callable[[BatchStart], None] | None,
+    on_start: Callable[[BatchPreview], None] | None,
 ) -> BatchOutcome[R, K]:
     """The batch's steps from checking the outputs on, with `run` held open by the caller."""
     paths = list(options.paths)
@@ -187,7 +189,7 @@ def _run(
         run.reuse(reuse.entries)
     if on_start is not None:
         on_start(
-            BatchStart(
+            BatchPreview(
                 total=len(paths),
                 todo=len(run.todo(paths)),
                 resumed=len(run.done),
@@ -255,12 +257,12 @@ def _grade_kept(
     kind: BatchKind[R],
     options: KeptBytes,
     on_entry: OnEntry[R] | None,
-    on_start: Callable[[BatchStart], None] | None,
+    on_start: Callable[[BatchPreview], None] | None,
 ) -> BatchOutcome[R, K]:
     """Kept bytes graded on one seed, each as a folder's file would be; nothing written."""
     items = options.items
     if on_start is not None:
-        on_start(BatchStart(len(items), len(items), 0, 0, 0, None, None))
+        on_start(BatchPreview(len(items), len(items), 0, 0, 0, None, None))
     seed = kind.new_seed() if options.seed is None and items else options.seed
     started = time.monotonic()
     entries = kind.grade(items, seed, on_entry or (lambda entry: None)) if items else ()

@@ -29,15 +29,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 
+from lessonkit.grade.channel.child_handle import ChildHandle, GradingError, grading_starter
 from lessonkit.grade.channel.protocol import Request
-from lessonkit.grade.channel.worker_handle import GradingError, WorkerHandle, grading_starter
 from lessonkit.run.forking import forks_children
 from lessonkit.run.isolation import Isolation
 from lessonkit.run.limits import Limits
 from lessonkit.run.starter import Starter
 
 
-def _send_once_started(request: Request, started: Future[WorkerHandle]) -> None:
+def _send_once_started(request: Request, started: Future[ChildHandle]) -> None:
     """Send the reference its request once it has started (one that failed to start says
     so where its record is awaited)."""
     if started.exception() is None:
@@ -67,13 +67,13 @@ class ChildPool:
         self._forker = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-forks")
         self._reference_pool = ThreadPoolExecutor(1, thread_name_prefix="lessonkit-reference")
         self._closed = False
-        self._reference: Future[WorkerHandle] | None = None
+        self._reference: Future[ChildHandle] | None = None
         self._warm_up: Request | None = None
         self._starter: Starter | None = None
         if forks_children():  # learner children are forks of a starter that imported JAX once
             starting = self._spawner.submit(grading_starter, isolation, limits, preload)
             self._starter = starting.result()
-        self._spares: list[Future[WorkerHandle]] = [self._learner_child_soon()]
+        self._spares: list[Future[ChildHandle]] = [self._learner_child_soon()]
 
     def close(self) -> None:
         with self._starter_lock:  # no fork thread starts a new starter after this
@@ -97,7 +97,7 @@ class ChildPool:
         """Have every learner child started from now on run `request` before its file."""
         self._warm_up = request
 
-    def take(self) -> WorkerHandle:
+    def take(self) -> ChildHandle:
         """A learner child that has never run anything; start the next ones ahead if asked."""
         with self._lock:
             spare = self._spares.pop(0) if self._spares else None
@@ -144,7 +144,7 @@ class ChildPool:
         with self._reference_lock:
             self._live_reference().add_done_callback(partial(_send_once_started, request))
 
-    def reference_child(self) -> WorkerHandle:
+    def reference_child(self) -> ChildHandle:
         """The reference child last sent a request; waits for it to start (a child that
         cannot start raises `GradingError` here)."""
         with self._reference_lock:
@@ -152,7 +152,7 @@ class ChildPool:
         assert reference is not None, "send_reference comes first"
         return reference.result()
 
-    def _live_reference(self) -> Future[WorkerHandle]:
+    def _live_reference(self) -> Future[ChildHandle]:
         """The reference child, started again if it ended; call with `_reference_lock`."""
         if self._reference is not None and self._reference.done():
             try:
@@ -165,7 +165,7 @@ class ChildPool:
             self._reference = self._start_reference()
         return self._reference
 
-    def _start_reference(self) -> Future[WorkerHandle]:
+    def _start_reference(self) -> Future[ChildHandle]:
         """The trusted reference child on its way: the starter's reference fork (on a thread
         of its own, so it never waits behind a learner's warm-up), else started from
         scratch on the spawner thread."""
@@ -173,15 +173,15 @@ class ChildPool:
             return self._reference_pool.submit(self._new_fork, True)
         return self._spawner.submit(self._new_child, True)
 
-    def _new_child(self, trusted: bool) -> WorkerHandle:
+    def _new_child(self, trusted: bool) -> ChildHandle:
         """A child started from scratch, on the spawner thread: the reference, or a learner
         child where there is no starter."""
-        worker = WorkerHandle(trusted=trusted, isolation=self.isolation, limits=self.limits)
+        child = ChildHandle(trusted=trusted, isolation=self.isolation, limits=self.limits)
         if not trusted:
-            self._warm(worker)
-        return worker
+            self._warm(child)
+        return child
 
-    def _new_fork(self, trusted: bool = False) -> WorkerHandle:
+    def _new_fork(self, trusted: bool = False) -> ChildHandle:
         """A child forked by the starter (a fork waits for the starter to import JAX). A
         starter that ended is replaced first, from the spawner thread."""
         with self._starter_lock:
@@ -194,18 +194,18 @@ class ChildPool:
                     grading_starter, self.isolation, self.limits, self._preload
                 ).result()
             starter = self._starter
-        worker = WorkerHandle(
+        child = ChildHandle(
             trusted=trusted, isolation=self.isolation, limits=self.limits, starter=starter
         )
         if not trusted:
-            self._warm(worker)
-        return worker
+            self._warm(child)
+        return child
 
-    def _warm(self, worker: WorkerHandle) -> None:
+    def _warm(self, child: ChildHandle) -> None:
         if self._warm_up is not None:
-            worker.warm(self._warm_up, self.limits.timeout)
+            child.warm(self._warm_up, self.limits.timeout)
 
-    def _learner_child_soon(self) -> Future[WorkerHandle]:
+    def _learner_child_soon(self) -> Future[ChildHandle]:
         """A learner child on its way: a fork of the starter, else started from scratch."""
         with self._lock:
             self.children += 1

@@ -1,5 +1,5 @@
 """The one result of a grading run: a request's reports by (scenario, cell), where the run
-stopped if it did, and how it ended (`Ending`). `WorkerHandle.collect` builds it from what the
+stopped if it did, and how it ended (`Ending`). `ChildHandle.collect` builds it from what the
 child sent; the checks read it; `settled` decides between a run and its retry.
 """
 

@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lessonkit.grade.channel.child_handle import ChildHandle
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
-from lessonkit.grade.channel.worker_handle import WorkerHandle
 from lessonkit.grade.preparation.mistakes import (
     MistakeRequest,
     MistakeRun,
@@ -32,7 +32,7 @@ class PendingMistakes:
     stored_as: tuple[tuple[str, str], ...]
 
     def collect(
-        self, ask: Callable[[Request], WorkerHandle], limit: float
+        self, ask: Callable[[Request], ChildHandle], limit: float
     ) -> tuple[MistakeRun, ...]:
         """Each request's record: the kept one, else the child's, which is then stored.
 
@@ -42,9 +42,9 @@ class PendingMistakes:
         records = []
         for sent, kept, stored_as in zip(self.requests, self.kept, self.stored_as, strict=True):
             if kept is None:
-                worker = ask(sent.request)
+                child = ask(sent.request)
                 deadline = time.monotonic() + limit
-                kept = worker.collect(sent.request, deadline, timeout=limit, names=self.names)
+                kept = child.collect(sent.request, deadline, timeout=limit, names=self.names)
                 if self.store is not None and kept.stop_reason is None:
                     self.store.save(*stored_as, kept)
             records.append(kept)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
-from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.preparation.reference_checks import check_reference
 from lessonkit.grade.preparation.requests import (
     LessonGrading,

@@ -8,9 +8,9 @@ reaches, each with one message at its lesson.md line.
 
 from __future__ import annotations
 
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.values import layout, opaque_type
-from lessonkit.grade.channel.worker_handle import GradingError
 from lessonkit.grade.preparation.probes import ProbeRun
 from lessonkit.grade.preparation.requests import LESSON, LessonGrading
 from lessonkit.lesson.rules import RULES

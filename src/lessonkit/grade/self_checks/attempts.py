@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Protocol
 
-from lessonkit.grade.batches.batch import grade_each
+from lessonkit.grade.batches.pool import grade_each
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.mistake_text import check_message, same_mistake
 from lessonkit.grade.judging.results import TaskResult
@@ -57,7 +57,7 @@ def grade_rounds(
     `jobs` at a time, in order.
 
     One grader for all of them: the reference runs once and every file is graded on the
-    same input sets. Each file is graded from its bytes (`grade.batches.batch.grade_each`, the pool
+    same input sets. Each file is graded from its bytes (`grade.batches.pool.grade_each`, the pool
     every batch grades through), never written to a folder to be read back.
     """
     submissions = [

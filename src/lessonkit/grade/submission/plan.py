@@ -316,7 +316,7 @@ def bound_names(code: str) -> tuple[str, ...]:
 
 
 def imported_modules(layout: PracticeLayout) -> tuple[str, ...]:
-    """Modules the practice file imports, so a warm worker can load them in advance."""
+    """Modules the practice file imports, so a warm child can load them in advance."""
     modules: list[str] = []
     for cell in layout.cells:
         if cell.role == SKIP:

@@ -1,11 +1,7 @@
-"""One batch lifecycle for every batch: check the outputs, resume, grade, journal, write.
-
-A lesson's `check --batch` and a phase's `project --batch` differ only in how one file is
-graded, what its report is and what the outputs hold: those are a `BatchKind`
-(`grade.batches.lesson_batch.lesson_kind`, `project.batch.project_kind`); everything else is here,
-once, driven step by step by `grade.batches.lifecycle.run_batch`. The grading itself is
-`grade_each`, the pool that the lesson batch, the project batch, regrade, `verify` and a
-Dask worker share, each with its own grade-one function.
+"""One batch's state on disk: its output folder, the journal it resumes from and appends to,
+and the outputs it writes at the end (`BatchRun`). The steps that drive it, in order, are
+`grade.batches.lifecycle.run_batch`; what a kind of batch does its own way is its
+`grade.batches.kind.BatchKind`.
 
 Each result is appended to a journal the moment it is known (so Ctrl-C loses nothing and
 `--resume` skips what is graded); the outputs (the JSON, a Markdown feedback file per
@@ -33,17 +29,15 @@ import hashlib
 import os
 import shlex
 import stat
-import threading
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic
 
 from lessonkit import __version__
 from lessonkit.atomic import OpenFolder
 from lessonkit.errors import LessonkitError, UsageError, shown
-from lessonkit.grade.batches.folder import BatchItem, Listing, read_bytes_in_folder, read_items
+from lessonkit.grade.batches.folder import Listing, read_bytes_in_folder, read_items
 from lessonkit.grade.batches.journal import (
     JournalEntry,
     JournalHeader,
@@ -55,118 +49,10 @@ from lessonkit.grade.batches.journal import (
     batch_id,
     read_journal,
 )
+from lessonkit.grade.batches.kind import BatchKind, OnEntry, not_graded, relative_to
 from lessonkit.grade.batches.outputs import FEEDBACK, feedback_names, write_results
 from lessonkit.grade.model import BatchEntry, R
 from lessonkit.lesson.text import safe_name
-
-T = TypeVar("T")
-E = TypeVar("E")
-
-
-OnEntry = Callable[[BatchEntry[R]], None]
-
-
-def grade_each(
-    items: Sequence[T],
-    grade_one: Callable[[T], E],
-    *,
-    jobs: int,
-    on_done: Callable[[E], None] | None = None,
-    on_take: Callable[[int], None] | None = None,
-    stop: threading.Event | None = None,
-) -> tuple[E, ...]:
-    """`grade_one` of every item, `jobs` at once; results in item order.
-
-    Every batch grades through here, so none waits at another file's end and no file stops
-    the rest: `grade_one` turns a file's own failure into its row. An exception it raises
-    (the lesson itself cannot be graded) starts no more items and is raised here once the
-    others end. `on_take(left)` is told how many items wait after each one taken, and
-    `on_done` gets each result, one call at a time. An exception in the caller's thread
-    (Ctrl-C) sets `stop`, and from then on no result reaches `on_done`: the caller counts
-    what was kept once, and an item cut short is never kept as graded. With `stop` given it
-    waits for the items in flight (a grade-one that honours `stop` ends them); without, the
-    threads are left to end as their children do.
-    """
-    results: list[Any] = [None] * len(items)
-    indexes = iter(range(len(items)))
-    lock = threading.Lock()
-    failures: list[BaseException] = []
-    wait_for_items = stop is not None
-    stop = threading.Event() if stop is None else stop
-
-    def work() -> None:
-        while not failures and not stop.is_set():
-            with lock:
-                index = next(indexes, None)
-                if index is not None and on_take is not None:
-                    on_take(len(items) - index - 1)
-            if index is None:
-                return
-            try:
-                result = grade_one(items[index])
-            except BaseException as exc:  # stop taking items; raised in the caller
-                failures.append(exc)
-                return
-            with lock:
-                if stop.is_set():
-                    return  # finished after Ctrl-C: the caller has counted what was kept
-                results[index] = result
-                if on_done is not None:
-                    on_done(result)
-
-    threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, jobs))]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    except BaseException:  # Ctrl-C: stop the items in flight, take no more, keep no more
-        with lock:  # a result being kept is kept whole; none after it
-            stop.set()
-        if wait_for_items:
-            for thread in threads:
-                if thread.is_alive():
-                    thread.join()
-        raise
-    if failures:
-        raise failures[0]
-    return tuple(results)
-
-
-GradeItems = Callable[[Sequence[BatchItem], int | None, OnEntry[R]], tuple[BatchEntry[R], ...]]
-"""A kind's grade-many: (items, seed, on_report) -> each item's entry, in item order."""
-
-
-@dataclass(frozen=True)
-class BatchKind(Generic[R]):
-    """What a batch of one kind (a lesson's, a project's) does its own way; the rest of the
-    lifecycle is `BatchRun`."""
-
-    subject: str  # the lesson or phase the journal is bound to
-    revision: str  # its revision: a journal of another revision is not resumed
-    stem: str  # the outputs' names: `stem`.json, `.stem.journal.jsonl`
-    from_json: Callable[[Any], R]  # a journalled report read back
-    unreadable: Callable[[Path, str, int | None], R]  # the row of a file that has no bytes
-    grade: GradeItems[R]
-    summary: Callable[[Sequence[BatchEntry[R]], int | None], dict]  # the JSON output
-    new_seed: Callable[[], int]
-    csv: Callable[[Sequence[BatchEntry[R]]], str] | None = None  # a CSV output, if any
-    fingerprint: str = (
-        ""  # what grades (`grade.provenance.fingerprint`): a journal of another is not resumed
-    )
-
-
-def not_graded(entries: Sequence[BatchEntry[R]]) -> tuple[BatchEntry[R], ...]:
-    """The entries of files the grader failed on: neither journalled nor kept anywhere."""
-    return tuple(e for e in entries if e.report.not_graded is not None)
-
-
-def relative_to(folder: Path, path: Path) -> str:
-    """`path` below `folder`, as the journal, the CSV and the progress name it."""
-    try:
-        return path.relative_to(folder).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 class BatchRun(Generic[R]):

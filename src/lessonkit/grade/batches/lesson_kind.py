@@ -1,6 +1,7 @@
-"""A lesson's batch: its `BatchKind`, graded here (`grade.batches.lesson_items`) or on Dask.
+"""A lesson's batch kind: its files graded here (`grade.batches.local`) or on Dask
+(`grade.batches.distributed`), and its outputs the CSV, the JSON and the feedback.
 
-The lifecycle around it (journal, resume, outputs) is `grade.batches.batch`.
+The lifecycle around it (journal, resume, outputs) is `grade.batches.lifecycle`.
 """
 
 from __future__ import annotations
@@ -8,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lessonkit import __version__
-from lessonkit.grade.batches.batch import BatchEntry, BatchKind
 from lessonkit.grade.batches.distributed import grade_on_dask
 from lessonkit.grade.batches.folder import BatchItem
 from lessonkit.grade.batches.journal import Shard
-from lessonkit.grade.batches.lesson_items import grade_many, unreadable
+from lessonkit.grade.batches.kind import BatchKind
+from lessonkit.grade.batches.local import grade_many, unreadable
 from lessonkit.grade.judging.report import Scoring, summary_csv, summary_json
 from lessonkit.grade.judging.results import GradeReport
+from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.preparation.inputs import new_seed
 from lessonkit.grade.provenance.fingerprint import grading_fingerprint
 from lessonkit.lesson.model import Lesson

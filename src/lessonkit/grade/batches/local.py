@@ -1,10 +1,9 @@
-"""A lesson's items graded here: each file in a fresh child of its own, one grader for all.
+"""A lesson's files graded on this machine: each in a fresh child of its own, one grader for all.
 
 A crash, a timeout or a hostile file costs that file's own child and nothing else: no child
 ever runs a second file. A file that cannot be read still gets a row: every task is `error`,
-with the reason. A local batch (`grade.batches.lesson_batch`), a Dask worker
-(`grade.batches.distributed`)
-and a regrade grade through `grade_many`.
+with the reason. A lesson's batch (`grade.batches.lesson_kind`), a Dask worker
+(`grade.batches.distributed`) and a regrade grade through `grade_many`.
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ from functools import partial
 from pathlib import Path
 
 from lessonkit.errors import LessonkitError, grader_failed
-from lessonkit.grade.batches.batch import BatchEntry, grade_each
 from lessonkit.grade.batches.folder import BatchItem
-from lessonkit.grade.channel.worker_handle import GradingError
+from lessonkit.grade.batches.kind import BatchEntry
+from lessonkit.grade.batches.pool import grade_each
+from lessonkit.grade.channel.child_handle import GradingError
 from lessonkit.grade.grader import Grader
 from lessonkit.grade.judging.results import GradeReport, run_failed
 from lessonkit.grade.submission.sources import SubmissionError, read_submission

@@ -6,7 +6,7 @@ runs one learner's file in the OS sandbox and is never reused for anything else;
 it reports is parsed strictly (`protocol.parse_event`) and checked against the request it
 was sent, and the first report that no honest child writes ends it with `interfered` set.
 
-Lifecycle: `WorkerHandle(...)` starts the child at once, through `run/confined_child.py` as
+Lifecycle: `ChildHandle(...)` starts the child at once, through `run/confined_child.py` as
 every confined child is (it imports JAX while the parent reads the lesson and the file);
 `send` queues a request; `collect` reads that request's reports until it is done, its
 deadline passes, or the child ends; `close` kills everything it started (process group,
@@ -46,7 +46,7 @@ from lessonkit.run.process import describe_end, end_kind
 from lessonkit.run.starter import Starter
 
 CHILD_FOLDER = Path(__file__).resolve().parents[2] / "grading_child"  # the grading child's program
-WORKER_SCRIPT = CHILD_FOLDER / "main.py"  # run by path; it loads the rest of the folder
+CHILD_SCRIPT = CHILD_FOLDER / "main.py"  # run by path; it loads the rest of the folder
 MAX_REPORT_BYTES = 64 * 2**20
 
 
@@ -96,7 +96,7 @@ class _Reader:
                 return
 
 
-class WorkerHandle:
+class ChildHandle:
     """One grading child process: the trusted reference, or one sandboxed learner run."""
 
     def __init__(
@@ -120,7 +120,7 @@ class WorkerHandle:
                 self._child = starter.fork(write_fd, limits, trusted=trusted)
             else:
                 self._child = start_confined(
-                    [sys.executable, "-I", str(WORKER_SCRIPT), str(write_fd), paths],
+                    [sys.executable, "-I", str(CHILD_SCRIPT), str(write_fd), paths],
                     isolation=isolation,
                     limits=limits,
                     trusted=trusted,
