@@ -11,7 +11,11 @@ import pytest
 
 from lessonkit.grade.batches.journal import JournalKey
 from lessonkit.grade.channel.child_report import ChildReport
-from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
+from lessonkit.grade.channel.child_report_codec import (
+    BadChildReport,
+    decode_child_report,
+    encode_child_report,
+)
 from lessonkit.grade.channel.protocol import (
     CellReport,
     CellSpec,
@@ -92,17 +96,17 @@ def request(source: str = "x = 1", drawn: float = 0.5) -> Request:
 
 def test_a_record_comes_back_exactly_whatever_order_it_was_run_in():
     kept = record()
-    data = json.loads(json.dumps(encode_record(kept)))
-    assert decode_record(data) == kept
+    data = json.loads(json.dumps(encode_child_report(kept)))
+    assert decode_child_report(data) == kept
     shuffled = ChildReport(dict(reversed(list(kept.runs.items()))), None, None, kept.patched)
-    assert encode_record(shuffled) == encode_record(kept)
+    assert encode_child_report(shuffled) == encode_child_report(kept)
 
 
 def test_only_a_clean_run_is_kept():
     with pytest.raises(ValueError):
-        encode_record(replace(record(), stop_reason="the run stopped"))
+        encode_child_report(replace(record(), stop_reason="the run stopped"))
     with pytest.raises(ValueError):
-        encode_record(replace(record(), interfered="a report line is not an object"))
+        encode_child_report(replace(record(), interfered="a report line is not an object"))
 
 
 @pytest.mark.parametrize(
@@ -117,10 +121,10 @@ def test_only_a_clean_run_is_kept():
     ],
 )
 def test_a_damaged_record_is_refused(damage):
-    data = json.loads(json.dumps(encode_record(record())))
+    data = json.loads(json.dumps(encode_child_report(record())))
     damage(data)
-    with pytest.raises(BadRecord):
-        decode_record(data)
+    with pytest.raises(BadChildReport):
+        decode_child_report(data)
 
 
 def test_the_key_changes_with_everything_the_reference_depends_on():
@@ -151,7 +155,7 @@ def test_the_store_reads_only_its_own_entries(tmp_path):
         path.write_text(damaged, encoding="utf-8")
         assert store.load("state-02", key) is None
     for other in (FORMAT - 1, FORMAT + 1):  # an older entry (fewer probe copies), a newer one
-        entry = {"format": other, "key": key, "record": encode_record(record())}
+        entry = {"format": other, "key": key, "record": encode_child_report(record())}
         path.write_text(json.dumps(entry), encoding="utf-8")
         assert store.load("state-02", key) is None  # another format
 
@@ -167,7 +171,7 @@ def test_an_entry_not_signed_with_our_key_is_not_used(tmp_path):
     kept = json.loads(path.read_text(encoding="utf-8"))
     assert set(kept) == {"format", "key", "record", "mac"}
     edited = json.loads(json.dumps(kept).replace('"value": 3', '"value": 4', 1))
-    assert edited != kept and decode_record(edited["record"]) != record()
+    assert edited != kept and decode_child_report(edited["record"]) != record()
     unsigned = {k: v for k, v in kept.items() if k != "mac"}
     forged = {**unsigned, "mac": JournalKey(b"x" * 32, "another").mac("reference", unsigned)}
     for entry in (edited, unsigned, forged):

@@ -323,14 +323,14 @@ def _namespaces(lesson: Lesson, run: GradedRun) -> tuple[dict[str, Any], dict[st
     base: dict[str, Any] = {"__name__": "__main__"}
     with quiet_cpu():
         run_steps(lesson, base)
-    plan, record = run.plan, run.record
+    plan, child_report = run.plan, run.child_report
     step_names = {n for s in lesson.steps for n in bound_names(s.code)}
-    reported = record.get(LESSON, plan.checkpoint) if plan.checkpoint is not None else None
+    reported = child_report.get(LESSON, plan.checkpoint) if plan.checkpoint is not None else None
     lesson_base = dict(base)
     _bind(base, (reported.checkpoint or {}) if reported else {}, step_names)
     after: dict[str, dict[str, Any]] = {}
     for cell in plan.cells:
-        if cell.task and (report := record.get(LESSON, cell.index)):
+        if cell.task and (report := child_report.get(LESSON, cell.index)):
             namespace = dict(base)
             solved = functools.partial(_solved, lesson, lesson.task(cell.task), lesson_base)
             _bind(namespace, report.values, set(), functools.cache(solved))
@@ -373,7 +373,7 @@ def _observe(lesson: Lesson, run: GradedRun) -> tuple[ItemObserved, ...]:
 
 
 def _error_text(run: GradedRun, index: int) -> str | None:
-    report = run.record.get(LESSON, index)
+    report = run.child_report.get(LESSON, index)
     if report is None or report.error is None:
         return None
     error = report.error
@@ -386,7 +386,7 @@ def _cells(run: GradedRun) -> tuple[CellOutcome, ...]:
     verdicts = {task.id: task.status for task in run.report.tasks}
     out = []
     for cell in run.plan.cells:
-        report = run.record.get(LESSON, cell.index)
+        report = run.child_report.get(LESSON, cell.index)
         if report is None:
             continue  # not run in the learner's own scenario (an optional experiment)
         error = _error_text(run, cell.index)
@@ -410,14 +410,14 @@ def collect_evidence(lesson: Lesson, file: Path, settings: GradingSettings) -> E
     with Grader(settings, lesson=lesson) as grader:
         run = grader.run_submission(lesson, submission)
     digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    if run.record.interfered:
+    if run.child_report.interfered:
         problem = (
-            f"your file interfered with the grader ({run.record.interfered}), so nothing from "
-            "its run can be shown"
+            f"your file interfered with the grader ({run.child_report.interfered}), so nothing "
+            "from its run can be shown"
         )
         cells, items = (), ()
     else:
-        problem = run.record.stop_reason
+        problem = run.child_report.stop_reason
         cells, items = _cells(run), _observe(lesson, run)
     return Evidence(
         lesson.meta.id, file, digest, read_environment(), cells, items, run.report, problem

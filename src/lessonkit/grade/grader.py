@@ -2,9 +2,9 @@
 
 A file is graded in one line (`run_submission`): prepare the lesson, or reuse it
 (`prepare_lesson`, once per grader: input sets drawn from the command's seed, the reference
-request, and the reference run's record when the reference store keeps this very run, else
+request, and the reference run's report when the reference store keeps this very run, else
 the reference child is sent its request); plan the file (`plan_cells`); run it in a learner
-child of its own while the reference record is awaited; judge what it reported against the
+child of its own while the reference report is awaited; judge what it reported against the
 reference's; report. A learner child is used for one file and then killed; with `prestart`,
 the next one is started (never used before) while the current file runs.
 """
@@ -47,13 +47,13 @@ from lessonkit.settings import DEFAULT_SETTINGS, GradingSettings
 class GradedRun:
     """One file's verdicts, with the plan its learner child ran and what that child reported.
 
-    The record is data from an untrusted process, already parsed strictly; when
-    `record.interfered` is set, nothing in it may be shown as the learner's results.
+    The report is data from an untrusted process, already parsed strictly; when
+    `child_report.interfered` is set, nothing in it may be shown as the learner's results.
     """
 
     report: GradeReport
     plan: Plan
-    record: ChildReport
+    child_report: ChildReport
 
 
 def interfered_report(
@@ -74,7 +74,7 @@ class Grader:
     Thread-safe: `--batch` grades from several threads with one `Grader`, so each lesson is
     prepared once, the reference runs once and every file sees the same input sets (one
     seed per command). `_lock` guards the prepared lessons; `_reference_lock` makes one
-    thread collect a reference record while the others wait for it. The children and their
+    thread collect a reference report while the others wait for it. The children and their
     threads are the pool's (`grade.channel.child_pool`).
     """
 
@@ -135,7 +135,7 @@ class Grader:
 
     def prepare(self, lesson: Lesson) -> PreparedLesson:
         """The lesson prepared for grading, once per grader: the reference run is queued
-        without waiting for it, or none when the reference store keeps its record
+        without waiting for it, or none when the reference store keeps its report
         (`grade/channel/reference_store.py`), so no trusted child starts at all."""
         with self._lock:
             key = lesson.meta.id
@@ -148,25 +148,25 @@ class Grader:
         return prepare_lesson(lesson, self.seed, store, f"reference-{next(self._ids)}")
 
     def _sent(self, prepared: PreparedLesson) -> PreparedLesson:
-        """`prepared`, its reference request sent unless the store kept the record."""
-        if prepared.record is None:
+        """`prepared`, its reference request sent unless the store kept the report."""
+        if prepared.child_report is None:
             self.pool.send_reference(prepared.reference_run.request)
         return prepared
 
     def reference(self, lesson: Lesson) -> ChildReport:
-        """The reference run's record for this lesson (waits for it the first time)."""
-        return self._record(self.prepare(lesson))
+        """The reference run's report for this lesson (waits for it the first time)."""
+        return self._reference_report(self.prepare(lesson))
 
-    def _record(self, prepared: PreparedLesson) -> ChildReport:
-        if prepared.record is not None:
-            return prepared.record
+    def _reference_report(self, prepared: PreparedLesson) -> ChildReport:
+        if prepared.child_report is not None:
+            return prepared.child_report
         key = prepared.lesson.meta.id
         with self._reference_lock:
             with self._lock:
                 prepared = self._prepared.get(key) or prepared
-            if prepared.record is None:
+            if prepared.child_report is None:
                 try:
-                    prepared = prepared.with_record(self._collect_reference(prepared))
+                    prepared = prepared.with_child_report(self._collect_reference(prepared))
                 except BaseException:
                     with self._lock:  # the next file prepares the lesson again
                         self._prepared.pop(key, None)
@@ -174,13 +174,13 @@ class Grader:
                     raise
                 with self._lock:
                     self._prepared[key] = prepared
-            assert prepared.record is not None
-            return prepared.record
+            assert prepared.child_report is not None
+            return prepared.child_report
 
     def _mistake_runs(self, prepared: PreparedLesson) -> tuple[MistakeRun, ...]:
         """The lesson's declared mistakes, each with its run on the reference's scenarios
         (waits for them the first time)."""
-        self._record(prepared)  # the reference child answers its requests in order
+        self._reference_report(prepared)  # the reference child answers its requests in order
         key = prepared.lesson.meta.id
         with self._reference_lock:
             with self._lock:
@@ -200,21 +200,21 @@ class Grader:
         return self.pool.reference_child()
 
     def _collect_reference(self, prepared: PreparedLesson) -> ChildReport:
-        """The reference child's record of the request it was sent, checked; then kept in
+        """The reference child's report of the request it was sent, checked; then kept in
         the reference store (written here, on the trusted side, after the checks)."""
         run = prepared.reference_run
         child = self.pool.reference_child()  # a child that cannot start raises here
         limit = self.limits.reference_timeout
         deadline = time.monotonic() + limit
-        record = child.collect(run.request, deadline, timeout=limit, names=run.names)
+        child_report = child.collect(run.request, deadline, timeout=limit, names=run.names)
         try:
-            check_reference(record, prepared.grading, child.diagnostics())
+            check_reference(child_report, prepared.grading, child.diagnostics())
         except GradingError:
             child.close()
             raise
         if run.store is not None:
-            run.store.save(*run.stored_as, record)
-        return record
+            run.store.save(*run.stored_as, child_report)
+        return child_report
 
     def grade(self, lesson: Lesson, path: str | Path) -> GradeReport:
         """Grade one practice file (.py or .ipynb); unreadable files raise SubmissionError."""
@@ -233,27 +233,27 @@ class Grader:
         started = time.perf_counter() if started is None else started
         prepared = self.prepare(lesson)
         plan = plan_cells(submission, prepared.grading.layout)
-        record, expected = self._run(prepared, plan, submission)
-        return self._judge(prepared, plan, record, expected, str(submission.path), started)
+        child_report, expected = self._run(prepared, plan, submission)
+        return self._judge(prepared, plan, child_report, expected, str(submission.path), started)
 
     def _run(
         self, prepared: PreparedLesson, plan: Plan, submission: Submission
     ) -> tuple[ChildReport, ChildReport]:
-        """The learner child's record of `plan`, and the reference record (awaited while the
+        """The learner child's report of `plan`, and the reference report (awaited while the
         learner child runs). One child per file, never reused; a run that ended in a way
         that may be the grader's (`RETRIED`) is run once more in a fresh child, and the two
         `settled`."""
-        record = self._run_once(prepared, plan, submission)
-        expected = self._record(prepared)
-        if record.ending in RETRIED:
-            record = settled(record, self._run_once(prepared, plan, submission))
-        return record, expected
+        child_report = self._run_once(prepared, plan, submission)
+        expected = self._reference_report(prepared)
+        if child_report.ending in RETRIED:
+            child_report = settled(child_report, self._run_once(prepared, plan, submission))
+        return child_report, expected
 
     def _run_once(
         self, prepared: PreparedLesson, plan: Plan, submission: Submission
     ) -> ChildReport:
         """One run of `plan` in a learner child of its own; a child that cannot start is a
-        record too (`unstarted`)."""
+        report too (`unstarted`)."""
         grading, timeout = prepared.grading, self.limits.timeout
         try:
             child = self.pool.take()
@@ -264,7 +264,7 @@ class Grader:
         try:
             request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
             child.send(request)
-            self._record(prepared)  # the reference's, while the learner child runs
+            self._reference_report(prepared)  # the reference's, while the learner child runs
             deadline = time.monotonic() + timeout + self.limits.grace
             return child.collect(request, deadline, timeout=timeout, names=names)
         finally:
@@ -274,22 +274,24 @@ class Grader:
         self,
         prepared: PreparedLesson,
         plan: Plan,
-        record: ChildReport,
+        child_report: ChildReport,
         expected: ChildReport,
         path: str,
         started: float,
     ) -> GradedRun:
-        """The verdicts on what the learner child reported, against the reference record."""
+        """The verdicts on what the learner child reported, against the reference report."""
         lesson, grading, limits = prepared.lesson, prepared.grading, self.limits
         seconds = time.perf_counter() - started
         review = review_marks(plan, prepared.varied)
-        if record.interfered:
-            report = interfered_report(lesson, path, record.interfered, seconds, self.seed)
-            return GradedRun(replace(report, review=review), plan, record)
-        if record.ending == "grader failure":
-            report = not_graded(lesson, path, record.stop_reason or "", seconds, self.seed)
-            return GradedRun(report, plan, record)
-        runs = Runs(plan, record, prepared.reference_plan, expected, limits.timeout, limits.memory)
+        if child_report.interfered:
+            report = interfered_report(lesson, path, child_report.interfered, seconds, self.seed)
+            return GradedRun(replace(report, review=review), plan, child_report)
+        if child_report.ending == "grader failure":
+            report = not_graded(lesson, path, child_report.stop_reason or "", seconds, self.seed)
+            return GradedRun(report, plan, child_report)
+        runs = Runs(
+            plan, child_report, prepared.reference_plan, expected, limits.timeout, limits.memory
+        )
         tasks, prerequisites = check_all(
             lesson, grading.rubrics, grading.inputs, grading.probes, runs
         )
@@ -298,4 +300,4 @@ class Grader:
             tasks = diagnose_all(tasks, grading, runs, mistakes)
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
-        return GradedRun(report, plan, record)
+        return GradedRun(report, plan, child_report)

@@ -302,10 +302,10 @@ class BatchRun(Generic[R]):
         if self.journal_problem is not None or entry.report.not_graded is not None:
             return  # an unreadable file (no sha256) is kept too, and read again on --resume;
             # a file the grader failed on is left out, so --resume grades it again
-        record = self.journal_entry(entry)
+        journalled = self.journal_entry(entry)
         assert self.header is not None, "prepare() writes the header first"
         try:
-            self._append(record.line(self.key, self.header))
+            self._append(journalled.line(self.key, self.header))
         except OSError as exc:
             self.journal_problem = (
                 f"cannot write the journal {safe_name(shown(self.journal))} ({exc.strerror}): "

@@ -1,4 +1,4 @@
-"""The batch journal: one record format for `--resume`, for shard results and for merging.
+"""The batch journal: one report format for `--resume`, for shard results and for merging.
 
 A journal is JSON lines: a header naming the run, the batch, the lesson (or the project's
 phase) and its revision, the grading fingerprint (`grade.provenance.fingerprint`),

@@ -191,9 +191,9 @@ class ChildHandle:
         timeout: float,
         names: dict[str, str] | None = None,
     ) -> ChildReport:
-        """Every report of one request, until it is done or cannot finish, as its record.
+        """Every report of one request, until it is done or cannot finish, as its report.
 
-        `timeout` is the limit the run was given (for the record's words), `names` maps the
+        `timeout` is the limit the run was given (for the report's words), `names` maps the
         scenario names the child saw back to the parent's."""
         events: list[CellReport] = []
         seen: set[tuple[str, int]] = set()

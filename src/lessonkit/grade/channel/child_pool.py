@@ -39,7 +39,7 @@ from lessonkit.run.starter import Starter
 
 def _send_once_started(request: Request, started: Future[ChildHandle]) -> None:
     """Send the reference its request once it has started (one that failed to start says
-    so where its record is awaited)."""
+    so where its report is awaited)."""
     if started.exception() is None:
         started.result().send(request)
 
@@ -134,7 +134,7 @@ class ChildPool:
     def start_reference(self) -> None:
         """Start the trusted reference child ahead, for a caller that does not know its lesson
         yet (`check()`'s server): it imports JAX meanwhile. Left idle when the reference store
-        keeps the record the lesson's preparation looks for."""
+        keeps the report the lesson's preparation looks for."""
         with self._reference_lock:
             self._live_reference()
 

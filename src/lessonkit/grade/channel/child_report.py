@@ -82,12 +82,12 @@ def child_report(
 
 
 def unstarted(reason: str) -> ChildReport:
-    """The record of a child that never ran a line of the file: `reason` says why."""
+    """The report of a child that never ran a line of the file: `reason` says why."""
     return ChildReport({}, None, reason, (), ending="unstarted")
 
 
 def settled(first: ChildReport, second: ChildReport) -> ChildReport:
-    """The record a file keeps when its first run ended in `RETRIED` and `second` is the
+    """The report a file keeps when its first run ended in `RETRIED` and `second` is the
     same request run again in a fresh child.
 
     The second run where it ended otherwise (its verdicts are the learner's); the second

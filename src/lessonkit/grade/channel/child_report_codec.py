@@ -30,8 +30,8 @@ from lessonkit.grade.channel.reported import (
 from lessonkit.grading_child.wire import event, value
 
 
-class BadRecord(ValueError):
-    """A stored record that cannot be read back exactly: ignore it and recompute."""
+class BadChildReport(ValueError):
+    """A stored report that cannot be read back exactly: ignore it and recompute."""
 
 
 def encode_value(data: Value) -> dict[str, Any]:
@@ -108,44 +108,44 @@ def encode_report(report: CellReport) -> dict[str, Any]:
     return event("cell", **entries)
 
 
-def encode_record(record: ChildReport) -> dict[str, Any]:
-    """A finished run's record: its cells by the parent's scenario names, in no set order.
+def encode_child_report(child_report: ChildReport) -> dict[str, Any]:
+    """A finished run's report: its cells by the parent's scenario names, in no set order.
 
     Only a run that finished cleanly is kept; a stopped one is never worth reusing."""
-    if record.stop_reason is not None or record.interfered is not None:
+    if child_report.stop_reason is not None or child_report.interfered is not None:
         raise ValueError("only a run that finished cleanly is kept")
     cells = [
         [scenario, index, encode_report(report)]
-        for (scenario, index), report in sorted(record.runs.items())
+        for (scenario, index), report in sorted(child_report.runs.items())
     ]
-    return {"patched": list(record.patched), "cells": cells}
+    return {"patched": list(child_report.patched), "cells": cells}
 
 
-def decode_record(data: object) -> ChildReport:
-    """`encode_record`'s output back as a record, read as strictly as a child's reports.
+def decode_child_report(data: object) -> ChildReport:
+    """`encode_child_report`'s output back as a report, read as strictly as a child's reports.
 
     Raises:
-        BadRecord: anything that is not exactly such a record.
+        BadChildReport: anything that is not exactly such a report.
     """
     if type(data) is not dict or set(data) != {"patched", "cells"}:
-        raise BadRecord("not a stored record")
+        raise BadChildReport("not a stored report")
     patched, cells = data["patched"], data["cells"]
     if type(patched) is not list or not all(type(p) is str for p in patched):
-        raise BadRecord("a stored record's patched calls are malformed")
+        raise BadChildReport("a stored report's patched calls are malformed")
     if type(cells) is not list:
-        raise BadRecord("a stored record's cells are malformed")
+        raise BadChildReport("a stored report's cells are malformed")
     runs: dict[tuple[str, int], CellReport] = {}
     for entry in cells:
         if type(entry) is not list or len(entry) != 3:
-            raise BadRecord("a stored cell is malformed")
+            raise BadChildReport("a stored cell is malformed")
         scenario, index, raw = entry
         if type(scenario) is not str or type(index) is not int or (scenario, index) in runs:
-            raise BadRecord("a stored cell is malformed or repeated")
+            raise BadChildReport("a stored cell is malformed or repeated")
         try:
             report = parse_event(json.dumps(raw).encode())
         except (Interference, TypeError, ValueError) as exc:
-            raise BadRecord(f"a stored cell report is malformed ({exc})") from None
+            raise BadChildReport(f"a stored cell report is malformed ({exc})") from None
         if not isinstance(report, CellReport) or report.cell != index:
-            raise BadRecord("a stored cell report does not match its cell")
+            raise BadChildReport("a stored cell report does not match its cell")
         runs[(scenario, index)] = report
     return ChildReport(runs, None, None, tuple(patched))

@@ -1,7 +1,7 @@
-"""The reference run's record on disk: computed once per lesson revision and seed, then reused.
+"""The reference run's report on disk: computed once per lesson revision and seed, then reused.
 
 A reference run (the lesson's own code on every scenario, in a trusted child) costs a process
-that imports JAX: about 2 CPU-s of every `check`. Its record depends only on what the child
+that imports JAX: about 2 CPU-s of every `check`. Its report depends only on what the child
 was asked to run and on what ran it, so it is kept under a key made of exactly that:
 
 - the reference request itself (every cell's source, the preloaded modules, every scenario's
@@ -15,7 +15,7 @@ was asked to run and on what ran it, so it is kept under a key made of exactly t
 
 Entries are written only here, in the grader's own process (the trusted side), whole or not
 at all (`atomic.write_atomically`), and only for a run that finished and passed the grader's
-checks of the lesson. Each entry carries an HMAC-SHA256 over its format, key and record
+checks of the lesson. Each entry carries an HMAC-SHA256 over its format, key and report
 under the grading key (`grade.provenance.grading_key`: private to this account, kept apart from this
 folder), so whoever can write this folder but cannot read the key cannot make an entry the
 store believes: an edited value, even with the key and the format kept, does not verify.
@@ -43,7 +43,11 @@ from pathlib import Path
 from lessonkit.atomic import make_folders, write_atomically
 from lessonkit.errors import LessonkitError
 from lessonkit.grade.channel.child_report import ChildReport
-from lessonkit.grade.channel.child_report_codec import BadRecord, decode_record, encode_record
+from lessonkit.grade.channel.child_report_codec import (
+    BadChildReport,
+    decode_child_report,
+    encode_child_report,
+)
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.model import JournalKey
 from lessonkit.grade.provenance.fingerprint import grader_digest
@@ -60,7 +64,7 @@ MAX_ENTRY_BYTES = 64 * 2**20
 def _installation() -> str:
     """A digest of what ran the reference: the grader (`fingerprint.grader_digest`: every
     file of the package, the packages installed, the child's settings), and what binds a
-    record to this machine: the interpreter's build and path, where the packages are, the
+    report to this machine: the interpreter's build and path, where the packages are, the
     machine and its CPU."""
     facts = {
         "grader": grader_digest(),
@@ -103,7 +107,7 @@ def _cpu() -> str:
 def reference_key(
     lesson_id: str, revision: str, seed: int, request: Request, names: dict[str, str]
 ) -> str:
-    """The key of one reference run: everything its record depends on (module docstring)."""
+    """The key of one reference run: everything its report depends on (module docstring)."""
     sent = replace(request, id="reference").to_line()
     parts = {
         "format": FORMAT,
@@ -119,7 +123,7 @@ def reference_key(
 
 @dataclass(frozen=True)
 class ReferenceStore:
-    """The store's entries, one file per key in one folder: each holds a reference run's record,
+    """The store's entries, one file per key in one folder: each holds a reference run's report,
     signed with `signer`."""
 
     folder: Path
@@ -130,7 +134,7 @@ class ReferenceStore:
         return self.folder / f"{name}-{key}.json"
 
     def load(self, lesson_id: str, key: str) -> ChildReport | None:
-        """The record kept under `key`, or None: missing, unreadable, not signed with our
+        """The report kept under `key`, or None: missing, unreadable, not signed with our
         key, or not exactly ours."""
         path = self._path(lesson_id, key)
         try:
@@ -146,15 +150,15 @@ class ReferenceStore:
                 return None
             if not self.signer.verifies("reference", signed, data["mac"]):
                 return None  # written or edited without the key
-            return decode_record(data["record"])
-        except (OSError, ValueError, BadRecord, RecursionError):
+            return decode_child_report(data["record"])
+        except (OSError, ValueError, BadChildReport, RecursionError):
             return None
 
-    def save(self, lesson_id: str, key: str, record: ChildReport) -> None:
-        """Keep `record` under `key`, signed; a store that cannot be written is simply not
+    def save(self, lesson_id: str, key: str, child_report: ChildReport) -> None:
+        """Keep `report` under `key`, signed; a store that cannot be written is simply not
         used."""
         try:
-            signed = {"format": FORMAT, "key": key, "record": encode_record(record)}
+            signed = {"format": FORMAT, "key": key, "record": encode_child_report(child_report)}
             entry = signed | {"mac": self.signer.mac("reference", signed)}
             # private: it holds what the lesson's own solution computed, a learner's answers
             make_folders(self.folder, PRIVATE_FOLDER_MODE, parents=SHARED_FOLDER_MODE)
@@ -178,15 +182,15 @@ class ReferenceStore:
 def reference_store(isolation: Isolation, *, enabled: bool = True) -> ReferenceStore | None:
     """The user's reference store, beside the compile cache; None unless `enabled`, or
     where learner code runs as this very user (rlimits alone): it could write the store
-    there, and a record it wrote would grade the next run with the same seed. Also None
+    there, and a report it wrote would grade the next run with the same seed. Also None
     where the compile cache (bound into every sandbox) holds the store's folder: the
-    records are the expected values. And None where the grading key (the default one, made
+    reports are the expected values. And None where the grading key (the default one, made
     on first use) cannot be read or made: no entry could be proved."""
     if not enabled or isolation.kind == "limits":
         return None
     folder = cache_home() / "references"
     if isolation.cache is not None and folder.resolve().is_relative_to(isolation.cache.resolve()):
-        return None  # the compile cache is bound into the sandbox: the records would be too
+        return None  # the compile cache is bound into the sandbox: the reports would be too
     try:
         signer = grading_key(None, not_inside=(folder,))
     except LessonkitError:

@@ -58,7 +58,7 @@ class Runs:
     """The learner's run and the reference run, each with the plan it ran."""
 
     learner: Plan
-    record: ChildReport
+    child_report: ChildReport
     reference: Plan
     expected: ChildReport
     timeout: float
@@ -79,7 +79,7 @@ class Runs:
         """The same names after the learner's step cells; None when those were not reached."""
         if self.learner.checkpoint is None:
             return {}
-        run = self.record.get(scenario, self.learner.checkpoint)
+        run = self.child_report.get(scenario, self.learner.checkpoint)
         return (run.checkpoint or {}) if run is not None else None
 
 
@@ -102,7 +102,7 @@ class TaskFacts:
         assert reference_cell is not None, "the reference plan holds every task"
         expected = self.runs.expected.get(scenario, reference_cell.index)
         cell = self.cell
-        got = self.runs.record.get(scenario, cell.index) if cell is not None else None
+        got = self.runs.child_report.get(scenario, cell.index) if cell is not None else None
         return expected, got
 
     # What a rule's check reads (`lesson.rules.RuleFacts`).
@@ -160,11 +160,11 @@ def _first(problems: Iterable[Problem | None]) -> Problem | None:
     return next(filter(None, problems), None)
 
 
-def not_reached(record: ChildReport, plan: Plan, what: str, own: int | None = None) -> str:
+def not_reached(child_report: ChildReport, plan: Plan, what: str, own: int | None = None) -> str:
     """Why a cell has no report: the run stopped earlier, or in this very cell (`own`)."""
-    reason = record.stop_reason or "the run stopped"
-    if record.stopped_at is not None:
-        scenario, index = record.stopped_at
+    reason = child_report.stop_reason or "the run stopped"
+    if child_report.stopped_at is not None:
+        scenario, index = child_report.stopped_at
         if index == own:
             return f"{what} did not finish: {reason}."
         if 0 <= index < len(plan.cells):
@@ -264,7 +264,7 @@ def _lesson_inputs(facts: TaskFacts) -> Problem | None:
     expected, got = facts.pair(LESSON)
     if got is None or expected is None:
         return Problem(
-            ERROR, not_reached(runs.record, runs.learner, "This task's cell", cell.index)
+            ERROR, not_reached(runs.child_report, runs.learner, "This task's cell", cell.index)
         )
     if got.error and not _is_assertion(got):
         return Problem(ERROR, runs.explain(got.error))
@@ -338,7 +338,7 @@ def _one_input_set(facts: TaskFacts, inputs: InputSet) -> Problem | None:
     on = f"on {'edge' if edge else 'other'} inputs ({inputs.describe()})"
     if got is None or expected is None:
         what = f"This task's cell {on}"
-        return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
+        return Problem(ERROR, not_reached(runs.child_report, runs.learner, what, cell.index))
     kept = _inputs_kept(facts, inputs.name, facts.inputs.names)
     if kept:
         return _not_replaced(kept, facts.inputs.names)
@@ -397,7 +397,7 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
         return None  # the grader checked the reference's run of every probe: not reached here
     if got is None:
         what = f"This task's cell, run with {probe.name},"
-        return Problem(ERROR, not_reached(runs.record, runs.learner, what, cell.index))
+        return Problem(ERROR, not_reached(runs.child_report, runs.learner, what, cell.index))
     replaced = tuple(run.inputs or ())  # the probe's own drawn inputs, and a step's name
     step = (probe.target,) if probe.source == "step" else ()
     for names in (tuple(n for n in replaced if n not in step), step):
@@ -490,9 +490,9 @@ def check_task(facts: TaskFacts, steps_hold: bool) -> TaskResult:
 
 def _cell_outcome(name: str, cell: PlannedCell, runs: Runs, what: str) -> PrerequisiteResult:
     """How one learner cell ran on the lesson's inputs."""
-    run = runs.record.get(LESSON, cell.index)
+    run = runs.child_report.get(LESSON, cell.index)
     if run is None:
-        return PrerequisiteResult(name, ERROR, not_reached(runs.record, runs.learner, what))
+        return PrerequisiteResult(name, ERROR, not_reached(runs.child_report, runs.learner, what))
     if run.error is None:
         return PrerequisiteResult(name, PASSED, "")
     if _is_assertion(run):
@@ -511,7 +511,9 @@ def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:
             return outcome
     expected, got = runs.expected_steps(LESSON), runs.learner_steps(LESSON)
     if got is None:
-        return PrerequisiteResult(name, ERROR, not_reached(runs.record, runs.learner, "This step"))
+        return PrerequisiteResult(
+            name, ERROR, not_reached(runs.child_report, runs.learner, "This step")
+        )
     for value_name in bound_names(step.code):
         if value_name not in expected:
             continue
@@ -547,7 +549,7 @@ def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult,
         outcome = _cell_outcome(
             f"{what} ({runs.learner.place(cell.index)})", cell, runs, "This cell"
         )
-        if outcome.status != PASSED and runs.record.get(LESSON, cell.index) is not None:
+        if outcome.status != PASSED and runs.child_report.get(LESSON, cell.index) is not None:
             results.append(outcome)
     return tuple(results)
 

@@ -36,12 +36,14 @@ UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
 
 
-def _task_reports(record: ChildReport, plan: Plan, task_id: str) -> dict[str, CellReport]:
+def _task_reports(child_report: ChildReport, plan: Plan, task_id: str) -> dict[str, CellReport]:
     """A task cell's report in each scenario of a run, by scenario name."""
     cell = plan.task_cell(task_id)
     if cell is None:
         return {}
-    return {scenario: run for (scenario, index), run in record.runs.items() if index == cell.index}
+    return {
+        scenario: run for (scenario, index), run in child_report.runs.items() if index == cell.index
+    }
 
 
 _SIGNATURES = {rule.checks[0]: rule.parent.signature for rule in RULES if rule.parent}
@@ -57,14 +59,14 @@ def _failure(check: CheckName | None, facts: TaskFacts, scenarios: Iterable[str]
     if check in _SIGNATURES:
         return _SIGNATURES[check](facts)
     if check in _VALUE_CHECKS:
-        reports = _task_reports(facts.runs.record, facts.runs.learner, facts.rubric.task.id)
+        reports = _task_reports(facts.runs.child_report, facts.runs.learner, facts.rubric.task.id)
         return tuple((s, reports[s].output if s in reports else None) for s in sorted(scenarios))
     return None
 
 
-def _as_run(facts: TaskFacts, plan: Plan, record: ChildReport) -> TaskFacts:
+def _as_run(facts: TaskFacts, plan: Plan, child_report: ChildReport) -> TaskFacts:
     """The same task's facts, read from another run of it (the reference's, a mistake's)."""
-    return replace(facts, runs=replace(facts.runs, learner=plan, record=record))
+    return replace(facts, runs=replace(facts.runs, learner=plan, child_report=child_report))
 
 
 def _own_check(run: CellReport, plan: Plan) -> bool:
@@ -129,7 +131,7 @@ def matched_mistake(
     expected = _task_reports(runs.expected, runs.reference, task_id)
     if scenarios is not None:
         expected = {s: run for s, run in expected.items() if s in scenarios}
-    got = _task_reports(runs.record, runs.learner, task_id)
+    got = _task_reports(runs.child_report, runs.learner, task_id)
     both = (runs.reference, runs.learner)
     differs = any(not _agree(names, expected[s], got.get(s), accept, both) for s in expected)
     failure = None if differs else _failure(check, facts, expected)
@@ -141,13 +143,13 @@ def matched_mistake(
     for mistake in mistakes:
         if mistake.attempt.task != task_id:
             continue
-        made = _task_reports(mistake.record, mistake.plan, task_id)
+        made = _task_reports(mistake.child_report, mistake.plan, task_id)
         reached = any(n in run.values for run in made.values() for n in names)
         plans = (mistake.plan, runs.learner)
         alike = all(_agree(names, made.get(s), got.get(s), accept, plans) for s in expected)
         if not (reached and alike):
             continue
-        made_facts = _as_run(facts, mistake.plan, mistake.record)
+        made_facts = _as_run(facts, mistake.plan, mistake.child_report)
         if differs or _failure(check, made_facts, expected) == failure:
             return mistake.attempt
     return None

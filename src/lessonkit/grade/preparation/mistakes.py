@@ -34,11 +34,11 @@ class MistakeRequest:
 
 @dataclass(frozen=True)
 class MistakeRun:
-    """One declared mistake, with the plan it ran in and that run's record."""
+    """One declared mistake, with the plan it ran in and that run's report."""
 
     attempt: DeclaredAttempt
     plan: Plan
-    record: ChildReport
+    child_report: ChildReport
 
 
 def mistake_requests(
@@ -62,11 +62,11 @@ def mistake_requests(
 
 
 def mistake_runs(
-    requests: tuple[MistakeRequest, ...], records: list[ChildReport]
+    requests: tuple[MistakeRequest, ...], child_reports: list[ChildReport]
 ) -> tuple[MistakeRun, ...]:
-    """Each declared mistake with the record of the request it ran in."""
+    """Each declared mistake with the report of the request it ran in."""
     return tuple(
-        MistakeRun(attempt, sent.plan, record)
-        for sent, record in zip(requests, records, strict=True)
+        MistakeRun(attempt, sent.plan, child_report)
+        for sent, child_report in zip(requests, child_reports, strict=True)
         for attempt in sent.attempts
     )

@@ -22,7 +22,7 @@ from lessonkit.grade.preparation.requests import LessonGrading, wire_names
 
 @dataclass(frozen=True)
 class PendingMistakes:
-    """Every mistake request, the records the store keeps (None: sent to the child), and
+    """Every mistake request, the reports the store keeps (None: sent to the child), and
     where each is stored."""
 
     requests: tuple[MistakeRequest, ...]
@@ -34,12 +34,12 @@ class PendingMistakes:
     def collect(
         self, ask: Callable[[Request], ChildHandle], limit: float
     ) -> tuple[MistakeRun, ...]:
-        """Each request's record: the kept one, else the child's, which is then stored.
+        """Each request's report: the kept one, else the child's, which is then stored.
 
         `ask(request)` sends one request to the reference child and returns the child; each
         is sent only once the one before is collected, so neither side ever waits on a full
         pipe while the other waits on it."""
-        records = []
+        child_reports = []
         for sent, kept, stored_as in zip(self.requests, self.kept, self.stored_as, strict=True):
             if kept is None:
                 child = ask(sent.request)
@@ -47,8 +47,8 @@ class PendingMistakes:
                 kept = child.collect(sent.request, deadline, timeout=limit, names=self.names)
                 if self.store is not None and kept.stop_reason is None:
                     self.store.save(*stored_as, kept)
-            records.append(kept)
-        return mistake_runs(self.requests, records)
+            child_reports.append(kept)
+        return mistake_runs(self.requests, child_reports)
 
 
 def pending_mistakes(

@@ -3,10 +3,10 @@
 `prepare_lesson` is the one way a lesson is prepared: its grading (`lesson_grading`: input
 sets drawn from the grader's seed, probes, rubrics, the practice file's layout and the
 reference plan), the reference request with the names the child sees its scenarios by,
-where the reference store keeps its record, and that record once it is known: read back
+where the reference store keeps its report, and that report once it is known: read back
 from the store when this very run was kept and still passes `check_reference`, else
 collected by the grader from its trusted reference child. A `PreparedLesson` is frozen;
-knowing the record makes a new one (`with_record`). A file's plan is a step of its own
+knowing the report makes a new one (`with_child_report`). A file's plan is a step of its own
 (`plan_cells` on `grading.layout`), taken per file.
 """
 
@@ -33,7 +33,7 @@ from lessonkit.lesson.model import Lesson
 @dataclass(frozen=True)
 class ReferenceRun:
     """A reference request: what the child is sent, the names it sees the scenarios by, and
-    where the reference store keeps its record (None: no store)."""
+    where the reference store keeps its report (None: no store)."""
 
     request: Request
     names: dict[str, str]
@@ -47,7 +47,7 @@ class PreparedLesson:
 
     grading: LessonGrading
     reference_run: ReferenceRun
-    record: ChildReport | None  # the reference run's record, once known
+    child_report: ChildReport | None  # the reference run's report, once known
     varied: Varied  # the calls the lesson's probes vary, for the review marks
 
     @property
@@ -58,15 +58,15 @@ class PreparedLesson:
     def reference_plan(self) -> Plan:
         return self.grading.reference
 
-    def with_record(self, record: ChildReport) -> PreparedLesson:
-        return replace(self, record=record)
+    def with_child_report(self, child_report: ChildReport) -> PreparedLesson:
+        return replace(self, child_report=child_report)
 
 
 def prepare_lesson(
     lesson: Lesson, seed: int, store: ReferenceStore | None, request_id: str
 ) -> PreparedLesson:
     """`lesson`'s grading under `seed`, with its reference request, its scenarios named once
-    for the child and the store's key alike, and the record the store keeps for that very
+    for the child and the store's key alike, and the report the store keeps for that very
     request, if any."""
     grading = lesson_grading(lesson, seed)
     names = wire_names(grading)
@@ -75,17 +75,17 @@ def prepare_lesson(
     key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
     run = ReferenceRun(request, names, store, (meta.id, key))
     return PreparedLesson(
-        grading, run, _kept_record(run, grading), varied_of(grading.grading.probes)
+        grading, run, _kept_report(run, grading), varied_of(grading.grading.probes)
     )
 
 
-def _kept_record(run: ReferenceRun, grading: LessonGrading) -> ChildReport | None:
-    """The stored record of this very reference run, if one is kept and still checks out."""
-    record = None if run.store is None else run.store.load(*run.stored_as)
-    if record is None:
+def _kept_report(run: ReferenceRun, grading: LessonGrading) -> ChildReport | None:
+    """The stored report of this very reference run, if one is kept and still checks out."""
+    child_report = None if run.store is None else run.store.load(*run.stored_as)
+    if child_report is None:
         return None
     try:
-        check_reference(record, grading, "")
+        check_reference(child_report, grading, "")
     except GradingError:
         return None  # kept by another version of the checks: run the reference again
-    return record
+    return child_report

@@ -16,17 +16,18 @@ from lessonkit.grade.preparation.requests import LESSON, LessonGrading
 from lessonkit.lesson.rules import RULES
 
 
-def check_reference(record: ChildReport, grading: LessonGrading, diagnostics: str) -> None:
+def check_reference(child_report: ChildReport, grading: LessonGrading, diagnostics: str) -> None:
     """The lesson's own code must run cleanly, or grading against it means nothing."""
-    if record.stop_reason:
+    if child_report.stop_reason:
         raise GradingError(
-            f"the grading process could not run the lesson's reference code: {record.stop_reason}",
+            "the grading process could not run the lesson's reference code: "
+            f"{child_report.stop_reason}",
             fix="check that JAX imports in this environment: python -c 'import jax'"
             + (f"\n{diagnostics.strip()}" if diagnostics.strip() else ""),
         )
     names = {r.task.id: r.names for r in grading.rubrics}
     drawn = {s.name for s in grading.inputs.others}
-    for (scenario, index), run in record.runs.items():
+    for (scenario, index), run in child_report.runs.items():
         cell = grading.reference.cell(index)
         if run.error is None or scenario not in (LESSON, *drawn):
             continue  # a probe may make the lesson's own code fail anywhere, by design
@@ -43,19 +44,19 @@ def check_reference(record: ChildReport, grading: LessonGrading, diagnostics: st
             fix="fix lesson.md so that its steps and solutions run"
             + (" on every input its {grading} generators draw" if seed else ""),
         )
-    _check_reference_rules(record, grading, (LESSON, *drawn))
-    _check_graded_values(record, grading)
+    _check_reference_rules(child_report, grading, (LESSON, *drawn))
+    _check_graded_values(child_report, grading)
     for run in grading.probes:
-        _check_probe(record, grading, run)
+        _check_probe(child_report, grading, run)
 
 
 def _check_reference_rules(
-    record: ChildReport, grading: LessonGrading, scenarios: tuple[str, ...]
+    child_report: ChildReport, grading: LessonGrading, scenarios: tuple[str, ...]
 ) -> None:
     """A solution whose run breaks its own rule (one the child runs, such as `jit:`) would
     fail every learner who copies it."""
     rubrics = {r.task.id: r for r in grading.rubrics}
-    for (scenario, index), run in record.runs.items():
+    for (scenario, index), run in child_report.runs.items():
         rubric = rubrics.get(grading.reference.cell(index).task or "")
         if rubric is None or scenario not in scenarios or run.error is not None:
             continue
@@ -73,13 +74,13 @@ def _check_reference_rules(
             )
 
 
-def _check_graded_values(record: ChildReport, grading: LessonGrading) -> None:
+def _check_graded_values(child_report: ChildReport, grading: LessonGrading) -> None:
     """A graded name whose value has no comparable meaning (a function, an optimizer's
     `GradientTransformation`, a jitted function, an object) would pass any answer of its
     type: the lesson must grade what it returns instead."""
     for rubric in grading.rubrics:
         cell = grading.reference.task_cell(rubric.task.id)
-        report = record.get(LESSON, cell.index) if cell is not None else None
+        report = child_report.get(LESSON, cell.index) if cell is not None else None
         values = report.values if report is not None else {}
         for name in rubric.names:
             value = values.get(name)
@@ -95,11 +96,11 @@ def _check_graded_values(record: ChildReport, grading: LessonGrading) -> None:
                 )
 
 
-def _check_probe(record: ChildReport, grading: LessonGrading, run: ProbeRun) -> None:
+def _check_probe(child_report: ChildReport, grading: LessonGrading, run: ProbeRun) -> None:
     """A probe whose messages name values the lesson's own solution never reaches is broken."""
     probe = run.probe
     cell = grading.reference.task_cell(probe.task)
-    report = record.get(run.name, cell.index) if cell is not None else None
+    report = child_report.get(run.name, cell.index) if cell is not None else None
     values = report.values if report is not None else {}
     for name, _ in probe.messages:
         if name not in values:

@@ -22,7 +22,7 @@ Both parts come from what exists, never from a list of what to include:
   grading child gets.
 
 `grader_digest` is the grader's part alone: the reference store's key builds on it, adding
-what only its records depend on (the machine and its CPU), so there is one way to say what
+what only its reports depend on (the machine and its CPU), so there is one way to say what
 the grader is. It holds nothing machine-bound (no paths), so shards graded on several
 machines with the same installation have one fingerprint. It is computed once per process.
 """

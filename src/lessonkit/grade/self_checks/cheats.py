@@ -169,10 +169,10 @@ def malformed(
     cheat: Cheat, rubric: TaskRubric, graded: GradedRun, expected: CellReport
 ) -> str | None:
     """Why the cheat is not well formed on the lesson's inputs alone, or None."""
-    if graded.record.interfered:
-        return f"its run was refused: {graded.record.interfered}"
+    if graded.child_report.interfered:
+        return f"its run was refused: {graded.child_report.interfered}"
     cell = graded.plan.task_cell(cheat.task)
-    got = graded.record.get(LESSON, cell.index) if cell is not None else None
+    got = graded.child_report.get(LESSON, cell.index) if cell is not None else None
     if got is None:
         return "its cell did not run on the lesson's inputs"
     if got.error is not None:
