@@ -45,8 +45,6 @@ from typing import NamedTuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 HIGH_FD = 100  # descriptors received are moved above the ones the child puts in place
 REPORT_FD, GREETING_FD = 3, 4
-M_TRIM_THRESHOLD, M_TOP_PAD = -1, -2  # glibc's mallopt parameters
-TRIM_AT, GROW_BY = 256 << 20, 64 << 20
 
 
 def _load(name: str, path: str):
@@ -258,23 +256,8 @@ def serve(control_fd: int, programs: _Programs) -> None:
     sys.exit(0)
 
 
-def _keep_heap() -> None:
-    """Have glibc's malloc, here and so in every fork, grow its heap in large steps and keep
-    what is freed (below `TRIM_AT`) instead of handing it back at once. Under gVisor each
-    `brk` and each fault on a page given back and taken again is a trap into its kernel: a
-    grading child made about 700 `brk` calls, and this cut a fork's CPU there by a third.
-    A child's resident memory never exceeds its own peak; elsewhere it only saves calls."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to tune
-        mallopt = ctypes.CDLL(None).mallopt
-        mallopt(M_TRIM_THRESHOLD, TRIM_AT)
-        mallopt(M_TOP_PAD, GROW_BY)
-
-
 def main(argv: list[str]) -> None:
     """Load the programs a fork runs, mark this process a grading child, then serve."""
-    _keep_heap()
     control_fd, child_folder = int(argv[0]), argv[1]
     confine = _load("lessonkit_confine", os.path.join(HERE, "confine.py"))
     isolate = _load("lessonkit_isolate", os.path.join(HERE, "isolate.py"))

@@ -317,8 +317,8 @@ def bound_names(code: str) -> tuple[str, ...]:
 
 def imported_modules(layout: PracticeLayout, tasks: tuple[Task, ...]) -> tuple[str, ...]:
     """Modules the practice file imports, in its cells and its `tasks`' scaffolds, so the
-    grading starter imports them once instead of every forked child (under gVisor an
-    import's file opens cost a child more than its grading)."""
+    grading starter imports them once instead of every forked child (under gVisor each
+    child paid again for the import's hundreds of file opens and stats)."""
     sources = [cell.source for cell in layout.cells if cell.role != SKIP]
     modules: list[str] = []
     for source in [*sources, *(task.scaffold for task in tasks)]:
