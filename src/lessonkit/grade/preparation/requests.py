@@ -80,7 +80,7 @@ def lesson_grading(lesson: Lesson, seed: int) -> LessonGrading:
         probes=probe_runs(grading, seed),
         reference=reference_plan(lesson),
         step_names=tuple(n for s in lesson.steps for n in bound_names(s.code)),
-        preload=imported_modules(layout),
+        preload=imported_modules(layout, lesson.tasks),
         layout=layout,
     )
 

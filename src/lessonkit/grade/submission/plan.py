@@ -20,7 +20,7 @@ from lessonkit.grade.submission.sources import Submission
 from lessonkit.grading_child.names import bindings
 from lessonkit.grading_child.request import LESSON_ONLY, SETUP, SKIP, TASK, CellRole
 from lessonkit.lesson.layout import lesson_cells
-from lessonkit.lesson.model import Experiment, Lesson
+from lessonkit.lesson.model import Experiment, Lesson, Task
 from lessonkit.lesson.syntax import parse_python
 
 _SIMILAR = 0.6
@@ -315,13 +315,14 @@ def bound_names(code: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for s in body for n in bindings(s, imports=True)))
 
 
-def imported_modules(layout: PracticeLayout) -> tuple[str, ...]:
-    """Modules the practice file imports, so a warm child can load them in advance."""
+def imported_modules(layout: PracticeLayout, tasks: tuple[Task, ...]) -> tuple[str, ...]:
+    """Modules the practice file imports, in its cells and its `tasks`' scaffolds, so the
+    grading starter imports them once instead of every forked child (under gVisor each
+    child paid again for the import's hundreds of file opens and stats)."""
+    sources = [cell.source for cell in layout.cells if cell.role != SKIP]
     modules: list[str] = []
-    for cell in layout.cells:
-        if cell.role == SKIP:
-            continue
-        for statement in parse_python(cell.source).body:
+    for source in [*sources, *(task.scaffold for task in tasks)]:
+        for statement in parse_python(source).body:
             if isinstance(statement, ast.Import):
                 modules.extend(alias.name for alias in statement.names)
             elif isinstance(statement, ast.ImportFrom) and statement.module:
