@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from lessonkit.grade.channel.requests import lesson_grading
+from lessonkit.grade.preparation.requests import lesson_grading
 from lessonkit.lesson.catalog import all_lessons
 
 
