@@ -161,9 +161,9 @@ def test_a_code_edit_makes_verify_fail_and_names_build_then_record(repo):
     _edit(folder / "lesson.md", *MAIN_CODE)
     code, out, err = invoke(["verify", "state-02"], root=root)
     assert code == 1
-    stale = [line for line in out.splitlines() if line.startswith("✗") and "json" in line]
-    assert len(stale) == 1 and "execution.json" in stale[0], out
-    assert "stale: the code of code/main.py in lesson.md changed" in out
+    stale = [line for line in out.splitlines() if line.startswith("✗") and "records" in line]
+    assert len(stale) == 1 and stale[0].endswith("outputs: 2 records are not current:"), out
+    assert "execution.json: stale: the code of code/main.py in lesson.md changed" in out
     # one command records main, going further and the notebook's outputs (issue 32)
     assert (
         "run `lessonkit build state-02`, then `lessonkit run state-02 --script all --record`" in out
