@@ -11,7 +11,6 @@ from pathlib import Path
 from rich.text import Text
 
 from lessonkit.commands._common import console, quoted
-from lessonkit.defaults import SITE_POLL_S
 from lessonkit.lesson.catalog import all_lessons, repo_root
 from lessonkit.render.downloads import page_path
 from lessonkit.site.build import INDEX, build, site_dir
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         def say(message: str) -> None:
             console(stderr=True).print(Text(message, style="red" if "failed" in message else ""))
 
-        threading.Thread(target=watch, args=(state, stop, SITE_POLL_S, say), daemon=True).start()
+        threading.Thread(target=watch, args=(state, stop), kwargs={"say": say}, daemon=True).start()
     url = f"http://{HOST}:{server.server_address[1]}/"
     out.print(f"Serving {quoted(target)} at {url}")
     for lesson in all_lessons():

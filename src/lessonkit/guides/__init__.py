@@ -30,22 +30,32 @@ class GuideFile:
     executable: bool
 
 
-def _walk(folder: Traversable, prefix: str) -> list[GuideFile]:
-    found: list[GuideFile] = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name in _NOT_GUIDES:
-            continue
-        path = f"{prefix}{entry.name}"
-        if entry.is_dir():
-            found.extend(_walk(entry, f"{path}/"))
-        else:
-            found.append(GuideFile(path, entry.read_bytes(), entry.name.endswith(".sh")))
+def package_files(
+    folder: Traversable, skip: frozenset[str] = frozenset()
+) -> list[tuple[str, Traversable]]:
+    """Every file below a folder of package data, by its path there, in name order; names in
+    `skip` are left out at any depth. How a course gets what lessonkit carries for it."""
+    found: list[tuple[str, Traversable]] = []
+
+    def walk(entry: Traversable, prefix: str) -> None:
+        for child in sorted(entry.iterdir(), key=lambda e: e.name):
+            if child.name in skip:
+                continue
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+            else:
+                found.append((f"{prefix}{child.name}", child))
+
+    walk(folder, "")
     return found
 
 
 def guide_files() -> tuple[GuideFile, ...]:
     """Every file of the guides, by its path under a course's `docs/`."""
-    return tuple(_walk(files(__name__), ""))
+    return tuple(
+        GuideFile(path, entry.read_bytes(), path.endswith(".sh"))
+        for path, entry in package_files(files(__name__), _NOT_GUIDES)
+    )
 
 
 def guide_names() -> tuple[str, ...]:

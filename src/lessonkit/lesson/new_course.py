@@ -11,14 +11,20 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass
 from importlib.resources import files
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from lessonkit import __version__
 from lessonkit.errors import UsageError, shown
-from lessonkit.guides import COURSE_FOLDER, guide_files, guide_names, guide_text, guide_title
+from lessonkit.guides import (
+    COURSE_FOLDER,
+    guide_files,
+    guide_names,
+    guide_text,
+    guide_title,
+    package_files,
+)
 
 
 @dataclass(frozen=True)
@@ -52,18 +58,11 @@ class CopiedFile:
 
 def copied_files() -> tuple[CopiedFile, ...]:
     """Every file of `skeleton/course/` that is not a template, by its path in the course."""
-
-    def walk(folder: Traversable, prefix: str) -> list[CopiedFile]:
-        found: list[CopiedFile] = []
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-            path = f"{prefix}{entry.name}"
-            if entry.is_dir():
-                found.extend(walk(entry, f"{path}/"))
-            elif not entry.name.endswith(TEMPLATE_SUFFIX):
-                found.append(CopiedFile(path, entry.read_bytes()))
-        return found
-
-    return tuple(walk(files("lessonkit") / "skeleton" / "course", ""))
+    return tuple(
+        CopiedFile(path, entry.read_bytes())
+        for path, entry in package_files(files("lessonkit") / "skeleton" / "course")
+        if not path.endswith(TEMPLATE_SUFFIX)
+    )
 
 
 ALLOWED_BEFORE = frozenset({".git"})
