@@ -8,9 +8,12 @@ own and are not followed). Printed:
               callee function); a loop over tasks adds no stop, a new function does
 - modules:    distinct lessonkit modules the walk enters
 - re-entries: stops whose callee module is already on the call stack below the caller, a
-              walk back into a module it had left (a callback, or a layer calling upward)
+              walk back into a module it had left, split into callbacks (the caller's module
+              does not import the callee's: it calls a value handed to it, as a rule calls
+              the facts it is given) and upward calls (it imports the module it returns to)
 - the same three counted for stops into grade/ only, and the grade/ modules with most stops
 - the modules entered most often, and the grade/ modules in the order first entered
+- the line: the calls the command and the grader make into other modules, in order
 
 Run from the repository root:  python bench/check_walk.py [--list]
 """
@@ -18,7 +21,9 @@ Run from the repository root:  python bench/check_walk.py [--list]
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
+import functools
 import sys
 import tempfile
 import threading
@@ -49,6 +54,30 @@ def _module(frame: FrameType) -> str | None:
     return ".".join(relative.parts)
 
 
+@functools.cache
+def _imports(module: str) -> frozenset[str]:
+    """The lessonkit modules `module` imports, at top level or inside functions."""
+    path = PACKAGE.joinpath(*module.split("."))
+    source = (path / "__init__.py") if path.is_dir() else path.with_suffix(".py")
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("lessonkit"):
+            base = node.module.removeprefix("lessonkit").lstrip(".")
+            found.add(base)
+            found.update(f"{base}.{alias.name}".lstrip(".") for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("lessonkit.") for a in node.names)
+    return frozenset(found)
+
+
+def _upward(stop: Stop) -> bool:
+    """A re-entry made by calling a module the caller imports (not a value handed to it)."""
+    return stop.re_entry and _of(stop.callee) in _imports(_of(stop.caller))
+
+
+LINE_CALLERS = ("commands.check", "grade.grader")
+
+
 class Walk:
     """Follows lessonkit frames only; everything else is transparent."""
 
@@ -56,6 +85,7 @@ class Walk:
         self.stops: dict[tuple[str, str], Stop] = {}
         self.entries: collections.Counter[str] = collections.Counter()
         self.first_entered: list[str] = []
+        self.line: list[str] = []  # calls out of LINE_CALLERS, in the order first made
         self._stacks: dict[int, list[tuple[str, str]]] = collections.defaultdict(list)
 
     def __call__(self, frame: FrameType, event: str, arg: object) -> None:
@@ -75,6 +105,8 @@ class Walk:
             if (caller, function) not in self.stops:
                 below = {entry[0] for entry in stack[:-1]}
                 self.stops[(caller, function)] = Stop(caller, function, module in below)
+                if stack[-1][0] in LINE_CALLERS and module not in LINE_CALLERS:
+                    self.line.append(f"{caller.split(':')[1]} -> {function}")
             self.entries[module] += 1
         if module not in self.first_entered:
             self.first_entered.append(module)
@@ -109,9 +141,11 @@ def main() -> None:
     print(f"stops: {len(stops)}")
     print(f"modules: {len(modules)}")
     print(f"re-entries: {sum(stop.re_entry for stop in stops)}")
+    print(f"  of them upward calls by import: {sum(_upward(stop) for stop in stops)}")
     inside = [stop for stop in stops if stop.callee.startswith("grade.")]
     print(f"stops into grade/: {len(inside)} across {len({_of(s.callee) for s in inside})} modules")
     print(f"re-entries into grade/: {sum(stop.re_entry for stop in inside)}")
+    print(f"  of them upward calls by import: {sum(_upward(stop) for stop in inside)}")
     print("grade/ modules with the most stops into them:")
     into = collections.Counter(_of(stop.callee) for stop in inside)
     for module, count in into.most_common(5):
@@ -122,6 +156,8 @@ def main() -> None:
     grade = [module for module in walk.first_entered if module.startswith("grade")]
     print("grade/ modules, first entered in this order:")
     print("  " + "\n  ".join(grade))
+    print(f"the line ({len(walk.line)} calls out of {' and '.join(LINE_CALLERS)}):")
+    print("  " + "\n  ".join(walk.line))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonkit.grade.preparation.requests import lesson_grading, wire_names
+from lessonkit.grade.preparation.prepared import prepare_lesson, wire_names
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import invoke, make_attempt
@@ -47,7 +47,7 @@ def test_a_probes_copies_never_share_a_place():
     """Under any order each copy has a place of its own: one place is one copy at most."""
     from lessonkit.grade.preparation.probes import COPIES
 
-    grading = lesson_grading(find_lesson("state-02"), 7)
+    grading = prepare_lesson(find_lesson("state-02"), 7)
     copies = [p.name for p in grading.probes if p.probe.name == PROBE]
     assert len(copies) == COPIES == 3
     for seed in range(50):
@@ -58,7 +58,7 @@ def test_a_probes_copies_never_share_a_place():
 
 def test_a_counting_cell_fails_at_every_place_it_can_bet_on(tmp_path, monkeypatch):
     lesson = find_lesson("state-02")
-    places = len(wire_names(lesson_grading(lesson, 7)))  # the lesson's run is place 1
+    places = len(wire_names(prepare_lesson(lesson, 7)))  # the lesson's run is place 1
     folder = tmp_path / "attempts"
     folder.mkdir()
     for place in range(2, places + 1):

@@ -39,8 +39,8 @@ from lessonkit.grade.judging.checks import Runs, check_all, not_reached, value_p
 from lessonkit.grade.judging.hints import hint_applies
 from lessonkit.grade.judging.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.preparation.inputs import InputSet, LessonInputs, draw_inputs
+from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson, prepare_lesson, wire_names
 from lessonkit.grade.preparation.probes import probe_copies
-from lessonkit.grade.preparation.requests import LESSON, LessonGrading, lesson_grading, wire_names
 from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, plan_submission
 from lessonkit.grade.submission.sources import CodeCell, Submission, _percent_cells
@@ -112,8 +112,8 @@ def lesson() -> Lesson:
 
 
 @functools.cache
-def grading() -> LessonGrading:
-    return lesson_grading(lesson(), SEED)
+def grading() -> PreparedLesson:
+    return prepare_lesson(lesson(), SEED)
 
 
 def hint(task_id: str) -> str:
@@ -263,7 +263,7 @@ def solved(params: dict, x: list) -> dict:
     }
 
 
-def scenario_values(g: LessonGrading, scenario: str) -> dict:
+def scenario_values(g: PreparedLesson, scenario: str) -> dict:
     """The reference's values in one scenario; a right learner computes the same."""
     drawn = {s.name: s.values for s in g.inputs.others}
     if scenario in drawn:
@@ -322,7 +322,7 @@ def _error_at(plan: Plan, index: int, fragment: str, **fields) -> ErrorInfo | No
     )
 
 
-def _reports(plan: Plan, g: LessonGrading, request: str) -> dict[tuple[str, int], CellReport]:
+def _reports(plan: Plan, g: PreparedLesson, request: str) -> dict[tuple[str, int], CellReport]:
     """Every report one child sends for `plan`, in the order it sends them."""
     names = [LESSON, *(s.name for s in g.inputs.others), *(p.name for p in g.probes)]
     reports = {}
@@ -363,7 +363,7 @@ class World:
     """One learner run and the reference run, as reports, ready to be changed and graded."""
 
     plan: Plan
-    grading: LessonGrading
+    grading: PreparedLesson
     expected: dict[tuple[str, int], CellReport]
     got: dict[tuple[str, int], CellReport]
     timeout: float = 60.0
@@ -551,7 +551,7 @@ class World:
 
     def grade(self):
         g = self.grading
-        tasks, prerequisites = check_all(lesson(), g.rubrics, g.inputs, g.probes, self.runs())
+        tasks, prerequisites = check_all(g, self.runs())
         return {t.id: t for t in tasks}, {p.name: p for p in prerequisites}
 
     def task(self, task_id: str) -> TaskResult:

@@ -29,7 +29,7 @@ from lessonkit.grade.judging.report import Scoring
 from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, TaskResult
 from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
 from lessonkit.grade.preparation.mistakes import MistakeRun, declared_mistakes
-from lessonkit.grade.preparation.requests import lesson_grading
+from lessonkit.grade.preparation.prepared import prepare_lesson
 from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, PlannedCell
 from lessonkit.grading_child.transforms import apply
@@ -286,7 +286,7 @@ def test_only_the_scenarios_that_grade_the_task_must_agree():
 
 
 def test_each_task_is_matched_on_its_own_probes_and_the_shared_inputs(lesson):
-    grading = lesson_grading(lesson, 5)
+    grading = prepare_lesson(lesson, 5)
     scenarios = graded_scenarios(grading)
     drawn = {s.name for s in grading.inputs.others}
     for rubric in grading.rubrics:

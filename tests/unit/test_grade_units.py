@@ -918,7 +918,7 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     import time
 
     from lessonkit.defaults import MAX_CODE_CELLS, MAX_CODE_CHARACTERS
-    from lessonkit.grade.preparation.requests import lesson_grading
+    from lessonkit.grade.preparation.prepared import prepare_lesson
     from lessonkit.grade.submission.known_answers import varied_of
     from lessonkit.grade.submission.review import review_marks
     from lessonkit.grade.submission.sources import read_submission
@@ -926,7 +926,7 @@ def test_b15_planning_a_file_at_the_caps_is_bounded(lesson, tmp_path, kind):
     path = tmp_path / "junk.py"
     path.write_text("".join(f"# %%\n{c}\n" for c in _junk_cells(lesson, kind)), "utf-8")
     assert path.stat().st_size <= MAX_CODE_CHARACTERS
-    varied = varied_of(lesson_grading(lesson, 5).grading.probes)
+    varied = varied_of(prepare_lesson(lesson, 5).grading.probes)
     started = time.process_time()
     plan = plan_submission(read_submission(path), lesson)
     review_marks(plan, varied)
@@ -974,7 +974,7 @@ _CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=
 
 
 def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
-    from lessonkit.grade.preparation.requests import scenario_order, wire_names
+    from lessonkit.grade.preparation.prepared import scenario_order, wire_names
     from lessonkit.settings import scenario_order_from
 
     replay = scenario_order_from(os.environ)  # as a command reads it
@@ -987,9 +987,9 @@ def _order(grading, seed: int, name: str, data: bytes) -> tuple[str, ...]:
 def test_scenario_order_is_a_pure_function_of_the_seed_and_the_files_bytes(lesson, seed, body):
     """`--seed N` replays a file's scenario order: asked again, from another path or after
     other files, the same seed and bytes give the same order, the lesson's inputs first."""
-    from lessonkit.grade.preparation.requests import lesson_grading, wire_names
+    from lessonkit.grade.preparation.prepared import prepare_lesson, wire_names
 
-    grading = lesson_grading(lesson, 5)
+    grading = prepare_lesson(lesson, 5)
     data = f"# %% [markdown]\n# mine\n# %%\nx = {body!r}\n".encode()
     first = _order(grading, seed, "alice.py", data)
     _order(grading, seed + 1, "other.py", data + b"y = 1\n")  # drawn in between
@@ -1003,10 +1003,10 @@ def test_scenario_order_differs_with_the_seed_and_the_file_and_is_replayed_by_th
     """Issue 34, F1: a count of scenarios says nothing, since the order is drawn per seed
     and file (a fresh seed per command unless `--seed`); the grader's own setting gives
     every file one order."""
-    from lessonkit.grade.preparation.requests import lesson_grading, wire_names
+    from lessonkit.grade.preparation.prepared import prepare_lesson, wire_names
     from lessonkit.settings import SCENARIO_ORDER_VARIABLE
 
-    grading = lesson_grading(lesson, 5)
+    grading = prepare_lesson(lesson, 5)
     monkeypatch.delenv(SCENARIO_ORDER_VARIABLE, raising=False)
     by_seed = {_order(grading, seed, "a.py", b"x = 1\n") for seed in range(30)}
     by_file = {_order(grading, 7, "a.py", f"x = {n}\n".encode()) for n in range(30)}
@@ -1067,9 +1067,9 @@ def test_a_transform_without_a_row_fails_loudly_in_the_parent(lesson, source):
 def test_every_copy_of_a_shifted_call_draws_its_own_bend(lesson):
     """The bend of a changed call's shift is drawn per copy, within the range the child's
     test below covers; a probe that adds or drops a key, or moves an input, has none."""
-    from lessonkit.grade.preparation.requests import lesson_grading
+    from lessonkit.grade.preparation.prepared import prepare_lesson
 
-    runs = lesson_grading(lesson, 5).probes
+    runs = prepare_lesson(lesson, 5).probes
     bends = {r.name: s.bend for r in runs for s in r.sources}
     shifted = {n: b for n, b in bends.items() if b is not None}
     assert shifted and len(set(shifted.values())) == len(shifted)

@@ -97,12 +97,12 @@ def test_marks_reach_the_json_and_the_csv(lesson):
 
 
 def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
-    from lessonkit.grade.preparation.requests import lesson_grading
+    from lessonkit.grade.preparation.prepared import prepare_lesson
     from lessonkit.grade.submission.known_answers import varied_of
 
     script = make_attempt(lesson, {task: body})
     plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
-    return review_marks(plan, varied_of(lesson_grading(lesson, 5).grading.probes))
+    return review_marks(plan, varied_of(prepare_lesson(lesson, 5).grading.probes))
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def _varied_marks(lesson, task: str, body: str) -> tuple[str, ...]:
 )
 def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fragment):
     """Issue 43, item 3: round 4's known-answer undos are marked as well as failed."""
-    from lessonkit.grade.preparation.requests import lesson_grading
+    from lessonkit.grade.preparation.prepared import prepare_lesson
     from lessonkit.grade.submission.known_answers import varied_of
 
     from hostile.cases import patched_script
@@ -131,7 +131,7 @@ def test_a_call_on_a_known_answer_is_marked_at_its_line(lesson, attack, said, fr
     script = patched_script(lesson, found.read_text(encoding="utf-8"))
     plan = plan_submission(Submission(Path("a.py"), _percent_cells(script)), lesson)
     line = next(n for n, text in enumerate(script.splitlines(), 1) if fragment in text)
-    varied = varied_of(lesson_grading(lesson, 5).grading.probes)
+    varied = varied_of(prepare_lesson(lesson, 5).grading.probes)
     assert f"{said} at line {line}" in review_marks(plan, varied)
 
 

@@ -152,7 +152,7 @@ def test_no_module_but_settings_spells_a_grading_switch():
 # Library modules that used to read the environment to decide how to grade.
 _DEEP = (
     "run/cache_folders.py",
-    "grade/preparation/requests.py",
+    "grade/preparation/prepared.py",
     "grade/channel/reference_store.py",
 )
 
@@ -198,9 +198,9 @@ def test_a_command_builds_its_settings_from_its_arguments(monkeypatch):
 
 
 def test_the_child_is_sent_its_cpu_allowance_as_a_number(lesson):
-    from lessonkit.grade.preparation.requests import build_request, lesson_grading
+    from lessonkit.grade.preparation.prepared import build_request, prepare_lesson
 
-    grading = lesson_grading(lesson, 5)
+    grading = prepare_lesson(lesson, 5)
     learner = build_request("learner-1", grading.reference, grading, 2.5)
     assert learner.cpu_seconds == limits.cpu_allowance(2.5) == 15.0
     assert build_request("reference-1", grading.reference, grading, None).cpu_seconds is None

@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from lessonkit.grade.preparation.requests import lesson_grading
+from lessonkit.grade.preparation.prepared import prepare_lesson
 from lessonkit.lesson.catalog import all_lessons
 
 
@@ -24,7 +24,7 @@ def _imports(code: str) -> set[str]:
 
 @pytest.mark.parametrize("lesson", all_lessons(), ids=lambda lesson: lesson.meta.id)
 def test_every_task_import_is_imported_by_the_starter(lesson):
-    preload = lesson_grading(lesson, seed=1).preload
+    preload = prepare_lesson(lesson, seed=1).preload
     for task in lesson.tasks:
         missing = _imports(task.scaffold) - set(preload)
         assert not missing, f"{lesson.meta.id} task {task.id}: {sorted(missing)} not in {preload}"

@@ -1,5 +1,5 @@
 """What a learner child may run before its learner's file
-(`grade.preparation.requests.warm_up_request`).
+(`grade.preparation.prepared.warm_up_request`).
 
 A warmed child later runs one learner's file, so what it ran first must be what that
 learner could see anyway: the practice file as given, on the lesson's own inputs. A
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from lessonkit.grade.preparation.requests import LESSON, lesson_grading, warm_up_request
+from lessonkit.grade.preparation.prepared import LESSON, prepare_lesson, warm_up_request
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.scripts import render_exercise_script
 
@@ -29,7 +29,7 @@ def _solution_lines(lesson: Lesson) -> set[str]:
 
 
 def test_the_warm_up_is_the_practice_file_as_given_on_the_lessons_inputs(lesson):
-    request = warm_up_request(lesson, lesson_grading(lesson, seed=7), budget=60.0)
+    request = warm_up_request(prepare_lesson(lesson, seed=7), budget=60.0)
     given = render_exercise_script(lesson)
     assert all(cell.source.strip() in given for cell in request.cells)
     assert [s.name for s in request.scenarios] == [LESSON]
@@ -37,7 +37,7 @@ def test_the_warm_up_is_the_practice_file_as_given_on_the_lessons_inputs(lesson)
 
 
 def test_no_solution_line_reaches_a_warmed_child(lesson):
-    request = warm_up_request(lesson, lesson_grading(lesson, seed=7), budget=60.0)
+    request = warm_up_request(prepare_lesson(lesson, seed=7), budget=60.0)
     sent = "\n".join(cell.source for cell in request.cells)
     solutions = _solution_lines(lesson)
     assert solutions, "the lesson's solutions must differ from its practice file"

@@ -28,14 +28,14 @@ from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
 from lessonkit.grade.preparation.inputs import new_seed
 from lessonkit.grade.preparation.mistakes import MistakeRun
 from lessonkit.grade.preparation.mistakes_pending import pending_mistakes
-from lessonkit.grade.preparation.prepared import PreparedLesson, prepare_lesson
-from lessonkit.grade.preparation.reference_checks import check_reference
-from lessonkit.grade.preparation.requests import (
-    build_request,
+from lessonkit.grade.preparation.prepared import (
+    PreparedLesson,
+    learner_request,
+    prepare_lesson,
     scenario_order,
     warm_up_request,
-    wire_names,
 )
+from lessonkit.grade.preparation.reference_checks import check_reference, kept_report
 from lessonkit.grade.submission.plan import Plan, plan_cells
 from lessonkit.grade.submission.review import review_marks
 from lessonkit.grade.submission.sources import Submission, read_submission
@@ -98,7 +98,7 @@ class Grader:
         # collected the first time a file fails a task (after the reference run), then kept.
         self._mistakes: dict[str, tuple[MistakeRun, ...]] = {}
         prepared = None if lesson is None else self._prepare_new(lesson)
-        preload = () if prepared is None else prepared.grading.preload
+        preload = () if prepared is None else prepared.preload
         self.pool = ChildPool(self.limits, self.isolation, preload, settings.jobs)
         if prepared is not None:  # the reference child starts while learner children do
             try:
@@ -130,8 +130,7 @@ class Grader:
         trusted code runs ahead, and only what the learner's own file holds: no solution
         and no reference value is ever in a learner child.
         """
-        grading = self.prepare(lesson).grading
-        self.pool.warm_with(warm_up_request(lesson, grading, self.limits.timeout))
+        self.pool.warm_with(warm_up_request(self.prepare(lesson), self.limits.timeout))
 
     def prepare(self, lesson: Lesson) -> PreparedLesson:
         """The lesson prepared for grading, once per grader: the reference run is queued
@@ -145,7 +144,8 @@ class Grader:
 
     def _prepare_new(self, lesson: Lesson) -> PreparedLesson:
         store = reference_store(self.isolation, enabled=self.settings.reference_store)
-        return prepare_lesson(lesson, self.seed, store, f"reference-{next(self._ids)}")
+        prepared = prepare_lesson(lesson, self.seed, store, f"reference-{next(self._ids)}")
+        return prepared.with_child_report(kept_report(prepared))
 
     def _sent(self, prepared: PreparedLesson) -> PreparedLesson:
         """`prepared`, its reference request sent unless the store kept the report."""
@@ -188,7 +188,7 @@ class Grader:
             if runs is None:  # the first time a file fails: most files never do
                 store = prepared.reference_run.store  # the reference's: one key, one folder
                 mistakes_id = f"mistakes-{next(self._ids)}"
-                pending = pending_mistakes(prepared.grading, mistakes_id, self.seed, store)
+                pending = pending_mistakes(prepared, mistakes_id, self.seed, store)
                 runs = pending.collect(self._ask_reference, self.limits.reference_timeout)
                 with self._lock:
                     self._mistakes[key] = runs
@@ -208,7 +208,7 @@ class Grader:
         deadline = time.monotonic() + limit
         child_report = child.collect(run.request, deadline, timeout=limit, names=run.names)
         try:
-            check_reference(child_report, prepared.grading, child.diagnostics())
+            check_reference(child_report, prepared, child.diagnostics())
         except GradingError:
             child.close()
             raise
@@ -232,7 +232,7 @@ class Grader:
         """Grade one file and keep what its learner child reported, for the evidence report."""
         started = time.perf_counter() if started is None else started
         prepared = self.prepare(lesson)
-        plan = plan_cells(submission, prepared.grading.layout)
+        plan = plan_cells(submission, prepared.layout)
         child_report, expected = self._run(prepared, plan, submission)
         return self._judge(prepared, plan, child_report, expected, str(submission.path), started)
 
@@ -254,15 +254,15 @@ class Grader:
     ) -> ChildReport:
         """One run of `plan` in a learner child of its own; a child that cannot start is a
         report too (`unstarted`)."""
-        grading, timeout = prepared.grading, self.limits.timeout
+        timeout = self.limits.timeout
         try:
             child = self.pool.take()
         except GradingError as exc:
             return unstarted(exc.message)
         order = scenario_order(self.seed, submission, self.settings.scenario_order)
-        names = wire_names(grading, order)
+        request_id = f"learner-{next(self._ids)}"
         try:
-            request = build_request(f"learner-{next(self._ids)}", plan, grading, timeout, names)
+            request, names = learner_request(prepared, plan, order, request_id, timeout)
             child.send(request)
             self._reference_report(prepared)  # the reference's, while the learner child runs
             deadline = time.monotonic() + timeout + self.limits.grace
@@ -280,7 +280,7 @@ class Grader:
         started: float,
     ) -> GradedRun:
         """The verdicts on what the learner child reported, against the reference report."""
-        lesson, grading, limits = prepared.lesson, prepared.grading, self.limits
+        lesson, limits = prepared.lesson, self.limits
         seconds = time.perf_counter() - started
         review = review_marks(plan, prepared.varied)
         if child_report.interfered:
@@ -289,15 +289,10 @@ class Grader:
         if child_report.ending == "grader failure":
             report = not_graded(lesson, path, child_report.stop_reason or "", seconds, self.seed)
             return GradedRun(report, plan, child_report)
-        runs = Runs(
-            plan, child_report, prepared.reference_plan, expected, limits.timeout, limits.memory
-        )
-        tasks, prerequisites = check_all(
-            lesson, grading.rubrics, grading.inputs, grading.probes, runs
-        )
+        runs = Runs(plan, child_report, prepared.reference, expected, limits.timeout, limits.memory)
+        tasks, prerequisites = check_all(prepared, runs)
         if any(t.status in ("failed", "error") for t in tasks):
-            mistakes = self._mistake_runs(prepared)
-            tasks = diagnose_all(tasks, grading, runs, mistakes)
+            tasks = diagnose_all(tasks, prepared, runs, self._mistake_runs(prepared))
         seconds = time.perf_counter() - started
         report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
         return GradedRun(report, plan, child_report)

@@ -1,7 +1,7 @@
 """What the parent asks a grading child: a request's shape and the roles its cells play,
 declared once for both sides.
 
-The parent builds these records (`grade/preparation/requests.py`) and sends each request as one JSON
+The parent builds these records (`grade/preparation/prepared.py`) and sends each request as one JSON
 line (`to_line`); the child reads the line back into the same records (`from_line`),
 strictly, so a field one side adds and the other does not know is an error at once, not a
 key silently ignored. Standard library only: the child loads this by path.

@@ -30,7 +30,7 @@ from lessonkit.grade.judging.results import (
     stopped_at_a_limit,
 )
 from lessonkit.grade.preparation.inputs import MAX_SEED
-from lessonkit.grade.preparation.requests import LESSON
+from lessonkit.grade.preparation.prepared import LESSON
 
 __all__ = [
     "CHECK_WORDS",

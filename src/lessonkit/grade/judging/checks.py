@@ -35,8 +35,8 @@ from lessonkit.grade.judging.results import (
     TaskResult,
 )
 from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
+from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson
 from lessonkit.grade.preparation.probes import ProbeRun
-from lessonkit.grade.preparation.requests import LESSON
 from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import (
     LESSON_ONLY,
@@ -555,20 +555,14 @@ def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult,
 
 
 def check_all(
-    lesson: Lesson,
-    rubrics: tuple[TaskRubric, ...],
-    inputs: LessonInputs,
-    probes: tuple[ProbeRun, ...],
-    runs: Runs,
+    prepared: PreparedLesson, runs: Runs
 ) -> tuple[tuple[TaskResult, ...], tuple[PrerequisiteResult, ...]]:
     """Prerequisites first (a task's message says when its steps do not hold), then tasks."""
+    lesson = prepared.lesson
     prerequisites = check_prerequisites(lesson, runs)
     steps_hold = all(p.status == PASSED for p in prerequisites[: len(lesson.steps)])
     tasks = tuple(
-        check_task(
-            TaskFacts(r, inputs, tuple(p for p in probes if p.probe.task == r.task.id), runs),
-            steps_hold,
-        )
-        for r in rubrics
+        check_task(TaskFacts(r, prepared.inputs, prepared.probes_of(r.task.id), runs), steps_hold)
+        for r in prepared.rubrics
     )
     return tasks, prerequisites

@@ -26,7 +26,7 @@ from lessonkit.grade.judging.explain import failing_statement, tree_mismatch
 from lessonkit.grade.judging.mistake_text import diagnosed
 from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.preparation.mistakes import MistakeRun
-from lessonkit.grade.preparation.requests import LESSON, LessonGrading
+from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson
 from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
 from lessonkit.lesson.rules import RULES, CheckName
@@ -155,25 +155,27 @@ def matched_mistake(
     return None
 
 
-def graded_scenarios(grading: LessonGrading) -> dict[str, frozenset[str]]:
+def graded_scenarios(prepared: PreparedLesson) -> dict[str, frozenset[str]]:
     """Per task, the scenarios its checks read: the lesson's inputs, the drawn input sets
     and the task's own probes (another task's probe says nothing about this one)."""
-    common = {LESSON, *(s.name for s in grading.inputs.others)}
+    common = {LESSON, *(s.name for s in prepared.inputs.others)}
     return {
-        r.task.id: frozenset(common | {p.name for p in grading.probes if p.probe.task == r.task.id})
-        for r in grading.rubrics
+        r.task.id: frozenset(
+            common | {p.name for p in prepared.probes if p.probe.task == r.task.id}
+        )
+        for r in prepared.rubrics
     }
 
 
 def diagnose_all(
     tasks: tuple[TaskResult, ...],
-    grading: LessonGrading,
+    prepared: PreparedLesson,
     runs: Runs,
     mistakes: tuple[MistakeRun, ...],
 ) -> tuple[TaskResult, ...]:
     """Every failed or erroring task's verdict, with the declared mistake it makes, if any."""
-    by_id = {r.task.id: r for r in grading.rubrics}
-    scenarios = graded_scenarios(grading)
+    by_id = {r.task.id: r for r in prepared.rubrics}
+    scenarios = graded_scenarios(prepared)
     out = []
     for result in tasks:
         rubric = by_id.get(result.id)
@@ -184,8 +186,7 @@ def diagnose_all(
         ):
             out.append(result)
             continue
-        probes = tuple(p for p in grading.probes if p.probe.task == result.id)
-        facts = TaskFacts(rubric, grading.inputs, probes, runs)
+        facts = TaskFacts(rubric, prepared.inputs, prepared.probes_of(result.id), runs)
         mistake = matched_mistake(facts, mistakes, scenarios.get(result.id), result.check)
         out.append(diagnosed(result, rubric.task, mistake))
     return tuple(out)

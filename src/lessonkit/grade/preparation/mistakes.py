@@ -16,7 +16,7 @@ from pathlib import Path
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.preparation.attempt_files import attempt_script, pack_by_task
-from lessonkit.grade.preparation.requests import LessonGrading, build_request
+from lessonkit.grade.preparation.prepared import PreparedLesson, build_request
 from lessonkit.grade.submission.plan import SKIP, Plan, plan_submission
 from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.mistakes import declared_mistakes
@@ -42,10 +42,10 @@ class MistakeRun:
 
 
 def mistake_requests(
-    grading: LessonGrading, names: dict[str, str], prefix: str
+    prepared: PreparedLesson, names: dict[str, str], prefix: str
 ) -> tuple[MistakeRequest, ...]:
     """The requests that run every declared mistake on the scenarios `names` gives."""
-    lesson = grading.lesson
+    lesson = prepared.lesson
     requests = []
     for number, chosen in enumerate(pack_by_task(declared_mistakes(lesson))):
         script = attempt_script(lesson, {task: a.code for task, a in chosen.items()})
@@ -56,7 +56,7 @@ def mistake_requests(
             for c in plan.cells
         )
         plan = replace(plan, cells=cells)
-        request = build_request(f"{prefix}-{number}", plan, grading, None, names)
+        request = build_request(f"{prefix}-{number}", plan, prepared, None, names)
         requests.append(MistakeRequest(tuple(chosen.values()), plan, request))
     return tuple(requests)
 

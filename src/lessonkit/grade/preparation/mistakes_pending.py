@@ -17,7 +17,7 @@ from lessonkit.grade.preparation.mistakes import (
     mistake_requests,
     mistake_runs,
 )
-from lessonkit.grade.preparation.requests import LessonGrading, wire_names
+from lessonkit.grade.preparation.prepared import PreparedLesson, wire_names
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,12 @@ class PendingMistakes:
 
 
 def pending_mistakes(
-    grading: LessonGrading, prefix: str, seed: int, store: ReferenceStore | None
+    prepared: PreparedLesson, prefix: str, seed: int, store: ReferenceStore | None
 ) -> PendingMistakes:
     """The lesson's mistake requests, with what the store already keeps of them."""
-    names = wire_names(grading)
-    requests = mistake_requests(grading, names, prefix)
-    meta = grading.lesson.meta
+    names = wire_names(prepared)
+    requests = mistake_requests(prepared, names, prefix)
+    meta = prepared.lesson.meta
     stored_as = tuple(
         (meta.id, reference_key(meta.id, meta.revision, seed, r.request, names) if store else "")
         for r in requests

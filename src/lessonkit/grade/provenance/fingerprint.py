@@ -8,7 +8,7 @@ author's label; the gradebook, the journal and `merge` compare fingerprints.
 
 Both parts come from what exists, never from a list of what to include:
 
-- the lesson's part (`lesson_grading`) is the whole `Lesson` model, walked field by field,
+- the lesson's part (`graded_parts`) is the whole `Lesson` model, walked field by field,
   less the fields the model itself declares `UNGRADED` (prose, titles, hints, quizzes, the
   evidence block, labels, dates, where each thing is written): steps' and tasks' code, the
   experiments' code and roles, the figure's code, task ids and kinds, and the whole
@@ -123,7 +123,7 @@ def _graded(value: Any) -> Any:
     return repr(value)
 
 
-def lesson_grading(lesson: Lesson) -> dict[str, Any]:
+def graded_parts(lesson: Lesson) -> dict[str, Any]:
     """The parts of `lesson` a verdict or its points depend on, as plain data: the model
     less what it declares `UNGRADED` (module docstring)."""
     return _graded(lesson)
@@ -132,7 +132,7 @@ def lesson_grading(lesson: Lesson) -> dict[str, Any]:
 def grading_fingerprint(lesson: Lesson) -> str:
     """The fingerprint of grading `lesson` with this installation (module docstring)."""
     text = json.dumps(
-        {"lesson": lesson_grading(lesson), "grader": grader_digest()},
+        {"lesson": graded_parts(lesson), "grader": grader_digest()},
         sort_keys=True,
         separators=(",", ":"),
     )

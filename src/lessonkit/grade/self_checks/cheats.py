@@ -28,7 +28,7 @@ from lessonkit.grade.channel.reported import Value
 from lessonkit.grade.channel.values import differences, value_problem
 from lessonkit.grade.grader import GradedRun, Grader
 from lessonkit.grade.judging.results import PASSED, Status
-from lessonkit.grade.preparation.requests import LESSON, LessonGrading
+from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson
 from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.self_checks.attempts import grade_packed, proof
 from lessonkit.grade.self_checks.literals import LiteralError, imports_for, literal, zeros
@@ -128,15 +128,15 @@ def _build(
     return _inputs_unchanged(rubric, run, steps)
 
 
-def build_cheats(grading: LessonGrading, expected: ChildReport) -> Built:
+def build_cheats(prepared: PreparedLesson, expected: ChildReport) -> Built:
     """Every cheat the reference run allows, task by task, and why any could not be built."""
-    lesson, reference = grading.lesson, grading.reference
+    lesson, reference = prepared.lesson, prepared.reference
     steps: dict[str, Value] = {}
     if reference.checkpoint is not None:
         run = expected.get(LESSON, reference.checkpoint)
         steps = dict((run.checkpoint or {}) if run is not None else {})
     cheats, errors = [], []
-    for rubric in grading.rubrics:
+    for rubric in prepared.rubrics:
         task = rubric.task.id
         cell = reference.task_cell(task)
         run = expected.get(LESSON, cell.index) if cell is not None else None
@@ -206,14 +206,14 @@ class CheatVerdict:
 
 def grade_cheats(lesson: Lesson, grader: Grader, jobs: int = 2) -> tuple[Built, list[CheatVerdict]]:
     """Build the cheat set from the reference run and grade it, one file per round."""
-    grading = grader.prepare(lesson).grading
+    prepared = grader.prepare(lesson)
     expected = grader.reference(lesson)
-    built = build_cheats(grading, expected)
-    rubrics = {r.task.id: r for r in grading.rubrics}
+    built = build_cheats(prepared, expected)
+    rubrics = {r.task.id: r for r in prepared.rubrics}
     verdicts = []
     # Packed as attempts are: three files for any lesson.
     for cheat, run, result in grade_packed(grader, lesson, built.cheats, "cheats", jobs):
-        cell = grading.reference.task_cell(cheat.task)
+        cell = prepared.reference.task_cell(cheat.task)
         assert cell is not None, "the reference plan holds every task"
         reference_run = expected.get(LESSON, cell.index)
         assert reference_run is not None, "build_cheats skips tasks the reference missed"
