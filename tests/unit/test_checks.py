@@ -34,9 +34,9 @@ from lessonkit.grade.channel import reported as r
 from lessonkit.grade.channel.child_report import ChildReport, child_report
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo, RuleOutcome, parse_event
 from lessonkit.grade.channel.values import describe
-from lessonkit.grade.grader import interfered_report
 from lessonkit.grade.judging.checks import Runs, check_all, not_reached, value_problem
 from lessonkit.grade.judging.hints import hint_applies
+from lessonkit.grade.judging.judge import interfered_report
 from lessonkit.grade.judging.results import ERROR, FAILED, NOT_ATTEMPTED, PASSED, TaskResult
 from lessonkit.grade.preparation.inputs import InputSet, LessonInputs, draw_inputs
 from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson, prepare_lesson, wire_names

@@ -5,16 +5,17 @@ A file is graded in one line (`run_submission`): prepare the lesson, or reuse it
 request, and the reference run's report when the reference store keeps this very run, else
 the reference child is sent its request); plan the file (`plan_cells`); run it in a learner
 child of its own while the reference report is awaited; judge what it reported against the
-reference's; report. A learner child is used for one file and then killed; with `prestart`,
-the next one is started (never used before) while the current file runs.
+reference's (`judge`); report. A learner child is used for one file and then killed; with
+`prestart`, the next one is started (never used before) while the current file runs.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from lessonkit.grade.channel.child_handle import ChildHandle, GradingError
@@ -22,9 +23,8 @@ from lessonkit.grade.channel.child_pool import ChildPool
 from lessonkit.grade.channel.child_report import RETRIED, ChildReport, settled, unstarted
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.channel.reference_store import reference_store
-from lessonkit.grade.judging.checks import Runs, check_all
-from lessonkit.grade.judging.diagnosis import diagnose_all
-from lessonkit.grade.judging.results import GradeReport, not_graded, run_failed
+from lessonkit.grade.judging.judge import judge
+from lessonkit.grade.judging.results import GradeReport
 from lessonkit.grade.preparation.inputs import new_seed
 from lessonkit.grade.preparation.mistakes import MistakeRun
 from lessonkit.grade.preparation.mistakes_pending import pending_mistakes
@@ -32,12 +32,10 @@ from lessonkit.grade.preparation.prepared import (
     PreparedLesson,
     learner_request,
     prepare_lesson,
-    scenario_order,
     warm_up_request,
 )
 from lessonkit.grade.preparation.reference_checks import check_reference, kept_report
 from lessonkit.grade.submission.plan import Plan, plan_cells
-from lessonkit.grade.submission.review import review_marks
 from lessonkit.grade.submission.sources import Submission, read_submission
 from lessonkit.lesson.model import Lesson
 from lessonkit.settings import DEFAULT_SETTINGS, GradingSettings
@@ -54,18 +52,6 @@ class GradedRun:
     report: GradeReport
     plan: Plan
     child_report: ChildReport
-
-
-def interfered_report(
-    lesson: Lesson, path: str, reason: str, seconds: float, seed: int | None
-) -> GradeReport:
-    """Every task `error`: nothing a run reported after interfering can be believed."""
-    message = (
-        f"The submission interfered with the grader ({reason}), so none of its results can "
-        "be trusted. Remove the code that touches the grader's process, files or channel."
-    )
-    tasks = run_failed(lesson, message)
-    return GradeReport(lesson.meta.id, path, tasks, (), seconds, seed)
 
 
 class Grader:
@@ -234,7 +220,10 @@ class Grader:
         prepared = self.prepare(lesson)
         plan = plan_cells(submission, prepared.layout)
         child_report, expected = self._run(prepared, plan, submission)
-        return self._judge(prepared, plan, child_report, expected, str(submission.path), started)
+        mistakes = functools.partial(self._mistake_runs, prepared)
+        path = str(submission.path)
+        report = judge(prepared, plan, child_report, expected, self.limits, mistakes, path, started)
+        return GradedRun(report, plan, child_report)
 
     def _run(
         self, prepared: PreparedLesson, plan: Plan, submission: Submission
@@ -259,40 +248,15 @@ class Grader:
             child = self.pool.take()
         except GradingError as exc:
             return unstarted(exc.message)
-        order = scenario_order(self.seed, submission, self.settings.scenario_order)
         request_id = f"learner-{next(self._ids)}"
+        replay = self.settings.scenario_order
         try:
-            request, names = learner_request(prepared, plan, order, request_id, timeout)
+            request, names = learner_request(
+                prepared, plan, submission, request_id, timeout, replay
+            )
             child.send(request)
             self._reference_report(prepared)  # the reference's, while the learner child runs
             deadline = time.monotonic() + timeout + self.limits.grace
             return child.collect(request, deadline, timeout=timeout, names=names)
         finally:
             child.close()
-
-    def _judge(
-        self,
-        prepared: PreparedLesson,
-        plan: Plan,
-        child_report: ChildReport,
-        expected: ChildReport,
-        path: str,
-        started: float,
-    ) -> GradedRun:
-        """The verdicts on what the learner child reported, against the reference report."""
-        lesson, limits = prepared.lesson, self.limits
-        seconds = time.perf_counter() - started
-        review = review_marks(plan, prepared.varied)
-        if child_report.interfered:
-            report = interfered_report(lesson, path, child_report.interfered, seconds, self.seed)
-            return GradedRun(replace(report, review=review), plan, child_report)
-        if child_report.ending == "grader failure":
-            report = not_graded(lesson, path, child_report.stop_reason or "", seconds, self.seed)
-            return GradedRun(report, plan, child_report)
-        runs = Runs(plan, child_report, prepared.reference, expected, limits.timeout, limits.memory)
-        tasks, prerequisites = check_all(prepared, runs)
-        if any(t.status in ("failed", "error") for t in tasks):
-            tasks = diagnose_all(tasks, prepared, runs, self._mistake_runs(prepared))
-        seconds = time.perf_counter() - started
-        report = GradeReport(lesson.meta.id, path, tasks, prerequisites, seconds, self.seed, review)
-        return GradedRun(report, plan, child_report)

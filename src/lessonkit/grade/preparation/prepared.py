@@ -173,12 +173,14 @@ def _wire_names(
 def learner_request(
     prepared: PreparedLesson,
     plan: Plan,
-    order: random.Random,
+    submission: Submission,
     request_id: str,
     budget: float,
+    replay: int | None = None,
 ) -> tuple[Request, dict[str, str]]:
-    """A learner child's request for `plan`, its scenarios named in the order `order`
-    draws, and those names."""
+    """A learner child's request for `plan` (of `submission`), its scenarios named in the
+    order `scenario_order` draws for that file, and those names."""
+    order = scenario_order(prepared.inputs.seed, submission, replay)
     names = wire_names(prepared, order)
     return build_request(request_id, plan, prepared, budget, names), names
 
