@@ -24,8 +24,9 @@ Run from the repository root (root, for `runsc do`):
     python bench/child_cpu.py [--children 6] [--rounds 3] [--tree before=../main/src]
         [--step grade|backend|exit] [--places native,runsc] [--env LABEL=KEY=VALUE]
 e.g. `--env no-cache=CHILD_CPU_NO_CACHE=1` adds a row whose children compile every program,
-as a learner child does where there is no sandbox (measured, load 6 on 2 cores: native
-1.12 vs 2.50, runsc 1.90 vs 4.94 host CPU-s per child).
+as an unsandboxed learner child did before it read the compile cache (load 6 on 2 cores:
+native 1.12 vs 2.50, runsc 1.90 vs 4.94 host CPU-s per child). A whole batch, before and
+after a change: `batch_cpu.py`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
-from host_cpu import adopt_orphans, descendants_cpu, reap_orphans  # noqa: E402
+from host_cpu import adopt_orphans, host_cpu, reap_orphans  # noqa: E402
 
 
 def record(work: Path) -> Path:
@@ -107,16 +108,8 @@ def replay(requests: Path, child_folder: Path, children: int, step: str, home: P
 
 
 NO_CACHE = "CHILD_CPU_NO_CACHE"
-"""Set (`--env no-cache=CHILD_CPU_NO_CACHE=1`): the children compile without the cache, as a
-learner child does where there is no sandbox (`Isolation.cache_for`)."""
-
-
-def measure(argv: list[str], env: dict[str, str]) -> float:
-    """Host CPU seconds of `argv` and every process it started."""
-    before = descendants_cpu()
-    subprocess.run(argv, env=env, check=True)
-    reap_orphans()
-    return descendants_cpu() - before
+"""Set (`--env no-cache=CHILD_CPU_NO_CACHE=1`): the children compile without the cache, as an
+unsandboxed learner child did before `Isolation.cache_for` gave it the cache."""
 
 
 def main() -> None:
@@ -178,7 +171,7 @@ def main() -> None:
                         argv += [str(child_folder), str(count), args.step, str(home)]
                         if place == "runsc":
                             argv = ["runsc", "--network=none", "do", *argv]
-                        costs.append(measure(argv, {**base, **settings[label]}))
+                        costs.append(host_cpu(argv, {**base, **settings[label]})[0])
                     per_child.setdefault((place, label), []).append(
                         (costs[1] - costs[0]) / args.children
                     )
