@@ -48,6 +48,17 @@ def descendants_cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def host_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Host CPU seconds of `argv` and every process it started (orphans included, once
+    `adopt_orphans` ran), and its wall seconds. Raises CalledProcessError when it fails."""
+    before, started = descendants_cpu(), time.perf_counter()
+    try:
+        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    finally:
+        reap_orphans()
+    return descendants_cpu() - before, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, help="also print CPU per file for N files")

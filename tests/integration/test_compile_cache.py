@@ -58,3 +58,53 @@ def test_a_cache_learner_children_cannot_read_is_said_once(lesson, tmp_path):
     said = " ".join(done.stderr.split())
     assert said.count("cannot be read by the sandboxed learner children") == 1, done.stderr
     assert "mode 0700" in said
+
+
+CACHE_HITS = """import jax, jax.numpy as jnp
+from jax._src import monitoring
+seen = []
+monitoring.register_event_listener(lambda name, **_: seen.append(name))
+jax.jit(lambda x: x * 3.0 + 1.0)(jnp.ones(7)).block_until_ready()
+never = jax.config.jax_persistent_cache_min_compile_time_secs
+result = f"from the cache: {'/jax/compilation_cache/cache_hits' in seen}, writes from {never} s"
+"""
+"""A cell that compiles one program and reports whether it came from the compile cache, and
+how slow a compile must be for this child to write the cache."""
+
+
+def test_a_learner_child_without_a_sandbox_reads_the_cache_and_never_writes_it(tmp_path):
+    """Without a sandbox (every gVisor host) a learner child got no compile cache and
+    compiled each program again (under runsc 4.9 against 1.9 host CPU-s a child)."""
+    import time
+
+    from lessonkit.grade.channel.child_handle import ChildHandle, grading_starter
+    from lessonkit.run.forking import forks_children
+    from lessonkit.run.isolation import Isolation
+    from lessonkit.run.limits import DEFAULT_LIMITS
+
+    from conftest import one_cell_request
+
+    isolation = Isolation(None, cache=tmp_path / "cache")
+    starter = grading_starter(isolation, DEFAULT_LIMITS) if forks_children() else None
+    results = []
+    try:
+        for trusted in (True, False):  # the reference fills the cache, then a learner
+            child = ChildHandle(
+                trusted=trusted, isolation=isolation, limits=DEFAULT_LIMITS, starter=starter
+            )
+            request = one_cell_request(CACHE_HITS, 60.0)
+            try:
+                child.send(request)
+                record = child.collect(request, time.monotonic() + 90, timeout=60.0)
+            finally:
+                child.close()
+            (run,) = record.runs.values()
+            assert run.error is None, run.error
+            results.append(run.values["result"].value)
+    finally:
+        if starter is not None:
+            starter.close()
+    assert results == [
+        "from the cache: False, writes from 0 s",  # the reference compiled and wrote it
+        "from the cache: True, writes from inf s",
+    ]

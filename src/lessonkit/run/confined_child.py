@@ -51,6 +51,16 @@ from lessonkit.run.sandbox import (
 
 STDERR_TAIL = 4_000  # bytes of a child's error output kept for a message
 
+WRITE_ALL = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+}
+"""The trusted reference's compile cache settings: it keeps every program it compiles."""
+NEVER_WRITE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "inf"}
+"""A learner child's (and the starter's, for its forks): no compile is slow enough to be
+kept, so its JAX only reads the cache (`Isolation.cache_for`); the reference fork writes
+(`run/starter_main.py`)."""
+
 
 @dataclass
 class ConfinedChild:
@@ -171,9 +181,7 @@ def start_confined(
         extra = {**(settings or {}), "MPLCONFIGDIR": f"{home}/.matplotlib"}
         if cache is not None:
             extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
-            if trusted:
-                extra["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
-                extra["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+            extra.update(WRITE_ALL if trusted else NEVER_WRITE)
         seen = bound_paths(isolation, trusted=trusted, readable=readable)
         argv, cgroup = sandboxed_argv(
             argv,
