@@ -109,7 +109,7 @@ def replay(requests: Path, child_folder: Path, children: int, step: str, home: P
 
 NO_CACHE = "CHILD_CPU_NO_CACHE"
 """Set (`--env no-cache=CHILD_CPU_NO_CACHE=1`): the children compile without the cache, as an
-unsandboxed learner child did before `Isolation.cache_for` gave it the cache."""
+unsandboxed learner child did before `Isolation.cache` went to every child."""
 
 
 def main() -> None:

@@ -58,7 +58,7 @@ WRITE_ALL = {
 """The trusted reference's compile cache settings: it keeps every program it compiles."""
 NEVER_WRITE = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "inf"}
 """A learner child's (and the starter's, for its forks): no compile is slow enough to be
-kept, so its JAX only reads the cache (`Isolation.cache_for`); the reference fork writes
+kept, so its JAX only reads the cache (`Isolation.cache`); the reference fork writes
 (`run/starter_main.py`)."""
 
 
@@ -105,13 +105,11 @@ def seen_from_child(isolation: Isolation, working: Path) -> str:
     return WORKING if isolation.sandbox is not None else str(working)
 
 
-def bound_paths(
-    isolation: Isolation, *, trusted: bool = False, readable: tuple[Path, ...] = ()
-) -> tuple[Path, ...]:
+def bound_paths(isolation: Isolation, *, readable: tuple[Path, ...] = ()) -> tuple[Path, ...]:
     """What a sandboxed child sees of the parent's files, all read-only: the Python
     installation (never the isolation's guarded paths), `run/confine.py` with the folder of
     the record it reads, `readable` and the compile cache it may read."""
-    cache = isolation.cache_for(trusted=trusted)
+    cache = isolation.cache
     confine = (CONFINE_SCRIPT, RECORD_FOLDER)
     python = python_paths(isolation.guarded)
     return (*python, *confine, *readable, *([cache] if cache else []))
@@ -162,7 +160,7 @@ def start_confined(
                 os.chown(path, *become)
         uid = become[0] if become else os.getuid()
         home = "/tmp" if sandbox is not None or folder is None else str(folder)
-        cache = isolation.cache_for(trusted=trusted)
+        cache = isolation.cache
         confinement = Confinement(
             mode="none",  # the sandbox, if any, is bubblewrap's: no namespaces of its own
             memory=limits.memory,
@@ -182,7 +180,7 @@ def start_confined(
         if cache is not None:
             extra["JAX_COMPILATION_CACHE_DIR"] = str(cache)
             extra.update(WRITE_ALL if trusted else NEVER_WRITE)
-        seen = bound_paths(isolation, trusted=trusted, readable=readable)
+        seen = bound_paths(isolation, readable=readable)
         argv, cgroup = sandboxed_argv(
             argv,
             sandbox,

@@ -33,6 +33,12 @@ class Isolation:
     run_as: Account | None = None
     """The account a learner child becomes where there is no sandbox (the grader is root)."""
     cache: Path | None = None
+    """The compile cache, for every child: the trusted reference writes it, a learner child
+    only reads it (its JAX never writes: `run.confined_child.NEVER_WRITE`; in a sandbox
+    through a read-only mount). Unsandboxed, that gives learner code no way to the folder it
+    lacked (code of the grader's own user could write it anyway, a learner account cannot),
+    and each child no longer compiles all its programs again (under runsc 4.9 against 1.9
+    host CPU-s a child)."""
     reason: str = ""
     """Why there is no sandbox, in one sentence (empty when there is one)."""
     cache_problem: str = ""
@@ -73,15 +79,6 @@ class Isolation:
         """This isolation, guarding `paths` too (None: an option not given)."""
         more = tuple(Path(p) for p in paths if p is not None)
         return replace(self, guarded=(*self.guarded, *more))
-
-    def cache_for(self, *, trusted: bool) -> Path | None:
-        """The compile cache a child may use: the trusted reference writes it; a learner
-        child only reads it (its JAX never writes: `run.confined_child.NEVER_WRITE`), in a
-        sandbox through a read-only mount. Without a sandbox that gives learner code no way
-        to the cache it lacked: code of the grader's own user could write the folder anyway,
-        a learner account cannot. Without it each unsandboxed child (every gVisor host)
-        compiled all its programs again: under runsc 4.9 against 1.9 host CPU-s a child."""
-        return self.cache
 
 
 UNSANDBOXED = Isolation()

@@ -226,7 +226,7 @@ class Starter:
         if scratch is not None and become is not None:
             os.chown(scratch.name, *become)
         mode = "none" if sandbox is None else "privileged" if sandbox.privileged else "userns"
-        cache = self.isolation.cache_for(trusted=trusted)
+        cache = self.isolation.cache
         confinement = Confinement(
             mode=mode,
             memory=limits.memory,
