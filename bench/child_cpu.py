@@ -45,6 +45,8 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from host_cpu import adopt_orphans, host_cpu, reap_orphans  # noqa: E402
 
+from lessonkit.run.process import child_environment  # noqa: E402
+
 
 def record(work: Path) -> Path:
     """The solved file's learner requests, a JSON lines file."""
@@ -149,16 +151,7 @@ def main() -> None:
         requests = record(work)
         home = work / "home"
         home.mkdir()
-        base = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "JAX_PLATFORMS": "cpu",
-            "MPLBACKEND": "Agg",
-            "PYTHONHASHSEED": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "TF_CPP_MIN_LOG_LEVEL": "3",
-            "HOME": str(home),
-            "TMPDIR": str(home),
-        }
+        base = child_environment("allow-list", scratch=str(home))  # as a grading child's
         per_child: dict[tuple[str, str], list[float]] = {}
         load = os.getloadavg()[0]
         for _ in range(args.rounds):

@@ -172,9 +172,7 @@ class Grader:
             with self._lock:
                 runs = self._mistakes.get(key)
             if runs is None:  # the first time a file fails: most files never do
-                store = prepared.reference_run.store  # the reference's: one key, one folder
-                mistakes_id = f"mistakes-{next(self._ids)}"
-                pending = pending_mistakes(prepared, mistakes_id, self.seed, store)
+                pending = pending_mistakes(prepared, f"mistakes-{next(self._ids)}")
                 runs = pending.collect(self._ask_reference, self.limits.reference_timeout)
                 with self._lock:
                     self._mistakes[key] = runs

@@ -35,10 +35,7 @@ class Isolation:
     cache: Path | None = None
     """The compile cache, for every child: the trusted reference writes it, a learner child
     only reads it (its JAX never writes: `run.confined_child.NEVER_WRITE`; in a sandbox
-    through a read-only mount). Unsandboxed, that gives learner code no way to the folder it
-    lacked (code of the grader's own user could write it anyway, a learner account cannot),
-    and each child no longer compiles all its programs again (under runsc 4.9 against 1.9
-    host CPU-s a child)."""
+    through a read-only mount). Why unsandboxed children read it too: docs/grading-security.md."""
     reason: str = ""
     """Why there is no sandbox, in one sentence (empty when there is one)."""
     cache_problem: str = ""

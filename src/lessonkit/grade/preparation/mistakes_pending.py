@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from lessonkit.grade.channel.child_handle import ChildHandle
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
-from lessonkit.grade.channel.reference_store import ReferenceStore, reference_key
+from lessonkit.grade.channel.reference_store import ReferenceStore
 from lessonkit.grade.preparation.mistakes import (
     MistakeRequest,
     MistakeRun,
     mistake_requests,
     mistake_runs,
 )
-from lessonkit.grade.preparation.prepared import PreparedLesson, wire_names
+from lessonkit.grade.preparation.prepared import PreparedLesson, stored_under
 
 
 @dataclass(frozen=True)
@@ -51,16 +51,13 @@ class PendingMistakes:
         return mistake_runs(self.requests, child_reports)
 
 
-def pending_mistakes(
-    prepared: PreparedLesson, prefix: str, seed: int, store: ReferenceStore | None
-) -> PendingMistakes:
-    """The lesson's mistake requests, with what the store already keeps of them."""
-    names = wire_names(prepared)
-    requests = mistake_requests(prepared, names, prefix)
-    meta = prepared.lesson.meta
-    stored_as = tuple(
-        (meta.id, reference_key(meta.id, meta.revision, seed, r.request, names) if store else "")
-        for r in requests
+def pending_mistakes(prepared: PreparedLesson, prefix: str) -> PendingMistakes:
+    """The lesson's mistake requests, on the reference's scenarios under its names and kept
+    in its store, with what the store already keeps of them."""
+    run, seed = prepared.reference_run, prepared.inputs.seed
+    requests = mistake_requests(prepared, run.names, prefix)
+    stored = tuple(
+        stored_under(prepared.lesson, seed, run.store, r.request, run.names) for r in requests
     )
-    kept = tuple(None if store is None else store.load(*key) for key in stored_as)
-    return PendingMistakes(requests, kept, names, store, stored_as)
+    kept = tuple(None if run.store is None else run.store.load(*key) for key in stored)
+    return PendingMistakes(requests, kept, run.names, run.store, stored)

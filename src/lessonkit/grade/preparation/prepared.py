@@ -107,8 +107,6 @@ def prepare_lesson(
     preload = imported_modules(layout, lesson.tasks)
     names = _wire_names(scenarios)
     request = _request(request_id, reference, rubrics, scenarios, preload, step_names, None, names)
-    meta = lesson.meta
-    key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
     return PreparedLesson(
         lesson=lesson,
         grading=grading,
@@ -120,8 +118,20 @@ def prepare_lesson(
         step_names=step_names,
         preload=preload,
         varied=varied_of(grading.probes),
-        reference_run=ReferenceRun(request, names, store, (meta.id, key)),
+        reference_run=ReferenceRun(
+            request, names, store, stored_under(lesson, seed, store, request, names)
+        ),
     )
+
+
+def stored_under(
+    lesson: Lesson, seed: int, store: ReferenceStore | None, request: Request, names: dict[str, str]
+) -> tuple[str, str]:
+    """Where the reference store keeps the report of `request` sent to the trusted child:
+    (lesson id, key), the key empty where there is no store."""
+    meta = lesson.meta
+    key = reference_key(meta.id, meta.revision, seed, request, names) if store else ""
+    return meta.id, key
 
 
 def _scenarios(inputs: LessonInputs, probes: tuple[ProbeRun, ...]) -> tuple[ScenarioSpec, ...]:
