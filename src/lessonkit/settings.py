@@ -81,19 +81,16 @@ def grading_settings(
     limits: Limits = DEFAULT_LIMITS,
     batch: bool = False,
     allow_unsandboxed: bool = True,
-    account: str | None = None,
     compile_cache: bool = True,
     seed: int | None = None,
     jobs: int = 0,
 ) -> GradingSettings:
     """The settings of one command: its isolation chosen once (`choose_isolation`: `batch`
-    refuses to run unsandboxed unless `allow_unsandboxed`; `account` is who learner code
-    runs as under root without the sandbox), with the compile cache where `compile_cache`,
-    and the switches `environ` sets. Raises UsageError where the isolation is refused."""
+    refuses to run unisolated unless `allow_unsandboxed`), with the compile cache where
+    `compile_cache`, and the switches `environ` sets. Raises UsageError where the isolation
+    is refused."""
     cache = compile_cache_from(environ) if compile_cache else None
-    isolation = choose_isolation(
-        batch=batch, allow_unsandboxed=allow_unsandboxed, account=account, cache=cache
-    )
+    isolation = choose_isolation(batch=batch, allow_unsandboxed=allow_unsandboxed, cache=cache)
     return settings_around(environ, isolation, limits=limits, seed=seed, jobs=jobs)
 
 

@@ -17,6 +17,7 @@ from lessonkit.atomic import write_named
 from lessonkit.errors import UsageError, quoted, shown
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_text
+from lessonkit.run.isolation import RUN_AS_ME
 from lessonkit.run.limits import DEFAULT_LIMITS, MIN_MEMORY, Limits, parse_size, shown_size
 
 if TYPE_CHECKING:
@@ -146,6 +147,19 @@ def whole_number(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
     return int(text)
+
+
+def add_run_as_me_argument(parser: argparse.ArgumentParser) -> None:
+    """The option that grades other people's files with no isolation: only where nothing
+    can isolate them (no bubblewrap, not root), and its name says what it allows."""
+    parser.add_argument(
+        RUN_AS_ME,
+        dest="run_submissions_as_me",
+        action="store_true",
+        help="grade other people's files where nothing can isolate them (no bubblewrap, "
+        "not root): every submission then runs as you and can read and change everything "
+        "you can, the other submissions, the key and the results included",
+    )
 
 
 def add_key_argument(parser: argparse.ArgumentParser) -> None:

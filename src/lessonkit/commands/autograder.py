@@ -21,7 +21,7 @@ from lessonkit.commands._common import (
     limits_from,
     write_output,
 )
-from lessonkit.course.autograder import LEARNER_ACCOUNT, bundle_zip, run_autograder
+from lessonkit.course.autograder import bundle_zip, run_autograder
 from lessonkit.errors import UsageError
 from lessonkit.lesson.catalog import find_lesson, repo_root
 from lessonkit.run.limits import DEFAULT_LIMITS
@@ -59,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
             grading_settings,
             os.environ,
             limits=limits_from(args),
-            account=LEARNER_ACCOUNT,
             compile_cache=False,
         )
         results = run_autograder(lesson, root, settings)

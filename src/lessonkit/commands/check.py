@@ -21,6 +21,7 @@ from lessonkit.commands._common import (
     add_lesson_argument,
     add_limit_arguments,
     add_practice_file_argument,
+    add_run_as_me_argument,
     console,
     limits_from,
     practice_file,
@@ -113,22 +114,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "marked as older, instead of being graded again",
     )
     add_key_argument(parser)
-    parser.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="let --batch run submissions without the OS sandbox (when bubblewrap is missing)",
-    )
+    add_run_as_me_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     batch_only = (
-        *(args.jobs, args.out, args.resume, args.no_sandbox, args.gradebook, args.roster),
+        *(
+            args.jobs,
+            args.out,
+            args.resume,
+            args.run_submissions_as_me,
+            args.gradebook,
+            args.roster,
+        ),
         *(args.shard, args.shard_count, args.dask, args.submitted_at_from, args.key),
     )
     if any(batch_only) and not args.batch:
         raise UsageError(
-            "--jobs, --out, --resume, --no-sandbox, --gradebook, --roster, --submitted-at-from, "
-            "--shard, --dask and --key only apply to --batch",
+            "--jobs, --out, --resume, --run-submissions-as-me, --gradebook, --roster, "
+            "--submitted-at-from, --shard, --dask and --key only apply to --batch",
             fix="add --batch DIR",
         )
     if (args.roster or args.submitted_at_from or args.keep_old_gradings) and not args.gradebook:
@@ -237,7 +241,7 @@ def _batch(args: argparse.Namespace) -> int:
         os.environ,
         limits=limits_from(args),
         batch=True,
-        allow_unsandboxed=args.no_sandbox or bool(args.dask),
+        allow_unsandboxed=args.run_submissions_as_me or bool(args.dask),
     )
     key = Path(args.key) if args.key else default_key_path()
     work = (folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key)
@@ -272,7 +276,7 @@ def _batch(args: argparse.Namespace) -> int:
         jobs=args.jobs or os.cpu_count(),
         settings=settings,
         dask=args.dask,
-        allow_unsandboxed=args.no_sandbox,
+        allow_unsandboxed=args.run_submissions_as_me,
         shard=shard,
     )
     options = batch_options(

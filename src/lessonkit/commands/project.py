@@ -19,6 +19,7 @@ from rich.text import Text
 from lessonkit.commands._common import (
     add_key_argument,
     add_limit_arguments,
+    add_run_as_me_argument,
     console,
     limits_from,
     marked,
@@ -66,11 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="--batch: keep the scripts an interrupted batch already graded, grade the rest",
     )
     add_key_argument(parser)
-    parser.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="let --batch run scripts without the OS sandbox (when bubblewrap is missing)",
-    )
+    add_run_as_me_argument(parser)
 
 
 def seed_number(text: str) -> int:
@@ -83,9 +80,10 @@ def seed_number(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.out or args.no_sandbox or args.resume or args.key) and not args.batch:
+    if (args.out or args.run_submissions_as_me or args.resume or args.key) and not args.batch:
         raise UsageError(
-            "--out, --resume, --key and --no-sandbox only apply to --batch", fix="add --batch DIR"
+            "--out, --resume, --key and --run-submissions-as-me only apply to --batch",
+            fix="add --batch DIR",
         )
     if args.batch:
         if args.file:
@@ -163,7 +161,7 @@ def _batch(args: argparse.Namespace) -> int:
         os.environ,
         limits=limits_from(args),
         batch=True,
-        allow_unsandboxed=args.no_sandbox,
+        allow_unsandboxed=args.run_submissions_as_me,
         compile_cache=False,
     )
     listing = submissions_in(folder)

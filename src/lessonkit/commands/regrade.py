@@ -17,6 +17,7 @@ from lessonkit import __version__
 from lessonkit.commands._batch import BatchProgress
 from lessonkit.commands._common import (
     add_lesson_argument,
+    add_run_as_me_argument,
     add_timeout_argument,
     console,
     limits_from,
@@ -42,17 +43,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=whole_number, metavar="N", help="files graded at once")
     parser.add_argument("--seed", type=seed_number, metavar="N", help="the input sets' seed")
     add_timeout_argument(parser, DEFAULT_LIMITS.timeout, "time limit per file")
-    parser.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run submissions without the OS sandbox (when bubblewrap is missing)",
-    )
+    add_run_as_me_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     lesson = find_lesson(args.lesson)
     settings = grading_settings(
-        os.environ, limits=limits_from(args), batch=True, allow_unsandboxed=args.no_sandbox
+        os.environ,
+        limits=limits_from(args),
+        batch=True,
+        allow_unsandboxed=args.run_submissions_as_me,
     )
     # the gradebook holds every student's bytes: no sandbox is shown it (run/import_binds.py)
     settings = settings.guarding([args.gradebook])

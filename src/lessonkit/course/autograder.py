@@ -3,9 +3,10 @@
 The bundle holds the toolkit's source, the lesson (with its phase), pinned requirements,
 `setup.sh` (run once as root) and `run_autograder`, which grades the file in
 `/autograder/submission` into `/autograder/results/results.json` (`$AUTOGRADER_ROOT` replaces
-`/autograder`). The learner child runs in bubblewrap where the container allows, else as the
-unprivileged account `setup.sh` creates, the lesson readable by root only; as root with
-neither, nothing is run. `results.json` says which applied.
+`/autograder`). The learner child runs in bubblewrap where the container allows, else (as
+root) in namespaces and a view of the files it makes itself, under a user id of its own, or
+where the kernel allows no namespaces under that user id alone, the lesson readable by root
+only. `results.json` says which applied.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from lessonkit.lesson.text import markdown_text
 from lessonkit.run.isolation import Isolation
 from lessonkit.settings import GradingSettings
 
-LEARNER_ACCOUNT = "lessonkit-learner"
 VENV = "/opt/lessonkit"
 _EXECUTABLE = ("setup.sh", "run_autograder")
 _SKIPPED = ("__pycache__", ".pytest_cache", ".ipynb_checkpoints")
@@ -59,10 +59,6 @@ fi
 "$PYTHON" -m venv {VENV}
 {VENV}/bin/python -m pip install -q -r requirements.txt
 {VENV}/bin/python -m pip install -q .
-# The account learner code runs as where bubblewrap cannot start.
-if ! id {LEARNER_ACCOUNT} >/dev/null 2>&1; then
-  useradd --system --no-create-home --shell /usr/sbin/nologin {LEARNER_ACCOUNT}
-fi
 # The lesson (its reference solutions) and this bundle: readable by root only.
 chown -R root:root .
 chmod -R go-rwx .
@@ -101,15 +97,16 @@ Gradescope programming assignment's autograder (Ubuntu base image).
 - It unpacks the zip into `/autograder/source` and runs `setup.sh` once, as root. That
   installs Debian's `bubblewrap` (the sandbox) when `apt-get` is there, Python 3.11 or newer
   if none is, a virtual environment in `{venv}` with the pinned `requirements.txt` and this
-  toolkit (`pyproject.toml`, `src/`), creates the unprivileged account `{account}`, and leaves
-  this folder (the lesson and its reference solutions) readable by root only.
+  toolkit (`pyproject.toml`, `src/`), and leaves this folder (the lesson and its reference
+  solutions) readable by root only.
 - For each submission it runs `run_autograder`, which grades the one practice file (`.py` or
   `.ipynb`; `{lesson}.py` wins when there are several) in `/autograder/submission` and
   writes `/autograder/results/results.json`: one test per task, with its message and hint,
   never a solution. Optional tasks are extra credit (`max_score` 0). A submission that cannot
   be graded (no practice file, several) gets one message and no tests.
-- The submission's code runs in bubblewrap where the container allows it, else as `{account}`;
-  as root with neither it is not run, and `results.json` says which applied.
+- The submission's code runs in bubblewrap where the container allows it; else, as root, in
+  namespaces and a view of the files of its own under a user id of its own, or where the
+  container allows no namespaces under that user id alone; `results.json` says which applied.
 
 ## The layout it expects
 
@@ -157,7 +154,7 @@ def bundle_files(lesson: Lesson, repo: Path) -> dict[str, bytes]:
         "requirements.txt": requirements(repo).encode(),
         "pyproject.toml": (repo / "pyproject.toml").read_bytes(),
         "README.md": README.format(
-            lesson=lesson.meta.id, title=lesson.meta.title, venv=VENV, account=LEARNER_ACCOUNT
+            lesson=lesson.meta.id, title=lesson.meta.title, venv=VENV
         ).encode(),
     }
     for path in _files_under(package):
@@ -191,10 +188,16 @@ def isolation_said(isolation: Isolation) -> str:
             "Isolation: bubblewrap (the submission ran as a user id of its own, with no "
             "network and none of the autograder's files in view)."
         )
-    if isolation.run_as is not None:
+    if isolation.kind == "namespaces":
         return (
-            f"Isolation: the unprivileged account {isolation.run_as.name!r} "
-            f"({isolation.reason}); the lesson's files are readable by root only."
+            f"Isolation: the submission's own namespaces, files and user id, made by the "
+            f"grading child as root ({isolation.reason}): no network and none of the "
+            "autograder's files in view."
+        )
+    if isolation.kind == "user":
+        return (
+            f"Isolation: a user id of the submission's own ({isolation.reason}, and no "
+            "namespaces); the lesson's files are readable by root only."
         )
     return (
         f"Isolation: resource limits only, as the user running the autograder ({isolation.reason})."
@@ -279,8 +282,8 @@ def _results(
     """The results for the submission in `folder`; isolation is named only when code ran."""
     try:
         chosen = settings()
-    except UsageError as exc:  # root, with neither bubblewrap nor the account
-        said = f"Isolation: none available ({exc.message}; setup.sh creates the account)."
+    except UsageError as exc:  # a refusal to grade (never as root)
+        said = f"Isolation: none available ({exc.message})."
         return not_graded_json(said, time.perf_counter() - started)
     isolation = chosen.isolation
     with Grader(chosen, lesson=lesson) as grader:
@@ -296,8 +299,8 @@ def _results(
 def run_autograder(lesson: Lesson, root: Path, settings: Callable[[], GradingSettings]) -> dict:
     """Grade the submission under `root` and write `root/results/results.json`.
 
-    `settings` makes the command's settings (`account=LEARNER_ACCOUNT`, no compile cache);
-    where it refuses (root, with neither the sandbox nor the account), the results say so.
+    `settings` makes the command's settings (no compile cache); where it refuses, the
+    results say so.
     """
     started = time.perf_counter()
     results = _results(lesson, root / "submission", settings, started)

@@ -14,10 +14,11 @@ from typing import Literal
 
 from .codec import decode, encode, from_line, to_line
 
-Mode = Literal["privileged", "userns", "none"]
+Mode = Literal["privileged", "userns", "own-root", "none"]
 """How a fork isolates itself: a privileged sandbox (the grader is root), a sandbox in a
-user namespace (an ordinary user), or no namespaces of its own (no sandbox could start, or
-a child started from scratch, which bubblewrap already isolated)."""
+user namespace (an ordinary user), its own namespaces and view of the files where no
+sandbox could start but the grader is root (`run/isolate.py`), or no namespaces of its own
+(a child started inside bubblewrap, or a host that allows no namespaces at all)."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,13 @@ class Confinement:
     account without one); None keeps the starter's user."""
     gid: int | None = None
     keep: tuple[str, ...] = ()
-    """Paths under /tmp the sandbox binds (the Python installation, the child's program,
-    the compile cache), bound again on top of the fork's own /tmp, read-only (a path inside
-    another comes with its bind: `outermost`)."""
+    """In a sandbox, the paths under /tmp it binds (the Python installation, the child's
+    program, the compile cache), bound again on top of the fork's own /tmp, read-only (a
+    path inside another comes with its bind: `outermost`); in `own-root` mode, every path
+    the child's own root holds."""
+    root: str | None = None
+    """In `own-root` mode, the empty folder of the parent's on which the child builds its
+    own root; None elsewhere."""
     cache: str | None = None
     """The compile cache, which the starter's sandbox binds writable: the reference fork
     (`trusted`) writes it; every other fork makes it read-only for itself first."""

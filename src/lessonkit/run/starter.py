@@ -42,6 +42,8 @@ from lessonkit.run.confined_child import (
     ConfinedChild,
     bound_paths,
     child_identity,
+    fork_mode,
+    own_root_paths,
     start_confined,
 )
 from lessonkit.run.forking import pidfds
@@ -130,8 +132,12 @@ class Starter:
         names modules the starter imports before any fork (a lesson's own imports)."""
         self.isolation = isolation
         readable = (child_folder, FORK_SERVER, ISOLATE_SCRIPT)
-        under_tmp = (p for p in bound_paths(isolation, readable=readable) if _under_tmp(p))
-        self._keep = tuple(sorted({str(p) for p in under_tmp}, key=len))
+        self._mode = fork_mode(isolation)
+        if self._mode == "own-root":  # each fork's own root holds what bubblewrap would bind
+            self._keep = own_root_paths(isolation, readable)
+        else:
+            under_tmp = (p for p in bound_paths(isolation, readable=readable) if _under_tmp(p))
+            self._keep = tuple(sorted({str(p) for p in under_tmp}, key=len))
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-I", str(FORK_SERVER), str(theirs.fileno())]
         try:
@@ -221,11 +227,12 @@ class Starter:
         sandbox = self.isolation.sandbox
         become = None if trusted else child_identity(sandbox, self.isolation)
         uid = become[0] if become else os.getuid()
+        mode = self._mode
+        # without a sandbox: the child's folder, or the empty folder its own root is built on
         scratch = scratch_folder() if sandbox is None else None
-        home = "/tmp" if scratch is None else scratch.name
-        if scratch is not None and become is not None:
+        home = "/tmp" if scratch is None or mode == "own-root" else scratch.name
+        if scratch is not None and become is not None and mode == "none":
             os.chown(scratch.name, *become)
-        mode = "none" if sandbox is None else "privileged" if sandbox.privileged else "userns"
         cache = self.isolation.cache
         confinement = Confinement(
             mode=mode,
@@ -235,7 +242,8 @@ class Starter:
             scratch_bytes=limits.scratch_bytes,
             uid=become[0] if become else None,
             gid=become[1] if become else None,
-            keep=self._keep if sandbox is not None else (),
+            keep=self._keep if mode != "none" else (),
+            root=scratch.name if mode == "own-root" and scratch is not None else None,
             home=home,
             cache=str(cache) if cache is not None else None,
             trusted=trusted,
@@ -284,7 +292,10 @@ class Starter:
                 os.close(fd)
             raise StarterError(f"the grading starter could not fork a child ({exc})") from exc
         mine.close()
-        return ConfinedChild(process, stderr, cgroup, scratch)
+        user = become[0] if become is not None and sandbox is None else None
+        if mode == "own-root":  # the folder its root was built on, not a folder of its own
+            return ConfinedChild(process, stderr, cgroup, None, stage=scratch, user=user)
+        return ConfinedChild(process, stderr, cgroup, scratch, user=user)
 
     def stop(self, ident: int) -> None:
         """Have the starter kill fork `ident` and all it started (a fork's own id cannot be
