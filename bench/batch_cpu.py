@@ -3,7 +3,7 @@
 Issue 51 item 1: under gVisor a batch costs more CPU per file than on an ordinary machine.
 For each round, place and tree (`--tree LABEL=SRC`, chosen by PYTHONPATH; default this
 checkout's `src`), the undisturbed batch of `batch_faults.py` (`--files` students of
-`fault_cohort.py`, `--jobs`, `--no-sandbox`: bubblewrap makes no namespaces under gVisor,
+`fault_cohort.py`, `--jobs`, `--run-submissions-as-me`: bubblewrap makes no namespaces under gVisor,
 natively it still sandboxes) is graded and counted from the host, every process of it,
 orphans included (`host_cpu.py`: inside gVisor a process reads gVisor's own accounting).
 Rounds alternate trees and places, so machine load hits all alike; each figure is the
@@ -39,7 +39,7 @@ def main() -> None:
     trees = dict(t.split("=", 1) for t in args.tree) or {"this": str(HERE.parent / "src")}
     places = args.places.split(",")
     batch = [sys.executable, str(HERE / "batch_faults.py"), "--files", str(args.files)]
-    batch += ["--jobs", str(args.jobs), "--no-sandbox", "--undisturbed-only"]
+    batch += ["--jobs", str(args.jobs), "--run-submissions-as-me", "--undisturbed-only"]
     adopt_orphans()
     figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
     load = os.getloadavg()[0]

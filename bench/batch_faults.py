@@ -20,7 +20,7 @@ grading took), every feedback file byte for byte, the gradebook's exports
 course table), and SQLite's `PRAGMA integrity_check` of each gradebook.
 
 Run from the repository root:  python bench/batch_faults.py [--files 1000] [--jobs N]
-[--no-sandbox] (the last where bubblewrap cannot make namespaces, as under gVisor)
+[--run-submissions-as-me] (the last where bubblewrap cannot make namespaces, as under gVisor)
 [--undisturbed-only] (the undisturbed batch's figures alone)
 """
 
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument(
-        "--no-sandbox",
+        "--run-submissions-as-me",
         action="store_true",
         help="grade without bubblewrap, where it cannot make namespaces (gVisor)",
     )
@@ -93,7 +93,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     adopt_orphans()  # the starter and its forks end after the batch: count them too
-    extra = ["--no-sandbox"] if args.no_sandbox else []
+    extra = ["--run-submissions-as-me"] if args.run_submissions_as_me else []
     with tempfile.TemporaryDirectory(prefix="lessonkit-faults-") as scratch:
         root = Path(scratch)
         folder = root / "week1"

@@ -4,7 +4,7 @@ Twenty mixed submissions (solved, wrong in each task, unattempted, crashing), as
 notebooks. Measured side by side in one run:
 
 - `lessonkit check --batch` with the sandbox (the default): the throughput figure
-- the same with `LESSONKIT_NO_COMPILE_CACHE=1`, and `--no-sandbox` with it too: the two
+- the same with `LESSONKIT_NO_COMPILE_CACHE=1`, and `--run-submissions-as-me` with it too: the two
   batch runs whose difference prices the sandbox itself
 - `jupyter execute --allow-errors` once per notebook, one after another: the core of
   nbgrader's and otter-grader's local grading (they run each submission's notebook in a
@@ -39,7 +39,7 @@ from lessonkit.run.sandbox import find_sandbox
 LESSON = "state-02"
 SANDBOXED = "check --batch (sandboxed)"
 SANDBOXED_COLD = "  sandboxed, no compile cache"
-UNSANDBOXED_COLD = "  --no-sandbox, no compile cache"
+UNSANDBOXED_COLD = "  --run-submissions-as-me, no compile cache"
 
 WRONG = {
     "make-it-yours": "norm_squared = 96.\nmanual = 96.\n",
@@ -121,7 +121,7 @@ def main() -> None:
         commands = {
             SANDBOXED: (batch, with_cache),
             SANDBOXED_COLD: (batch, no_cache),
-            UNSANDBOXED_COLD: ([*batch, "--no-sandbox"], no_cache),
+            UNSANDBOXED_COLD: ([*batch, "--run-submissions-as-me"], no_cache),
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}
         samples["jupyter execute, one per file"] = []

@@ -10,7 +10,8 @@ so every orphan of the command is reparented here and waited for: its CPU then c
 Run from the repository root:  python bench/host_cpu.py [--files N] -- COMMAND...
 for example, the view from outside gVisor of an undisturbed batch graded inside it:
   python bench/host_cpu.py --files 24 -- runsc --network=none do \\
-      .venv/bin/python bench/batch_faults.py --files 24 --jobs 2 --no-sandbox --undisturbed-only
+      .venv/bin/python bench/batch_faults.py --files 24 --jobs 2 \\
+          --undisturbed-only
 """
 
 from __future__ import annotations

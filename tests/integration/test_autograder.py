@@ -17,7 +17,7 @@ import pytest
 from lessonkit.course import autograder
 from lessonkit.run import isolation
 from lessonkit.run.limits import Limits
-from lessonkit.run.sandbox import Account, find_sandbox
+from lessonkit.run.sandbox import find_sandbox
 from lessonkit.settings import GradingSettings, grading_settings
 
 from conftest import invoke, make_attempt
@@ -87,7 +87,7 @@ def test_the_bundle_holds_the_toolkit_the_lesson_and_two_working_scripts(bundle,
     for name, text in scripts.items():
         check = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
         assert check.returncode == 0, (name, check.stderr)
-    assert "useradd" in scripts["setup.sh"] and "chmod -R go-rwx ." in scripts["setup.sh"]
+    assert "chmod -R go-rwx ." in scripts["setup.sh"]
     # The bundle's own README, with the local try-out `_run` below follows word for word.
     assert readme.startswith("# Gradescope autograder for state-02")
     assert (
@@ -135,54 +135,60 @@ def test_a_submission_cannot_read_the_lesson_or_write_the_results(bundle, lesson
     assert results["score"] == 9 - 3 and len(results["tests"]) == len(lesson.tasks)
 
 
-def _in_process(root: Path, lesson, monkeypatch, account: Account | None) -> dict:
-    """`--run` here, as if bubblewrap could not start and `account` were setup.sh's."""
+def _in_process(root: Path, lesson, monkeypatch, kind: str) -> dict:
+    """`--run` here, as if bubblewrap could not start and the kernel allowed the root
+    grader's children `kind` of isolation (`namespaces`, or `user` alone)."""
     monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "no user namespaces"))
-    monkeypatch.setattr(Account, "named", classmethod(lambda cls, name: account))
+    monkeypatch.setattr(isolation, "root_isolation", lambda: kind)
     return autograder.run_autograder(lesson, root, _autograder_settings)
 
 
 def _autograder_settings() -> GradingSettings:
     """What `lessonkit autograder --run --timeout 60` grades with."""
-    limits = Limits(timeout=60)
-    account = autograder.LEARNER_ACCOUNT
-    return grading_settings(os.environ, limits=limits, account=account, compile_cache=False)
+    return grading_settings(os.environ, limits=Limits(timeout=60), compile_cache=False)
 
 
 def _readable_by_anyone(path: Path) -> bool:
     """Whether a user with no rights of its own can read `path` (each folder on the way
-    must let others in): the account's child must import the standard library."""
+    must let others in): a child with only a user id of its own must import the standard
+    library."""
     folders = [path, *path.parents]
     return all(os.stat(f).st_mode & 0o005 == 0o005 for f in folders if f.exists())
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the account drop is what root does")
-def test_as_root_with_neither_bubblewrap_nor_the_account_nothing_runs(
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root grader's isolation is what root does")
+@pytest.mark.skipif(
+    isolation.root_isolation() != "namespaces", reason="the kernel refuses namespaces here"
+)
+def test_without_bubblewrap_the_learner_child_makes_its_own_root_and_user(
     bundle, lesson, tmp_path, monkeypatch
 ):
-    root = _root(bundle, tmp_path)
-    (root / "submission" / "state-02.py").write_text(make_attempt(lesson), encoding="utf-8")
-    refused = _in_process(root, lesson, monkeypatch, None)
-    assert refused["score"] == 0 and "not run as root" in refused["output"]
-    assert refused["tests"] == []
+    """Root without bubblewrap (a container that allows namespaces): the child sees none of
+    the bundle, whatever its modes, and writes nothing of the grader's."""
+    root = _root(bundle, tmp_path / "namespaces")
+    hostile = make_attempt(lesson, {"nested-model": HOSTILE_CELL.format(root=root)})
+    (root / "submission" / "state-02.py").write_text(hostile, encoding="utf-8")
+    results = _in_process(root, lesson, monkeypatch, "namespaces")
+    assert "the submission's own namespaces, files and user id" in results["output"]
+    assert _statuses(results)["Extend to a nested model"] == "failed"
+    assert results["score"] == 6, results
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the account drop is what root does")
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root grader's isolation is what root does")
 @pytest.mark.skipif(
     not _readable_by_anyone(Path(sys.base_prefix)),
     reason=f"this Python ({sys.base_prefix}) lies in a folder only root may enter, so an "
-    "unprivileged account cannot run it (Gradescope's system Python has no such folder)",
+    "unprivileged user cannot run it (Gradescope's system Python has no such folder)",
 )
-def test_without_bubblewrap_the_learner_child_runs_as_the_unprivileged_account(
+def test_without_namespaces_the_learner_child_runs_as_a_user_of_its_own(
     bundle, lesson, tmp_path, monkeypatch
 ):
-    root = _root(bundle, tmp_path / "account")
+    root = _root(bundle, tmp_path / "user")
     (root / "source").chmod(0o700)  # as setup.sh leaves it
     hostile = make_attempt(lesson, {"nested-model": HOSTILE_CELL.format(root=root)})
     (root / "submission" / "state-02.py").write_text(hostile, encoding="utf-8")
-    learner = Account("lessonkit-learner", 1_899_999_999, 1_899_999_999)
-    results = _in_process(root, lesson, monkeypatch, learner)
-    assert "the unprivileged account 'lessonkit-learner'" in results["output"]
+    results = _in_process(root, lesson, monkeypatch, "user")
+    assert "a user id of the submission's own" in results["output"]
     assert _statuses(results)["Extend to a nested model"] == "failed"
     assert results["score"] == 6, results
 

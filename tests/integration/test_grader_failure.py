@@ -61,7 +61,9 @@ def test_a_grader_failure_twice_is_not_graded_and_not_kept(lesson, tmp_path, mon
     killed = _abort_children(monkeypatch, times=2)  # the learner's process itself, unsandboxed
     out, book = tmp_path / "out", tmp_path / "book.sqlite"
     argv = ["check", lesson.meta.id, "--batch", str(folder), "--out", str(out), "--jobs", "1"]
-    code, said, err = invoke([*argv, "--gradebook", str(book), "--no-sandbox", "--timeout", "60"])
+    code, said, err = invoke(
+        [*argv, "--gradebook", str(book), "--run-submissions-as-me", "--timeout", "60"]
+    )
     assert code == 1, said + err
     assert len(killed) == 2
     assert "Not graded: grader failure" in said + err and "--resume" in said + err
@@ -77,7 +79,7 @@ def test_a_grader_failure_twice_is_not_graded_and_not_kept(lesson, tmp_path, mon
 
     monkeypatch.undo()  # the grader works again: --resume grades the file
     code, said, err = invoke(
-        [*argv, "--gradebook", str(book), "--no-sandbox", "--timeout", "60", "--resume"]
+        [*argv, "--gradebook", str(book), "--run-submissions-as-me", "--timeout", "60", "--resume"]
     )
     assert code == 0, said + err
     _, listed, _ = invoke(["grades", "--gradebook", str(book), "--json"])

@@ -71,7 +71,7 @@ def test_a_batch_killed_with_sigkill_leaves_no_child_running(lesson, tmp_path, m
     for name in ("a.py", "b.py"):
         (folder / name).write_text(sleeping, encoding="utf-8")
     argv = ["check", lesson.meta.id, "--batch", str(folder), "--out", str(tmp_path / "out")]
-    argv += ["--jobs", "2", "--no-sandbox", "--timeout", "150"]
+    argv += ["--jobs", "2", "--run-submissions-as-me", "--timeout", "150"]
     batch = subprocess.Popen(
         [sys.executable, "-c", WITHOUT, missing, *argv],
         start_new_session=True,
