@@ -36,6 +36,9 @@ def lesson_kind(
     """`check --batch` of `lesson`: graded here, or on the Dask cluster at `dask`
     (`grade.batches.distributed`); the outputs are the CSV, the JSON and the feedback."""
     scoring = Scoring.of(lesson)
+    isolation = (settings or GradingSettings()).isolation.kind
+    """What kept each learner child apart (`run.isolation.IsolationKind`), stated in the
+    JSON output as the autograder's results state it."""
 
     def grade(
         items: Sequence[BatchItem],
@@ -68,6 +71,7 @@ def lesson_kind(
             "revision": lesson.meta.revision,
             "toolkit": __version__,
             "shard": None if shard is None else str(shard),
+            "isolation": "on the Dask workers" if dask is not None else isolation,
         }
 
     return BatchKind(
