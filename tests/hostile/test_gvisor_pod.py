@@ -1,8 +1,9 @@
 """A week graded in a real gVisor pod laid out as docs/cluster/k8s-indexed-job.yaml lays it
 out, with a class of hostile files (issue 59).
 
-The pod is Debian's `runsc` running an OCI bundle: the host's root read-only, the grader as
-root with the capabilities the Job gives it, no user namespaces (bubblewrap cannot start:
+The pod is Debian's `runsc` running an OCI bundle built from the Job's container (its user,
+capabilities, volumes and environment): the host's root read-only, the grader as root with
+the capabilities the Job gives it, no user namespaces (bubblewrap cannot start:
 gVisor has no `overflowuid`), the grading key mounted 0400 at /etc/lessonkit, the whole
 week's submissions read-only at /submissions, a results volume with another shard's
 results on it at /results, and a compile cache shared at /cache. Every file below tries to
@@ -22,6 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lessonkit.lesson.catalog import find_lesson
 
@@ -39,8 +41,7 @@ for _statement in [_ast.unparse(n) for n in _ast.parse(_block.group(1)).body]:
     exec(_statement, globals())
 """
 READ_CLASSMATE = """_text = open("/submissions/week1/ana.py", encoding="utf-8").read()
-_cell = _text.split("# %%")
-_mine = [c for c in _cell if "Extend to a nested model" in c][0]
+_mine = _text.split("# TASK nested-model")[1].split("# %%")[0].split("\\n", 1)[1]
 exec(_mine, globals())
 """
 STEAL_KEY = """import os as _os
@@ -97,42 +98,55 @@ for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done 
 """
 
 
-def _bundle(folder: Path, pod: Path, command: str, repo: Path, env: list[str]) -> Path:
-    """An OCI bundle for the pod: the grader as root, capabilities as the Job gives them."""
-    caps = ["CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN"]
-    caps += ["CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_SYS_CHROOT", "CAP_SETPCAP"]
+DOCKER_CAPABILITIES = (
+    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_SETGID",
+    "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_MKNOD",
+    "CAP_AUDIT_WRITE", "CAP_SETFCAP",
+)  # fmt: skip
+"""What a container gets by default; the Job adds its own (`securityContext`)."""
+
+
+def job_container() -> dict:
+    """The grading container of docs/cluster/k8s-indexed-job.yaml."""
+    job = yaml.safe_load((REPO / "docs" / "cluster" / "k8s-indexed-job.yaml").read_text())
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+def _bundle(
+    folder: Path, pod: Path, command: str, repo: Path, env: list[str], drop: str = ""
+) -> Path:
+    """An OCI bundle for the pod: the user, capabilities (less `drop`), volumes (read-only or
+    not) and environment of the Job's container, the grader's command ours."""
+    container = job_container()
+    security = container.get("securityContext", {})
+    added = [f"CAP_{c}" for c in security.get("capabilities", {}).get("add", []) if c != drop]
+    caps = sorted({*DOCKER_CAPABILITIES, *added})
     mounts = [
         {"destination": "/proc", "type": "proc", "source": "proc"},
         {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"},
         {"destination": str(repo), "type": "bind", "source": str(repo), "options": ["rbind", "ro"]},
     ]
-    for name, mode in (("submissions", "ro"), ("results", "rw"), ("cache", "rw")):
+    volumes = {"/submissions": "submissions", "/results": "results", "/cache": "cache"}
+    volumes["/etc/lessonkit"] = "key"
+    for mount in container["volumeMounts"]:
+        mode = "ro" if mount.get("readOnly") else "rw"
+        source = str(pod / volumes[mount["mountPath"]])
         mounts.append(
-            {
-                "destination": f"/{name}",
-                "type": "bind",
-                "source": str(pod / name),
-                "options": ["rbind", mode],
-            }
-        )
-    mounts.append(
-        {
-            "destination": "/etc/lessonkit",
-            "type": "bind",
-            "source": str(pod / "key"),
-            "options": ["rbind", "ro"],
-        }
-    )
+            {"destination": mount["mountPath"], "type": "bind", "source": source,
+             "options": ["rbind", mode]}
+        )  # fmt: skip
+    job_env = [f"{e['name']}={e['value']}" for e in container.get("env", [])]
     config = {
         "ociVersion": "1.0.0",
         "process": {
-            "user": {"uid": 0, "gid": 0},
+            "user": {"uid": security.get("runAsUser", 0), "gid": 0},
             "args": ["/bin/sh", "-c", command],
             "env": [
                 "PATH=/usr/local/bin:/usr/bin:/bin",
                 "HOME=/root",
-                "LESSONKIT_COMPILE_CACHE=/cache/jax",
                 f"POD_SECRET={SECRET}",
+                *job_env,
                 *env,
             ],
             "cwd": "/",
@@ -149,7 +163,11 @@ def _bundle(folder: Path, pod: Path, command: str, repo: Path, env: list[str]) -
 
 
 def grade_week_in_a_pod(
-    tmp_path: Path, extra: str = "", repo: Path = REPO, env: tuple[str, ...] = ()
+    tmp_path: Path,
+    extra: str = "",
+    repo: Path = REPO,
+    env: tuple[str, ...] = (),
+    drop: str = "",
 ) -> dict[str, object]:
     """Lay out the pod, grade the week inside it, and return what is left on its volumes.
 
@@ -189,7 +207,7 @@ def grade_week_in_a_pod(
     (key / "grading.key").chmod(0o400)
     lessonkit = Path(sys.executable).with_name("lessonkit")
     command = DRIVER.format(repo=repo, lessonkit=lessonkit, extra=extra)
-    bundle = _bundle(tmp_path / "bundle", pod, command, repo, list(env))
+    bundle = _bundle(tmp_path / "bundle", pod, command, repo, list(env), drop)
     state = tmp_path / "state"
     name = "lessonkit-pod-" + secrets.token_hex(4)
     run = [RUNSC, "--network=none", "--root", str(state), "run", "--bundle", str(bundle), name]
@@ -230,15 +248,29 @@ def _scores(summary: dict) -> dict[str, float]:
     return points | {Path(name).name: -1.0 for name in summary["not graded"]}
 
 
-@pytest.fixture(scope="module")
-def pod_week(tmp_path_factory) -> dict[str, object]:
+def _need_runsc() -> None:
     if RUNSC is None:
         if os.environ.get("CI") == "true":
             pytest.fail("CI must grade in a gVisor pod: install runsc (.ci/run does)")
         pytest.skip("runsc (gVisor) is not installed: apt-get install runsc")
     if os.geteuid() != 0:
         pytest.skip("runsc runs a pod as root")
+
+
+@pytest.fixture(scope="module")
+def pod_week(tmp_path_factory) -> dict[str, object]:
+    _need_runsc()
     return grade_week_in_a_pod(tmp_path_factory.mktemp("gvisor"))
+
+
+def test_without_the_jobs_capability_the_batch_refuses(tmp_path):
+    """A pod whose grader may make no namespaces (the Job without SYS_ADMIN): a child could
+    read whatever every user may read, so the batch grades nothing and says why."""
+    _need_runsc()
+    left = grade_week_in_a_pod(tmp_path, drop="SYS_ADMIN")
+    assert left["exit"] == "2", left["exit"]
+    assert "the kernel refuses this root grader namespaces" in left["stderr"], left["stderr"]
+    assert left["summary"] is None
 
 
 def test_the_batch_finishes_and_the_right_files_keep_their_grades(pod_week):

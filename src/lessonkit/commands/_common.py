@@ -158,7 +158,8 @@ def add_run_as_me_argument(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="grade other people's files where nothing can isolate them (no bubblewrap, "
         "not root): every submission then runs as you and can read and change everything "
-        "you can, the other submissions, the key and the results included",
+        "you can, the other submissions, the key and the results included (as root without "
+        "namespaces, each runs as a user id of its own but reads what every user may read)",
     )
 
 

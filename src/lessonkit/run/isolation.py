@@ -118,13 +118,24 @@ def choose_isolation(
     """The sandbox when it works; as root, the children's own isolation; otherwise rlimits,
     or a refusal.
 
-    `batch` (other people's code) refuses to run with rlimits alone (no sandbox, not root:
-    nothing can keep one submission from another) unless `allow_unsandboxed`.
+    `batch` (other people's code) refuses, unless `allow_unsandboxed`, to run with rlimits
+    alone (no sandbox, not root: nothing keeps one submission from another) or with a user
+    id alone (root without namespaces: files every user may read stay readable).
     """
     require_posix()
     found = sandbox_if_any(cache)
-    if found.kind != "limits" or not batch or allow_unsandboxed:
+    if found.kind in ("sandbox", "namespaces") or not batch or allow_unsandboxed:
         return found
+    if found.kind == "user":
+        raise UsageError(
+            f"--batch grades other people's code and will not run it where one submission "
+            f"could read another: {found.reason}, and the kernel refuses this root grader "
+            "namespaces, so each submission would run as a user id of its own but could read "
+            "every file all users may read (the other submissions, the course)",
+            fix="let the grader make namespaces (in a gVisor pod, add the SYS_ADMIN capability "
+            "as docs/cluster/k8s-indexed-job.yaml does: it stays inside gVisor), or grade "
+            f"anyway with {RUN_AS_ME}",
+        )
     gvisor = (
         "; this is a gVisor sandbox (runsc), which allows no user namespaces: run the grader "
         "as root there, and each child isolates itself"

@@ -65,8 +65,8 @@ def grade_chunk(
     # This function is the worker's entry point: its compile cache and switches are the
     # worker's own environment's, as a command's are its shell's.
     isolation = sandbox_if_any(compile_cache_from(os.environ))
-    if isolation.sandbox is None and not allow_unsandboxed:
-        raise WorkerRefused(f"this worker has no grading sandbox: {isolation.reason}")
+    if isolation.kind not in ("sandbox", "namespaces") and not allow_unsandboxed:
+        raise WorkerRefused(f"this worker cannot isolate submissions: {isolation.reason}")
     # Each under its index: names from two students never meet, even in a message.
     items = [BatchItem(Path(str(f.index)) / PurePosixPath(f.name).name, f.data) for f in files]
     entries = grade_many(

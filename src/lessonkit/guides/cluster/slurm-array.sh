@@ -14,6 +14,9 @@
 # task signs its results with your grading key (~/.config/lessonkit/grading.key, on the
 # home folder the nodes share with the machine you merge on; set LESSONKIT_GRADING_KEY to a
 # key file of yours where they do not share one): merge refuses results it cannot verify.
+# Each learner child runs in bubblewrap, which needs user namespaces on the nodes; where
+# they are off, --batch refuses rather than run every submission as you (lessonkit docs
+# grading-security).
 #SBATCH --job-name=lessonkit-grade
 #SBATCH --cpus-per-task=2
 #SBATCH --mem=8G
