@@ -43,6 +43,8 @@ SANDBOX_TRIAL_WAIT_S = 10.0
 """Seconds a trial run of bubblewrap may take before the sandbox is found unusable."""
 CGROUP_REMOVE_RETRY_S = 0.02
 """Seconds between two tries to remove a cgroup whose processes are being killed."""
+USER_END_RETRY_S = 0.01
+"""Seconds between two sweeps for what an ended child's user id still runs."""
 CPU_NAME_WAIT_S = 5.0
 """Seconds `sysctl` may take to name a Mac's processor for a run's receipt."""
 

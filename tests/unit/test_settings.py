@@ -184,6 +184,7 @@ def test_the_environment_switches_become_settings(tmp_path):
 
 def test_a_command_builds_its_settings_from_its_arguments(monkeypatch):
     monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "none in a unit test"))
+    monkeypatch.setattr(isolation, "root_isolation", lambda: "user")
     monkeypatch.setenv(settings.SCENARIO_ORDER_VARIABLE, "4")
     monkeypatch.setenv(settings.NO_COMPILE_CACHE_VARIABLE, "1")
     args = parse(["check", "state-02", "x.py", "--memory", "768M", "--timeout", "2"])
@@ -191,8 +192,17 @@ def test_a_command_builds_its_settings_from_its_arguments(monkeypatch):
     assert chosen.limits == Limits(memory=768 * MiB, timeout=2.0)
     assert (chosen.seed, chosen.scenario_order, chosen.isolation.cache) == (9, 4, None)
     assert chosen.isolation.reason == "none in a unit test"
-    with pytest.raises(UsageError, match="will not run it unsandboxed: none in a unit test"):
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 1000)  # not root
+    with pytest.raises(UsageError, match="will not run it unisolated: none in a unit test"):
         settings.grading_settings(os.environ, batch=True, allow_unsandboxed=False)
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 0)
+    with pytest.raises(UsageError, match="the kernel refuses this root grader namespaces"):
+        settings.grading_settings(os.environ, batch=True, allow_unsandboxed=False)
+    allowed = settings.grading_settings(os.environ, batch=True, allow_unsandboxed=True)
+    assert allowed.isolation.kind == "user"
+    monkeypatch.setattr(isolation, "root_isolation", lambda: "namespaces")
+    chosen = settings.grading_settings(os.environ, batch=True, allow_unsandboxed=False)
+    assert chosen.isolation.kind == "namespaces" and chosen.isolation.note is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         chosen.seed = 1  # type: ignore[misc]
 

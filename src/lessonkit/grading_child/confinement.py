@@ -41,7 +41,7 @@ class Confinement:
     program, the compile cache), bound again on top of the fork's own /tmp, read-only (a
     path inside another comes with its bind: `outermost`); in `own-root` mode, every path
     the child's own root holds."""
-    root: str | None = None
+    stage: str | None = None
     """In `own-root` mode, the empty folder of the parent's on which the child builds its
     own root; None elsewhere."""
     cache: str | None = None

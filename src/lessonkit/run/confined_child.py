@@ -194,7 +194,7 @@ def start_confined(
         confinement = Confinement(
             mode="own-root" if own else "none",
             keep=own_root_paths(isolation, readable) if own else (),
-            root=stage.name if stage is not None else None,
+            stage=stage.name if stage is not None else None,
             memory=limits.memory,
             file_bytes=limits.file_bytes,
             processes=0 if trusted or forks else process_limit(uid, limits),

@@ -145,10 +145,10 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 def own_root(confinement: Confinement) -> None:
     """Step 4 for a fork that is its own sandbox: a new `/` holding only `keep`, then chroot.
 
-    The root is a tmpfs on `confinement.root` (an empty folder the parent made), so the
+    The root is a tmpfs on `confinement.stage` (an empty folder the parent made), so the
     grader's files stay where they are and nothing of this view outlives the namespace.
     """
-    root = confinement.root
+    root = confinement.stage
     if not root:
         raise OSError("own-root confinement without a folder for the root")
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lessonkit.defaults import CGROUP_REMOVE_RETRY_S, SANDBOX_TRIAL_WAIT_S
+from lessonkit.defaults import CGROUP_REMOVE_RETRY_S, SANDBOX_TRIAL_WAIT_S, USER_END_RETRY_S
 from lessonkit.grading_child import confinement
 from lessonkit.run.import_binds import Guard, import_binds
 from lessonkit.run.import_paths import import_paths
@@ -240,7 +240,7 @@ def end_user(uid: int) -> int:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
                 killed += 1
-        time.sleep(0.01)
+        time.sleep(USER_END_RETRY_S)
     return killed
 
 

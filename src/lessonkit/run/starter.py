@@ -243,7 +243,7 @@ class Starter:
             uid=become[0] if become else None,
             gid=become[1] if become else None,
             keep=self._keep if mode != "none" else (),
-            root=scratch.name if mode == "own-root" and scratch is not None else None,
+            stage=scratch.name if mode == "own-root" and scratch is not None else None,
             home=home,
             cache=str(cache) if cache is not None else None,
             trusted=trusted,
