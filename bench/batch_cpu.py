@@ -3,8 +3,9 @@
 Issue 51 item 1: under gVisor a batch costs more CPU per file than on an ordinary machine.
 For each round, place and tree (`--tree LABEL=SRC`, chosen by PYTHONPATH; default this
 checkout's `src`), the undisturbed batch of `batch_faults.py` (`--files` students of
-`fault_cohort.py`, `--jobs`, `--run-submissions-as-me`: bubblewrap makes no namespaces under gVisor,
-natively it still sandboxes) is graded and counted from the host, every process of it,
+`fault_cohort.py`, `--jobs`, `--run-submissions-as-me`, which under runsc as root isolates
+each child in its own namespaces after issue 59 and ran it unisolated before; natively it
+still sandboxes) is graded and counted from the host, every process of it,
 orphans included (`host_cpu.py`: inside gVisor a process reads gVisor's own accounting).
 Rounds alternate trees and places, so machine load hits all alike; each figure is the
 median. Native runs need bubblewrap; runsc runs need root (`runsc do`).

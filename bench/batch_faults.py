@@ -77,6 +77,16 @@ def first_difference(expected: object, got: object, where: str = "") -> str:
     return f"{where or 'whole'}: {str(expected)[:300]!r} vs {str(got)[:300]!r}"
 
 
+def _run_as_me_option() -> str:
+    """The option of the lessonkit on PYTHONPATH (a tree before issue 59 named it
+    `--no-sandbox`), so trees side by side grade alike."""
+    try:
+        from lessonkit.run.isolation import RUN_AS_ME
+    except ImportError:
+        return "--no-sandbox"
+    return RUN_AS_ME
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=1000)
@@ -84,7 +94,7 @@ def main() -> None:
     parser.add_argument(
         "--run-submissions-as-me",
         action="store_true",
-        help="grade without bubblewrap, where it cannot make namespaces (gVisor)",
+        help="grade where nothing isolates (not root, no bubblewrap: the TPU VM's gVisor)",
     )
     parser.add_argument(
         "--undisturbed-only",
@@ -93,7 +103,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     adopt_orphans()  # the starter and its forks end after the batch: count them too
-    extra = ["--run-submissions-as-me"] if args.run_submissions_as_me else []
+    extra = [_run_as_me_option()] if args.run_submissions_as_me else []
     with tempfile.TemporaryDirectory(prefix="lessonkit-faults-") as scratch:
         root = Path(scratch)
         folder = root / "week1"
