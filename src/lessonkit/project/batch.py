@@ -96,7 +96,9 @@ def project_kind(
         return failed_to_read(phase, relative(path), contract, message, seed or 0)
 
     def summary(entries: Sequence[BatchEntry[ProjectReport]], seed: int | None) -> dict:
-        return batch_summary(phase, seed, [e.report for e in entries])
+        return batch_summary(phase, seed, [e.report for e in entries]) | {
+            "isolation": isolation.kind  # what kept each script apart, as `check --batch` says
+        }
 
     return BatchKind(
         subject=f"phase-{phase}",
