@@ -49,8 +49,10 @@ def _crashed_with_its_cell(report: dict) -> bool:
     """A report that holds the learner's segmentation fault as their error, with its cell."""
     errors = [t for t in report["tasks"] if t["status"] == "error"]
     said = " ".join(t["message"] for t in errors)
-    return report["not graded"] is None and "crashed (segmentation fault)" in said and (
-        "did not finish" in said or "line" in said
+    return (
+        report["not graded"] is None
+        and "crashed (segmentation fault)" in said
+        and ("did not finish" in said or "line" in said)
     )
 
 
@@ -130,9 +132,7 @@ def test_a_crash_at_a_cell_drawn_afresh_in_each_child_is_the_learners_error(less
     with Grader(GradingSettings(Limits(timeout=60))) as grader:
         reports = [grader.grade(lesson, crashing) for _ in range(2)]
         started = grader.pool.children
-    assert all(_crashed_with_its_cell(r.to_json()) for r in reports), [
-        r.to_json() for r in reports
-    ]
+    assert all(_crashed_with_its_cell(r.to_json()) for r in reports), [r.to_json() for r in reports]
     assert started <= 2 + grader.pool.prestart  # one child per file: none was run again
 
 
@@ -162,9 +162,7 @@ def test_a_crash_drawn_afresh_is_graded_on_a_batch_and_on_resume(lesson, tmp_pat
 
 
 @pytest.mark.skipif(not forks_children(), reason="learner children are forks of a starter here")
-def test_a_child_whose_starter_ended_while_the_file_ran_is_run_again(
-    lesson, tmp_path, monkeypatch
-):
+def test_a_child_whose_starter_ended_while_the_file_ran_is_run_again(lesson, tmp_path, monkeypatch):
     """The grader's own end of a child, after the learner's code began, is still retried."""
     solved, slow = tmp_path / "solved.py", tmp_path / "slow.py"
     solved.write_text(make_attempt(lesson), "utf-8")
