@@ -99,7 +99,8 @@ def test_a_grader_failure_twice_is_not_graded_and_not_kept(lesson, tmp_path, mon
     assert summary["points"] == {} and list(summary["not graded"]) == [str(folder / "alice.py")]
     assert "abort" in summary["not graded"][str(folder / "alice.py")]
     journal = (out / f".check-{lesson.meta.id}.journal.jsonl").read_text("utf-8")
-    assert len(journal.splitlines()) == 1  # the header only: --resume grades it again
+    _, entry = (json.loads(line) for line in journal.splitlines())  # --resume grades it again
+    assert entry["path"] == "alice.py" and "abort" in entry["report"]["not graded"]
     feedback = (out / "feedback" / "alice.py.md").read_text("utf-8")
     assert "Not graded: grader failure" in feedback and "passed" not in feedback
     _, listed, _ = invoke(["grades", "--gradebook", str(book), "--json"])
@@ -144,15 +145,16 @@ def test_a_crash_drawn_afresh_is_graded_on_a_batch_and_on_resume(lesson, tmp_pat
     out = tmp_path / "out"
     argv = ["check", lesson.meta.id, "--batch", str(folder), "--out", str(out), "--jobs", "1"]
     argv += ["--timeout", "60"]
-    code, said, err = invoke(argv)
+    code, said, err = invoke(argv)  # in the sandbox, where there is one
     assert code == 0 and "grader failure" not in said + err, said + err
     summary = json.loads((out / f"check-{lesson.meta.id}.json").read_text("utf-8"))
     assert summary["not graded"] == {} and summary["passed"] == 1
     by_name = {os.path.basename(r["file"]): r for r in summary["reports"]}
     assert _crashed_with_its_cell(by_name["crash.py"]), by_name["crash.py"]
 
+    monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "as in a gVisor container"))
     killed = _abort_children(monkeypatch, times=4)  # the grader fails on both files
-    code, said, err = invoke(argv)
+    code, said, err = invoke([*argv, "--no-sandbox"])
     assert len(killed) == 4 and "Not graded: grader failure on 2 file(s)" in said + err
     monkeypatch.undo()
     code, said, err = invoke([*argv, "--resume"])  # graded now, the crash the learner's
@@ -185,3 +187,44 @@ def test_a_child_whose_starter_ended_while_the_file_ran_is_run_again(lesson, tmp
         report = grader.grade(lesson, slow)
         timers[0].join()
     assert not starter.alive and report.passed, report.to_json()
+
+
+def test_a_shard_with_a_file_not_graded_is_sealed_and_merged_without_it(
+    lesson, tmp_path, monkeypatch
+):
+    """A file not graded never keeps its shard out of the gradebook: the shard is sealed and
+    names it, `merge` takes the rest and names it, and `--resume` grades it later."""
+    folder = tmp_path / "week"
+    folder.mkdir()
+    for name in ("ann.py", "ben.py"):
+        (folder / name).write_text(make_attempt(lesson), encoding="utf-8")
+    out, merged, book = tmp_path / "shard", tmp_path / "merged", tmp_path / "book.sqlite"
+    argv = ["check", lesson.meta.id, "--batch", str(folder), "--shard", "1/1", "--seed", "5"]
+    argv += ["--out", str(out), "--jobs", "1", "--timeout", "60"]
+    merge = ["merge", str(out), "--out", str(merged), "--gradebook", str(book)]
+    monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "as in a gVisor container"))
+    killed = _abort_children(monkeypatch, times=2)  # the first file taken, and its retry
+    code, said, err = invoke([*argv, "--no-sandbox"])
+    assert code == 1 and len(killed) == 2 and "Not graded: grader failure on 1" in said + err
+    lines = (out / f"check-{lesson.meta.id}.shard.jsonl").read_text("utf-8").splitlines()
+    *entries, seal = (json.loads(line) for line in lines[1:])
+    assert seal["seal"]["entries"] == 2  # sealed, over both files
+    failed = [e["path"] for e in entries if e["report"]["not graded"]]
+    assert len(failed) == 1
+    (graded,) = {"ann.py", "ben.py"} - set(failed)
+
+    code, said, err = invoke(merge)
+    assert code == 1, said + err
+    assert f"{failed[0]} (shard 1/1)" in err and "--resume" in err, err
+    summary = json.loads((merged / f"check-{lesson.meta.id}.json").read_text("utf-8"))
+    assert [os.path.basename(f) for f in summary["not graded"]] == failed
+    students = json.loads(invoke(["grades", "--gradebook", str(book), "--json"])[1])["students"]
+    assert [s["id"] for s in students] == [graded.removesuffix(".py")]
+
+    monkeypatch.undo()  # the grader works again: --resume grades the file, merge takes it
+    code, said, err = invoke([*argv, "--resume"])
+    assert code == 0 and "Graded 1 file(s)" in said + err, said + err
+    code, said, err = invoke(merge)
+    assert code == 0 and "2 of 2 files pass every task" in said, said + err
+    students = json.loads(invoke(["grades", "--gradebook", str(book), "--json"])[1])["students"]
+    assert sorted(s["id"] for s in students) == ["ann", "ben"]
