@@ -5,7 +5,9 @@ that does not verify with the grading key (`grade.provenance.grading_key`) or wh
 bind its entries (an unfinished batch, an entry deleted), shards of another folder,
 seed, batch, lesson, revision, toolkit or grading fingerprint, shards given twice or left
 out, and files graded twice, naming which. The joined outputs are those of one batch over the whole
-folder, written to `--out`; with `--gradebook`, every file is kept as an attempt there.
+folder, written to `--out`; with `--gradebook`, every graded file is kept as an attempt
+there. A file a shard's grader failed on is merged as not graded, kept out of every count
+and the gradebook, and named with its shard's `--resume` command (exit status 1).
 """
 
 from __future__ import annotations
@@ -133,10 +135,10 @@ def run(args: argparse.Namespace) -> int:
     out.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     if course is not None and kept is not None:
         say_gradebook_kept(course, kept, console(stderr=True))
-    return say_not_graded(results, folders, args.key)
+    return say_shards_not_graded(results, folders, args.key)
 
 
-def say_not_graded(results: Sequence[ShardResult], folders: Sequence[Path], key: str | None) -> int:
+def say_shards_not_graded(results: Sequence[ShardResult], folders: Sequence[Path], key: str | None) -> int:
     """The files a shard's grader failed on (merged as not graded: kept out of every count
     and the gradebook) and, for each such shard, the command that grades them; the exit
     status (1 when there are any, else 0)."""
