@@ -138,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
     return say_shards_not_graded(results, folders, args.key)
 
 
-def say_shards_not_graded(results: Sequence[ShardResult], folders: Sequence[Path], key: str | None) -> int:
+def say_shards_not_graded(
+    results: Sequence[ShardResult], folders: Sequence[Path], key: str | None
+) -> int:
     """The files a shard's grader failed on (merged as not graded: kept out of every count
     and the gradebook) and, for each such shard, the command that grades them; the exit
     status (1 when there are any, else 0)."""
