@@ -5,12 +5,16 @@ that does not verify with the grading key (`grade.provenance.grading_key`) or wh
 bind its entries (an unfinished batch, an entry deleted), shards of another folder,
 seed, batch, lesson, revision, toolkit or grading fingerprint, shards given twice or left
 out, and files graded twice, naming which. The joined outputs are those of one batch over the whole
-folder, written to `--out`; with `--gradebook`, every file is kept as an attempt there.
+folder, written to `--out`; with `--gradebook`, every graded file is kept as an attempt
+there. A file a shard's grader failed on is merged as not graded, kept out of every count
+and the gradebook, and named with its shard's `--resume` command (exit status 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -20,7 +24,7 @@ from lessonkit.atomic import OpenFolder
 from lessonkit.commands._common import add_key_argument, console, quoted
 from lessonkit.commands._course import say_gradebook_kept
 from lessonkit.course.batch_gradebook import CourseIntake
-from lessonkit.course.shards import merge_shards, read_shard
+from lessonkit.course.shards import ShardResult, merge_shards, read_shard
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches import (
     BatchEntry,
@@ -62,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     folders = [Path(folder) for folder in args.shards]
     key = grading_key(args.key, not_inside=(*folders, out_dir))
-    merged = merge_shards([read_shard(folder, key) for folder in folders])
+    results = [read_shard(folder, key) for folder in folders]
+    merged = merge_shards(results)
     lesson = find_lesson(merged.lesson)
     if lesson.meta.revision != merged.revision:
         raise UsageError(
@@ -113,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
         None
         if course is None
         else course.keep(
-            lesson, merged.entries, merged.fingerprint, merged.toolkit, graded_here=False
+            lesson,
+            [e for e in merged.entries if e.report.not_graded is None],
+            merged.fingerprint,
+            merged.toolkit,
+            graded_here=False,
         )
     )
     passed = sum(e.report.passed for e in entries)
@@ -126,4 +135,34 @@ def run(args: argparse.Namespace) -> int:
     out.print(Text(f"Wrote {', '.join(safe_name(quoted(p)) for p in written)}."))
     if course is not None and kept is not None:
         say_gradebook_kept(course, kept, console(stderr=True))
-    return 0
+    return say_shards_not_graded(results, folders, args.key)
+
+
+def say_shards_not_graded(
+    results: Sequence[ShardResult], folders: Sequence[Path], key: str | None
+) -> int:
+    """The files a shard's grader failed on (merged as not graded: kept out of every count
+    and the gradebook) and, for each such shard, the command that grades them; the exit
+    status (1 when there are any, else 0)."""
+    count, lines = 0, []
+    for result, folder in zip(results, folders, strict=True):
+        failed = [e for e in result.entries if e.report.not_graded is not None]
+        if not failed:
+            continue
+        count += len(failed)
+        header = result.header
+        argv = ["check", header.lesson, "--batch", header.folder, "--shard", str(header.shard)]
+        argv += ["--seed", str(header.seed), "--out", str(folder), "--resume"]
+        argv += ["--key", key] if key else []
+        lines += [f"  {e.path} (shard {header.shard}): {e.report.not_graded}" for e in failed]
+        lines.append(f"  grade them with: lessonkit {shlex.join(argv)}")
+    if not count:
+        return 0
+    said = (
+        f"Not graded: grader failure on {count} file(s), kept out of every count and the "
+        "gradebook. Grade them in their shard (with the options it was graded with), then "
+        "merge again:"
+    )
+    shown_lines = [said, *(safe_name(line) for line in lines)]
+    console(stderr=True).print(Text("\n".join(shown_lines), style="yellow"))
+    return 1

@@ -31,7 +31,8 @@ class Report(Protocol):
 
     @property
     def not_graded(self) -> str | None:
-        """Why the grader failed on the file (None: graded); such a report is never kept."""
+        """Why the grader failed on the file (None: graded); a gradebook never keeps such a
+        report, and `--resume` grades the file again."""
         ...
 
     def to_json(self) -> dict[str, Any]: ...

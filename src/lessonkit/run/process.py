@@ -91,9 +91,10 @@ def child_environment(
 
 
 EndKind = Literal["exit status", "learner limit", "crash"]
-"""Whose doing a child's end may be: an exit status, or a signal of the learner's own limits
-(CPU time, file size), is the code's; any other signal (an abort, a segmentation fault, a
-kill nobody here sent: the machine out of memory) may be the machine's or the grader's."""
+"""How a child ended: an exit status, a signal of the learner's own limits (CPU time, file
+size), or any other signal (an abort, a segmentation fault, a kill). Once the learner's code
+began, each is the code's, unless the grader itself ended the child
+(`grade/channel/child_report.py` `Ending`)."""
 
 LEARNER_LIMIT_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGXFSZ})
 

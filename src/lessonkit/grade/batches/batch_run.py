@@ -260,6 +260,8 @@ class BatchRun(Generic[R]):
             digest, report = journalled.sha256, journalled.report
             if not digest or digests.get(relative) != digest or report.seed is None:
                 continue
+            if report.not_graded is not None:
+                continue  # the grader failed on it: graded now
             data = journalled.data
             if data is None:  # an entry kept without its bytes: the file holds them
                 try:
@@ -299,9 +301,10 @@ class BatchRun(Generic[R]):
         os.fsync(self._journal_fd)
 
     def _journal(self, entry: BatchEntry[R]) -> None:
-        if self.journal_problem is not None or entry.report.not_graded is not None:
-            return  # an unreadable file (no sha256) is kept too, and read again on --resume;
-            # a file the grader failed on is left out, so --resume grades it again
+        """Journal `entry`: an unreadable file (no sha256) too, read again on --resume, and a
+        file the grader failed on, which --resume grades again (a shard's result names it)."""
+        if self.journal_problem is not None:
+            return
         journalled = self.journal_entry(entry)
         assert self.header is not None, "prepare() writes the header first"
         try:
@@ -392,18 +395,16 @@ class BatchRun(Generic[R]):
             written = write_results(self._out, self.stem, reports, relatives, summary, csv)
         except OSError as exc:
             raise self._write_error(Path(exc.filename or self.out_dir), exc) from None
-        if not_graded(entries):
-            return written  # the journal stays: --resume grades those files again
-        if self.shard is not None:
+        if self.shard is not None:  # sealed even with files not graded: it names them
             self._seal(entries)
             try:  # the journal this run wrote, whatever is at its name now
                 self._out.write(self.shard_path.name, self._journal_text(), private=True)
             except OSError as exc:
                 raise self._write_error(self.shard_path, exc) from None
-        with contextlib.suppress(OSError):
-            self._out.unlink(self.journal.name)
-        if self.shard is not None:
-            return [*written[:-1], self.shard_path, self.feedback]
+            written = [*written[:-1], self.shard_path, self.feedback]
+        if not not_graded(entries):  # else the journal stays: --resume grades those again
+            with contextlib.suppress(OSError):
+                self._out.unlink(self.journal.name)
         return written
 
     def _journal_text(self) -> bytes:

@@ -40,7 +40,8 @@ class BatchKind(Generic[R]):
 
 
 def not_graded(entries: Sequence[BatchEntry[R]]) -> tuple[BatchEntry[R], ...]:
-    """The entries of files the grader failed on: neither journalled nor kept anywhere."""
+    """The entries of files the grader failed on: journalled marked so (`--resume` grades them
+    again), never kept in a gradebook."""
     return tuple(e for e in entries if e.report.not_graded is not None)
 
 

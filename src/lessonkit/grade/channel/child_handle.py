@@ -134,6 +134,7 @@ class ChildHandle:
             raise GradingError(f"cannot start the grading process ({reason})") from None
         finally:
             os.close(write_fd)
+        self._starter = starter  # the grader's: a fork ends with it
         self._process = self._child.process
         self._folder = self._child.scratch
         self._reader = _Reader(read_fd)
@@ -259,6 +260,9 @@ class ChildHandle:
             return "the submission interfered with the grader", "interfered"
         if self._reader.eof:
             code = self._process.wait(timeout=CHILD_EXIT_WAIT_S)
+            if self._starter is not None and not self._starter.alive:
+                self.close()  # the starter's forks end with it: the grader's doing
+                return "the grading starter ended, and the run with it", "stopped by grader"
             if code is None:
                 self.close()
                 return "the run closed the grader's report channel", "exit status"

@@ -21,18 +21,20 @@ Ending = Literal[
     "learner limit",
     "crash",
     "unstarted",
+    "stopped by grader",
     "grader failure",
 ]
 """How a learner child's run ended. `finished`: every cell of every scenario ran. The
-learner's doing: `interfered` (a report no honest child writes), `time limit`, `exit
-status` (os._exit, a crash that exits) and `learner limit` (its CPU time or file size).
-Unclear: `crash`, a signal outside the learner's own limits while their code ran (an abort,
-a segmentation fault, a kill nobody here sent). The grader's: `unstarted`, the child did not
-start or ended before the first cell of the file began; and `grader failure`, a run and its
-retry that ended so (`settled`)."""
+learner's doing, once the file's first cell began: `interfered` (a report no honest child
+writes), `time limit`, `exit status` (os._exit, a crash that exits), `learner limit` (its
+CPU time or file size) and `crash` (any other signal: an abort, a segmentation fault, a
+kill the grader did not send), each with the cell it stopped in, wherever that is. The
+grader's: `unstarted`, the child did not start or ended before the file's first cell
+began; `stopped by grader`, the grader ended it (its starter ended, or the grader closed
+it while it ran); and `grader failure`, a run and its retry that ended so (`settled`)."""
 
-RETRIED: tuple[Ending, ...] = ("crash", "unstarted")
-"""Endings after which a file is run once more, in a fresh child (`settled`)."""
+RETRIED: tuple[Ending, ...] = ("unstarted", "stopped by grader")
+"""Endings that are the grader's: the file is run once more, in a fresh child (`settled`)."""
 
 
 @dataclass(frozen=True)
@@ -88,16 +90,9 @@ def unstarted(reason: str) -> ChildReport:
 
 def settled(first: ChildReport, second: ChildReport) -> ChildReport:
     """The report a file keeps when its first run ended in `RETRIED` and `second` is the
-    same request run again in a fresh child.
-
-    The second run where it ended otherwise (its verdicts are the learner's); the second
-    where both crashed the same way in the same cell (the learner's code crashes, inside
-    its limits); otherwise a `grader failure`, naming both causes.
-    """
+    same request run again in a fresh child: the second where it ended otherwise (its
+    verdicts are the learner's), else a `grader failure`, naming both causes."""
     if second.ending not in RETRIED:
-        return second
-    same = (first.stopped_at, first.stop_reason) == (second.stopped_at, second.stop_reason)
-    if first.ending == second.ending == "crash" and same:
         return second
     causes = [first.stop_reason or "", second.stop_reason or ""]
     cause = causes[0] if causes[0] == causes[1] else f"{causes[0]}; run again: {causes[1]}"
