@@ -156,7 +156,7 @@ def test_a_crash_drawn_afresh_is_graded_on_a_batch_and_on_resume(lesson, tmp_pat
 
     monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "as in a gVisor container"))
     killed = _abort_children(monkeypatch, times=4)  # the grader fails on both files
-    code, said, err = invoke([*argv, "--no-sandbox"])
+    code, said, err = invoke([*argv, "--run-submissions-as-me"])
     assert len(killed) == 4 and "Not graded: grader failure on 2 file(s)" in said + err
     monkeypatch.undo()
     code, said, err = invoke([*argv, "--resume"])  # graded now, the crash the learner's
@@ -206,7 +206,7 @@ def test_a_shard_with_a_file_not_graded_is_sealed_and_merged_without_it(
     merge = ["merge", str(out), "--out", str(merged), "--gradebook", str(book)]
     monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "as in a gVisor container"))
     killed = _abort_children(monkeypatch, times=2)  # the first file taken, and its retry
-    code, said, err = invoke([*argv, "--no-sandbox"])
+    code, said, err = invoke([*argv, "--run-submissions-as-me"])
     assert code == 1 and len(killed) == 2 and "Not graded: grader failure on 1" in said + err
     lines = (out / f"check-{lesson.meta.id}.shard.jsonl").read_text("utf-8").splitlines()
     *entries, seal = (json.loads(line) for line in lines[1:])

@@ -13,7 +13,7 @@ comes from `run/limits.py`.
 
 Where bubblewrap or user namespaces are missing (macOS, Windows, some containers),
 `find_sandbox` says why and the caller decides: `check` runs with rlimits only and says so
-once; `--batch` refuses unless told `--no-sandbox`.
+once; `--batch` refuses unless told `--run-submissions-as-me`.
 """
 
 from __future__ import annotations

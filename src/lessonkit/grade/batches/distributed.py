@@ -5,8 +5,8 @@ local batch does: `grade.batches.folder.read_items`) and sends the bytes, in chu
 scheduler at `--dask ADDRESS`. On a worker, `grade_chunk` loads its own copy of the lesson,
 refuses another revision, and grades the bytes of each file in a sandboxed child of its own
 with `grade_many`, exactly as a local batch does, on the seed the parent chose: so the
-verdicts are a local batch's. A worker without the sandbox refuses, unless the batch was
-started with `--no-sandbox`.
+verdicts are a local batch's. A worker that cannot isolate the files (no sandbox, and not root
+with namespaces) refuses, unless the batch was started with `--run-submissions-as-me`.
 
 Dask is the `cluster` extra: `pip install -e '.[cluster]'`.
 """
