@@ -128,3 +128,14 @@ def gradebook_view(path: Path, scratch: Path, lessonkit: Callable[[list[str]], s
         seen[f"gradebook export {kind}"] = target.read_bytes()
     seen["gradebook course table"] = lessonkit(["grades", "--gradebook", str(path), "--json"])
     return seen
+
+
+CRASH_AT_A_DRAWN_CELL = """\
+import ctypes, os, sys
+sys.crash_at = getattr(sys, "crash_at", 0) or 1 + os.urandom(1)[0] % 8  # drawn in each child
+sys.task_cells_run = getattr(sys, "task_cells_run", 0) + 1
+if sys.task_cells_run == sys.crash_at:
+    ctypes.string_at(0)  # a segmentation fault (a kill of one's own pid 1 would be ignored)
+"""
+"""Put before each task's solution: a segmentation fault in one of the first eight task
+cells run, drawn afresh in each child, so a retry crashes elsewhere (7 times in 8)."""

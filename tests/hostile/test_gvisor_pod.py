@@ -8,7 +8,8 @@ gVisor has no `overflowuid`), the grading key mounted 0400 at /etc/lessonkit, th
 week's submissions read-only at /submissions, a results volume with another shard's
 results on it at /results, and a compile cache shared at /cache. Every file below tries to
 reach something that is not its own grade; each must fail, and the right files beside them
-must keep their grades. On 15ef63c (`--no-sandbox`, every child root beside the grader)
+must keep their grades, and a file that crashes at a cell drawn afresh in each child is
+graded as the learner's error. On 15ef63c (`--no-sandbox`, every child root beside the grader)
 every one of these attacks succeeded.
 """
 
@@ -28,6 +29,7 @@ import yaml
 from lessonkit.lesson.catalog import find_lesson
 
 from conftest import REPO, make_attempt
+from fault_cohort import CRASH_AT_A_DRAWN_CELL
 
 RUNSC = shutil.which("runsc")
 SECRET = "pod-secret-" + secrets.token_hex(6)
@@ -194,6 +196,9 @@ def grade_week_in_a_pod(
         "writes_outside.py": attempt(WRITE_OUTSIDE),
         "outlives.py": attempt(OUTLIVE),
         "kills_all.py": attempt(KILL_ALL),
+        "crashes.py": make_attempt(
+            lesson, {t.id: CRASH_AT_A_DRAWN_CELL + t.solution for t in lesson.tasks}
+        ),
     }
     for name, text in files.items():
         (week / name).write_text(text, encoding="utf-8")
@@ -279,6 +284,14 @@ def test_the_batch_finishes_and_the_right_files_keep_their_grades(pod_week):
     scores = _scores(pod_week["summary"])
     assert scores["ana.py"] == scores["ben.py"] > 0, scores
     assert pod_week["summary"]["isolation"] == "namespaces"
+
+
+def test_a_file_that_crashes_at_random_is_graded_and_the_shard_complete(pod_week):
+    """A crash drawn afresh in each child is the learner's error (issue 59 item 3): the
+    file is graded, nothing is left not graded, and the batch exits as graded batches do."""
+    summary = pod_week["summary"]
+    assert summary["not graded"] == {}, summary["not graded"]
+    assert "crashes.py" in _scores(summary)
 
 
 def test_no_blank_file_passes_with_what_it_read(pod_week):

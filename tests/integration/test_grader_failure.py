@@ -27,18 +27,9 @@ from lessonkit.run.limits import Limits
 from lessonkit.settings import GradingSettings
 
 from conftest import invoke, make_attempt
+from fault_cohort import CRASH_AT_A_DRAWN_CELL
 
 pytestmark = pytest.mark.integration
-
-CRASH_AT_A_DRAWN_CELL = """\
-import ctypes, os, sys
-sys.crash_at = getattr(sys, "crash_at", 0) or 1 + os.urandom(1)[0] % 8  # drawn in each child
-sys.task_cells_run = getattr(sys, "task_cells_run", 0) + 1
-if sys.task_cells_run == sys.crash_at:
-    ctypes.string_at(0)  # a segmentation fault (a kill of one's own pid 1 would be ignored)
-"""
-"""Put before each task's solution: a segmentation fault in one of the first eight task
-cells run, drawn afresh in each child, so a retry crashes elsewhere (7 times in 8)."""
 
 
 def _crashing_attempt(lesson) -> str:
