@@ -49,6 +49,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND = 0x20, 0x1000
 MS_REC, MS_PRIVATE = 0x4000, 0x40000
+MNT_DETACH = 2
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 _CAPABILITY_VERSION_3 = 0x20080522
@@ -193,13 +194,16 @@ def _place(source: str, target: str, *, read_only: bool) -> None:
             _read_only(target)
 
 
-def try_namespaces() -> None:
-    """Take the namespaces and mount a tmpfs, as an own-root fork does; raises OSError where
-    the kernel refuses (run as `python -I isolate.py --try`, in a process of its own)."""
+def try_namespaces(folder: str) -> None:
+    """Take the namespaces and mount a tmpfs on `folder` (empty, the caller's), as an
+    own-root fork does; raises OSError where the kernel refuses. Run as `python -I isolate.py
+    --try FOLDER`, in a process of its own; the mount is undone here, since an older gVisor
+    shares a new mount namespace's mounts with its parent."""
     flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
     _call(_libc.unshare(flags), "unshare")
     _private_propagation()
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k")
+    _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k")
+    _call(_libc.umount2(folder.encode(), MNT_DETACH), f"umount {folder}")
 
 
 def outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -256,8 +260,8 @@ def no_way_back() -> None:
     set_dumpable(False)
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--try"]:
+if __name__ == "__main__" and sys.argv[1:2] == ["--try"]:
     try:
-        try_namespaces()
+        try_namespaces(sys.argv[2])
     except OSError as exc:
         raise SystemExit(str(exc)) from None

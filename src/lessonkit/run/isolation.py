@@ -18,6 +18,7 @@ import functools
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from lessonkit.defaults import SANDBOX_TRIAL_WAIT_S
 from lessonkit.errors import UsageError
 from lessonkit.run.cache_access import cache_problem
 from lessonkit.run.forking import fork_problem
+from lessonkit.run.leftovers import detach_mounts
 from lessonkit.run.sandbox import Sandbox, find_sandbox
 
 IsolationKind = Literal["sandbox", "namespaces", "user", "limits"]
@@ -187,12 +189,14 @@ def sandbox_if_any(cache: Path | None = None) -> Isolation:
 def root_isolation() -> RootIsolation:
     """What a root grader's children can make of themselves here: their own namespaces
     and root where the kernel allows them (tried once, in a process of its own)."""
-    trial = subprocess.run(
-        [sys.executable, "-I", str(ISOLATE_SCRIPT), "--try"],
-        capture_output=True,
-        timeout=SANDBOX_TRIAL_WAIT_S,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory(prefix="lessonkit-try-") as folder:
+        trial = subprocess.run(
+            [sys.executable, "-I", str(ISOLATE_SCRIPT), "--try", folder],
+            capture_output=True,
+            timeout=SANDBOX_TRIAL_WAIT_S,
+            check=False,
+        )
+        detach_mounts(folder)  # where the trial could not undo its mount
     return "namespaces" if trial.returncode == 0 else "user"
 
 
