@@ -90,10 +90,12 @@ except OSError:
 
 DRIVER = """set -u
 cd {repo}
+mkdir -p /tmp/graders-own && echo kept > /tmp/graders-own/file
 {lessonkit} check state-02 --batch /submissions/week1 --seed 20261206 --jobs 2 \\
   --key /etc/lessonkit/grading.key --out /results/shard-1-of-1 {extra} \\
   > /results/batch-stdout.txt 2> /results/batch-stderr.txt
 echo $? > /results/batch-exit
+cat /tmp/graders-own/file > /results/tmp-after.txt 2>&1
 sleep 8
 for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr '\\0' ' '; echo; done \\
   > /results/processes-after.txt
@@ -241,6 +243,7 @@ def grade_week_in_a_pod(
             str(p.relative_to(pod)) for p in (pod / "cache").rglob("*") if p.stat().st_uid != 0
         )
         + sorted(str(p.relative_to(pod)) for p in (pod / "cache").rglob("poisoned")),
+        "grader's /tmp": (results / "tmp-after.txt").read_text().strip(),
         "processes": (results / "processes-after.txt").read_text()
         if (results / "processes-after.txt").exists()
         else "",
@@ -307,6 +310,12 @@ def test_nothing_but_its_own_grade_is_written(pod_week):
     assert pod_week["other shard"] == "file,score\nzoe.py,9\n"
     assert pod_week["ana"], "a classmate's submission was changed"
     assert pod_week["cache by others"] == [], pod_week["cache by others"]
+
+
+def test_the_graders_own_files_stay_where_they_are(pod_week):
+    """A child's mounts never reach the grader's view (an older gVisor shares a new mount
+    namespace's mounts with its parent: a tmpfs on /tmp hid a batch folder under it)."""
+    assert pod_week["grader's /tmp"] == "kept"
 
 
 def test_nothing_a_child_started_outlives_it(pod_week):
