@@ -104,7 +104,8 @@ def _literal(text: str) -> str:
 
 def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
     """The lines of `own` (numbered from 1) in a k-gram or a statement `other` has too: the
-    matching regions a side-by-side view marks. Every k-gram is compared here, not only the
+    matching regions a side-by-side view marks (a line only one token of a shared k-gram
+    falls on, its closing bracket before a shared statement, is not). Every k-gram is compared here, not only the
     winnowed ones: two files are small, and a reader wants every match."""
     mine, theirs = located_tokens(own), normal_tokens(other)
     plain = [(t, n) for t, n in mine if t != _STATEMENT_END]
@@ -113,7 +114,8 @@ def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
     for start in range(max(1, len(plain) - k + 1)):
         gram = plain[start : start + k]
         if gram and _hash(tuple(t for t, _ in gram)) in their_grams:
-            marked.update(n for _, n in gram)
+            lines = Counter(n for _, n in gram)  # a line lending one token is not marked
+            marked.update(n for n, count in lines.items() if count > 1 or len(lines) == 1)
     their_statements = set(statement_hashes(theirs))
     current: list[tuple[str, int]] = []
     for token in mine:
