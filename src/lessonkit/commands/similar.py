@@ -57,15 +57,17 @@ def _show(report: SimilarityReport) -> None:
         )
     )
     if report.pairs:
-        table = Table("score", "students", "files", "tasks alike", "why")
+        table = Table("score", "students", "files", "tasks alike")
         for pair in report.pairs:
             tasks = ", ".join(f"{t.task} {t.score:.2f}" for t in pair.tasks[:4])
             table.add_row(
-                Text(pair.label),
+                Text(f"{pair.score:.2f}" + (" exact copy" if pair.exact else "")),
                 Text(f"{pair.first} · {pair.second}"),
                 Text(f"{pair.first_file} · {pair.second_file}"),
                 Text(tasks),
-                Text(pair.why),
             )
         out.print(table)
+        out.print(Text("Why each pair is listed:"))
+        for pair in report.pairs:
+            out.print(Text(f"  {pair.first} · {pair.second}: {pair.label}; {pair.why}."))
     out.print(Text(report.note, style="italic"))
