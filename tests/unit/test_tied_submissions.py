@@ -99,9 +99,7 @@ def test_times_given_for_tied_files_decide(lesson, tmp_path):
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
-def test_a_file_the_submission_system_never_received_is_not_a_submission(
-    lesson, tmp_path, order
-):
+def test_a_file_the_submission_system_never_received_is_not_a_submission(lesson, tmp_path, order):
     """Issue 61, item 4: with `--submitted-at-from` naming ana.py (right, five days ago), a
     stray ana_old.py (blank, touched just now) in the folder is no attempt of ana's: it is
     listed as not in the system's list and never counted, whatever order the files come."""

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from lessonkit.course.canonical import canonical_lines
-from lessonkit.course.fingerprints import located_tokens
+from lessonkit.course.fingerprints import located_tokens, normal_tokens
 from lessonkit.grade.submission import SubmissionError, read_submission, task_of
 from lessonkit.lesson.cell import task_cell_source
 from lessonkit.lesson.model import Lesson, Task
@@ -36,6 +36,9 @@ class OwnCode:
     written: str
     """The task cells' lines without the scaffold's: what a side-by-side view shows."""
     compared: tuple[ComparedLine, ...]
+    layout_free: tuple[str, ...]
+    """The task cells' tokens with every name as written: the code up to layout and
+    comments, scaffold and all (what an exact copy has the same of)."""
 
 
 def _kept_lines(task: Task, cell: str) -> list[tuple[int, str]]:
@@ -86,7 +89,9 @@ def own_code(lesson: Lesson, file: str, data: bytes) -> dict[str, OwnCode]:
         scaffold = task_cell_source(task, task.scaffold)
         written: list[str] = []
         compared: list[ComparedLine] = []
+        layout_free: list[str] = []
         for cell in (c for c in cells if c.task == task.id):
+            layout_free += normal_tokens(cell.source, names=True)
             kept = _kept_lines(task, cell.source)
             offset = len(written)
             where = {number: offset + index for index, (number, _) in enumerate(kept, start=1)}
@@ -101,5 +106,5 @@ def own_code(lesson: Lesson, file: str, data: bytes) -> dict[str, OwnCode]:
                 )
                 for line in canonical
             ]
-        out[task.id] = OwnCode("\n".join(written), tuple(compared))
+        out[task.id] = OwnCode("\n".join(written), tuple(compared), tuple(layout_free))
     return out

@@ -146,9 +146,7 @@ def work_of(lesson: Lesson, student: str, file: str, sha256: str, data: bytes) -
             if (hashes := statement_hashes(line.tokens))
         )
         tasks.append(TaskCode(task, tokens, statements))
-        written.update(
-            f"{task}\x1f{' '.join(normal_tokens(code.written, names=True))}\x1e".encode()
-        )
+        written.update(f"{task}\x1f{' '.join(code.layout_free)}\x1e".encode())
     return Work(student, file, sha256, tuple(tasks), written.hexdigest())
 
 
