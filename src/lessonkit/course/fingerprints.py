@@ -105,8 +105,9 @@ def _literal(text: str) -> str:
 def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
     """The lines of `own` (numbered from 1) in a k-gram or a statement `other` has too: the
     matching regions a side-by-side view marks (a line only one token of a shared k-gram
-    falls on, its closing bracket before a shared statement, is not). Every k-gram is compared here, not only the
-    winnowed ones: two files are small, and a reader wants every match."""
+    falls on, its closing bracket before a shared statement, is not). Every k-gram is
+    compared here, not only the winnowed ones: two files are small, and a reader wants
+    every match."""
     mine, theirs = located_tokens(own), normal_tokens(other)
     plain = [(t, n) for t, n in mine if t != _STATEMENT_END]
     their_grams = set(kgram_hashes(theirs, k))

@@ -4,9 +4,9 @@ A file's student comes from the roster (`Roster.match`); without one the file's 
 student. A file no id matches, two ids match, or that could not be read is listed, never
 made into a student. Its submission time is its modification time at intake, or
 `submitted_at` from a submission system: then a file the system's list does not name was
-never handed in (a stray `ana_old.py` beside `ana.py`), so it is listed and never counted. One student's files with the same time and other
-bytes are a `Tie` and none is kept: which is newer cannot be known, and settling by name
-would let `ana_old.py` count over `ana.py`.
+never handed in (a stray `ana_old.py` beside `ana.py`), so it is listed and never counted.
+One student's files with the same time and other bytes are a `Tie` and none is kept: which
+is newer cannot be known, and settling by name would let `ana_old.py` count over `ana.py`.
 """
 
 from __future__ import annotations
