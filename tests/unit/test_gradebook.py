@@ -328,9 +328,7 @@ def test_without_a_roster_in_the_gradebook_no_file_makes_a_student_up(lesson):
         lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1", submitted_at=times
     )
     # the submission system's list names zoe.py alone: the other files were never received
-    assert [(g.attempt.student, g.attempt.submitted) for g in later.attempts] == [
-        ("zoe", 5_000.0)
-    ]
+    assert [(g.attempt.student, g.attempt.submitted) for g in later.attempts] == [("zoe", 5_000.0)]
     assert later.unlisted == ("frank_v2.py", "notes_from_ta.py") and later.unmatched == ()
 
 
