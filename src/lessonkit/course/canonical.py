@@ -117,13 +117,7 @@ def _plain_assignments(body: list[ast.stmt]) -> None:
                 if hasattr(part, "ctx"):
                     part.ctx = ast.Load()
             value = ast.BinOp(load, node.op, node.value)
-            body[index] = _changed(ast.copy_location(ast.Assign([node.target], value), node))
-
-
-def _changed(node: ast.stmt) -> ast.stmt:
-    """Mark a statement the transforms changed: it is written out anew, not as written."""
-    node._lessonkit_changed = True  # type: ignore[attr-defined]
-    return node
+            body[index] = ast.copy_location(ast.Assign([node.target], value), node)
 
 
 def _bodies(node: ast.AST) -> Iterable[list[ast.stmt]]:
@@ -175,7 +169,6 @@ class _Inline(ast.NodeTransformer):
     def __init__(self, helpers: dict[str, ast.FunctionDef]) -> None:
         self.helpers = helpers
         self.used: set[str] = set()
-        self.count = 0
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         helper = self.helpers.get(node.func.id) if isinstance(node.func, ast.Name) else None
@@ -189,7 +182,6 @@ class _Inline(ast.NodeTransformer):
             return node
         node.args = [self.visit(a) for a in node.args]
         self.used.add(helper.name)
-        self.count += 1
         values = {a.arg: v for a, v in zip(helper.args.args, node.args, strict=True)}
         body = copy.deepcopy(_helper_expression(helper, frozenset()))
         return ast.copy_location(_Substitute(values).visit(body), node)
@@ -199,7 +191,6 @@ class _Inline(ast.NodeTransformer):
         if helper is None:
             return node
         self.used.add(helper.name)
-        self.count += 1
         body = copy.deepcopy(_helper_expression(helper, frozenset()))
         return ast.copy_location(ast.Lambda(copy.deepcopy(helper.args), body), node)
 
@@ -216,10 +207,7 @@ def _inline_helpers(tree: ast.Module, required: frozenset[str]) -> None:
         inline = _Inline(helpers)
         for index, node in enumerate(tree.body):
             if not (isinstance(node, ast.FunctionDef) and node.name in helpers):
-                before = inline.count
                 tree.body[index] = inline.visit(node)
-                if inline.count > before:
-                    _changed(tree.body[index])
         for node in helpers.values():
             node.body = [inline.visit(statement) for statement in node.body]
         if not inline.used:
@@ -314,7 +302,7 @@ def _as_comprehension(start: ast.stmt, loop: ast.stmt) -> ast.stmt | None:
         value = ast.DictComp(parts[0], parts[1], [generator])
     else:
         value = ast.Call(ast.Name("sum", ast.Load()), [ast.GeneratorExp(element, [generator])], [])
-    made = _changed(ast.Assign([ast.Name(name, ast.Store())], value))
+    made = ast.Assign([ast.Name(name, ast.Store())], value)
     ast.copy_location(made, start)
     made.end_lineno = loop.end_lineno
     return made
@@ -335,14 +323,14 @@ def _loops_to_comprehensions(body: list[ast.stmt]) -> None:
 _Names = tuple[frozenset[str], frozenset[str], bool]
 
 
-def _index_names(node: ast.AST) -> tuple[set[str], set[str], bool, bool]:
-    """(names read, names bound, whether it has a `:=`, `yield` or `await`, whether it
-    changed) of `node`, from one walk of it, kept on each statement inside it: statements
-    are asked again and again, and walking each one anew would walk the nested ones many
-    times. On the way, `f([e for x in xs])` becomes `f(e for x in xs)`: one form for both."""
+def _index_names(node: ast.AST) -> tuple[set[str], set[str], bool]:
+    """(names read, names bound, whether it has a `:=`, `yield` or `await`) of `node`, from
+    one walk of it, kept on each statement inside it: statements are asked again and
+    again, and walking each one anew would walk the nested ones many times. On the way,
+    `f([e for x in xs])` becomes `f(e for x in xs)`: one form for both."""
     loaded: set[str] = set()
     stored: set[str] = set()
-    effects = changed = False
+    effects = False
     if isinstance(node, ast.Name):
         (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
     elif isinstance(node, ast.NamedExpr | ast.Yield | ast.YieldFrom | ast.Await):
@@ -351,18 +339,14 @@ def _index_names(node: ast.AST) -> tuple[set[str], set[str], bool, bool]:
         comp = node.args[0]
         if isinstance(comp, ast.ListComp):
             node.args = [ast.copy_location(ast.GeneratorExp(comp.elt, comp.generators), comp)]
-            changed = True
     for child in _children(node):
         inner = _index_names(child)
         loaded |= inner[0]
         stored |= inner[1]
         effects = effects or inner[2]
-        changed = changed or inner[3]
     if isinstance(node, ast.stmt):
         node._lessonkit_names = (frozenset(loaded), frozenset(stored), effects)  # type: ignore[attr-defined]
-        if changed:
-            _changed(node)
-    return loaded, stored, effects, changed
+    return loaded, stored, effects
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
@@ -382,7 +366,7 @@ def _children(node: ast.AST) -> list[ast.AST]:
 def _names(node: ast.AST) -> _Names:
     known = getattr(node, "_lessonkit_names", None)
     if known is None:
-        loaded, stored, effects, _ = _index_names(node)
+        loaded, stored, effects = _index_names(node)
         known = (frozenset(loaded), frozenset(stored), effects)
     return known
 
