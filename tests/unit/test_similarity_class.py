@@ -135,3 +135,21 @@ def test_the_side_by_side_view_marks_the_disguised_lines(state02, works):
     repair = {line.text.strip(): line.shared for line in sides["repair"].second}
     assert repair["def sgd(p, g):"] is False  # the helper is compared where it is used
     assert repair["fixed = jax.tree_util.tree_map(sgd, params, grads)"]
+
+
+def test_code_that_does_not_parse_is_compared_as_written(state02, works):
+    """A cell with a syntax error has no canonical form: it is compared statement by
+    statement as written, so a copy of broken code is still found, and the view marks it."""
+    broken = dict(cases.LONG["long-5"])
+    broken["make-it-yours"] += "\nif norm_squared >\n    print('unfinished')"
+    files = {"broken-a": cases.practice_file(broken), "broken-b": cases.practice_file(broken)}
+    mine = own_code(state02, "broken-a.py", files["broken-a"].encode())["make-it-yours"]
+    assert any(line.text.startswith("if norm_squared >") for line in mine.compared)
+    everyone = [w for s, w in works.items() if s not in ("long-5", "copy-reorder")]
+    everyone += [_work(state02, s, t) for s, t in files.items()]
+    report = compare(state02, everyone)
+    top = next(p for p in report.pairs if (p.first, p.second) == ("broken-a", "broken-b"))
+    assert top.exact == "the same bytes" and top.score > 0.5
+    view = pair_view(state02, top, files["broken-a"].encode(), files["broken-b"].encode())
+    lines = {line.text: line.shared for task in view.tasks for line in task.first}
+    assert lines["if norm_squared >"] and lines['w = grads["weight"]']
