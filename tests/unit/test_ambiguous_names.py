@@ -54,7 +54,7 @@ def test_an_ambiguous_file_is_kept_out_like_an_unmatched_one(lesson):
 
 def test_the_run_lists_the_ambiguous_file_with_both_students(lesson, tmp_path):
     path = tmp_path / "course.sqlite"
-    course = CourseIntake(Gradebook(path), ROSTER, {})  # keep() closes it when done
+    course = CourseIntake(Gradebook(path), ROSTER, None)  # keep() closes it when done
     kept = course.keep(lesson, _records(lesson, ("bob-2.py", "ann.py", "bo-2.py")), "fp-1")
     out = Console(record=True, width=400, color_system=None)
     say_gradebook_kept(course, kept, out)

@@ -327,7 +327,9 @@ def test_without_a_roster_in_the_gradebook_no_file_makes_a_student_up(lesson):
     later = intake(
         lesson, records, roster=roster, toolkit="0.1.0", fingerprint="fp-1", submitted_at=times
     )
-    assert [g.attempt.submitted for g in later.attempts] == [0.0, 5_000.0]
+    # the submission system's list names zoe.py alone: the other files were never received
+    assert [(g.attempt.student, g.attempt.submitted) for g in later.attempts] == [("zoe", 5_000.0)]
+    assert later.unlisted == ("frank_v2.py", "notes_from_ta.py") and later.unmatched == ()
 
 
 def test_submission_times_are_read_from_a_csv_and_refused_when_vague(tmp_path):

@@ -64,10 +64,10 @@ def test_the_same_bytes_twice_at_one_time_are_no_question(lesson):
 
 def test_a_file_tied_with_one_the_gradebook_holds_is_listed_and_not_kept(lesson, tmp_path):
     path = tmp_path / "course.sqlite"
-    CourseIntake(Gradebook(path), ROSTER, {}).keep(
+    CourseIntake(Gradebook(path), ROSTER, None).keep(
         lesson, [_record(lesson, "ana.py", RIGHT, MONDAY)], "fp-1"
     )
-    course = CourseIntake(Gradebook(path), ROSTER, {})
+    course = CourseIntake(Gradebook(path), ROSTER, None)
     kept = course.keep(lesson, [_record(lesson, "ana_old.py", BLANK, MONDAY)], "fp-1")
     out = Console(record=True, width=400, color_system=None)
     say_gradebook_kept(course, kept, out)
@@ -86,7 +86,7 @@ def test_a_file_tied_with_one_the_gradebook_holds_is_listed_and_not_kept(lesson,
 
 def test_times_given_for_tied_files_decide(lesson, tmp_path):
     path = tmp_path / "course.sqlite"
-    times = {"ana_old.py": MONDAY - 3600.0}  # from the submission system: an hour earlier
+    times = {"ana.py": MONDAY, "ana_old.py": MONDAY - 3600.0}  # the system's: an hour apart
     course = CourseIntake(Gradebook(path), ROSTER, times)
     course.keep(
         lesson,
@@ -96,3 +96,32 @@ def test_times_given_for_tied_files_decide(lesson, tmp_path):
     with Gradebook(path) as book:
         chosen = counting(book.attempts(), "latest")[("ana", lesson.meta.id)]
     assert (chosen.file, chosen.points) == ("ana.py", 9)
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_a_file_the_submission_system_never_received_is_not_a_submission(lesson, tmp_path, order):
+    """Issue 61, item 4: with `--submitted-at-from` naming ana.py (right, five days ago), a
+    stray ana_old.py (blank, touched just now) in the folder is no attempt of ana's: it is
+    listed as not in the system's list and never counted, whatever order the files come."""
+    path = tmp_path / "course.sqlite"
+    five_days_ago = MONDAY - 5 * 86400.0
+    course = CourseIntake(
+        Gradebook(path), ROSTER, {"ana.py": five_days_ago, "bob.py": five_days_ago}
+    )
+    given = [
+        _record(lesson, "ana.py", RIGHT, MONDAY),
+        _record(lesson, "ana_old.py", BLANK, MONDAY + 60.0),  # its modification time: newer
+        _record(lesson, "bob.py", BLANK, MONDAY),
+    ]
+    kept = course.keep(lesson, [given[i] for i in order], "fp-1")
+    out = Console(record=True, width=400, color_system=None)
+    say_gradebook_kept(course, kept, out)
+    with Gradebook(path) as book:
+        assert sorted(a.file for a in book.attempts()) == ["ana.py", "bob.py"]
+        chosen = counting(book.attempts(), "latest")[("ana", lesson.meta.id)]
+    assert (chosen.file, chosen.points, chosen.submitted) == ("ana.py", 9, five_days_ago)
+    assert kept.unlisted == ("ana_old.py",) and kept.new == 2
+    assert out.export_text().splitlines()[1:] == [
+        "ana_old.py: not in the submission system's list (--submitted-at-from), so not a "
+        "submission: never counted, and not in the gradebook"
+    ]

@@ -2,7 +2,9 @@
 
 Each student's counting submission is compared with every other's on the code they wrote
 themselves (`lessonkit.course.similarity`); the pairs at or over `--threshold` are printed,
-exact copies first, or with `--json` for tools. Similarity is evidence to read, never a
+most alike first, each with why (how many statements both wrote, how many of them no other
+student wrote), or with `--json` for tools (every shared statement, with how many others
+wrote it). Similarity is evidence to read, never a
 verdict.
 """
 
@@ -57,13 +59,15 @@ def _show(report: SimilarityReport) -> None:
     if report.pairs:
         table = Table("score", "students", "files", "tasks alike")
         for pair in report.pairs:
-            score = "1.00 exact copy" if pair.exact else f"{pair.score:.2f}"
             tasks = ", ".join(f"{t.task} {t.score:.2f}" for t in pair.tasks[:4])
             table.add_row(
-                Text(score),
+                Text(f"{pair.score:.2f}" + (" exact copy" if pair.exact else "")),
                 Text(f"{pair.first} · {pair.second}"),
                 Text(f"{pair.first_file} · {pair.second_file}"),
                 Text(tasks),
             )
         out.print(table)
+        out.print(Text("Why each pair is listed:"))
+        for pair in report.pairs:
+            out.print(Text(f"  {pair.first} · {pair.second}: {pair.label}; {pair.why}."))
     out.print(Text(report.note, style="italic"))

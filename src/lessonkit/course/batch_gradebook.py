@@ -75,6 +75,8 @@ class Kept:
     """Files of one student at one time with other bytes: a question, so not kept."""
     same_bytes: tuple[SameBytes, ...] = ()
     """Files whose bytes another student handed in too."""
+    unlisted: tuple[str, ...] = ()
+    """Files of the batch `--submitted-at-from` does not name: not submissions, not kept."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,9 @@ class CourseIntake:
     gradebook: Gradebook
     roster: Roster | None
     """The gradebook's roster (after storing the one given, if any); None without any."""
-    submitted_at: Mapping[str, float]
-    """Submission times a submission system gave, by relative path."""
+    submitted_at: Mapping[str, float] | None
+    """Submission times a submission system gave, by relative path (None without its
+    list): the files it received."""
 
     @classmethod
     def open(
@@ -118,7 +121,7 @@ class CourseIntake:
                 fix="keep the gradebook outside the submissions folder",
             )
         students = read_roster(Path(roster)) if roster else None
-        times = read_submission_times(Path(submitted_at)) if submitted_at else {}
+        times = read_submission_times(Path(submitted_at)) if submitted_at else None
         book = open_gradebook(gradebook)
         book.check_writable()
         if students is not None:
@@ -191,7 +194,7 @@ class CourseIntake:
             added = self.gradebook.add_attempts(
                 made.attempts, replace_limited=graded_here, keep_old=keep_old
             )
-        untimed = tuple(sorted(set(self.submitted_at) - {r.path for r in records}))
+        untimed = tuple(sorted(set(self.submitted_at or {}) - {r.path for r in records}))
         return Kept(
             len(added.ids),
             len(added.unchanged),
@@ -203,6 +206,7 @@ class CourseIntake:
             len(added.kept_old),
             made.tied,
             shared,
+            made.unlisted,
         )
 
     def older_note(self, reused: Reused, fingerprint: str, keep_old: bool) -> str | None:
@@ -273,6 +277,11 @@ class CourseIntake:
         notes += [
             f"{safe_name(relative)}: unreadable, so not in the gradebook"
             for relative in kept.unreadable
+        ]
+        notes += [
+            f"{safe_name(relative)}: not in the submission system's list (--submitted-at-from),"
+            " so not a submission: never counted, and not in the gradebook"
+            for relative in kept.unlisted
         ]
         notes += [
             f"{safe_name(relative)}: named by --submitted-at-from, but no such file was "

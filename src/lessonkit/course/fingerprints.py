@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
-import io
 import keyword
-import tokenize
+import re
 from collections import Counter
 
 K = 5
@@ -23,52 +23,91 @@ WINDOW = 4
 """Hashes per winnowing window: a match of K + WINDOW - 1 = 8 tokens is always kept."""
 
 _KEPT_NAMES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
-_DROPPED = frozenset(
-    {
-        tokenize.COMMENT,
-        tokenize.NL,
-        tokenize.NEWLINE,
-        tokenize.INDENT,
-        tokenize.DEDENT,
-        tokenize.ENCODING,
-        tokenize.ENDMARKER,
-    }
-)
 _STATEMENT_END = "<end>"
 
 
-def normal_tokens(source: str) -> tuple[str, ...]:
+def normal_tokens(source: str, names: bool = False) -> tuple[str, ...]:
     """The code's tokens, normalised; statement ends are marked `<end>` (a newline or `;`).
+    With `names`, every name is kept as written: the code up to layout and comments.
 
     Code that stops tokenizing (an unclosed bracket or string) keeps the tokens read so far.
     """
-    return tuple(text for text, _ in located_tokens(source))
+    return tuple(text for text, _ in located_tokens(source, names))
 
 
-def located_tokens(source: str) -> tuple[tuple[str, int], ...]:
-    """`normal_tokens`, each with the number of the line it starts on (from 1)."""
+_TOKEN = re.compile(
+    r"""[ \t\f]*(?:
+    (\\\r?\n|\#[^\r\n]*)
+    |(\r?\n|\r)
+    |([rRbBuUfF]{0,2}(?:'\'\'(?:\\.|[^\\])*?'\'\'|\"\"\"(?:\\.|[^\\])*?\"\"\"
+        |'(?:\\.|[^'\\\r\n])*'|"(?:\\.|[^"\\\r\n])*"))
+    |(0[xXoObB][0-9a-fA-F_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)
+    |([^\W\d]\w*)
+    |(\*\*=|//=|>>=|<<=|->|:=|\.\.\.|[-+*/%&|^@<>=!]=|\*\*|//|<<|>>|\S))""",
+    re.VERBOSE | re.DOTALL,
+)
+_SKIP, _NEWLINE, _STRING, _NUMBER, _NAME, _OP = range(1, 7)
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+
+
+def located_tokens(source: str, names: bool = False) -> tuple[tuple[str, int], ...]:
+    """`normal_tokens`, each with the number of the line it starts on (from 1). Read by one
+    regular expression, as Python's tokenizer would split them: a newline inside brackets
+    or after a backslash does not end a statement, and code that would not tokenize (an
+    unclosed bracket or string) is read on as well as it can be."""
     out: list[tuple[str, int]] = []
-    previous, line = "", 1
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            line = token.start[0]
-            if token.type == tokenize.NEWLINE or token.string == ";":
+    previous, line, depth = "", 1, 0
+    for match in _TOKEN.finditer(source):
+        kind = match.lastindex
+        text = match.group(kind)
+        if kind == _NAME:
+            kept = names or text in _KEPT_NAMES or previous == "."
+            out.append((text if kept else "V", line))
+        elif kind == _OP:
+            if text == ";":
                 if out and out[-1][0] != _STATEMENT_END:
                     out.append((_STATEMENT_END, line))
-            elif token.type not in _DROPPED:
-                out.append((_normal(token, previous), line))
-            previous = token.string
-    except (tokenize.TokenError, SyntaxError):
-        pass
+            else:
+                if text in _OPEN:
+                    depth += 1
+                elif text in _CLOSE:
+                    depth = max(depth - 1, 0)
+                out.append((text, line))
+        elif kind == _NEWLINE:
+            if depth == 0 and out and out[-1][0] != _STATEMENT_END:
+                out.append((_STATEMENT_END, line))
+            line += 1
+        elif kind == _SKIP:
+            line += text.endswith("\n")
+            continue
+        else:  # a string or a number
+            out.append((_literal(text), line))
+            if kind == _STRING:
+                line += text.count("\n")
+        previous = text
     if out and out[-1][0] != _STATEMENT_END:
         out.append((_STATEMENT_END, line))
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=65536)
+def _literal(text: str) -> str:
+    """A number as its float value, a string as its value: `3.` is `3.0`, `'a'` is `"a"`."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return text
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"N:{float(value)!r}"
+    return f"S:{value!r}"
+
+
 def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
     """The lines of `own` (numbered from 1) in a k-gram or a statement `other` has too: the
-    matching regions a side-by-side view marks. Every k-gram is compared here, not only the
-    winnowed ones: two files are small, and a reader wants every match."""
+    matching regions a side-by-side view marks (a line only one token of a shared k-gram
+    falls on, its closing bracket before a shared statement, is not). Every k-gram is
+    compared here, not only the winnowed ones: two files are small, and a reader wants
+    every match."""
     mine, theirs = located_tokens(own), normal_tokens(other)
     plain = [(t, n) for t, n in mine if t != _STATEMENT_END]
     their_grams = set(kgram_hashes(theirs, k))
@@ -76,7 +115,8 @@ def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
     for start in range(max(1, len(plain) - k + 1)):
         gram = plain[start : start + k]
         if gram and _hash(tuple(t for t, _ in gram)) in their_grams:
-            marked.update(n for _, n in gram)
+            lines = Counter(n for _, n in gram)  # a line lending one token is not marked
+            marked.update(n for n, count in lines.items() if count > 1 or len(lines) == 1)
     their_statements = set(statement_hashes(theirs))
     current: list[tuple[str, int]] = []
     for token in mine:
@@ -87,21 +127,6 @@ def shared_lines(own: str, other: str, k: int = K) -> frozenset[int]:
             marked.update(n for _, n in current)
         current = []
     return frozenset(marked)
-
-
-def _normal(token: tokenize.TokenInfo, previous: str) -> str:
-    text = token.string
-    if token.type == tokenize.NAME:
-        return text if text in _KEPT_NAMES or previous == "." else "V"
-    if token.type in (tokenize.NUMBER, tokenize.STRING):
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return text
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return f"N:{float(value)!r}"
-        return f"S:{value!r}"
-    return text
 
 
 def _hash(parts: tuple[str, ...]) -> int:

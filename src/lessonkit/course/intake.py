@@ -3,9 +3,10 @@
 A file's student comes from the roster (`Roster.match`); without one the file's path is the
 student. A file no id matches, two ids match, or that could not be read is listed, never
 made into a student. Its submission time is its modification time at intake, or
-`submitted_at` from a submission system. One student's files with the same time and other
-bytes are a `Tie` and none is kept: which is newer cannot be known, and settling by name
-would let `ana_old.py` count over `ana.py`.
+`submitted_at` from a submission system: then a file the system's list does not name was
+never handed in (a stray `ana_old.py` beside `ana.py`), so it is listed and never counted.
+One student's files with the same time and other bytes are a `Tie` and none is kept: which
+is newer cannot be known, and settling by name would let `ana_old.py` count over `ana.py`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class Intake:
     """Relative paths whose bytes could not be read, so nothing was graded to keep."""
     tied: tuple[Tie, ...] = ()
     """Files of one student at one time with other bytes: none of them is kept."""
+    unlisted: tuple[str, ...] = ()
+    """Relative paths the submission system's list (`submitted_at`) does not name: not
+    submissions, so not kept."""
 
 
 def student_of(relative: str, roster: Roster | None) -> str | None:
@@ -74,13 +78,17 @@ def intake(
 ) -> Intake:
     """The attempts `records` make, ordered by each file's submission time; `toolkit` and
     `fingerprint` name what graded them (`grade.provenance.fingerprint`). `held`: the
-    submissions of this lesson the gradebook keeps, which a file at the same time ties."""
+    submissions of this lesson the gradebook keeps, which a file at the same time ties.
+    `submitted_at`, the submission system's times by relative path, also says which files
+    it received: any other is `unlisted`, never an attempt."""
     graded_utc = utc_stamp(now)
     scoring = Scoring.of(lesson)
-    times = submitted_at or {}
-    made, unmatched, unreadable = [], [], []
+    made, unmatched, unreadable, unlisted = [], [], [], []
     for record in records:
         relative = record.path
+        if submitted_at is not None and relative not in submitted_at:
+            unlisted.append(relative)
+            continue
         if record.data is None:
             unreadable.append(relative)
             continue
@@ -88,7 +96,7 @@ def intake(
         if student is None:
             unmatched.append(relative)
             continue
-        submitted = times.get(relative, record.mtime)
+        submitted = submitted_at[relative] if submitted_at is not None else record.mtime
         made.append(
             (
                 submitted,
@@ -112,7 +120,7 @@ def intake(
     tied = _ties([g for _, _, g in made], held)
     out = {file for tie in tied for file in tie.files}
     attempts = tuple(g for _, relative, g in made if relative not in out)
-    return Intake(attempts, tuple(unmatched), tuple(unreadable), tied)
+    return Intake(attempts, tuple(unmatched), tuple(unreadable), tied, tuple(unlisted))
 
 
 def _ties(made: Sequence[Graded], held: Sequence[Attempt]) -> tuple[Tie, ...]:

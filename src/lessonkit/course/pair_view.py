@@ -1,8 +1,9 @@
 """Two students' code side by side, task by task, with the lines they share marked.
 
-What the view shows is what was compared (`course.similarity`): each task cell's own code,
-the scaffold's lines left out; a line is marked where it is part of a k-gram or a statement
-the other student's code for the same task has too (`course.fingerprints.shared_lines`).
+The view shows each task cell's own code as the student wrote it, the scaffold's lines left
+out; a line is marked where what it became once compared (`course.own_code`: in canonical
+form, so a disguise does not hide it) is part of a k-gram or a statement the other
+student's code for the same task has too (`course.fingerprints.shared_lines`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lessonkit.course.fingerprints import shared_lines
-from lessonkit.course.similarity import SimilarityReport, SimilarPair, own_code
+from lessonkit.course.own_code import OwnCode, own_code
+from lessonkit.course.similarity import SimilarityReport, SimilarPair
 from lessonkit.lesson.model import Lesson
 
 
@@ -38,10 +40,14 @@ class PairView:
     """The tasks where the pair shares code, most alike first."""
 
 
-def _lines(code: str, marked: frozenset[int]) -> tuple[CodeLine, ...]:
+def _lines(mine: OwnCode, theirs: OwnCode) -> tuple[CodeLine, ...]:
+    """`mine` as written, each line marked where a compared line it became is shared."""
+    compared = "\n".join(line.text for line in mine.compared)
+    shared = shared_lines(compared, "\n".join(line.text for line in theirs.compared))
+    marked = {n for index in shared for n in mine.compared[index - 1].written}
     return tuple(
         CodeLine(number, text, number in marked)
-        for number, text in enumerate(code.split("\n"), start=1)
+        for number, text in enumerate(mine.written.split("\n"), start=1)
     )
 
 
@@ -55,8 +61,8 @@ def pair_view(lesson: Lesson, pair: SimilarPair, first: bytes, second: bytes) ->
             score.task,
             titles[score.task],
             score.score,
-            _lines(mine[score.task], shared_lines(mine[score.task], theirs[score.task])),
-            _lines(theirs[score.task], shared_lines(theirs[score.task], mine[score.task])),
+            _lines(mine[score.task], theirs[score.task]),
+            _lines(theirs[score.task], mine[score.task]),
         )
         for score in pair.tasks
     )

@@ -1,54 +1,87 @@
 """Which students' work on a lesson is alike: every pair scored per task and for the file.
 
-Only the learner's own code is compared: the scaffold's lines are removed from each task
-cell, as MOSS's base file does. Each fingerprint (`course.fingerprints`) is weighted by its
-rarity in the class (`log((N + 1) / df)`), so code many write alike counts for little; a
-pair's score is the weighted Dice coefficient of its fingerprints (1.0 for the same
-normalised code, 0 for a blank file). Exact copies are marked and ranked first.
-Similarity is evidence for a person to read, never a verdict.
+Only the learner's own code is compared (`course.own_code`), in its canonical form, so
+renaming, recommenting, reformatting, inserted dead statements, helpers extracted or
+inlined, loops written as comprehensions and reordered statements do not hide a copy.
+A fingerprint (`course.fingerprints`) is evidence only as far as it is rare: it weighs
+`log((N + 1) / df)` in each student's own code, and what a pair shares counts that weight
+divided by `df - 1`, so code no other student wrote counts whole and code k other students
+wrote too counts 1 / (k + 1) of it. A pair's score is 2 x what it shares over the two
+students' own weights: 1.0 for the same code nobody else wrote, 0.5 at most for what a third
+student wrote alike (the natural answer three wrote on their own), 0 for a blank file. A
+pair is an exact copy only for the same bytes or the same code up to layout and comments,
+and that never ranks it: the score does. Each pair lists the lines both wrote and how many
+other students wrote each. Similarity is evidence for a person to read, never a verdict.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
-from lessonkit.course.fingerprints import fingerprints, normal_tokens
+from lessonkit.course.fingerprints import fingerprints, normal_tokens, statement_hashes
 from lessonkit.course.gradebook import Attempt, Gradebook, Graded, Policy, counting
-from lessonkit.grade.submission import SubmissionError, read_submission, task_of
+from lessonkit.course.own_code import own_code
 from lessonkit.lesson.cell import task_cell_source
-from lessonkit.lesson.model import Lesson, Task
+from lessonkit.lesson.model import Lesson
 
 EVIDENCE_NOTE = (
-    "Similarity is evidence for a person to read, never a verdict: code that many students "
-    "write alike counts for little, and a high score asks for a look at both files."
+    "Similarity is evidence for a person to read, never a verdict: code that other students "
+    "wrote alike counts for little, so read the shared lines and how many others wrote each, "
+    "and open both files before speaking to anyone."
 )
 _BLOCK = 2048  # fingerprints multiplied at once: bounds the memory of one step
 
 
 @dataclass(frozen=True)
+class TaskCode:
+    """One task's own code as compared: its normalised tokens, and each statement's hash
+    with its text."""
+
+    task: str
+    tokens: tuple[str, ...]
+    statements: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
 class Work:
-    """One student's submission as compared: the normalised tokens of their own code in
-    each task cell (empty where they wrote none)."""
+    """One student's submission as compared."""
 
     student: str
     file: str
     sha256: str
-    tasks: tuple[tuple[str, tuple[str, ...]], ...]
+    tasks: tuple[TaskCode, ...]
+    """Each task's own code (no tokens where the student wrote none)."""
+    written: str
+    """A digest of the student's own code up to layout and comments (names as written)."""
 
     @property
     def blank(self) -> bool:
-        return not any(tokens for _, tokens in self.tasks)
+        return not any(code.tokens for code in self.tasks)
 
 
 @dataclass(frozen=True)
 class TaskScore:
     task: str
     score: float
+
+
+@dataclass(frozen=True)
+class SharedLine:
+    """A statement both students wrote (as compared), and how many others wrote it too."""
+
+    task: str
+    text: str
+    others: int
+
+
+Exact = Literal["the same bytes", "the same code up to layout and comments"]
 
 
 @dataclass(frozen=True)
@@ -63,10 +96,34 @@ class SimilarPair:
     second_sha256: str
     score: float
     """Rarity-weighted similarity over every task, 0 to 1."""
-    exact: bool
-    """The same bytes, or the same code once normalised (never for blank files)."""
+    exact: Exact | None
+    """Whether it is an exact copy, and of what (never for blank files)."""
+    exact_others: int
+    """For an exact pair, how many other students handed in the same (0 otherwise)."""
     tasks: tuple[TaskScore, ...]
     """Tasks where the pair shares code, most alike first."""
+    shared: tuple[SharedLine, ...]
+    """The statements both wrote, those the fewest others wrote first: why it is listed."""
+
+    @property
+    def label(self) -> str:
+        """The score, and for an exact copy of what and how many others handed it in."""
+        if self.exact is None:
+            return f"{self.score:.2f}"
+        others = {0: "no other student", 1: "1 other student"}.get(
+            self.exact_others, f"{self.exact_others} other students"
+        )
+        return f"{self.score:.2f} exact copy ({self.exact}; {others} handed in the same)"
+
+    @property
+    def why(self) -> str:
+        """Why the pair is listed: how many statements both wrote, and how many of them no
+        other student wrote."""
+        alone = sum(1 for line in self.shared if line.others == 0)
+        return (
+            f"{len(self.shared)} statement(s) both wrote, {alone} of them written by no "
+            "other student"
+        )
 
 
 @dataclass(frozen=True)
@@ -74,42 +131,23 @@ class SimilarityReport:
     lesson: str
     students: int
     pairs: tuple[SimilarPair, ...]
-    """Pairs at or over the threshold: exact copies first, then by score."""
+    """Pairs at or over the threshold, by score."""
     note: str = EVIDENCE_NOTE
 
 
-def own_lines(task: Task, cell: str) -> str:
-    """The task cell's code without the lines the scaffold gave (each given line removed
-    as often as the scaffold has it, compared without their indentation) and its marker."""
-    given = Counter(line.strip() for line in task_cell_source(task, task.scaffold).splitlines())
-    kept = []
-    for line in cell.splitlines():
-        if task_of(line):
-            continue
-        if given[line.strip()] > 0:
-            given[line.strip()] -= 1
-        else:
-            kept.append(line)
-    return "\n".join(kept)
-
-
-def own_code(lesson: Lesson, file: str, data: bytes) -> dict[str, str]:
-    """A submission's own code in each task cell (`own_lines`); a file that cannot be read
-    as cells has none."""
-    try:
-        cells = read_submission(file, data).cells
-    except SubmissionError:
-        cells = ()
-    return {
-        task.id: "\n".join(own_lines(task, c.source) for c in cells if c.task == task.id)
-        for task in lesson.tasks
-    }
-
-
 def work_of(lesson: Lesson, student: str, file: str, sha256: str, data: bytes) -> Work:
-    """A submission as compared: the normalised tokens of its own code per task."""
-    code = own_code(lesson, file, data)
-    return Work(student, file, sha256, tuple((t, normal_tokens(c)) for t, c in code.items()))
+    """A submission as compared: its own code per task, canonical and normalised."""
+    tasks, written = [], hashlib.sha256()
+    for task, code in own_code(lesson, file, data).items():
+        tokens = tuple(t for line in code.compared for t in line.tokens)
+        statements = tuple(
+            (hashes[0], line.text)
+            for line in code.compared
+            if (hashes := statement_hashes(line.tokens))
+        )
+        tasks.append(TaskCode(task, tokens, statements))
+        written.update(f"{task}\x1f{' '.join(code.layout_free)}\x1e".encode())
+    return Work(student, file, sha256, tuple(tasks), written.hexdigest())
 
 
 def _scaffold_prints(lesson: Lesson) -> dict[str, frozenset[int]]:
@@ -130,9 +168,9 @@ def _add_shared(
     df: Mapping[int, int],
     weight: Mapping[int, float],
 ) -> None:
-    """Add to `shared[i, j]` the weight of the fingerprints students i and j both have. Only
-    fingerprints two or more students have (`df`) are multiplied, a block of them at a time,
-    so memory stays the N x N sum and one N x `_BLOCK` matrix."""
+    """Add to `shared[i, j]` what students i and j both have: each fingerprint's weight over
+    `df - 1`. Only fingerprints two or more students have are multiplied, a block of them at
+    a time, so memory stays the N x N sum and one N x `_BLOCK` matrix."""
     common = sorted(f for f, count in df.items() if count > 1)
     for start in range(0, len(common), _BLOCK):
         block = common[start : start + _BLOCK]
@@ -142,7 +180,7 @@ def _add_shared(
             for f in p:
                 if f in column:
                     matrix[row, column[f]] = 1.0
-        weights = np.array([weight[f] for f in block], dtype=np.float32)
+        weights = np.array([weight[f] / (df[f] - 1) for f in block], dtype=np.float32)
         shared += (matrix * weights) @ matrix.T
 
 
@@ -154,40 +192,55 @@ def _dice(shared: float, own: float) -> float:
 def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> SimilarityReport:
     """Every pair of `works` (one per student) scored; those at or over `threshold` kept.
 
-    The file scores are one N x N matrix; a task's score is worked out only for the pairs
-    listed."""
+    The file scores are one N x N matrix; a task's score and the shared lines are worked
+    out only for the pairs listed."""
     base = _scaffold_prints(lesson)
     task_ids = [t.id for t in lesson.tasks]
     shared = np.zeros((len(works), len(works)), dtype=np.float32)
     own = np.zeros(len(works))
     prints: dict[str, list[frozenset[int]]] = {}
+    dfs: dict[str, Counter[int]] = {}
     weights: dict[str, dict[int, float]] = {}
-    tokens = [dict(w.tasks) for w in works]
+    codes = [{code.task: code for code in w.tasks} for w in works]
     for task in task_ids:
-        prints[task] = [fingerprints(code[task]) - base[task] for code in tokens]
-        df = Counter(f for p in prints[task] for f in p)  # students with each fingerprint
-        weights[task] = _weights(df, len(works))
-        _add_shared(shared, prints[task], df, weights[task])
+        prints[task] = [fingerprints(code[task].tokens) - base[task] for code in codes]
+        dfs[task] = Counter(f for p in prints[task] for f in p)  # students with each one
+        weights[task] = _weights(dfs[task], len(works))
+        _add_shared(shared, prints[task], dfs[task], weights[task])
         own += [sum(weights[task][f] for f in p) for p in prints[task]]
     total = own[:, None] + own[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = np.clip(np.where(total > 0, 2 * shared / total, 0.0), 0.0, 1.0)
+    statement_df = {
+        task: Counter(h for code in codes for h in {h for h, _ in code[task].statements})
+        for task in task_ids
+    }
 
     def task_score(task: str, i: int, j: int) -> float:
-        weight = weights[task]
+        weight, df = weights[task], dfs[task]
         mine, theirs = prints[task][i], prints[task][j]
-        both = sum(weight[f] for f in mine & theirs)
+        both = sum(weight[f] / (df[f] - 1) for f in mine & theirs)
         return _dice(both, sum(weight[f] for f in mine) + sum(weight[f] for f in theirs))
 
-    exact = _exact_pairs(works)
+    def shared_lines(i: int, j: int) -> tuple[SharedLine, ...]:
+        found = []
+        for task in task_ids:
+            theirs = {h for h, _ in codes[j][task].statements}
+            seen: set[int] = set()
+            for h, text in codes[i][task].statements:
+                if h in theirs and h not in seen:
+                    seen.add(h)
+                    found.append(SharedLine(task, text, statement_df[task][h] - 2))
+        return tuple(sorted(found, key=lambda s: s.others))
+
+    alike = _alike_groups(works)
     over = np.nonzero(np.triu(scores >= max(threshold, 1e-9), k=1))
-    candidates = {(int(i), int(j)) for i, j in zip(*over, strict=True)}
     pairs = []
-    for i, j in sorted(candidates | exact):
-        a, b = sorted((works[i], works[j]), key=lambda w: w.student)
-        score = 1.0 if (i, j) in exact else float(scores[i, j])
-        if score < threshold:
-            continue
+    for i, j in zip(*over, strict=True):
+        i, j = sorted((int(i), int(j)), key=lambda k: works[k].student)
+        a, b = works[i], works[j]
+        found = [(kind, len(g)) for kind, g in alike if i in g and j in g]
+        exact, group = min(found, key=lambda f: f[0] != "bytes") if found else (None, 0)
         tasks = sorted(
             (TaskScore(t, round(task_score(t, i, j), 4)) for t in task_ids),
             key=lambda s: -s.score,
@@ -200,29 +253,32 @@ def compare(lesson: Lesson, works: Sequence[Work], threshold: float = 0.5) -> Si
                 b.file,
                 a.sha256,
                 b.sha256,
-                round(score, 4),
-                (i, j) in exact,
+                round(float(scores[i, j]), 4),
+                _EXACT[exact] if exact else None,
+                max(group - 2, 0),
                 tuple(s for s in tasks if s.score > 0),
+                shared_lines(i, j),
             )
         )
-    pairs.sort(key=lambda p: (not p.exact, -p.score, p.first, p.second))
+    pairs.sort(key=lambda p: (-p.score, p.first, p.second))
     return SimilarityReport(lesson.meta.id, len(works), tuple(pairs))
 
 
-def _exact_pairs(works: Sequence[Work]) -> set[tuple[int, int]]:
-    """(i, j), i < j, of every two works with the same bytes or the same normalised code,
-    blank ones left out: found by grouping, not by comparing every pair."""
-    groups: dict[object, list[int]] = {}
+_EXACT: dict[str, Exact] = {
+    "bytes": "the same bytes",
+    "code": "the same code up to layout and comments",
+}
+
+
+def _alike_groups(works: Sequence[Work]) -> list[tuple[str, frozenset[int]]]:
+    """The groups of two or more works with the same bytes or the same code up to layout
+    and comments, blank ones left out."""
+    groups: dict[tuple[str, str], set[int]] = {}
     for index, work in enumerate(works):
         if not work.blank:
-            groups.setdefault(("bytes", work.sha256), []).append(index)
-            groups.setdefault(("code", work.tasks), []).append(index)
-    return {
-        (members[x], members[y])
-        for members in groups.values()
-        for x in range(len(members))
-        for y in range(x + 1, len(members))
-    }
+            groups.setdefault(("bytes", work.sha256), set()).add(index)
+            groups.setdefault(("code", work.written), set()).add(index)
+    return [(kind, frozenset(g)) for (kind, _), g in groups.items() if len(g) > 1]
 
 
 def class_similarity(
