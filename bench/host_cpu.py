@@ -54,7 +54,10 @@ def host_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float,
     `adopt_orphans` ran), and its wall seconds. Raises CalledProcessError when it fails."""
     before, started = descendants_cpu(), time.perf_counter()
     try:
-        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+        done = subprocess.run(argv, env=env, check=False, stdout=subprocess.PIPE)
+        if done.returncode != 0:  # what it said, for the one who reads the traceback
+            sys.stdout.write(done.stdout.decode("utf-8", "replace")[-4000:])
+            done.check_returncode()
     finally:
         reap_orphans()
     return descendants_cpu() - before, time.perf_counter() - started
