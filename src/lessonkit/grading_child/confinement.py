@@ -33,8 +33,8 @@ class Confinement:
     """RLIMIT_NPROC, 0 for none (the trusted reference, the starter)."""
     scratch_bytes: int
     uid: int | None = None
-    """The user the child becomes (a fresh id in a privileged sandbox, the autograder's
-    account without one); None keeps the starter's user."""
+    """The user the child becomes (a fresh id wherever the grader is root); None keeps the
+    starter's user."""
     gid: int | None = None
     keep: tuple[str, ...] = ()
     """In a sandbox, the paths under /tmp it binds (the Python installation, the child's

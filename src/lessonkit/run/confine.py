@@ -47,8 +47,8 @@ def limit_resources(memory_bytes: int, file_bytes: int, processes: int, cpu_seco
 
 
 def drop_privileges(uid: int, gid: int) -> None:
-    """Become an unprivileged user when started as root: a user id of our own inside the
-    sandbox, or the autograder's learner account where there is no sandbox."""
+    """Become an unprivileged user when started as root: a user id of our own, inside the
+    sandbox or without one."""
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)

@@ -4,10 +4,10 @@ The grading child (`grade/channel/child_handle.py`, the trusted reference and ea
 and a learner's whole script (`run/whole_script.py`) are started here alike, in this order:
 
 1. remove what killed parents left (`run/leftovers.py`);
-2. choose who the child becomes: in a privileged sandbox a user id of its own, without a
-   sandbox the isolation's account (an autograder as root), else the caller; a trusted
-   reference child started here (where there is no starter to fork it) is never sandboxed
-   and stays the caller;
+2. choose who the child becomes: a user id of its own wherever the grader is root (in a
+   privileged sandbox, or without one, where it also makes its own namespaces and root
+   when the kernel allows: `own-root`), else the caller; a trusted reference child started
+   here (where there is no starter to fork it) is never sandboxed and stays the caller;
 3. give it a folder of the parent's where it needs one (its scratch folder without the
    sandbox, or a working folder the caller reads back afterwards), owned by that identity;
 4. wrap the command in `run/confine.py`, given a `Confinement` record (memory, file size,
@@ -16,7 +16,8 @@ and a learner's whole script (`run/whole_script.py`) are started here alike, in 
 5. start it with the allow-listed environment, stderr to a file.
 
 `ConfinedChild.stop` kills everything it started (its process group, its PID namespace, its
-cgroup); `close` also removes its scratch folder and its error output, and is safe twice.
+cgroup, whatever its own user id still runs); `close` also removes its scratch folder and its
+error output, and is safe twice.
 """
 
 from __future__ import annotations
@@ -179,6 +180,10 @@ def start_confined(
     sandbox = None if trusted else isolation.sandbox
     become = None if trusted or forks else child_identity(sandbox, isolation)
     scratch = scratch_folder() if working is None and sandbox is None else None
+    # the sandbox, if any, is bubblewrap's; without one a root grader's learner child makes
+    # its own (`run/confine.py`), its root built on a folder made here
+    own = sandbox is None and become is not None and fork_mode(isolation) == "own-root"
+    stage = scratch_folder() if own else None
     try:
         folder = working if working is not None else Path(scratch.name) if scratch else None
         if become is not None and folder is not None:
@@ -187,10 +192,6 @@ def start_confined(
         uid = become[0] if become else os.getuid()
         home = "/tmp" if sandbox is not None or folder is None else str(folder)
         cache = isolation.cache
-        # the sandbox, if any, is bubblewrap's; without one a root grader's learner child
-        # makes its own (`run/confine.py`), in a folder of its own made here
-        own = sandbox is None and become is not None and fork_mode(isolation) == "own-root"
-        stage = scratch_folder() if own else None
         confinement = Confinement(
             mode="own-root" if own else "none",
             keep=own_root_paths(isolation, readable) if own else (),
@@ -224,7 +225,7 @@ def start_confined(
             writable=(isolation.cache,) if forks and isolation.cache is not None else (),
         )
     except BaseException:
-        for folder in (scratch, locals().get("stage")):
+        for folder in (scratch, stage):
             if folder is not None:
                 folder.cleanup()
         raise
