@@ -15,8 +15,13 @@ from typing import TypeVar
 
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
-from lessonkit.grade.channel.reported import Array, Mapping, Number, Sequence, Value
-from lessonkit.grade.channel.values import difference_path, value_detail, value_problem
+from lessonkit.grade.channel.reported import Value
+from lessonkit.grade.channel.values import (
+    difference_path,
+    moved_by_probe,
+    value_detail,
+    value_problem,
+)
 from lessonkit.grade.judging.explain import (
     _short_message,
     explain_error,
@@ -426,56 +431,12 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
             plain = f"`{name}` is wrong when the cell runs with {probe.name}."
-            authored = messages.get(name) if _moved_by_probe(want, have) else None
+            authored = messages.get(name) if moved_by_probe(want, have) else None
             return Problem(
                 FAILED,
                 (authored or plain) + f" (With {probe.name}: {detail}.)",
                 difference_path(name, want, have, accept),
             )
-    return None
-
-
-PROBE_SCALE = 0.01
-"""A probe moves what follows it by its whole change (a shift of 0.5 or more, a value
-replaced): a value off by under 1 % of its size (plus 0.01) under a probe is no value that
-follows it, but one with errors of its own (a finite difference's)."""
-
-
-def _moved_by_probe(want: Value, have: Value) -> bool:
-    """Whether the learner's value differs from the reference's as one that follows the
-    probe does (another structure, or a number off by more than `PROBE_SCALE` of its size):
-    only then does the probe's own message, which says so, describe it."""
-    pairs = _numbers_alike(want, have)
-    if pairs is None:
-        return True
-    return any(abs(h - w) > PROBE_SCALE * (1.0 + abs(w)) for w, h in pairs)
-
-
-def _numbers_alike(want: Value, have: Value) -> list[tuple[float, float]] | None:
-    """The numbers of two values of one structure, side by side; None where the structures
-    (or anything but numbers) differ."""
-    if type(want) is not type(have):
-        return None
-    if isinstance(want, Number):
-        return [(float(want.value), float(have.value))]  # type: ignore[union-attr]
-    if isinstance(want, Array):
-        if want.shape != have.shape or want.data is None or have.data is None:  # type: ignore[union-attr]
-            return None
-        return [(float(w), float(h)) for w, h in zip(want.data, have.data, strict=True)]  # type: ignore[union-attr]
-    if isinstance(want, Mapping | Sequence):
-        if len(want.items) != len(have.items):  # type: ignore[union-attr]
-            return None
-        pairs: list[tuple[float, float]] = []
-        for w, h in zip(want.items, have.items, strict=True):  # type: ignore[union-attr]
-            if isinstance(want, Mapping):
-                if w[0] != h[0]:
-                    return None
-                w, h = w[1], h[1]
-            found = _numbers_alike(w, h)
-            if found is None:
-                return None
-            pairs += found
-        return pairs
     return None
 
 
