@@ -1338,8 +1338,8 @@ def test_a_probe_without_a_message_for_a_name_says_it_is_wrong():
     assert_verdict(
         world.task("nested-model"),
         FAILED,
-        "`nested` is wrong when the cell runs with grads that are not the flat model's gradient. "
-        "(With grads that are not the flat model's gradient: at `scale` got 2.0, expected 1.0.)",
+        "`nested` is wrong when the cell runs with moved layer gradients. (With moved layer "
+        "gradients: at `scale` got 2.0, expected 1.0.)",
     )
 
 
@@ -1395,7 +1395,7 @@ def test_a_name_missing_under_a_probe_says_what_stopped_the_cell():
 
 def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
-    probe = next(p for p in grading().probes if p.probe.target == "updated")
+    probe = next(p for p in grading().probes if p.probe.source == "step")
     # the step's name gets the probe's value, on params and x drawn for this probe alone
     assert (probe.name, sorted(probe.inputs)) == ("probe-6", ["params", "updated", "x"])
     assert probe.inputs["params"] != LESSON_PARAMS
@@ -1422,8 +1422,8 @@ def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
     key = probe.probe.key  # drawn from the family each run, never the declared `extra`
-    assert probe.name == "probe-9" and key in probe.inputs["params"] and key != "extra"
-    world.steps("probe-9", params=as_value(LESSON_PARAMS))
+    assert probe.name == "probe-10" and key in probe.inputs["params"] and key != "extra"
+    world.steps("probe-10", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1508,8 +1508,7 @@ def test_a_crash_under_a_probe_names_the_probe():
     assert_verdict(
         world.task("nested-model"),
         ERROR,
-        "This task's cell, run with grads that are not the flat model's gradient, did not "
-        f"finish: {KILLED}.",
+        f"This task's cell, run with moved layer gradients, did not finish: {KILLED}.",
     )
     nested_line = world.plan.task_cell("nested-model").line
     assert_verdict(

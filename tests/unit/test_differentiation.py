@@ -204,9 +204,11 @@ def _by_finite_differences(p, eps=1e-3):
     }
 
 
-def test_reached_counts_only_derivatives_the_change_altered():
-    """A derivative by finite differences, by a Taylor series (`jet`) or a probe that fits
-    no key of it is not reached: the child then reports that the probe said nothing."""
+def test_reached_counts_only_derivatives_the_change_applies_to():
+    """A derivative by finite differences or by a Taylor series (`jet`) is not reached: the
+    child then reports that the probe said nothing. Any JAX derivative is, for a moved leaf
+    (a flat model's gradient, which has no scale key to move, included); for a changed
+    structure only one assembled where a structure site is (not a directional one)."""
     from jax.experimental import jet
 
     calls = VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
@@ -214,11 +216,20 @@ def test_reached_counts_only_derivatives_the_change_altered():
     try:
         _by_finite_differences(POINT)
         jet.jet(lambda t: loss({**POINT, "scale": POINT["scale"] + t}), (0.0,), ((1.0,),))
-        jax.grad(lambda w: jnp.sum(w**2))(POINT["w"])  # no scale key to move
         assert calls.reached() == 0
-        jax.grad(loss)(POINT)
+        jax.grad(lambda w: jnp.sum(w**2))(POINT["w"])  # no scale key to move
         assert calls.reached() == 1
         jax.jvp(loss, (POINT,), (POINT,))
         assert calls.reached() == 2
+    finally:
+        undo()
+    calls = VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    undo = calls.install(calls.prepare((ChangedCall("gradients", "drop_key", "scale", None),)))
+    try:
+        jax.jvp(loss, (POINT,), (POINT,))
+        jax.linearize(loss, POINT)[1](POINT)
+        assert calls.reached() == 0
+        jax.grad(loss)(POINT)
+        assert calls.reached() == 1
     finally:
         undo()

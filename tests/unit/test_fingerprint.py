@@ -50,7 +50,7 @@ VERDICT_EDITS = {
         "adam-by-hand: {floats: [float32, float64]}",
         "adam-by-hand: {floats: [float32, float64], mappings: any}",
     ),
-    "probe": ("  - name: a wrong scale gradient\n", "  - name: a scale gradient gone wrong\n"),
+    "probe": ("  - name: moved layer gradients\n", "  - name: layer gradients moved\n"),
     "probe value": ("value: [0.5, -0.5]", "value: [0.5, -0.25]"),
     "attempt code": ("norm_squared = 96.\n", "norm_squared = 95.\n"),
     "attempt message": (

@@ -29,9 +29,11 @@ has its argument's structure. It is made where JAX assembles a derivative shaped
 arguments (`STRUCTURE_SITES`): the pullback, and the Jacobian assemblers `jacrev` and
 `jacfwd` (which `jacobian` and `hessian` call), bound wherever a module of `jax` holds them.
 
-`reached` counts the derivatives a change altered: a cell whose derivatives it never reached
-(one taken by finite differences, by hand or by `jax.experimental.jet`, whose coefficients
-are no tree of the arguments) took none that the change could say anything about.
+`reached` counts the derivatives a change applies to: any JAX differentiation for moved
+leaves, one assembled at a structure site for a changed structure. A cell that took none
+(finite differences, a formula by hand, `jax.experimental.jet`'s series, a gradient put
+together from directional derivatives under a structure change) is one the change says
+nothing about.
 
 JAX's internals move between releases: `missing_layer` names what this module needs and
 cannot find, and the tests fail on it by name.
@@ -82,7 +84,7 @@ class Watch:
     structure it keeps: the change is made as a term of the function); `structure(tree)`
     changes such a derivative's structure where it is assembled. Either returns its tree
     itself where it changes nothing, and None is no change. `seen` counts the
-    differentiations, `reached` the derivatives a change altered.
+    differentiations, `reached` those the change applies to (module docstring).
     """
 
     def __init__(self, jax_module, values: Callable | None, structure: Callable | None):
@@ -147,6 +149,7 @@ class Watch:
                 watch._own = False
                 return original(fun, primals, *args, has_aux=has_aux, **kwargs)
             watch.seen += 1
+            watch.reached += watch._values is not None
             # A reverse derivative's leaves are moved in its pullback, at no cost; a forward
             # one has no pullback, so its function gains the change as a term.
             plus = watch._values is not None and (forward or not kwargs.get("is_vjp", False))
@@ -228,7 +231,6 @@ class Watch:
                 if now is not full[i] and steps[i] is not None:
                     term = term + jnp.tensordot(now - full[i], steps[i], axes=jnp.ndim(steps[i]))
             moved_leaves.append(out + term)
-        self.reached += 1
         return tree.tree_unflatten(out_def, moved_leaves)
 
     def _rule(self, original):
@@ -266,7 +268,6 @@ class Watch:
                 changed = tuple(watch._offset(a, watch._values(a)) for a in changed)
             if watch._structure is not None and not assembled:
                 changed = tuple(watch._structure(a) for a in changed)
-            if any(c is not a for c, a in zip(changed, arguments, strict=True)):
                 watch.reached += 1
             return changed
 
@@ -302,23 +303,16 @@ class Watch:
                     watch._assembling.pop()
                 if inside or watch._structure is None:
                     return out
-                changed = (
+                watch.reached += 1
+                return (
                     (each(watch._structure, out[0]), *out[1:])
                     if has_aux
                     else each(watch._structure, out)
                 )
-                watch.reached += _altered(changed, out)
-                return changed
 
             return named(derivative, inner)
 
         return named(assembler, original)
-
-
-def _altered(changed, out) -> bool:
-    if type(out) is tuple and type(changed) is tuple and len(out) == len(changed):
-        return any(_altered(c, o) for c, o in zip(changed, out, strict=True))
-    return changed is not out
 
 
 def each(change, result):
