@@ -9,7 +9,7 @@ check --batch.
 
 The third-party packages come from this test environment's site-packages, copied (hard
 links where the file system allows) so the test needs no index. With
-LESSONKIT_JOURNEY_PINNED=1 (CI's step after the README's test command) pip installs the
+LESSONKIT_JOURNEY_PINNED=1 (`.ci/run` sets it for the README's test command) pip installs the
 pins and the wheel from a course's own requirements-cpu.txt instead, and the new course's
 README commands then run verbatim in the course (no variable of the test's own, none of
 PIP_FIND_LINKS), setting up the course's own `.venv`, whose lessonkit takes the journey.

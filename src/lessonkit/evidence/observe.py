@@ -23,8 +23,9 @@ from lessonkit.grade import GradedRun, Grader, GradeReport
 from lessonkit.grade.channel import Value
 from lessonkit.grade.channel import reported as r
 from lessonkit.grade.judging import LESSON, opaque_type
-from lessonkit.grade.submission import bound_names, read_submission
+from lessonkit.grade.submission import read_submission
 from lessonkit.lesson.model import EvidenceItem, Lesson, Show, Task
+from lessonkit.lesson.syntax import read_cell
 from lessonkit.run.environment import Environment, read_environment
 from lessonkit.run.inprocess import quiet_cpu, run_block, run_steps
 from lessonkit.settings import GradingSettings
@@ -324,7 +325,7 @@ def _namespaces(lesson: Lesson, run: GradedRun) -> tuple[dict[str, Any], dict[st
     with quiet_cpu():
         run_steps(lesson, base)
     plan, child_report = run.plan, run.child_report
-    step_names = {n for s in lesson.steps for n in bound_names(s.code)}
+    step_names = {n for s in lesson.steps for n in read_cell(s.code).bound}
     reported = child_report.get(LESSON, plan.checkpoint) if plan.checkpoint is not None else None
     lesson_base = dict(base)
     _bind(base, (reported.checkpoint or {}) if reported else {}, step_names)

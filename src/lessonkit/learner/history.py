@@ -27,6 +27,7 @@ from lessonkit.grade.submission import (
     task_of,
 )
 from lessonkit.learner.messages import RunCell
+from lessonkit.lesson.syntax import parse_python
 
 _CELL_MARKER = re.compile(r"^\s*# %%[^\n]*\n?")
 KERNEL_FILE = "kernel-history.ipynb"  # a notebook, so messages name cells, not file lines
@@ -49,7 +50,7 @@ def _answer(source: str) -> str:
     if not source.strip():
         return ""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source  # the grader reports the learner's syntax error in its cell
     calls = [s for s in tree.body if _is_check_call(s)]

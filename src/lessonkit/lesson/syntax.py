@@ -1,9 +1,15 @@
-"""One way to parse Python source in the toolkit, safe to call from several threads."""
+"""One way to parse Python source in the toolkit, safe to call from several threads, and one
+reading of a cell's code (`CellCode`): what it binds, reads and imports, worked out from one
+parse, so a lesson's code is parsed once however many parts of a grading ask about it."""
 
 from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from lessonkit.grading_child.names import bindings, bound_at_top
 
 _AST_LOCK = threading.Lock()
 
@@ -14,3 +20,99 @@ def parse_python(source: str) -> ast.Module:
     with "AST constructor recursion depth mismatch"."""
     with _AST_LOCK:
         return ast.parse(source)
+
+
+@dataclass(frozen=True)
+class CellCode:
+    """One cell's code read once: every question the grader asks of the lesson's code."""
+
+    source: str
+    tree: ast.Module = field(compare=False, repr=False)
+    assigned: tuple[str, ...]  # what its assignments bind, in blocks too, not in functions
+    todo: tuple[str, ...]  # what it assigns from `todo(...)`: a scaffold's graded names
+    bound: tuple[str, ...]  # top-level assignments and imports, not functions
+    defined: frozenset[str]  # top-level `def`s and plain assignments (what `jit:` can watch)
+    read: frozenset[str]  # every name it reads, anywhere
+    imported: tuple[str, ...]  # the modules its top-level imports load
+    key: str  # its syntax tree, dumped: cells compare equal when their trees do
+
+
+def read_cell(source: str) -> CellCode:
+    """`source` parsed once and read (it must parse)."""
+    tree = parse_python(source)
+    statements = list(_statements(tree.body))
+    todo = [
+        name
+        for s in statements
+        if isinstance(s, ast.Assign | ast.AnnAssign) and _is_todo(s.value)
+        for name in bindings(s)
+    ]
+    return CellCode(
+        source=source,
+        tree=tree,
+        assigned=_once(n for s in statements for n in bindings(s, augmented=True)),
+        todo=_once(todo),
+        bound=_once(n for s in tree.body for n in bindings(s, imports=True)),
+        defined=frozenset(n for s in tree.body for n in bound_at_top(s)),
+        read=frozenset(
+            node.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+        ),
+        imported=_once(_modules(tree.body)),
+        key=ast.dump(tree),
+    )
+
+
+@dataclass(frozen=True)
+class LessonCode:
+    """Every cell of a lesson's code that parses, each distinct source read once."""
+
+    cells: dict[str, CellCode] = field(hash=False)
+
+    def of(self, source: str) -> CellCode:
+        """The reading of `source`: the one kept, else read now (a source that does not
+        parse raises `SyntaxError` here, where it is used, as `read_cell` does)."""
+        return self.cells.get(source) or read_cell(source)
+
+
+def read_cells(sources: Iterable[str]) -> LessonCode:
+    """Each distinct source of `sources` that parses, parsed once."""
+    cells = {}
+    for source in dict.fromkeys(sources):
+        try:
+            cells[source] = read_cell(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return LessonCode(cells)
+
+
+def _once(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(names))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The cell's statements, inside `try`, `if`, `for`, `while` and `with` blocks too, but
+    not inside function or class bodies: what the cell itself binds."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, name, []))
+        for handler in getattr(statement, "handlers", []):
+            yield from _statements(handler.body)
+
+
+def _is_todo(value: ast.expr | None) -> bool:
+    return (
+        isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "todo"
+    )
+
+
+def _modules(body: list[ast.stmt]) -> Iterator[str]:
+    for statement in body:
+        if isinstance(statement, ast.Import):
+            yield from (alias.name for alias in statement.names)
+        elif isinstance(statement, ast.ImportFrom) and statement.module:
+            yield statement.module

@@ -10,6 +10,7 @@ from lessonkit.lesson.model import (
     TASK_KINDS,
     Task,
 )
+from lessonkit.lesson.syntax import parse_python
 
 
 def check_placeholders(scaffold: RawBlock) -> None:
@@ -20,7 +21,7 @@ def check_placeholders(scaffold: RawBlock) -> None:
     Inside a function a placeholder is fine: the names that call the function are graded.
     """
     try:
-        tree = ast.parse(scaffold.body)
+        tree = parse_python(scaffold.body)
     except SyntaxError as exc:
         line = scaffold.line + (exc.lineno or 1)
         raise scaffold.error(f"is not valid Python ({exc.msg})", line) from None

@@ -47,8 +47,7 @@ from lessonkit.grade.submission.plan import (
     LESSON_ONLY,
     Plan,
     PlannedCell,
-    bound_names,
-    practice_cells,
+    PracticeLayout,
 )
 from lessonkit.grading_child.placeholders import PREFIX
 from lessonkit.lesson.model import Lesson
@@ -512,7 +511,9 @@ def _cell_outcome(name: str, cell: PlannedCell, runs: Runs, what: str) -> Prereq
     return PrerequisiteResult(name, ERROR, runs.explain(run.error))
 
 
-def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:
+def _step_result(
+    lesson: Lesson, layout: PracticeLayout, index: int, runs: Runs
+) -> PrerequisiteResult:
     """A step holds when its cell runs and the names it defines have the reference's values."""
     step = lesson.steps[index]
     name = f"Step {step.number} · {step.title}"
@@ -526,7 +527,7 @@ def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:
         return PrerequisiteResult(
             name, ERROR, not_reached(runs.child_report, runs.learner, "This step")
         )
-    for value_name in bound_names(step.code):
+    for value_name in layout.code.of(step.code).bound:
         if value_name not in expected:
             continue
         if value_name not in got:
@@ -539,10 +540,11 @@ def _step_result(lesson: Lesson, index: int, runs: Runs) -> PrerequisiteResult:
     return PrerequisiteResult(name, PASSED, "")
 
 
-def check_prerequisites(lesson: Lesson, runs: Runs) -> tuple[PrerequisiteResult, ...]:
+def check_prerequisites(prepared: PreparedLesson, runs: Runs) -> tuple[PrerequisiteResult, ...]:
     """The steps (their values), the core experiments (they run), then any other failing cell."""
-    results = [_step_result(lesson, i, runs) for i in range(len(lesson.steps))]
-    known = {c.label: c for c in practice_cells(lesson)}
+    lesson, layout = prepared.lesson, prepared.layout
+    results = [_step_result(lesson, layout, i, runs) for i in range(len(lesson.steps))]
+    known = {c.label: c for c in layout.cells}
     checked = {f"step-{s.number}" for s in lesson.steps}
     for label, lesson_cell in known.items():
         if lesson_cell.role != LESSON_ONLY:
@@ -571,7 +573,7 @@ def check_all(
 ) -> tuple[tuple[TaskResult, ...], tuple[PrerequisiteResult, ...]]:
     """Prerequisites first (a task's message says when its steps do not hold), then tasks."""
     lesson = prepared.lesson
-    prerequisites = check_prerequisites(lesson, runs)
+    prerequisites = check_prerequisites(prepared, runs)
     steps_hold = all(p.status == PASSED for p in prerequisites[: len(lesson.steps)])
     tasks = tuple(
         check_task(TaskFacts(r, prepared.inputs, prepared.probes_of(r.task.id), runs), steps_hold)

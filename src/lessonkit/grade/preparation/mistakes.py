@@ -17,7 +17,7 @@ from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import Request
 from lessonkit.grade.preparation.attempt_files import attempt_script, pack_by_task
 from lessonkit.grade.preparation.prepared import PreparedLesson, build_request
-from lessonkit.grade.submission.plan import SKIP, Plan, plan_submission
+from lessonkit.grade.submission.plan import SKIP, Plan, plan_cells
 from lessonkit.grade.submission.sources import read_submission
 from lessonkit.lesson.mistakes import declared_mistakes
 from lessonkit.lesson.model import DeclaredAttempt
@@ -50,7 +50,7 @@ def mistake_requests(
     for number, chosen in enumerate(pack_by_task(declared_mistakes(lesson))):
         script = attempt_script(lesson, {task: a.code for task, a in chosen.items()})
         path = Path(f"mistakes-{number:02d}.py")
-        plan = plan_submission(read_submission(path, script.encode()), lesson)
+        plan = plan_cells(read_submission(path, script.encode()), prepared.layout)
         cells = tuple(
             replace(c, role=SKIP) if c.task is not None and c.task not in chosen else c
             for c in plan.cells

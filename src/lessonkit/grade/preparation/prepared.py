@@ -31,11 +31,11 @@ from lessonkit.grade.submission.known_answers import Varied, varied_of
 from lessonkit.grade.submission.plan import (
     Plan,
     PracticeLayout,
-    bound_names,
     imported_modules,
     plan_cells,
     practice_layout,
     reference_plan,
+    step_names,
 )
 from lessonkit.grade.submission.sources import Submission, read_submission
 from lessonkit.grading_child.transforms import UNCHANGED
@@ -100,13 +100,13 @@ def prepare_lesson(
     grading = grading_of(lesson)
     layout = practice_layout(lesson)
     inputs, probes = draw_inputs(grading, seed), probe_runs(grading, seed)
-    rubrics = rubric_for(lesson, grading)
+    rubrics = rubric_for(lesson, grading, layout.code)
     reference = reference_plan(lesson)
     scenarios = _scenarios(inputs, probes)
-    step_names = tuple(n for s in lesson.steps for n in bound_names(s.code))
-    preload = imported_modules(layout, lesson.tasks)
+    steps = step_names(lesson, layout.code)
+    preload = imported_modules(layout, lesson)
     names = _wire_names(scenarios)
-    request = _request(request_id, reference, rubrics, scenarios, preload, step_names, None, names)
+    request = _request(request_id, reference, rubrics, scenarios, preload, steps, None, names)
     return PreparedLesson(
         lesson=lesson,
         grading=grading,
@@ -115,7 +115,7 @@ def prepare_lesson(
         probes=probes,
         reference=reference,
         layout=layout,
-        step_names=step_names,
+        step_names=steps,
         preload=preload,
         varied=varied_of(grading.probes),
         reference_run=ReferenceRun(

@@ -10,14 +10,12 @@ A check that cannot see the change is a check that can never fail.
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from typing import TypeVar
 
-from lessonkit.grading_child.names import bindings
 from lessonkit.lesson.model import Grading, Lesson, Probe, Task
 from lessonkit.lesson.rules import RuleKind, TaskRule
-from lessonkit.lesson.syntax import parse_python
+from lessonkit.lesson.syntax import LessonCode, read_cells
 
 R = TypeVar("R", bound=TaskRule)
 
@@ -37,48 +35,18 @@ class TaskRubric:
         return dict(self.rules).get(kind.key, kind.default)  # type: ignore[return-value]
 
 
-def _statements(body: list[ast.stmt]):
-    """The cell's statements, inside `try`, `if`, `for`, `while` and `with` blocks too, but
-    not inside function or class bodies: what the cell itself binds."""
-    for statement in body:
-        yield statement
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            yield from _statements(getattr(statement, field, []))
-        for handler in getattr(statement, "handlers", []):
-            yield from _statements(handler.body)
-
-
-def assigned_names(code: str) -> tuple[str, ...]:
-    """Names the cell's assignments bind, in order (function bodies excluded)."""
-    statements = _statements(parse_python(code).body)
-    return tuple(dict.fromkeys(n for s in statements for n in bindings(s, augmented=True)))
-
-
-def todo_names(code: str) -> tuple[str, ...]:
-    """Names a scaffold assigns from `todo(...)`: what the learner must compute."""
-    names: list[str] = []
-    for statement in _statements(parse_python(code).body):
-        if not isinstance(statement, ast.Assign | ast.AnnAssign):
-            continue
-        value = statement.value
-        if not (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "todo"
-        ):
-            continue
-        names.extend(bindings(statement))
-    return tuple(dict.fromkeys(names))
-
-
-def rubric_for(lesson: Lesson, grading: Grading) -> tuple[TaskRubric, ...]:
-    """One rubric per task, in lesson order."""
+def rubric_for(
+    lesson: Lesson, grading: Grading, code: LessonCode | None = None
+) -> tuple[TaskRubric, ...]:
+    """One rubric per task, in lesson order: the names its scaffold leaves as `todo(...)`,
+    in the order its solution assigns them, read from `code` (the lesson's code read once,
+    `PracticeLayout.code`; read here when not given)."""
+    if code is None:
+        code = read_cells(c for task in lesson.tasks for c in (task.scaffold, task.solution))
     rubrics = []
     for task in lesson.tasks:
-        answers = set(todo_names(task.scaffold))
-        names = tuple(n for n in assigned_names(task.solution) if n in answers)
+        answers = set(code.of(task.scaffold).todo)
+        names = tuple(n for n in code.of(task.solution).assigned if n in answers)
         probes = tuple(p for p in grading.probes if p.task == task.id)
         rubrics.append(TaskRubric(task, names, probes, tuple(grading.rules_for(task.id).items())))
     return tuple(rubrics)

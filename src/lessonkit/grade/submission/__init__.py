@@ -5,7 +5,6 @@ Other packages import from here; the modules below are this package's own.
 """
 
 from lessonkit.grade.submission.magics import python_of_kernel_input
-from lessonkit.grade.submission.plan import bound_names
 from lessonkit.grade.submission.sources import (
     MAX_CELLS,
     CodeCell,
@@ -22,7 +21,6 @@ __all__ = [
     "CodeCell",
     "Submission",
     "SubmissionError",
-    "bound_names",
     "decode_source",
     "python_of_kernel_input",
     "read_bytes",

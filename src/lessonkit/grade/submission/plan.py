@@ -14,14 +14,13 @@ import difflib
 import functools
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lessonkit.grade.submission.sources import Submission
-from lessonkit.grading_child.names import bindings
 from lessonkit.grading_child.request import LESSON_ONLY, SETUP, SKIP, TASK, CellRole
 from lessonkit.lesson.layout import lesson_cells
-from lessonkit.lesson.model import Experiment, Lesson, Task
-from lessonkit.lesson.syntax import parse_python
+from lessonkit.lesson.model import Experiment, Lesson
+from lessonkit.lesson.syntax import LessonCode, parse_python, read_cells
 
 _SIMILAR = 0.6
 MAX_COMPARISONS = 4_000
@@ -121,8 +120,13 @@ def practice_cells(lesson: Lesson) -> tuple[LessonCell, ...]:
     return tuple(out)
 
 
-def _key(source: str) -> str:
-    """Cells compare equal when their syntax trees do (comments and spacing ignored)."""
+def _key(source: str, code: LessonCode) -> str:
+    """Cells compare equal when their syntax trees do (comments and spacing ignored); a
+    lesson cell's tree, and a learner's cell left as the lesson gives it, are read once per
+    lesson (`code`)."""
+    known = code.cells.get(source)
+    if known is not None:
+        return known.key
     try:
         return ast.dump(parse_python(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -168,7 +172,7 @@ def _similarity(a: str, b: str) -> float:
     return matcher.ratio() if matcher.quick_ratio() >= _SIMILAR else 0.0
 
 
-def _keys(sources: list[str]) -> list[str]:
+def _keys(sources: list[str], code: LessonCode) -> list[str]:
     """Each cell's key; past MAX_PARSED characters or MAX_PARSED_CELLS, the text key.
 
     Parsing is the parent's own work on the learner's file, so it is bounded: a practice
@@ -179,18 +183,22 @@ def _keys(sources: list[str]) -> list[str]:
     for number, source in enumerate(sources):
         parsed += len(source)
         within = parsed <= MAX_PARSED and number < MAX_PARSED_CELLS
-        keys.append(_key(source) if within else _text_key(source))
+        keys.append(_key(source, code) if within else _text_key(source))
     return keys
 
 
-def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
-    """learner index -> lesson index: identical cells first, then similar ones between them.
+def match_cells(
+    learner: list[str], lesson: list[str], code: LessonCode | None = None
+) -> dict[int, int]:
+    """learner index -> lesson index: identical cells first, then similar ones between them;
+    `code` is the lesson cells' reading, made here when not given.
 
     The work is bounded whatever the file: MAX_PARSED characters (MAX_PARSED_CELLS cells)
     parsed, MAX_COMPARISONS cheap comparisons, and MAX_DIFF_WORK characters squared given
     to difflib, so a file at the size caps costs the parent well under a second.
     """
-    keys_l, keys_s = _keys(learner), [_key(s) for s in lesson]
+    code = read_cells(lesson) if code is None else code
+    keys_l, keys_s = _keys(learner, code), [_key(s, code) for s in lesson]
     matcher = difflib.SequenceMatcher(None, keys_l, keys_s, autojunk=False)
     matched: dict[int, int] = {}
     for block in matcher.get_matching_blocks():
@@ -222,16 +230,23 @@ def match_cells(learner: list[str], lesson: list[str]) -> dict[int, int]:
 @dataclass(frozen=True)
 class PracticeLayout:
     """What matching a learner's file to its lesson needs, worked out once per lesson: the
-    practice file's own cells, the tasks' titles and the label of the last step."""
+    practice file's own cells, the tasks' titles, the label of the last step, and the
+    lesson's code read once (these cells, the steps, the scaffolds and the solutions), which
+    the rubric, the reference's names and imports, and every file's plan read."""
 
     cells: tuple[LessonCell, ...]
     task_titles: tuple[tuple[str, str], ...]  # (task id, title)
     last_step: str
+    code: LessonCode = field(compare=False, repr=False)
 
 
 def practice_layout(lesson: Lesson) -> PracticeLayout:
     titles = tuple((task.id, task.title) for task in lesson.tasks)
-    return PracticeLayout(practice_cells(lesson), titles, f"step-{lesson.steps[-1].number}")
+    cells = practice_cells(lesson)
+    sources = [cell.source for cell in cells] + [step.code for step in lesson.steps]
+    sources += [code for task in lesson.tasks for code in (task.scaffold, task.solution)]
+    last_step = f"step-{lesson.steps[-1].number}"
+    return PracticeLayout(cells, titles, last_step, read_cells(sources))
 
 
 def plan_submission(submission: Submission, lesson: Lesson) -> Plan:
@@ -244,7 +259,7 @@ def plan_cells(submission: Submission, layout: PracticeLayout) -> Plan:
     notebook = submission.path.suffix == ".ipynb"
     known = layout.cells
     others = [c for c in submission.cells if c.task is None]
-    matches = match_cells([c.source for c in others], [c.source for c in known])
+    matches = match_cells([c.source for c in others], [c.source for c in known], layout.code)
     label_of = {id(cell): known[matches[i]] for i, cell in enumerate(others) if i in matches}
     cells = []
     titles = dict(layout.task_titles)
@@ -309,22 +324,16 @@ def _code_offset(lesson: Lesson, after: int, code: str) -> int:
     return after
 
 
-def bound_names(code: str) -> tuple[str, ...]:
-    """Names a cell binds at the top level: assignments and imports, not functions."""
-    body = parse_python(code).body
-    return tuple(dict.fromkeys(n for s in body for n in bindings(s, imports=True)))
+def step_names(lesson: Lesson, code: LessonCode) -> tuple[str, ...]:
+    """Names the lesson's steps bind at the top level: assignments and imports, not
+    functions (the names a child reports at the checkpoint)."""
+    return tuple(n for step in lesson.steps for n in code.of(step.code).bound)
 
 
-def imported_modules(layout: PracticeLayout, tasks: tuple[Task, ...]) -> tuple[str, ...]:
-    """Modules the practice file imports, in its cells and its `tasks`' scaffolds, so the
+def imported_modules(layout: PracticeLayout, lesson: Lesson) -> tuple[str, ...]:
+    """Modules the practice file imports, in its cells and its tasks' scaffolds, so the
     grading starter imports them once instead of every forked child (under gVisor each
     child paid again for the import's hundreds of file opens and stats)."""
     sources = [cell.source for cell in layout.cells if cell.role != SKIP]
-    modules: list[str] = []
-    for source in [*sources, *(task.scaffold for task in tasks)]:
-        for statement in parse_python(source).body:
-            if isinstance(statement, ast.Import):
-                modules.extend(alias.name for alias in statement.names)
-            elif isinstance(statement, ast.ImportFrom) and statement.module:
-                modules.append(statement.module)
-    return tuple(dict.fromkeys(modules))
+    sources += [task.scaffold for task in lesson.tasks]
+    return tuple(dict.fromkeys(m for s in sources for m in layout.code.of(s).imported))

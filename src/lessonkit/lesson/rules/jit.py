@@ -9,12 +9,10 @@ rule that its reference answer could never meet is refused at its line in lesson
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from lessonkit.grading_child.names import bound_at_top
 from lessonkit.lesson.rules.base import (
     UNGRADED,
     ChildHooks,
@@ -26,7 +24,7 @@ from lessonkit.lesson.rules.base import (
     RuleFacts,
     RuleKind,
 )
-from lessonkit.lesson.syntax import parse_python
+from lessonkit.lesson.syntax import read_cell
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 # Errors JAX raises when Python asks a tracer for a concrete value: what `jit:` rules catch.
@@ -54,23 +52,10 @@ class JitRule:
     line: int = field(default=0, compare=False, metadata=UNGRADED)
 
 
-def top_level_bindings(code: str) -> frozenset[str]:
-    """Names the cell's own top-level statements bind with `def` or a plain assignment."""
-    return frozenset(n for s in parse_python(code).body for n in bound_at_top(s))
-
-
-def used_names(code: str) -> frozenset[str]:
-    """Names the cell reads anywhere (calls, arguments to `jax.vmap`, ...)."""
-    return frozenset(
-        node.id
-        for node in ast.walk(parse_python(code))
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-    )
-
-
 def jit_rule_gap(rule: JitRule, code: str) -> str | None:
     """Why a cell cannot meet `rule` (a function it does not define or never uses), or None."""
-    bound, used = top_level_bindings(code), used_names(code)
+    cell = read_cell(code)
+    bound, used = cell.defined, cell.read
     for name in rule.functions:
         if name not in bound:
             return f"it does not define `{name}` at its top level (def {name}(...): ...)"
