@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from lessonkit.course.fingerprints import located_tokens
+from lessonkit.lesson.syntax import parse_python
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def canonical_lines(cell: str, scaffold: str) -> tuple[CanonicalLine, ...] | Non
     if given is None:
         return None
     try:
-        tree = _canonical(ast.parse(cell), given.required, cell)
+        tree = _canonical(parse_python(cell), given.required, cell)
         lines = _lines(tree, cell.split("\n"), given.statements)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
@@ -71,7 +72,7 @@ class _Given:
 @functools.lru_cache(maxsize=64)
 def _given(scaffold: str) -> _Given | None:
     try:
-        tree = ast.parse(scaffold)
+        tree = parse_python(scaffold)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     required = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
