@@ -117,10 +117,14 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
         confine.die_with_parent(starter)  # again: new credentials may have cleared it
         forked: list[int] = []  # the starter's stop (SIGTERM) kills the learner's process
         signal.signal(signal.SIGTERM, lambda *_: [os.kill(pid, signal.SIGKILL) for pid in forked])
+        waiter_alive, waiter_holds = os.pipe()  # EOF once the waiting process has ended
         learner = os.fork()  # PID 1 of the new namespace
         if learner == 0:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            confine.die_with_parent(None)  # at once: the waiter may be killed while we start
+            os.close(waiter_holds)
         else:
+            os.close(waiter_alive)
             forked.append(learner)
             for fd in range(5):
                 os.close(fd)
@@ -134,6 +138,10 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
     # with the starter (no namespace), or with the process that waits for it (PID 1 of its
     # namespace, whose parent's id it cannot see)
     confine.die_with_parent(starter if confinement.mode == "none" else None)
+    if confinement.mode != "none":
+        if select.select([waiter_alive], [], [], 0)[0]:
+            os._exit(1)  # the waiter ended before the drop's cleared death signal was set again
+        os.close(waiter_alive)
     isolate.no_way_back()
     if confinement.trusted and confinement.cache:
         _write_compile_cache(confinement.cache)
