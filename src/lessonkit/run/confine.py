@@ -144,9 +144,15 @@ def _wait_as_parent_of_pid_one(parent: int) -> None:
         return
     die_with_parent(parent)
     _, status = os.waitpid(pid, 0)
+    end_like(status)
+
+
+def end_like(status: int) -> None:
+    """Leave with the status a waited-for process ended with, a signal as that signal (the
+    process that waits for PID 1 of a namespace: here, and in a fork of the starter)."""
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # SIGKILL and SIGSTOP have no handler to reset
             signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code & 0xFF)

@@ -90,16 +90,6 @@ def _descriptors(fds: list[int]) -> socket.socket:
     return socket.socket(fileno=GREETING_FD)
 
 
-def _end_like(status: int) -> None:
-    """Leave with the status the learner's process ended with, a signal as that signal."""
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0:
-        with contextlib.suppress(OSError):  # SIGKILL and SIGSTOP have no handler to reset
-            signal.signal(-code, signal.SIG_DFL)
-        os.kill(os.getpid(), -code)
-    os._exit(code & 0xFF)
-
-
 def _become_child(programs: _Programs, confinement, fds: list[int], wait: float) -> None:
     """In the fork: confine this process, then serve its requests (a learner's one file, or
     the reference's runs of the lesson's own code)."""
@@ -129,7 +119,7 @@ def _become_child(programs: _Programs, confinement, fds: list[int], wait: float)
             for fd in range(5):
                 os.close(fd)
             _, status = os.waitpid(learner, 0)
-            _end_like(status)
+            confine.end_like(status)
         _greet(greeting, wait)  # now as the process that will run learner code
     greeting.close()
     isolate.private_mounts(confinement)
