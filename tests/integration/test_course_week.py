@@ -49,7 +49,9 @@ ROSTER = (*PLAIN, *EXTRA, "frank", "zoe", "sam", "tim", "lea", *NEVER)
 OPTIONAL = ("adam-by-hand",)
 HARD_CODED = {"make-it-yours": "norm_squared = 96.\nmanual = 96.\n"}
 SYNTAX = {"make-it-yours": "norm_squared = = 1.\n"}
-LOOP = {"make-it-yours": "while True:\n    pass\n"}
+# An endless loop that sleeps: it runs out the time limit as a spinning one does, without
+# spending the shared machine's CPU for the three batches that grade it.
+LOOP = {"make-it-yours": "import time\n\nwhile True:\n    time.sleep(0.5)\n"}
 MONDAY, WEDNESDAY, LONG_AGO = 1_000_000.0, 2_000_000.0, 500_000.0
 
 COUNTED = {

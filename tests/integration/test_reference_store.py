@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -128,6 +129,37 @@ def test_the_declared_mistakes_run_only_once_a_file_fails(
     assert len(built) == 1 and len(list(store.folder.glob("*.json"))) >= 2
 
 
+@pytest.fixture(scope="module")
+def graded_at_21(state01, isolation, tmp_path_factory):
+    """A right file graded once at seed 21, its report, and the store entry that grading
+    wrote: each damaged-entry case starts from a copy, not from a grading of its own."""
+    folder = tmp_path_factory.mktemp("seed21")
+    right = folder / "right.py"
+    right.write_text(make_attempt(state01), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
+        patch.delenv(NO_REFERENCE_STORE_VARIABLE, raising=False)
+        kept = reference_store(isolation)
+        assert kept is not None
+        first = graded(state01, [right], seed=21, isolation=isolation)
+    (entry,) = kept.folder.glob("*.json")
+    return right, first, entry
+
+
+def _copied(graded_at_21, store) -> tuple:
+    right, first, entry = graded_at_21
+    store.folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(entry, store.folder / entry.name)
+    return right, first, store.folder / entry.name
+
+
+def test_a_copied_entry_is_used(state01, store, trusted_starts, graded_at_21, isolation):
+    """The damaged-entry cases below start from this copy: undamaged, it is the record."""
+    right, first, _ = _copied(graded_at_21, store)
+    assert graded(state01, [right], seed=21, isolation=isolation) == first
+    assert True not in trusted_starts
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -139,16 +171,14 @@ def test_the_declared_mistakes_run_only_once_a_file_fails(
     ids=["cut", "bad-status", "other-key", "deep"],
 )
 def test_a_damaged_store_file_is_ignored_and_written_afresh(
-    state01, files, store, trusted_starts, damage, isolation
+    state01, store, trusted_starts, damage, isolation, graded_at_21
 ):
-    first = graded(state01, files[:1], seed=21, isolation=isolation)
-    (entry,) = store.folder.glob("*.json")
+    right, first, entry = _copied(graded_at_21, store)
     text = entry.read_text(encoding="utf-8")
     assert damage(text) != text
     entry.write_text(damage(text), encoding="utf-8")
 
-    trusted_starts.clear()
-    again = graded(state01, files[:1], seed=21, isolation=isolation)
+    again = graded(state01, [right], seed=21, isolation=isolation)
     assert trusted_starts.count(True) == 1  # the reference ran again
     assert again == first
     assert json.loads(entry.read_text(encoding="utf-8"))["key"] != "0" * 64  # rewritten whole
