@@ -29,8 +29,10 @@ from lessonkit.grade.batches.lifecycle import (
     BatchOptions,
     BatchOutcome,
     BatchPreview,
+    FolderBatch,
     KeptBytes,
     Reuse,
+    grade_folder,
     run_batch,
 )
 from lessonkit.grade.batches.local import grade_many
@@ -49,6 +51,7 @@ __all__ = [
     "BatchOutcome",
     "BatchPreview",
     "BatchRun",
+    "FolderBatch",
     "JournalEntry",
     "JournalHeader",
     "JournalKey",
@@ -64,6 +67,7 @@ __all__ = [
     "check_seal",
     "default_key_path",
     "grade_each",
+    "grade_folder",
     "grade_many",
     "grading_fingerprint",
     "grading_key",

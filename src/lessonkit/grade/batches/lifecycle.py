@@ -6,8 +6,9 @@ folder, the grading key is read, the gradebook (if any) is opened, every output 
 checked and the journal read (`--resume`) and started afresh, files the gradebook graded
 before are reused, the rest graded and journalled as they come, the gradebook keeps the
 gradings, and the outputs are written (a shard seals its journal). Ctrl-C while grading is
-an outcome too: what the journal keeps and the command that goes on from there. The
-commands only build the options and render the outcome.
+an outcome too: what the journal keeps and the command that goes on from there. Before
+them, `grade_folder` finds and lists a command's folder, chooses its grading settings and
+makes its kind: the commands only parse their options and render the outcome.
 """
 
 from __future__ import annotations
@@ -15,19 +16,21 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches.batch_run import BatchRun
-from lessonkit.grade.batches.folder import BatchItem, Listing
+from lessonkit.grade.batches.folder import SUFFIXES, BatchItem, Listing, submissions_in
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
 from lessonkit.grade.batches.kind import BatchKind, OnEntry, not_graded
 from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.lesson.text import safe_name
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.settings import GradingSettings, grading_settings
 
 K = TypeVar("K")
 """What a gradebook says it kept (the command renders it)."""
@@ -68,6 +71,29 @@ class BatchOptions(Generic[R, K]):
     shard: Shard | None = None
     argv: tuple[str, ...] = field(default_factory=lambda: tuple(sys.argv[1:]))
     gradebook: Callable[[], BatchGradebook[R, K]] | None = None  # opened once outputs are safe
+    note: str | None = None  # how the files are kept apart, said before grading
+
+
+@dataclass(frozen=True)
+class FolderBatch(Generic[R, K]):
+    """A folder a command grades as one batch (`grade_folder`): what it holds, how its files
+    run, where the outputs go, and how it goes on from an earlier batch."""
+
+    folder: Path  # --batch: the submissions, data, never written to
+    holds: str  # what the folder holds, as its messages name it ("submissions", "scripts")
+    suffixes: tuple[str, ...] = SUFFIXES  # the files graded
+    limits: Limits = DEFAULT_LIMITS
+    allow_unsandboxed: bool = False  # --run-submissions-as-me
+    elsewhere: bool = False  # graded on a Dask cluster, whose machines check their own sandbox
+    compile_cache: bool = True
+    guarded: tuple[Path | str | None, ...] = ()  # people's work no sandbox is shown
+    out: Path | None = None  # --out; None: the kind's stem, in the current folder
+    key: str | None = None
+    resume: bool = False
+    seed: int | None = None
+    shard: Shard | None = None
+    argv: tuple[str, ...] = field(default_factory=lambda: tuple(sys.argv[1:]))
+    gradebook: Callable[[], BatchGradebook[R, K]] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +116,7 @@ class BatchPreview:
     failures_kept: int  # of the kept and the reused, those that did not pass
     journal_note: str | None  # the journal is not resumed, and why
     gradebook_note: str | None
+    isolation_note: str | None = None  # how the files are kept apart (`BatchOptions.note`)
 
 
 @dataclass(frozen=True)
@@ -137,6 +164,68 @@ def refuse_inside(out_dir: Path, folder: Path) -> None:
             fix="give --out a folder outside it, or leave --out out to write to "
             "./check-LESSON/ in the current folder",
         )
+
+
+def grade_folder(
+    batch: FolderBatch[R, K],
+    kind_for: Callable[[GradingSettings], BatchKind[R]],
+    environ: Mapping[str, str],
+    on_entry: OnEntry[R] | None = None,
+    on_start: Callable[[BatchPreview], None] | None = None,
+) -> BatchOutcome[R, K]:
+    """The batch of `check --batch` and `project --batch`: the folder found and listed, the
+    grading settings chosen (`environ`'s switches), a shard's rules kept, the kind made for
+    those settings (`kind_for`), then `run_batch`.
+
+    Raises:
+        UsageError: the folder, the settings or the shard cannot be used, or as `run_batch`.
+    """
+    folder = batch.folder
+    if not folder.is_dir():
+        raise UsageError(
+            f"{folder} is not a folder", fix=f"give the folder that holds the {batch.holds}"
+        )
+    settings = grading_settings(
+        environ,
+        limits=batch.limits,
+        batch=True,
+        allow_unsandboxed=batch.allow_unsandboxed or batch.elsewhere,
+        compile_cache=batch.compile_cache,
+    ).guarding(batch.guarded)
+    listing = submissions_in(folder)
+    unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
+    paths = [p for p in listing.entries if p.suffix in batch.suffixes or p in unlisted]
+    if not paths:
+        raise UsageError(f"{folder} holds no {' or '.join(batch.suffixes)} files")
+    shard = batch.shard
+    if shard is not None:
+        if batch.seed is None:
+            raise UsageError(
+                f"shard {shard} needs --seed, so that every shard grades on the same input sets",
+                fix="give every shard the same --seed N",
+            )
+        if batch.gradebook is not None:
+            raise UsageError(
+                "a shard writes its results to --out, never to a gradebook",
+                fix="grade the shards, then `lessonkit merge SHARD_OUT... --out DIR "
+                "--gradebook FILE`",
+            )
+        paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
+    kind = kind_for(settings)
+    options = BatchOptions(
+        folder=folder,
+        paths=tuple(paths),
+        listing=listing,
+        out_dir=batch.out or Path(kind.stem),
+        key=batch.key,
+        resume=batch.resume,
+        seed=batch.seed,
+        shard=shard,
+        argv=batch.argv,
+        gradebook=batch.gradebook,
+        note=None if batch.elsewhere else settings.isolation.note,
+    )
+    return run_batch(kind, options, on_entry, on_start)
 
 
 def run_batch(
@@ -197,6 +286,7 @@ def _run(
                 failures_kept=run.failures_kept(),
                 journal_note=run.note,
                 gradebook_note=None if reuse is None else reuse.note,
+                isolation_note=options.note,
             )
         )
     started = time.monotonic()
