@@ -62,35 +62,39 @@ def grade_shown(
     with BatchProgress(out, name=lambda path: relative_to(batch.folder, path), marks=marks) as bar:
         outcome = grade_folder(batch, kind_for, os.environ, bar.finished, bar.started)
     if outcome.status == "interrupted":
-        say_interrupted(outcome, out)
-    else:
-        say_kept(outcome, out)
+        out.print(
+            Text(
+                f"Interrupted: {outcome.journalled} of {outcome.total} file(s) graded and kept "
+                f"in the journal {safe_name(quoted(outcome.journal))}. Go on from there with:"
+                f"\n  {safe_name(outcome.resume_command)}"
+            )
+        )
+        return outcome
+    if outcome.journal_problem is not None:  # --resume cannot go on from this run
+        out.print(Text(outcome.journal_problem, style="yellow"))
+    if outcome.resumed:
+        out.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
     return outcome
 
 
 class BatchProgress:
     """A batch's progress: a bar on a terminal, else a line per finished file (a log).
 
-    Given `total`, it starts on `with`; otherwise `started` (a `run_batch` batch's
-    `on_start`) says what is known before grading and starts it from there.
+    `started` (a batch's `on_start`) says what is known before grading and starts it.
     """
 
     def __init__(
         self,
         out: Console,
-        total: int | None = None,
         *,
         name: Callable[[Path], str] = lambda path: path.name,
         marks: tuple[str, str] = LESSON_MARKS,
     ):
-        self.out, self.total, self.name, self.marks = out, total or 0, name, marks
+        self.out, self.total, self.name, self.marks = out, 0, name, marks
         self.done, self.failures = 0, 0
         self.bar: Progress | None = None
-        self.start_on_enter = total is not None
 
     def __enter__(self) -> BatchProgress:
-        if self.start_on_enter:
-            self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -141,14 +145,6 @@ class BatchProgress:
         self.out.print(Text(f"[{self.done}/{self.total}] {name}: {mark}"), soft_wrap=True)
 
 
-def say_kept(outcome: BatchOutcome, progress: Console) -> None:
-    """What the journal could not keep, and what was kept from an interrupted batch."""
-    if outcome.journal_problem is not None:
-        progress.print(Text(outcome.journal_problem, style="yellow"))
-    if outcome.resumed:
-        progress.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
-
-
 def say_not_graded(outcome: BatchOutcome, out: Console) -> int:
     """The files the grader failed on (no grade, kept out of the gradebook) and the command
     that grades them again; the exit status (1 when there are any, else 0)."""
@@ -160,14 +156,3 @@ def say_not_graded(outcome: BatchOutcome, out: Console) -> int:
     lines.append(f"Grade them again with:\n  {safe_name(outcome.resume_command or '')}")
     out.print(Text("\n".join(lines), style="yellow"))
     return 1
-
-
-def say_interrupted(outcome: BatchOutcome, out: Console) -> None:
-    """After Ctrl-C: how much the journal keeps, and the command that goes on from there."""
-    out.print(
-        Text(
-            f"Interrupted: {outcome.journalled} of {outcome.total} file(s) graded and kept in "
-            f"the journal {safe_name(quoted(outcome.journal))}. Go on from there with:\n  "
-            f"{safe_name(outcome.resume_command)}"
-        )
-    )

@@ -26,14 +26,13 @@ from lessonkit.grade.batches.journal import (
 from lessonkit.grade.batches.kind import BatchKind, OnEntry, relative_to
 from lessonkit.grade.batches.lesson_kind import lesson_kind
 from lessonkit.grade.batches.lifecycle import (
-    BatchOptions,
     BatchOutcome,
     BatchPreview,
     FolderBatch,
     KeptBytes,
     Reuse,
     grade_folder,
-    run_batch,
+    grade_kept,
 )
 from lessonkit.grade.batches.local import grade_many
 from lessonkit.grade.batches.outputs import write_results
@@ -47,7 +46,6 @@ __all__ = [
     "BatchEntry",
     "BatchItem",
     "BatchKind",
-    "BatchOptions",
     "BatchOutcome",
     "BatchPreview",
     "BatchRun",
@@ -68,6 +66,7 @@ __all__ = [
     "default_key_path",
     "grade_each",
     "grade_folder",
+    "grade_kept",
     "grade_many",
     "grading_fingerprint",
     "grading_key",
@@ -75,7 +74,6 @@ __all__ = [
     "read_bytes_in_folder",
     "read_sealed",
     "relative_to",
-    "run_batch",
     "short",
     "submissions_in",
     "write_results",
