@@ -20,18 +20,25 @@ from lessonkit.errors import UsageError
 from lessonkit.grade.batches import (
     BatchEntry,
     BatchKind,
-    BatchOptions,
+    FolderBatch,
     Shard,
     check_seal,
+    grade_folder,
     grading_key,
     read_sealed,
-    run_batch,
-    submissions_in,
 )
 from lessonkit.grade.judging.results import PASSED, GradeReport, TaskResult
+from lessonkit.run import isolation
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="links and dir_fd are POSIX")
 NAMES = ("ana.py", "bob.py", "cy.py")
+
+
+@pytest.fixture(autouse=True)
+def _no_sandbox_probe(monkeypatch) -> None:
+    """The batch's settings are chosen without starting a process (the unit tier's rule)."""
+    monkeypatch.setattr(isolation, "find_sandbox", lambda: (None, "none in a unit test"))
+    monkeypatch.setattr(isolation, "root_isolation", lambda: "user")
 
 
 def _report(path: Path) -> GradeReport:
@@ -69,11 +76,10 @@ def _batch(tmp_path: Path, between, shard: Shard | None = None):
     folder.mkdir()
     for name in NAMES:
         (folder / name).write_text(f"# {name}: a SECRET answer\n", encoding="utf-8")
-    listing = submissions_in(folder)
-    options = BatchOptions(
-        folder, tuple(listing.entries), listing, out, seed=7, shard=shard, argv=("check",)
+    batch = FolderBatch(
+        folder, "submissions", allow_unsandboxed=True, out=out, seed=7, shard=shard, argv=("check",)
     )
-    return run_batch(_kind(between), options)
+    return grade_folder(batch, lambda settings: _kind(between), {})
 
 
 def _outside(tmp_path: Path) -> Path:

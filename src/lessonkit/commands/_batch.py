@@ -1,14 +1,16 @@
 """What a batch shows while it runs: a bar on a terminal, else a line per finished file.
 
-The batch itself (journal, resume, shards, outputs) is `grade.batches.lifecycle.run_batch`;
-this module shows its progress and says what it kept and how long it took.
+The batch itself (folder, settings, journal, resume, shards, outputs) is
+`grade.batches.lifecycle.grade_folder`; this module reads the options every batch command
+has, shows the batch's progress and says what it kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,61 +18,83 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from lessonkit.commands._common import quoted
-from lessonkit.grade.batches import BatchEntry, BatchOptions, BatchOutcome, BatchPreview, Listing
+from lessonkit.commands._common import console, limits_from, quoted
+from lessonkit.grade.batches import (
+    BatchEntry,
+    BatchKind,
+    BatchOutcome,
+    BatchPreview,
+    FolderBatch,
+    grade_folder,
+    relative_to,
+)
 from lessonkit.lesson.text import safe_name
+from lessonkit.settings import GradingSettings
 
 LESSON_MARKS = ("pass", "not passed")
 """How a finished file's line says whether it passed."""
 
 
-def batch_options(
-    args: argparse.Namespace,
-    folder: Path,
-    paths: Sequence[Path],
-    listing: Listing,
-    default_out: str,
-    **more: Any,
-) -> BatchOptions:
-    """The options every batch command reads alike: `--out` (else `default_out`), `--key`,
-    `--resume`, and the command line a resume repeats; `more` are the command's own."""
-    return BatchOptions(
-        folder=folder,
-        paths=tuple(paths),
-        listing=listing,
-        out_dir=Path(args.out) if args.out else Path(default_out),
+def folder_batch(args: argparse.Namespace, **more: Any) -> FolderBatch:
+    """The batch every batch command's options ask for alike: `--batch`, `--out`, `--key`,
+    `--resume`, the limits, `--run-submissions-as-me`, and the command line a resume
+    repeats; `more` are the command's own."""
+    return FolderBatch(
+        folder=Path(args.batch),
+        out=Path(args.out) if args.out else None,
         key=args.key,
         resume=args.resume,
+        limits=limits_from(args),
+        allow_unsandboxed=args.run_submissions_as_me,
         argv=tuple(getattr(args, "argv", sys.argv[1:])),
         **more,
     )
 
 
+def grade_shown(
+    batch: FolderBatch,
+    kind_for: Callable[[GradingSettings], BatchKind],
+    marks: tuple[str, str] = LESSON_MARKS,
+) -> BatchOutcome:
+    """`grade_folder` with its progress shown, then what it kept said; after Ctrl-C, what the
+    journal keeps and the command that goes on from there."""
+    out = console(stderr=True)
+    with BatchProgress(out, name=lambda path: relative_to(batch.folder, path), marks=marks) as bar:
+        outcome = grade_folder(batch, kind_for, os.environ, bar.finished, bar.started)
+    if outcome.status == "interrupted":
+        out.print(
+            Text(
+                f"Interrupted: {outcome.journalled} of {outcome.total} file(s) graded and kept "
+                f"in the journal {safe_name(quoted(outcome.journal))}. Go on from there with:"
+                f"\n  {safe_name(outcome.resume_command)}"
+            )
+        )
+        return outcome
+    if outcome.journal_problem is not None:  # --resume cannot go on from this run
+        out.print(Text(outcome.journal_problem, style="yellow"))
+    if outcome.resumed:
+        out.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
+    return outcome
+
+
 class BatchProgress:
     """A batch's progress: a bar on a terminal, else a line per finished file (a log).
 
-    Given `total`, it starts on `with`; otherwise `started` (a `run_batch` batch's
-    `on_start`) says what is known before grading and starts it from there.
+    `started` (a batch's `on_start`) says what is known before grading and starts it.
     """
 
     def __init__(
         self,
         out: Console,
-        total: int | None = None,
         *,
         name: Callable[[Path], str] = lambda path: path.name,
         marks: tuple[str, str] = LESSON_MARKS,
-        notes: Sequence[str | None] = (),
     ):
-        self.out, self.total, self.name, self.marks = out, total or 0, name, marks
-        self.notes = notes  # said in yellow before grading, after the gradebook's
+        self.out, self.total, self.name, self.marks = out, 0, name, marks
         self.done, self.failures = 0, 0
         self.bar: Progress | None = None
-        self.start_on_enter = total is not None
 
     def __enter__(self) -> BatchProgress:
-        if self.start_on_enter:
-            self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -79,7 +103,7 @@ class BatchProgress:
 
     def started(self, start: BatchPreview) -> None:
         """What the batch knows before grading: its notes, the files reused, then the bar."""
-        for note in (start.gradebook_note, *self.notes, start.journal_note):
+        for note in (start.gradebook_note, start.isolation_note, start.journal_note):
             if note is not None:
                 self.out.print(Text(note, style="yellow"))
         if start.reused:
@@ -121,14 +145,6 @@ class BatchProgress:
         self.out.print(Text(f"[{self.done}/{self.total}] {name}: {mark}"), soft_wrap=True)
 
 
-def say_kept(outcome: BatchOutcome, progress: Console) -> None:
-    """What the journal could not keep, and what was kept from an interrupted batch."""
-    if outcome.journal_problem is not None:
-        progress.print(Text(outcome.journal_problem, style="yellow"))
-    if outcome.resumed:
-        progress.print(f"Kept {outcome.resumed} result(s) from the interrupted batch.")
-
-
 def say_not_graded(outcome: BatchOutcome, out: Console) -> int:
     """The files the grader failed on (no grade, kept out of the gradebook) and the command
     that grades them again; the exit status (1 when there are any, else 0)."""
@@ -140,16 +156,3 @@ def say_not_graded(outcome: BatchOutcome, out: Console) -> int:
     lines.append(f"Grade them again with:\n  {safe_name(outcome.resume_command or '')}")
     out.print(Text("\n".join(lines), style="yellow"))
     return 1
-
-
-def say_interrupted(outcome: BatchOutcome, out: Console) -> int:
-    """After Ctrl-C: how much the journal keeps, and the command that goes on from there;
-    the exit status (130)."""
-    out.print(
-        Text(
-            f"Interrupted: {outcome.journalled} of {outcome.total} file(s) graded and kept in "
-            f"the journal {safe_name(quoted(outcome.journal))}. Go on from there with:\n  "
-            f"{safe_name(outcome.resume_command)}"
-        )
-    )
-    return 130

@@ -35,7 +35,7 @@ from lessonkit.grade import Grader
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.model import Lesson
 from lessonkit.lesson.text import safe_name
-from lessonkit.settings import grading_settings
+from lessonkit.settings import GradingSettings, grading_settings
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -212,89 +212,45 @@ def _watch(grader: Grader, lesson: Lesson, path: Path, as_json: bool) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    """Grade a folder as one batch (`run_batch`), its progress shown, then its outcome."""
-    from lessonkit.commands._batch import (
-        BatchProgress,
-        batch_options,
-        say_interrupted,
-        say_kept,
-        say_not_graded,
-    )
+    """Grade a folder as one batch (`grade_folder`), its progress shown, then its outcome."""
+    from lessonkit.commands._batch import folder_batch, grade_shown, say_not_graded
     from lessonkit.commands._course import say_gradebook_kept
     from lessonkit.course.batch_gradebook import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batches import (
-        default_key_path,
-        lesson_kind,
-        relative_to,
-        run_batch,
-        submissions_in,
-    )
+    from lessonkit.grade.batches import BatchKind, default_key_path, lesson_kind
 
-    folder = Path(args.batch)
-    if not folder.is_dir():
-        raise UsageError(
-            f"{folder} is not a folder", fix="give the folder that holds the submissions"
-        )
-    # With --dask the workers run the submissions, and each checks its own sandbox.
-    settings = grading_settings(
-        os.environ,
-        limits=limits_from(args),
-        batch=True,
-        allow_unsandboxed=args.run_submissions_as_me or bool(args.dask),
-    )
-    key = Path(args.key) if args.key else default_key_path()
-    work = (folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key)
-    settings = settings.guarding(work)
     lesson = find_lesson(args.lesson)
-    listing = submissions_in(folder)
-    paths = listing.entries  # each folder that could not be listed is a row of its own
-    if not paths:
-        raise UsageError(f"{folder} holds no .py or .ipynb files")
     shard = choose_shard(args.shard, args.shard_count, os.environ)
-    if shard is not None:
-        if args.seed is None:
-            raise UsageError(
-                f"shard {shard} needs --seed, so that every shard grades on the same input sets",
-                fix="give every shard the same --seed N",
-            )
-        if args.gradebook:
-            raise UsageError(
-                "a shard writes its results to --out, never to a gradebook",
-                fix="grade the shards, then `lessonkit merge SHARD_OUT... --out DIR "
-                "--gradebook FILE`",
-            )
-        paths = [p for p in paths if shard.holds(p.relative_to(folder).as_posix())]
-    out = console(stderr=True)
+    folder = Path(args.batch)
 
     def gradebook() -> LessonGradebook:
         course = CourseIntake.open(args.gradebook, args.roster, folder, args.submitted_at_from)
         return LessonGradebook(course, lesson, folder, keep_old=args.keep_old_gradings)
 
-    kind = lesson_kind(
-        lesson,
-        jobs=args.jobs or os.cpu_count(),
-        settings=settings,
-        dask=args.dask,
-        allow_unsandboxed=args.run_submissions_as_me,
-        shard=shard,
-    )
-    options = batch_options(
+    def kind(settings: GradingSettings) -> BatchKind:
+        return lesson_kind(
+            lesson,
+            jobs=args.jobs or os.cpu_count(),
+            settings=settings,
+            dask=args.dask,
+            allow_unsandboxed=args.run_submissions_as_me,
+            shard=shard,
+        )
+
+    key = Path(args.key) if args.key else default_key_path()
+    batch = folder_batch(
         args,
-        folder,
-        paths,
-        listing,
-        f"check-{lesson.meta.id}",
+        holds="submissions",
+        elsewhere=bool(args.dask),  # the Dask workers run the files, each in its own sandbox
+        guarded=(folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key),
         seed=args.seed,
         shard=shard,
         gradebook=gradebook if args.gradebook else None,
     )
-    notes = [None if args.dask else settings.isolation.note]
-    with BatchProgress(out, name=lambda path: relative_to(folder, path), notes=notes) as bar:
-        outcome = run_batch(kind, options, bar.finished, on_start=bar.started)
+    outcome = grade_shown(batch, kind)
     if outcome.status == "interrupted":
-        return say_interrupted(outcome, out)
-    say_kept(outcome, out)
+        return 130
+    out = console(stderr=True)
     out.print(f"Graded {outcome.graded_here} file(s) in {outcome.seconds:.1f} s.")
     entries = outcome.entries
     if args.json:

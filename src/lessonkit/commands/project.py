@@ -34,7 +34,7 @@ from lessonkit.project import (
     ProjectReport,
     grade_project,
 )
-from lessonkit.settings import grading_settings
+from lessonkit.settings import GradingSettings, grading_settings
 
 _MARKS = {"holds": "ok", "fails": "bad", "not checked": "warn"}
 
@@ -142,55 +142,31 @@ def show_report(report: ProjectReport) -> None:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    """Grade every .py file below a folder as one batch (`run_batch`), one report each; the
+    """Grade every .py file below a folder as one batch (`grade_folder`), one report each; the
     folder is data. Its progress is shown, then its outcome."""
-    from lessonkit.commands._batch import (
-        BatchProgress,
-        batch_options,
-        say_interrupted,
-        say_kept,
-    )
-    from lessonkit.grade.batches import relative_to, run_batch, submissions_in
+    from lessonkit.commands._batch import folder_batch, grade_shown
+    from lessonkit.grade.batches import BatchKind
     from lessonkit.project.batch import project_kind
+    from lessonkit.project.runs import new_seed
 
-    folder = Path(args.batch)
-    if not folder.is_dir():
-        raise UsageError(f"{folder} is not a folder", fix="give the folder that holds the scripts")
     number, contract = phase_contract(args.phase)
-    settings = grading_settings(
-        os.environ,
-        limits=limits_from(args),
-        batch=True,
-        allow_unsandboxed=args.run_submissions_as_me,
-        compile_cache=False,
-    )
-    listing = submissions_in(folder)
-    unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
-    paths = [p for p in listing.entries if p.suffix == ".py" or p in unlisted]
-    if not paths:
-        raise UsageError(f"{folder} holds no .py files")
-    kind = project_kind(
-        number,
-        contract,
-        folder,
-        isolation=settings.isolation,
-        limits=settings.limits,
-        jobs=args.jobs,
-    )
     # Afresh, the seed is drawn now; resumed, it is the interrupted batch's (or drawn then).
-    seed = args.seed if args.seed is not None or args.resume else kind.new_seed()
-    options = batch_options(args, folder, paths, listing, f"project-phase-{number}", seed=seed)
-    progress = console(stderr=True)
-    with BatchProgress(
-        progress,
-        name=lambda path: relative_to(folder, path),
-        marks=("every property holds", "not every property holds"),
-        notes=[settings.isolation.note],
-    ) as bar:
-        outcome = run_batch(kind, options, bar.finished, on_start=bar.started)
+    seed = args.seed if args.seed is not None or args.resume else new_seed()
+    batch = folder_batch(args, holds="scripts", suffixes=(".py",), compile_cache=False, seed=seed)
+
+    def kind(settings: GradingSettings) -> BatchKind:
+        return project_kind(
+            number,
+            contract,
+            batch.folder,
+            isolation=settings.isolation,
+            limits=settings.limits,
+            jobs=args.jobs,
+        )
+
+    outcome = grade_shown(batch, kind, marks=("every property holds", "not every property holds"))
     if outcome.status == "interrupted":
-        return say_interrupted(outcome, progress)
-    say_kept(outcome, progress)
+        return 130
     reports = [e.report for e in outcome.entries]
     if args.json:
         print(json.dumps(outcome.summary, indent=2))

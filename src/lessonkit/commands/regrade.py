@@ -1,7 +1,7 @@
 """`lessonkit regrade`: grade a lesson's kept attempts again with today's lesson.
 
 Each regrade is a new grading in the gradebook, never an overwrite (`lessonkit.course.regrade`),
-graded as a batch of the gradebook's kept bytes (`grade.batches.lifecycle.run_batch`);
+graded as a batch of the gradebook's kept bytes (`grade.batches.lifecycle.grade_kept`);
 the command prints how many counting attempts were graded under an older grading fingerprint,
 before and after, and whose counting points changed.
 """
@@ -28,7 +28,7 @@ from lessonkit.commands._course import add_policy_argument
 from lessonkit.course.batch_gradebook import existing_gradebook
 from lessonkit.course.gradebook import utc_stamp
 from lessonkit.course.regrade import keep_regrades, regrade_items, regrade_targets
-from lessonkit.grade.batches import KeptBytes, grading_fingerprint, lesson_kind, run_batch, short
+from lessonkit.grade.batches import KeptBytes, grade_kept, grading_fingerprint, lesson_kind, short
 from lessonkit.lesson.catalog import find_lesson
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.limits import DEFAULT_LIMITS
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         todo = regrade_targets(book, lesson, args.student)
         batch = KeptBytes(regrade_items(book, todo), seed=args.seed)
         with BatchProgress(progress) as bar:
-            graded = run_batch(kind, batch, bar.finished, on_start=bar.started)
+            graded = grade_kept(kind, batch, bar.finished, on_start=bar.started)
         result = keep_regrades(
             book,
             lesson,

@@ -1,7 +1,7 @@
 """Grade the kept bytes of a lesson's attempts again, with the lesson as it is today.
 
 After a rubric fix, every kept attempt of the lesson (or one student) is graded again, as a
-batch of kept bytes (`grade.batches.lifecycle.run_batch`), each distinct bytes once, and kept
+batch of kept bytes (`grade.batches.lifecycle.grade_kept`), each distinct bytes once, and kept
 as a new grading under the lesson's current fingerprint. The result lists whose counting
 points changed.
 """

@@ -26,12 +26,13 @@ from lessonkit.grade.batches.journal import (
 from lessonkit.grade.batches.kind import BatchKind, OnEntry, relative_to
 from lessonkit.grade.batches.lesson_kind import lesson_kind
 from lessonkit.grade.batches.lifecycle import (
-    BatchOptions,
     BatchOutcome,
     BatchPreview,
+    FolderBatch,
     KeptBytes,
     Reuse,
-    run_batch,
+    grade_folder,
+    grade_kept,
 )
 from lessonkit.grade.batches.local import grade_many
 from lessonkit.grade.batches.outputs import write_results
@@ -45,10 +46,10 @@ __all__ = [
     "BatchEntry",
     "BatchItem",
     "BatchKind",
-    "BatchOptions",
     "BatchOutcome",
     "BatchPreview",
     "BatchRun",
+    "FolderBatch",
     "JournalEntry",
     "JournalHeader",
     "JournalKey",
@@ -64,6 +65,8 @@ __all__ = [
     "check_seal",
     "default_key_path",
     "grade_each",
+    "grade_folder",
+    "grade_kept",
     "grade_many",
     "grading_fingerprint",
     "grading_key",
@@ -71,7 +74,6 @@ __all__ = [
     "read_bytes_in_folder",
     "read_sealed",
     "relative_to",
-    "run_batch",
     "short",
     "submissions_in",
     "write_results",

@@ -1,6 +1,6 @@
 """One batch's state on disk: its output folder, the journal it resumes from and appends to,
 and the outputs it writes at the end (`BatchRun`). The steps that drive it, in order, are
-`grade.batches.lifecycle.run_batch`; what a kind of batch does its own way is its
+`grade.batches.lifecycle.grade_folder`; what a kind of batch does its own way is its
 `grade.batches.kind.BatchKind`.
 
 Each result is appended to a journal the moment it is known (so Ctrl-C loses nothing and

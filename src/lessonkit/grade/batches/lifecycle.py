@@ -1,13 +1,15 @@
-"""A batch is one call: `run_batch(kind, options, on_entry)` -> a `BatchOutcome`.
+"""A batch is one call: `grade_folder(batch, kind_for, environ, on_entry)` -> a `BatchOutcome`.
 
 Whatever the kind (a lesson's `check --batch`, a phase's `project --batch`), the steps are
-the same and happen here, in this order: the outputs are refused inside the submissions
+the same and happen here, in this order: the folder is found and listed, the grading
+settings chosen and the kind made for them, the outputs are refused inside the submissions
 folder, the grading key is read, the gradebook (if any) is opened, every output path is
 checked and the journal read (`--resume`) and started afresh, files the gradebook graded
 before are reused, the rest graded and journalled as they come, the gradebook keeps the
 gradings, and the outputs are written (a shard seals its journal). Ctrl-C while grading is
 an outcome too: what the journal keeps and the command that goes on from there. The
-commands only build the options and render the outcome.
+commands only parse their options and render the outcome; `grade_kept` grades a gradebook's
+kept bytes the same way, nothing written.
 """
 
 from __future__ import annotations
@@ -15,19 +17,21 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from lessonkit.errors import UsageError, shown
 from lessonkit.grade.batches.batch_run import BatchRun
-from lessonkit.grade.batches.folder import BatchItem, Listing
+from lessonkit.grade.batches.folder import SUFFIXES, BatchItem, submissions_in
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
 from lessonkit.grade.batches.kind import BatchKind, OnEntry, not_graded
 from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.provenance.grading_key import grading_key
 from lessonkit.lesson.text import safe_name
+from lessonkit.run.limits import DEFAULT_LIMITS, Limits
+from lessonkit.settings import GradingSettings, grading_settings
 
 K = TypeVar("K")
 """What a gradebook says it kept (the command renders it)."""
@@ -55,14 +59,20 @@ class BatchGradebook(Protocol[R, K]):
 
 
 @dataclass(frozen=True)
-class BatchOptions(Generic[R, K]):
-    """Where a batch reads and writes, and how it goes on from an earlier one."""
+class FolderBatch(Generic[R, K]):
+    """A folder a command grades as one batch (`grade_folder`): what it holds, how its files
+    run, where the outputs go, and how it goes on from an earlier batch."""
 
-    folder: Path  # the submissions: data, never written to
-    paths: tuple[Path, ...]  # the files (and unlistable folders) of `listing` this batch grades
-    listing: Listing
-    out_dir: Path
-    key: str | None = None  # --key: the grading key's file (default: the instructor's)
+    folder: Path  # --batch: the submissions, data, never written to
+    holds: str  # what the folder holds, as its messages name it ("submissions", "scripts")
+    suffixes: tuple[str, ...] = SUFFIXES  # the files graded
+    limits: Limits = DEFAULT_LIMITS
+    allow_unsandboxed: bool = False  # --run-submissions-as-me
+    elsewhere: bool = False  # graded on a Dask cluster, whose machines check their own sandbox
+    compile_cache: bool = True
+    guarded: tuple[Path | str | None, ...] = ()  # people's work no sandbox is shown
+    out: Path | None = None  # --out; None: the kind's stem, in the current folder
+    key: str | None = None
     resume: bool = False
     seed: int | None = None
     shard: Shard | None = None
@@ -90,6 +100,7 @@ class BatchPreview:
     failures_kept: int  # of the kept and the reused, those that did not pass
     journal_note: str | None  # the journal is not resumed, and why
     gradebook_note: str | None
+    isolation_note: str | None = None  # how the files are kept apart
 
 
 @dataclass(frozen=True)
@@ -139,50 +150,87 @@ def refuse_inside(out_dir: Path, folder: Path) -> None:
         )
 
 
-def run_batch(
-    kind: BatchKind[R],
-    options: BatchOptions[R, K] | KeptBytes,
+def grade_folder(
+    batch: FolderBatch[R, K],
+    kind_for: Callable[[GradingSettings], BatchKind[R]],
+    environ: Mapping[str, str],
     on_entry: OnEntry[R] | None = None,
     on_start: Callable[[BatchPreview], None] | None = None,
 ) -> BatchOutcome[R, K]:
-    """Grade a folder (or kept bytes) as one batch of `kind`; `on_start` is told what is
-    known before grading, `on_entry` each row graded now, in the order they finish.
+    """Grade a folder as one batch, of the kind `kind_for` makes for the grading settings
+    chosen (`environ`'s switches); `on_start` is told what is known before grading,
+    `on_entry` each row graded now, in the order they finish.
 
     Raises:
-        UsageError: an output, the key, the gradebook or the journal cannot be used (before
-            any grading), or the gradebook cannot keep the gradings (the journal keeps them).
+        UsageError: the folder, the settings, the shard, an output, the key, the gradebook
+            or the journal cannot be used (before any grading), or the gradebook cannot keep
+            the gradings (the journal keeps them).
     """
-    if isinstance(options, KeptBytes):
-        return _grade_kept(kind, options, on_entry, on_start)
-    refuse_inside(options.out_dir, options.folder)
-    key = grading_key(options.key, not_inside=(options.folder, options.out_dir))
-    gradebook = options.gradebook() if options.gradebook is not None else None
+    folder = batch.folder
+    if not folder.is_dir():
+        raise UsageError(
+            f"{folder} is not a folder", fix=f"give the folder that holds the {batch.holds}"
+        )
+    settings = grading_settings(
+        environ,
+        limits=batch.limits,
+        batch=True,
+        allow_unsandboxed=batch.allow_unsandboxed or batch.elsewhere,
+        compile_cache=batch.compile_cache,
+    ).guarding(batch.guarded)
+    listing = submissions_in(folder)
+    unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
+    paths = [p for p in listing.entries if p.suffix in batch.suffixes or p in unlisted]
+    if not paths:
+        raise UsageError(f"{folder} holds no {' or '.join(batch.suffixes)} files")
+    if batch.shard is not None:
+        if batch.seed is None:
+            raise UsageError(
+                f"shard {batch.shard} needs --seed, so that every shard grades on the same "
+                "input sets",
+                fix="give every shard the same --seed N",
+            )
+        if batch.gradebook is not None:
+            raise UsageError(
+                "a shard writes its results to --out, never to a gradebook",
+                fix="grade the shards, then `lessonkit merge SHARD_OUT... --out DIR "
+                "--gradebook FILE`",
+            )
+        paths = [p for p in paths if batch.shard.holds(p.relative_to(folder).as_posix())]
+    kind = kind_for(settings)
+    out_dir = batch.out or Path(kind.stem)
+    refuse_inside(out_dir, folder)
+    key = grading_key(batch.key, not_inside=(folder, out_dir))
+    gradebook = batch.gradebook() if batch.gradebook is not None else None
     run = BatchRun(
         kind,
-        options.folder,
-        options.out_dir,
-        resume=options.resume,
-        seed=options.seed,
+        folder,
+        out_dir,
+        resume=batch.resume,
+        seed=batch.seed,
         key=key,
-        listing=options.listing,
-        shard=options.shard,
+        listing=listing,
+        shard=batch.shard,
     )
+    note = None if batch.elsewhere else settings.isolation.note
     try:
-        return _run(kind, options, run, gradebook, on_entry, on_start)
+        return _run(kind, batch, paths, run, gradebook, note, on_entry, on_start)
     finally:
         run.close()
 
 
 def _run(
     kind: BatchKind[R],
-    options: BatchOptions[R, K],
+    batch: FolderBatch[R, K],
+    paths: list[Path],
     run: BatchRun[R],
     gradebook: BatchGradebook[R, K] | None,
+    note: str | None,
     on_entry: OnEntry[R] | None,
     on_start: Callable[[BatchPreview], None] | None,
 ) -> BatchOutcome[R, K]:
-    """The batch's steps from checking the outputs on, with `run` held open by the caller."""
-    paths = list(options.paths)
+    """The batch's steps from checking the outputs on, with `run` held open by the caller;
+    `note` says how the files are kept apart."""
     run.prepare(paths)
     reuse = gradebook.reusable(paths, kind.fingerprint) if gradebook is not None else None
     if reuse is not None:
@@ -197,13 +245,14 @@ def _run(
                 failures_kept=run.failures_kept(),
                 journal_note=run.note,
                 gradebook_note=None if reuse is None else reuse.note,
+                isolation_note=note,
             )
         )
     started = time.monotonic()
     try:
         entries = run.grade(paths, on_report=on_entry)
     except KeyboardInterrupt:
-        return _outcome(run, options, "interrupted", (), {}, (), time.monotonic() - started)
+        return _outcome(run, batch, paths, "interrupted", (), {}, (), time.monotonic() - started)
     seconds = time.monotonic() - started
     # The gradebook first: until the outputs are written the journal is kept, so a gradebook
     # that cannot be written loses nothing (`--resume` goes on from the journal).
@@ -217,16 +266,17 @@ def _run(
                 f"{exc.message}; the {len(entries)} graded file(s) are kept in the journal "
                 f"{safe_name(shlex.quote(shown(run.journal)))}",
                 fix=f"{exc.fix or 'mend the gradebook'}, then go on with: "
-                f"{safe_name(run.resume_command(options.argv))}",
+                f"{safe_name(run.resume_command(batch.argv))}",
             ) from None
     summary = run.summary(entries)
     written = run.write_outputs(entries, summary)
-    return _outcome(run, options, "written", entries, summary, tuple(written), seconds, kept)
+    return _outcome(run, batch, paths, "written", entries, summary, tuple(written), seconds, kept)
 
 
 def _outcome(
     run: BatchRun[R],
-    options: BatchOptions[R, K],
+    batch: FolderBatch[R, K],
+    paths: list[Path],
     status: BatchStatus,
     entries: tuple[BatchEntry[R], ...],
     summary: dict[str, Any],
@@ -240,7 +290,7 @@ def _outcome(
         summary=summary,
         written=written,
         seed=run.seed,
-        total=len(options.paths),
+        total=len(paths),
         resumed=len(run.done),
         reused=len(run.known),
         graded_now=run.graded_now,
@@ -248,22 +298,22 @@ def _outcome(
         seconds=seconds,
         journal=run.journal,
         journal_problem=run.journal_problem,
-        resume_command=run.resume_command(options.argv),
+        resume_command=run.resume_command(batch.argv),
         kept=kept,
     )
 
 
-def _grade_kept(
+def grade_kept(
     kind: BatchKind[R],
-    options: KeptBytes,
-    on_entry: OnEntry[R] | None,
-    on_start: Callable[[BatchPreview], None] | None,
-) -> BatchOutcome[R, K]:
+    kept: KeptBytes,
+    on_entry: OnEntry[R] | None = None,
+    on_start: Callable[[BatchPreview], None] | None = None,
+) -> BatchOutcome[R, Any]:
     """Kept bytes graded on one seed, each as a folder's file would be; nothing written."""
-    items = options.items
+    items = kept.items
     if on_start is not None:
         on_start(BatchPreview(len(items), len(items), 0, 0, 0, None, None))
-    seed = kind.new_seed() if options.seed is None and items else options.seed
+    seed = kind.new_seed() if kept.seed is None and items else kept.seed
     started = time.monotonic()
     entries = kind.grade(items, seed, on_entry or (lambda entry: None)) if items else ()
     return BatchOutcome(
