@@ -31,17 +31,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def scope_of(nodeid: str) -> str:
-    """The unit of work an xdist worker takes whole: an integration or browser module (its
-    module-scoped fixtures, a batch graded once or a site built once, are then made once),
-    the hostile suite's batch cases together (they share the honest files' verdicts alone),
-    and any other test on its own."""
+    """The unit of work an xdist worker takes whole: an integration, browser or hostile
+    module (its module-scoped fixtures, a batch graded once, a site built once or a week
+    graded in a gVisor pod, are then made once), except the hostile suite's cases: a case
+    graded alone is a unit of its own, the batch cases one unit together (they share the
+    honest files' verdicts alone). Any other test is a unit of its own."""
     path = nodeid.split("::", 1)[0]
     parts = path.split("/")
     tier = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
-    if tier in ("integration", "browser"):
-        return path
     if tier == "hostile" and nodeid.endswith("/batch]"):
         return "hostile-batch"
+    if tier == "hostile" and nodeid.endswith("/single]"):
+        return nodeid
+    if tier in ("integration", "browser", "hostile"):
+        return path
     return nodeid
 
 

@@ -26,3 +26,13 @@ def test_the_hostile_batch_cases_are_one_unit():
     a = "tests/hostile/test_grade_hostile_suite.py::test_case[process-escape/a/batch]"
     b = "tests/hostile/test_grade_hostile_suite.py::test_case[filesystem-damage/b/batch]"
     assert scope_of(a) == scope_of(b) == "hostile-batch"
+
+
+def test_a_hostile_module_is_one_unit_so_its_shared_fixture_is_made_once():
+    """The gVisor pod's week (about a minute) was graded once per worker that took one of
+    its tests."""
+    for nodeid in (
+        "tests/hostile/test_gvisor_pod.py::test_the_batch_finishes",
+        "tests/hostile/test_gvisor_pod.py::test_no_blank_file_passes",
+    ):
+        assert scope_of(nodeid) == "tests/hostile/test_gvisor_pod.py"
