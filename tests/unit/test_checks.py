@@ -1422,8 +1422,8 @@ def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
     key = probe.probe.key  # drawn from the family each run, never the declared `extra`
-    assert probe.name == "probe-9" and key in probe.inputs["params"] and key != "extra"
-    world.steps("probe-9", params=as_value(LESSON_PARAMS))
+    assert probe.name == "probe-10" and key in probe.inputs["params"] and key != "extra"
+    world.steps("probe-10", params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,

@@ -169,6 +169,11 @@ class ChildProgram:
             self.channel.send(wire.event("start", **where))
             inputs_here = strip if cell.role == SETUP else frozenset()
             result = self._cell(cell, namespace, inputs_here, files)
+            for name in inputs_here:
+                # A step binding a given name beside others (`value, grads = ...`) cannot
+                # be stripped: the cells after it read the given value all the same.
+                if namespace.get(name) is not scenario.inputs[name]:
+                    namespace[name] = scenario.inputs[name]
             report = wire.event("cell", **where, **result)
             names = cell.report
             if names:
@@ -207,6 +212,7 @@ class ChildProgram:
         for key, watch in watches.items():
             namespace[wire.rule_hook(key)] = watch.wrap
         placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
+        reached = self.sources.reached()
         sys.stdout = sys.stderr = capture
         try:
             self._arm()
@@ -232,6 +238,8 @@ class ChildProgram:
             result["error"] = error
         if placeholders.first is not None:  # the first `todo(...)` that ran, escaped or caught
             result["placeholder"] = error_report(placeholders.first, files)
+        if self.sources.reached() != reached:
+            result["reached"] = True
         for key, watch in watches.items():
             result[key] = watch.report(cell.asks[key])
         return result

@@ -311,3 +311,47 @@ def value_detail(expected: Value, got: Value, accept: Accept) -> str:
     first = differences(expected, got, accept)[0]
     at = f"at `{first.location}` " if first.path else ""
     return f"{at}got {describe(reported(first.got))}, expected {describe(reported(first.expected))}"
+
+
+PROBE_SCALE = 0.01
+"""A probe moves what follows it by its whole change (a shift of 0.5 or more, a value
+replaced): a value off by under 1 % of its size (plus 0.01) under a probe is no value that
+follows it, but one with errors of its own (a finite difference's)."""
+
+
+def moved_by_probe(want: Value, have: Value) -> bool:
+    """Whether the learner's value differs from the reference's as one that follows the
+    probe does (another structure, or a number off by more than `PROBE_SCALE` of its size):
+    only then does the probe's own message, which says so, describe it."""
+    pairs = _numbers_alike(want, have)
+    if pairs is None:
+        return True
+    return any(abs(h - w) > PROBE_SCALE * (1.0 + abs(w)) for w, h in pairs)
+
+
+def _numbers_alike(want: Value, have: Value) -> list[tuple[float, float]] | None:
+    """The numbers of two values of one structure, side by side; None where the structures
+    (or anything but numbers) differ."""
+    if type(want) is not type(have):
+        return None
+    if isinstance(want, r.Number):
+        return [(float(want.value), float(have.value))]
+    if isinstance(want, r.Array):
+        if want.shape != have.shape or want.data is None or have.data is None:
+            return None
+        return [(float(w), float(h)) for w, h in zip(want.data, have.data, strict=True)]
+    if isinstance(want, r.Mapping | r.Sequence):
+        if len(want.items) != len(have.items):
+            return None
+        pairs: list[tuple[float, float]] = []
+        for w, h in zip(want.items, have.items, strict=True):
+            if isinstance(want, r.Mapping):
+                if w[0] != h[0]:
+                    return None
+                w, h = w[1], h[1]
+            found = _numbers_alike(w, h)
+            if found is None:
+                return None
+            pairs += found
+        return pairs
+    return None

@@ -16,7 +16,12 @@ from typing import TypeVar
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
 from lessonkit.grade.channel.reported import Value
-from lessonkit.grade.channel.values import difference_path, value_detail, value_problem
+from lessonkit.grade.channel.values import (
+    difference_path,
+    moved_by_probe,
+    value_detail,
+    value_problem,
+)
 from lessonkit.grade.judging.explain import (
     _short_message,
     explain_error,
@@ -389,6 +394,10 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
 
     The reference alone says what applies: a name it assigns in this scenario is checked,
     and a learner's cell that does not assign it, stopped or not, fails.
+
+    A probe of JAX's derivatives says nothing about a cell that took none it could change
+    (by finite differences, by hand, by a Taylor series) where the reference's cell took one:
+    what such a cell computes is judged by every other scenario.
     """
     runs, cell, probe = facts.runs, facts.cell, run.probe
     expected, got = facts.pair(run.name)
@@ -397,6 +406,8 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     if got is None:
         what = f"This task's cell, run with {probe.name},"
         return Problem(ERROR, not_reached(runs.child_report, runs.learner, what, cell.index))
+    if probe.source == "gradients" and expected.reached and not got.reached:
+        return None
     replaced = tuple(run.inputs or ())  # the probe's own drawn inputs, and a step's name
     step = (probe.target,) if probe.source == "step" else ()
     for names in (tuple(n for n in replaced if n not in step), step):
@@ -418,10 +429,11 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
         if _differs(name, expected, got, accept):
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
+            plain = f"`{name}` is wrong when the cell runs with {probe.name}."
+            authored = messages.get(name) if moved_by_probe(want, have) else None
             return Problem(
                 FAILED,
-                messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")
-                + f" (With {probe.name}: {detail}.)",
+                (authored or plain) + f" (With {probe.name}: {detail}.)",
                 difference_path(name, want, have, accept),
             )
     return None
