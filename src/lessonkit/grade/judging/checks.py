@@ -16,12 +16,7 @@ from typing import TypeVar
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport, ErrorInfo
 from lessonkit.grade.channel.reported import Value
-from lessonkit.grade.channel.values import (
-    difference_path,
-    moved_by_probe,
-    value_detail,
-    value_problem,
-)
+from lessonkit.grade.channel.values import difference_path, value_detail, value_problem
 from lessonkit.grade.judging.explain import (
     _short_message,
     explain_error,
@@ -50,9 +45,10 @@ from lessonkit.grade.submission.plan import (
     PracticeLayout,
 )
 from lessonkit.grading_child.placeholders import PREFIX
-from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.model import Lesson, Probe
 from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
+from lessonkit.lesson.syntax import read_cell
 
 R = TypeVar("R", bound=TaskRule)
 
@@ -430,13 +426,30 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
             plain = f"`{name}` is wrong when the cell runs with {probe.name}."
-            authored = messages.get(name) if moved_by_probe(want, have) else None
+            authored = messages.get(name) if _reads_what_moved(facts, probe) else None
             return Problem(
                 FAILED,
                 (authored or plain) + f" (With {probe.name}: {detail}.)",
                 difference_path(name, want, have, accept),
             )
     return None
+
+
+def _reads_what_moved(facts: TaskFacts, probe: Probe) -> bool:
+    """Whether a probe's own message, which says how the value follows (or fails to follow)
+    what the probe changed, can be true of the learner's cell: a probe that gives a name
+    another value (`input`, `step`) speaks only of a cell that reads that name. A cell that
+    never reads it (a `g` by finite differences, under `grads` given other numbers) is wrong
+    there of its own accord, and gets the plain message: what is wrong at which key path.
+    A probe of JAX's derivatives has said nothing already where the cell took none it
+    changes (`_one_probe`); a library call's is the call the cell made."""
+    if probe.source not in ("input", "step"):
+        return True
+    source = facts.cell_source()
+    try:
+        return source is not None and probe.target in read_cell(source).read
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _stopped(run: CellReport, runs: Runs) -> str:
