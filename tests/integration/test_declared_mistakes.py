@@ -85,6 +85,14 @@ REWRITTEN = (
     ),
     Rewritten(
         "nested-model",
+        "g assembled from the flat model's gradient taken again",
+        NESTED
+        + HAND
+        + 'g = {"scale": scale_by_hand, "layer": jax.value_and_grad(loss)(params)[1]}\n'
+        "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)\n",
+    ),
+    Rewritten(
+        "nested-model",
         "a structure check that cannot fail",
         NESTED + "g = jax.grad(nested_loss)(nested)\nsame_structure = 1 == 1\n" + HAND,
     ),
@@ -292,7 +300,10 @@ def test_the_declared_mistake_however_differentiated_is_named(lesson: Lesson, gr
     )
     for item, _, result in grade_packed(grader, lesson, items, "mistake-ways", 2):
         assert result.status == "failed", (item.name, result.message)
-        assert result.mistake == "g assembled from grads", (item.name, result.message)
+        assert result.mistake == "g assembled from the flat model's gradient taken again", (
+            item.name,
+            result.message,
+        )
 
 
 def test_optax_step_however_reached_is_named(lesson: Lesson, grader: Grader):

@@ -133,3 +133,103 @@ def test_the_probe_is_undone_and_counts_each_outermost_differentiation():
     before = watch.seen
     jax.grad(loss)(POINT)
     assert watch.seen == before  # no longer installed
+
+
+def _grad_aux(p):
+    gradient = jax.grad(loss)(p)
+    return gradient, gradient
+
+
+NESTED = {
+    "jvp of grad, its primal": lambda: jax.jvp(jax.grad(loss), (POINT,), (POINT,))[0],
+    "jacfwd with has_aux, its aux": lambda: jax.jacfwd(_grad_aux, has_aux=True)(POINT)[1],
+    "hessian with has_aux, its aux": lambda: jax.hessian(
+        lambda p: (loss(p), jax.grad(loss)(p)), has_aux=True
+    )(POINT)[1],
+    "vjp of grad, its primal": lambda: jax.vjp(jax.grad(loss), POINT)[0],
+    "linearize of grad, its primal": lambda: jax.linearize(jax.grad(loss), POINT)[0],
+    "vmap of grad": lambda: jax.tree.map(
+        lambda a: a[0], jax.vmap(jax.grad(loss))(jax.tree.map(lambda a: a[None], POINT))
+    ),
+    "checkpoint of grad": lambda: jax.checkpoint(jax.grad(loss))(POINT),
+    "linear_transpose of linearize": lambda: jax.linear_transpose(
+        jax.linearize(loss, POINT)[1], POINT
+    )(jnp.ones(()))[0],
+    "grad of a custom_vjp whose rule takes grad": lambda: jax.grad(loss_vjp)(POINT),
+}
+
+
+@pytest.mark.parametrize("way", sorted(NESTED))
+def test_a_gradient_at_any_depth_moves_as_jax_grads_does(way):
+    """Issue 60: the gradient inside another transformation (read from its primal or
+    auxiliary output) moves once, as `jax.grad`'s alone does: not only the outermost."""
+    depth, frequency, phase = BEND
+    true = float(jnp.sum(POINT["w"] ** 2))
+    moved = true + 1.0 * (1 + depth * math.sin(frequency * true + phase))
+    undo = _probe("shift_key", "scale", 1.0, BEND)
+    try:
+        derivative = NESTED[way]()
+    finally:
+        undo()
+    assert float(derivative["scale"]) == pytest.approx(moved, rel=1e-5)
+    assert jnp.allclose(derivative["w"], 2 * POINT["scale"] * POINT["w"])
+
+
+def test_the_derivative_of_a_moved_gradient_is_the_true_hessian_moved_once():
+    """A change is invisible to the derivatives taken of it: jacfwd of grad, jacrev of grad
+    and hessian agree, each the true Hessian with its own level's change."""
+    plain = jax.hessian(loss)(POINT)
+    undo = _probe("shift_key", "scale", 1.0)
+    try:
+        ways = [jax.hessian(loss)(POINT), jax.jacfwd(jax.grad(loss))(POINT)]
+        ways.append(jax.jacrev(jax.grad(loss))(POINT))
+    finally:
+        undo()
+    for moved in ways:
+        assert jnp.allclose(moved["w"]["scale"], plain["w"]["scale"] + 1.0)
+        assert jnp.allclose(moved["w"]["w"], plain["w"]["w"])
+
+
+def _by_finite_differences(p, eps=1e-3):
+    return {
+        "scale": (loss({**p, "scale": p["scale"] + eps}) - loss({**p, "scale": p["scale"] - eps}))
+        / (2 * eps),
+        "w": jnp.stack(
+            [
+                (loss({**p, "w": p["w"].at[i].add(eps)}) - loss({**p, "w": p["w"].at[i].add(-eps)}))
+                / (2 * eps)
+                for i in range(2)
+            ]
+        ),
+    }
+
+
+def test_reached_counts_only_derivatives_the_change_applies_to():
+    """A derivative by finite differences or by a Taylor series (`jet`) is not reached: the
+    child then reports that the probe said nothing. Any JAX derivative is, for a moved leaf
+    (a flat model's gradient, which has no scale key to move, included); for a changed
+    structure only one assembled where a structure site is (not a directional one)."""
+    from jax.experimental import jet
+
+    calls = VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    undo = calls.install(calls.prepare((ChangedCall("gradients", "shift_key", "scale", 1.0),)))
+    try:
+        _by_finite_differences(POINT)
+        jet.jet(lambda t: loss({**POINT, "scale": POINT["scale"] + t}), (0.0,), ((1.0,),))
+        assert calls.reached() == 0
+        jax.grad(lambda w: jnp.sum(w**2))(POINT["w"])  # no scale key to move
+        assert calls.reached() == 1
+        jax.jvp(loss, (POINT,), (POINT,))
+        assert calls.reached() == 2
+    finally:
+        undo()
+    calls = VariedCalls(jax, lambda v: jnp.asarray(v, dtype=jnp.float32))
+    undo = calls.install(calls.prepare((ChangedCall("gradients", "drop_key", "scale", None),)))
+    try:
+        jax.jvp(loss, (POINT,), (POINT,))
+        jax.linearize(loss, POINT)[1](POINT)
+        assert calls.reached() == 0
+        jax.grad(loss)(POINT)
+        assert calls.reached() == 1
+    finally:
+        undo()

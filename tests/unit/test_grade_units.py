@@ -431,6 +431,17 @@ def test_inputs_are_stripped_only_where_they_are_plain_assignments():
     assert namespace["params"] == {"a": 3} and namespace["y"] == 5
 
 
+def test_only_inputs_bound_beside_other_names_at_the_top_are_handed_on():
+    """`value, grads = ...` cannot be stripped, so the runner hands the given `grads` on after
+    the cell; a step that binds an input inside a block keeps its own value (issue 60)."""
+    given = frozenset({"params", "x", "grads"})
+    beside = cells.bound_beside_others
+    assert beside("value, grads = f(params)\nparams = 2\n", given) == {"grads"}
+    assert beside("params, x = 1, 2\ny: int = 3\n", given) == frozenset()
+    assert beside("if True:\n    params = 1\n    value, grads = 1, 2\n", given) == frozenset()
+    assert beside("def f(:\n", given) == frozenset()
+
+
 def test_syntax_errors_are_reported_with_file_lines():
     with pytest.raises(cells.CompileError) as caught:
         cells.compile_cell(CellSpec(2, "a = 1\nb = (\n", 40, "setup", ()), frozenset())

@@ -61,8 +61,9 @@ def test_a_site_packages_is_bound_whole_with_what_is_no_package(tmp_path):
 
 
 def test_a_folder_above_the_course_and_the_submissions_binds_only_its_packages(tmp_path):
-    """`PYTHONPATH=~/src`: the course and the week's folder stay out, the packages and
-    modules beside them are bound, a folder named like a module without `__init__` is not."""
+    """`PYTHONPATH=~/src`: the course and the week's folder stay out, the packages beside
+    them are bound, and of the loose modules only one an installed distribution records
+    there; a folder named like a module without `__init__` is not."""
     root = _tree(
         tmp_path,
         {
@@ -70,14 +71,16 @@ def test_a_folder_above_the_course_and_the_submissions_binds_only_its_packages(t
             "src/week3/bob.py": "# TASK repair",
             "src/week3/ana.py": "",
             "src/helpers/__init__.py": "",
-            "src/tool.py": "",
+            "src/tool.py": "",  # loose: a classmate's file looks the same
             SPEEDUPS: "",
+            "src/six.py": "",
+            "src/six-1.16.dist-info/RECORD": "six.py,sha256=x,1\nsix-1.16.dist-info/RECORD,,\n",
             "src/notes/todo.txt": "",
             "src/not-a-module.py": "",
             "src/README.md": "",
         },
     )
-    expected = sorted([SPEEDUPS, "src/helpers", "src/tool.py"])
+    expected = sorted(["src/helpers", "src/six.py"])
     assert _binds(root, [root / "src"], guarded=["src/week3/ana.py"]) == expected
     # the course alone makes the folder hold work, found at any depth
     assert _binds(root, [root / "src"]) == expected
@@ -129,7 +132,7 @@ def test_the_graders_home_is_never_bound_whole_only_its_packages(tmp_path):
     root = _tree(tmp_path, {"home/.ssh/id_ed25519": "", "home/pkg/__init__.py": "", "x.py": ""})
     guard = Guard.around([], tmp_path, home=root / "home")
     assert import_binds([str(root / "home")], guard) == (root / "home/pkg",)
-    assert import_binds([str(root)], guard) == (root / "x.py",)  # a folder above it too
+    assert import_binds([str(root)], guard) == ()  # a folder above it: x.py is loose
     assert import_binds([str(root / "home/pkg")], guard) == (root / "home/pkg",)
 
 
@@ -143,6 +146,57 @@ def test_a_linked_package_is_searched_where_it_leads(tmp_path):
     assert _binds(root, [root / "src"], guarded=["week"]) == ["src"]  # holds nothing
     assert importable_entries(root / "src") == [root / "src/alias", root / "src/keep.py"]
     assert work_in(root / "src/alias", Guard()).kind == "course"
+
+
+def test_a_link_to_a_course_file_in_a_folder_too_large_to_search_is_not_bound(tmp_path):
+    """The attack that passed before (issue 60): a `PYTHONPATH` folder too large to search,
+    holding a link named as a module to the course's reference code, bound through the link
+    (a blank file then passed a task from the lesson's own solution)."""
+    root = _tree(
+        tmp_path,
+        {
+            **_course_at("course"),
+            "course/phases/03-state/code/main.py": "solutions",
+            **{f"big/cache/{n}/": "" for n in range(30)},
+            "big/pkg/__init__.py": "",
+            "elsewhere/helper.py": "",
+        },
+    )
+    (root / "big" / "main.py").symlink_to(root / "course/phases/03-state/code/main.py")
+    (root / "big" / "solutions").symlink_to(root / "course/phases", target_is_directory=True)
+    (root / "big" / "helper.py").symlink_to(root / "elsewhere/helper.py")
+    assert _binds(root, [root / "big"], folders=10) == ["big/pkg"]
+
+
+def test_a_link_to_a_submission_or_beside_the_graded_file_is_not_bound(tmp_path):
+    """Bound entry by entry (too large to search), a link leading to the graded file, to
+    a file beside it or to its folder is left out; the package beside them is bound. (Bound
+    whole, a folder's links are bound as links: what they lead to is not in the sandbox.)"""
+    root = _tree(tmp_path, {"week/ana.py": "", "week/bob.py": "", "src/pkg/__init__.py": ""})
+    (root / "src" / "bob.py").symlink_to(root / "week/bob.py")
+    (root / "src" / "ana.py").symlink_to(root / "week/ana.py")
+    (root / "src" / "mine").symlink_to(root / "week", target_is_directory=True)
+    (root / "src" / "mine" / "__init__.py").write_text("", encoding="utf-8")
+    assert _binds(root, [root / "src"], guarded=["week/ana.py"], folders=1) == ["src/pkg"]
+
+
+def test_a_classmates_loose_module_beside_work_is_not_bound_one_the_grader_imports_is(tmp_path):
+    """`~/src/bob.py` beside the week's folder (issue 60); a module this process imported
+    from that folder is one the grader runs on, and is bound."""
+    import importlib
+    import sys
+
+    root = _tree(
+        tmp_path,
+        {"src/week/ana.py": "", "src/bob.py": "# TASK nested-model", "src/ours_mod.py": ""},
+    )
+    sys.path.insert(0, str(root / "src"))
+    try:
+        importlib.import_module("ours_mod")
+        assert _binds(root, [root / "src"], guarded=["src/week/ana.py"]) == ["src/ours_mod.py"]
+    finally:
+        sys.path.remove(str(root / "src"))
+        sys.modules.pop("ours_mod", None)
 
 
 # ------------------------------------------------------------------ any layout of folders

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .names import bound_at_top
+from .names import bindings, bound_at_top
 from .placeholders import watch_placeholders
 from .request import TASK, CellSpec
 from .wire import MAX_MESSAGE, MAX_TEXT, rule_hook
@@ -25,6 +25,23 @@ def _assigns_only(statement: ast.stmt, names: frozenset[str]) -> bool:
     else:
         return False
     return bool(targets) and all(isinstance(t, ast.Name) and t.id in names for t in targets)
+
+
+def bound_beside_others(source: str, names: frozenset[str]) -> frozenset[str]:
+    """The supplied names a top-level assignment binds beside names the scenario does not
+    supply (`value, grads = ...`): such a statement cannot be stripped, so the runner hands
+    the supplied value on after the cell. One bound inside a block (`if True: params = ...`)
+    is not: the step then keeps its own value, and the parent says it could not replace it."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    found: set[str] = set()
+    for statement in tree.body:
+        bound = set(bindings(statement))
+        if bound & names and not _assigns_only(statement, names):
+            found |= bound & names
+    return frozenset(found)
 
 
 class CompileError(Exception):

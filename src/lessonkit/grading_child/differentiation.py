@@ -1,4 +1,5 @@
-"""JAX's differentiation, changed where every public way of differentiating passes.
+"""JAX's differentiation, changed where every public way of differentiating passes, at every
+depth.
 
 `jax.grad`, `value_and_grad`, `vjp`, `jacrev`, `jacobian`, `hessian`, `fwd_and_bwd` (reverse
 mode) and `jvp`, `jacfwd`, `linearize` (forward mode), and so every function with a
@@ -10,16 +11,29 @@ or a new transform is seen as soon as it differentiates (`seen`).
 
 A moved leaf is made in the pullback for reverse mode (each row of a Jacobian is one of its
 results), and for forward mode, which has no pullback, as a term of the function worth zero
-whose derivative is the change (`Watch.differentiated`): a gradient, a Jacobian, a
-directional derivative or a pullback of one cotangent all agree with `jax.grad`'s.
+whose derivative at its own level is the change (`Watch.differentiated`): a gradient, a
+Jacobian, a directional derivative or a pullback of one cotangent all agree with
+`jax.grad`'s.
+
+Every derivative is changed, however deep: a gradient inside a `jvp`, a `jacfwd`, a
+`hessian`, a `vmap` or a `checkpoint` is moved as a gradient taken alone is, so its value
+(a `jvp`'s primal output, a `jacfwd`'s auxiliary output) is what `jax.grad` gives under the
+same change. Each change is invisible to the derivatives taken of it (a moved gradient's own
+derivative is the true Hessian, then moved as a Hessian is), so a derivative is moved once,
+whichever way and in whichever order it is taken. A custom rule's own derivatives, taken
+while it runs (`custom_jvp`'s rule, `custom_vjp`'s backward pass), are that rule's part of
+the derivative it defines, which is the one moved.
 
 A changed structure (a key dropped, renamed or added) has no such term: a derivative always
 has its argument's structure. It is made where JAX assembles a derivative shaped like the
 arguments (`STRUCTURE_SITES`): the pullback, and the Jacobian assemblers `jacrev` and
 `jacfwd` (which `jacobian` and `hessian` call), bound wherever a module of `jax` holds them.
 
-Only the outermost differentiation is changed: one made while another's function or custom
-rule runs (a Jacobian inside a Hessian, the change's own Jacobian) is that one's part.
+`reached` counts the derivatives a change applies to: any JAX differentiation for moved
+leaves, one assembled at a structure site for a changed structure. A cell that took none
+(finite differences, a formula by hand, `jax.experimental.jet`'s series, a gradient put
+together from directional derivatives under a structure change) is one the change says
+nothing about.
 
 JAX's internals move between releases: `missing_layer` names what this module needs and
 cannot find, and the tests fail on it by name.
@@ -35,6 +49,9 @@ from collections.abc import Callable
 AD_MODULE = "jax._src.interpreters.ad"
 AD_ENTRIES = ("jvp", "linearize")
 """Where every differentiation starts: `fun` and a tree of its arguments (a `FlatTree`)."""
+AD_TRACES = ("JVPTrace", "LinearizeTrace")
+"""The traces whose `process_custom_jvp_call` and `process_custom_vjp_call` run a custom rule."""
+RULE_SITES = ("process_custom_jvp_call", "process_custom_vjp_call")
 API_MODULE = "jax._src.api"
 ASSEMBLERS = ("jacrev", "jacfwd")
 STRUCTURE_SITES = ("_vjp3_bwd", *ASSEMBLERS)
@@ -48,6 +65,15 @@ def missing_layer() -> list[str]:
     for module_name, names in ((AD_MODULE, AD_ENTRIES), (API_MODULE, STRUCTURE_SITES)):
         module = importlib.import_module(module_name)
         missing += [f"{module_name}.{n}" for n in names if not callable(getattr(module, n, None))]
+    ad = importlib.import_module(AD_MODULE)
+    for trace in AD_TRACES:
+        owner = getattr(ad, trace, None)
+        missing += [
+            f"{AD_MODULE}.{trace}.{n}" for n in RULE_SITES if not callable(getattr(owner, n, None))
+        ]
+    core = importlib.import_module("jax._src.core")
+    if getattr(getattr(core, "trace_ctx", None), "trace", None) is None:
+        missing.append("jax._src.core.trace_ctx.trace")
     return missing
 
 
@@ -57,17 +83,22 @@ class Watch:
     `values(tree)` moves the leaves of a derivative shaped like an argument (a tree whose
     structure it keeps: the change is made as a term of the function); `structure(tree)`
     changes such a derivative's structure where it is assembled. Either returns its tree
-    itself where it changes nothing, and None is no change. `seen` counts the outermost
-    differentiations.
+    itself where it changes nothing, and None is no change. `seen` counts the
+    differentiations, `reached` those the change applies to (module docstring).
     """
 
     def __init__(self, jax_module, values: Callable | None, structure: Callable | None):
         self._jax = jax_module
+        self._core = importlib.import_module("jax._src.core")
         self._values = values
         self._structure = structure
-        self._tracing = 0  # functions being differentiated (the change's own Jacobian too)
-        self._assembling = 0  # Jacobians being assembled
+        self._depth = 0  # functions being differentiated, one inside another
+        self._rules = 0  # custom rules and pullbacks running: their derivatives are theirs
+        self._own = False  # the next differentiation is this watch's own (a change's Jacobian)
+        self._assembling: list[int] = []  # the depth each running Jacobian assembler works at
+        self._jacfwd = None
         self.seen = 0
+        self.reached = 0
 
     def install(self) -> Callable[[], None]:
         """Hook the layer; return the function that puts it back as it was."""
@@ -82,8 +113,13 @@ class Watch:
             saved.append((owner, name, getattr(owner, name)))
             setattr(owner, name, replacement)
 
+        self._jacfwd = api.jacfwd
         rebind(ad, "jvp", self._entry(ad.jvp, forward=True))
         rebind(ad, "linearize", self._entry(ad.linearize, forward=False))
+        for trace in AD_TRACES:
+            owner = getattr(ad, trace)
+            for site in RULE_SITES:
+                rebind(owner, site, self._rule(getattr(owner, site)))
         rebind(api, "_vjp3_bwd", self._pullback(api._vjp3_bwd))
         originals = {id(getattr(api, n)): getattr(api, n) for n in ASSEMBLERS}
         assemblers = {key: self._assembler(original) for key, original in originals.items()}
@@ -105,14 +141,15 @@ class Watch:
 
     def _entry(self, original, forward: bool):
         """`ad.jvp` (forward) or `ad.linearize` (forward unless `is_vjp`), given the changed
-        function when it is the outermost differentiation."""
+        function unless a custom rule's own or this watch's own."""
         watch = self
 
         def entry(fun, primals, *args, has_aux=False, **kwargs):
-            if watch._tracing:
+            if watch._own or watch._rules:
+                watch._own = False
                 return original(fun, primals, *args, has_aux=has_aux, **kwargs)
-            if not watch._assembling:
-                watch.seen += 1
+            watch.seen += 1
+            watch.reached += watch._values is not None
             # A reverse derivative's leaves are moved in its pullback, at no cost; a forward
             # one has no pullback, so its function gains the change as a term.
             plus = watch._values is not None and (forward or not kwargs.get("is_vjp", False))
@@ -122,23 +159,23 @@ class Watch:
         return entry
 
     def differentiated(self, fun, has_aux: bool, plus: bool):
-        """`fun`, counted as differentiated while it runs (what it differentiates, a custom
-        rule's own `jvp` say, is part of this derivative); with `plus`, plus a term worth
-        zero whose derivative is the change of `fun`'s own: its own derivative (forward
-        mode, as JAX was asked) as the change moves it (a bend follows the derivative it
-        moves), less that derivative, times the step from where it is taken."""
+        """`fun`, counted one level deeper while it runs; with `plus`, plus a term worth
+        zero whose derivative at this level is the change of `fun`'s own: its own derivative
+        (forward mode, as JAX was asked) as the change moves it (a bend follows the derivative
+        it moves), less that derivative, times the step from where it is taken."""
         watch = self
 
-        def plus_change(*args):
-            out = fun(*args)
+        def changed(*args):
+            watch._depth += 1
+            try:
+                out = fun(*args)
+            finally:
+                watch._depth -= 1
             if not plus:
                 return out
             answer, aux = out if has_aux else (out, None)
             answer = watch._plus_change(fun, has_aux, args, answer)
             return (answer, aux) if has_aux else answer
-
-        def changed(*args):
-            return watch._within("_tracing", plus_change, args, {})[1]
 
         return changed
 
@@ -153,6 +190,11 @@ class Watch:
         if all(self._values(a) is a for a in args):
             return answer  # the change fits no argument (no such key): nothing to take
         held = [jax.lax.stop_gradient(leaf) for leaf in leaves]
+        # The step at this level alone: a derivative taken of this one sees no term.
+        here = self._core.trace_ctx.trace
+        steps = [
+            leaf - leaf.primal if getattr(leaf, "_trace", None) is here else None for leaf in leaves
+        ]
 
         def of_movable(*chosen):
             given = list(held)
@@ -161,10 +203,15 @@ class Watch:
             out = fun(*tree.tree_unflatten(treedef, given))
             return out[0] if has_aux else out
 
-        # The derivative of each output leaf by each movable argument leaf.
-        jac = jax.jacfwd(of_movable, argnums=tuple(range(len(movable))))(
-            *[held[i] for i in movable]
-        )
+        # The derivative of each output leaf by each movable argument leaf: this watch's own,
+        # through what `fun` differentiates itself (changed as it is when the cell runs).
+        self._own = True
+        try:
+            jac = self._jacfwd(of_movable, argnums=tuple(range(len(movable))))(
+                *[held[i] for i in movable]
+            )
+        finally:
+            self._own = False
         jac_leaves = out_def.flatten_up_to(jac)
         moved_leaves = []
         for out, by_leaf in zip(out_leaves, jac_leaves, strict=True):
@@ -180,22 +227,25 @@ class Watch:
             moved = tuple(self._values(a) for a in derivative)
             term = 0.0
             for i in movable:
-                step = leaves[i] - held[i]
                 now = tree.tree_leaves(moved)[i]
-                if now is not full[i]:
-                    term = term + jnp.tensordot(now - full[i], step, axes=jnp.ndim(step))
+                if now is not full[i] and steps[i] is not None:
+                    term = term + jnp.tensordot(now - full[i], steps[i], axes=jnp.ndim(steps[i]))
             moved_leaves.append(out + term)
         return tree.tree_unflatten(out_def, moved_leaves)
 
-    def _within(self, counter: str, call, args, kwargs) -> tuple[bool, object]:
-        """(whether no differentiation was under way, `call(*args, **kwargs)`) with `call`
-        counted in `counter` while it runs."""
-        outermost = not (self._tracing or self._assembling)
-        setattr(self, counter, getattr(self, counter) + 1)
-        try:
-            return outermost, call(*args, **kwargs)
-        finally:
-            setattr(self, counter, getattr(self, counter) - 1)
+    def _rule(self, original):
+        """A trace's `process_custom_*_call`: the custom rule it runs is counted while it
+        runs, so the derivatives it takes are its own part of the one it defines."""
+        watch = self
+
+        def site(*args, **kwargs):
+            watch._rules += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                watch._rules -= 1
+
+        return named(site, original)
 
     # -- structure: where a derivative shaped like the arguments is assembled
 
@@ -204,17 +254,39 @@ class Watch:
 
         def pullback(*args, **kwargs):
             # a custom rule's own derivatives, taken while it runs, are part of this one
-            inside, assembling = watch._tracing, watch._assembling
-            arguments = watch._within("_tracing", original, args, kwargs)[1]
-            if inside:  # part of another differentiation's function
+            inside = watch._rules
+            assembled = bool(watch._assembling) and watch._assembling[-1] == watch._depth
+            watch._rules += 1
+            try:
+                arguments = original(*args, **kwargs)
+            finally:
+                watch._rules -= 1
+            if inside:  # a custom rule's backward pass: part of the pullback running it
                 return arguments
+            changed = arguments
             if watch._values is not None:  # in a Jacobian too: each row is a derivative
-                arguments = tuple(watch._values(a) for a in arguments)
-            if watch._structure is not None and not assembling:
-                arguments = tuple(watch._structure(a) for a in arguments)
-            return arguments
+                changed = tuple(watch._offset(a, watch._values(a)) for a in changed)
+            if watch._structure is not None and not assembled:
+                changed = tuple(watch._structure(a) for a in changed)
+                watch.reached += 1
+            return changed
 
         return pullback
+
+    def _offset(self, tree, moved):
+        """`moved` made as `tree` plus an offset no derivative taken of it sees: the change
+        belongs to this derivative alone."""
+        if moved is tree:
+            return tree
+        jax = self._jax
+        tree_util = jax.tree_util
+        if tree_util.tree_structure(tree) != tree_util.tree_structure(moved):
+            return moved
+        return tree_util.tree_map(
+            lambda a, m: a + jax.lax.stop_gradient(m - a) if _inexact(jax.numpy, a) else m,
+            tree,
+            moved,
+        )
 
     def _assembler(self, original):
         watch = self
@@ -223,10 +295,15 @@ class Watch:
             inner = original(fun, *args, has_aux=has_aux, **kwargs)
 
             def derivative(*a, **k):
-                outermost, out = watch._within("_assembling", inner, a, k)
-                watch.seen += outermost
-                if not outermost or watch._structure is None:
+                inside = watch._rules
+                watch._assembling.append(watch._depth)
+                try:
+                    out = inner(*a, **k)
+                finally:
+                    watch._assembling.pop()
+                if inside or watch._structure is None:
                     return out
+                watch.reached += 1
                 return (
                     (each(watch._structure, out[0]), *out[1:])
                     if has_aux

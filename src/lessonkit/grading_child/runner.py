@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 
 from . import wire
-from .cells import CellTimeout, CompileError, compile_cell, error_report
+from .cells import CellTimeout, CompileError, bound_beside_others, compile_cell, error_report
 from .channel import Channel, OutputCapture, private_stdin
 from .compile_cache import keep_whole_and_quiet
 from .encoder import Encoder
@@ -169,6 +169,10 @@ class ChildProgram:
             self.channel.send(wire.event("start", **where))
             inputs_here = strip if cell.role == SETUP else frozenset()
             result = self._cell(cell, namespace, inputs_here, files)
+            for name in self._bound_beside_others(cell, inputs_here):
+                # A step binding a given name beside others (`value, grads = ...`) cannot
+                # be stripped: the cells after it read the given value all the same.
+                namespace[name] = scenario.inputs[name]
             report = wire.event("cell", **where, **result)
             names = cell.report
             if names:
@@ -184,6 +188,14 @@ class ChildProgram:
             if result.get("error", {}).get("kind") == "timeout":
                 return False
         return True
+
+    def _bound_beside_others(self, cell: CellSpec, strip: frozenset[str]) -> frozenset[str]:
+        if not strip:
+            return strip
+        key = (cell.index, strip, "beside")
+        if key not in self._compiled:
+            self._compiled[key] = bound_beside_others(cell.source, strip)
+        return self._compiled[key]
 
     def _compile(self, cell: CellSpec, strip: frozenset[str]):
         key = (cell.index, strip)
@@ -207,6 +219,7 @@ class ChildProgram:
         for key, watch in watches.items():
             namespace[wire.rule_hook(key)] = watch.wrap
         placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
+        reached = self.sources.reached()
         sys.stdout = sys.stderr = capture
         try:
             self._arm()
@@ -232,6 +245,8 @@ class ChildProgram:
             result["error"] = error
         if placeholders.first is not None:  # the first `todo(...)` that ran, escaped or caught
             result["placeholder"] = error_report(placeholders.first, files)
+        if self.sources.reached() != reached:
+            result["reached"] = True
         for key, watch in watches.items():
             result[key] = watch.report(cell.asks[key])
         return result

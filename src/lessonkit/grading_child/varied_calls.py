@@ -28,6 +28,13 @@ class VariedCalls:
     def __init__(self, jax_module, make_array):
         self._jax = jax_module
         self._make_array = make_array
+        self._watches: list[Watch] = []
+
+    def reached(self) -> int:
+        """How many derivatives the installed changes of JAX's differentiation altered so far:
+        a cell that took none the change reached (by finite differences, by hand) is one the
+        change says nothing about."""
+        return sum(watch.reached for watch in self._watches)
 
     def prepare(self, sources: tuple[ChangedCall, ...]) -> list:
         """(call, change) for each source: what `install` wraps, with no description left.
@@ -51,6 +58,7 @@ class VariedCalls:
                 moves, reshapes = (changes_what == kind for kind in ("leaves", "structure"))
                 watch = Watch(self._jax, change if moves else None, change if reshapes else None)
                 undone.append(watch.install())
+                self._watches.append(watch)
             else:
                 owner, name = _resolved(call)
                 if name in getattr(owner, "_fields", ()):  # a function each instance carries
@@ -66,6 +74,7 @@ class VariedCalls:
                 setattr(owner, name, original)
             for put_back in reversed(undone):
                 put_back()
+            self._watches.clear()
 
         return undo
 

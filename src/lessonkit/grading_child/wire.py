@@ -57,13 +57,15 @@ EVENTS = {
     "start": (frozenset({"request", "scenario", "cell"}), frozenset()),
     "cell": (
         frozenset({"request", "scenario", "cell", "status", "output"}),
-        frozenset({"error", "values", "checkpoint", "placeholder", *CELL_RULES}),
+        frozenset({"error", "values", "checkpoint", "placeholder", "reached", *CELL_RULES}),
     ),
     "done": (frozenset({"request", "timed_out", "patched"}), frozenset()),
 }
 CELL_STATUSES = ("ok", "error")  # a cell event's "status"; "error" comes with an ERROR
 # A cell event's "placeholder": the first `todo(...)` that ran in the cell, as an ERROR, whether
 # it stopped the cell or the cell caught it (`optional_task()`); see `placeholders.py`.
+# A cell event's "reached": true (else left out) when the scenario's change to JAX's
+# derivatives altered one the cell took (`differentiation.Watch.reached`).
 
 ERROR = (
     frozenset({"kind", "type", "module", "message", "frames"}),

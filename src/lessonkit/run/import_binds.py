@@ -13,9 +13,14 @@ or the grader's home. Then:
 - a folder that holds none is bound whole, as a site-packages needs (its `numpy.libs` and
   metadata are no packages, yet NumPy reads them);
 - a folder that holds some (or is the home), or is too large to search, is bound entry by
-  entry: only the packages (a folder with an `__init__` module) and modules Python imports
-  from it, each searched in turn, so a package that itself holds a course or a guarded path
-  is left out;
+  entry: only the packages (a folder with an `__init__` module) Python imports from it, each
+  searched in turn, so a package that itself holds a course or a guarded path is left out,
+  and of its loose modules only those the grader itself runs on (`grader_modules`: one an
+  installed distribution records there, or one this process has imported), never a
+  classmate's `bob.py` lying beside the work;
+- an entry that is a link is bound as what it names only where that is no one's work (in a
+  course, a guarded path or a place where work lies loose: `is_or_in_work`), since the
+  sandbox binds the file the link leads to;
 - a folder that *is* people's work (a course, a guarded path or inside one, a place) is not
   bound.
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 import functools
 import importlib.machinery
 import os
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -103,10 +109,51 @@ def _binds(folders: tuple[str, ...], guard: Guard, budget: Budget) -> tuple[Path
         if work_in(folder, guard, budget) is None:
             binds.append(folder)
             continue
+        ours = grader_modules(folder)
         for entry in importable_entries(folder):
+            if entry.is_symlink() and is_or_in_work(entry, guard):
+                continue
+            if not entry.is_dir() and _real(entry) not in ours and entry not in ours:
+                continue  # a loose module the grader does not run on
             if not is_work(entry, guard) and work_in(entry, guard, budget) is None:
                 binds.append(entry)
     return tuple(binds)
+
+
+def is_or_in_work(path: Path, guard: Guard) -> bool:
+    """Whether what `path` names (a link followed) is people's work or lies inside it: in a
+    course at any depth, a guarded path, or a place where work lies loose."""
+    real = _real(path)
+    if is_work(real, guard) or any(real.is_relative_to(p) for p in guard.places):
+        return True
+    return any(is_course(folder) for folder in real.parents)
+
+
+def grader_modules(folder: Path) -> frozenset[Path]:
+    """The module files of `folder` the grader itself runs on: those an installed
+    distribution's `RECORD` there names (`typing_extensions.py`, `six.py`), and those this
+    process has imported from it."""
+    found: set[Path] = set()
+    try:
+        with os.scandir(folder) as scan:
+            records = [Path(e.path) / "RECORD" for e in scan if e.name.endswith(".dist-info")]
+    except OSError:
+        records = []
+    for record in records:
+        try:
+            lines = record.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name = line.split(",", 1)[0]
+            if name and "/" not in name and name.endswith(MODULE_SUFFIXES):
+                found.add(folder / name)
+    real = _real(folder)
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and Path(file).parent in (folder, real):
+            found.update((Path(file), _real(Path(file))))
+    return frozenset(found)
 
 
 def is_work(path: Path, guard: Guard) -> bool:

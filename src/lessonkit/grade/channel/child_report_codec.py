@@ -105,6 +105,8 @@ def encode_report(report: CellReport) -> dict[str, Any]:
             entries[key] = [_encode_outcome(outcome) for outcome in outcomes]
     if report.placeholder is not None:
         entries["placeholder"] = _encode_error(report.placeholder)
+    if report.reached:
+        entries["reached"] = True
     return event("cell", **entries)
 
 

@@ -98,6 +98,7 @@ class CellReport:
     checkpoint: dict[str, Value] | None
     rules: tuple[tuple[str, tuple[RuleOutcome, ...]], ...] = ()  # (wire key, its outcomes)
     placeholder: ErrorInfo | None = None  # the first `todo(...)` that ran, escaped or caught
+    reached: bool = False  # the scenario's change to JAX's derivatives altered one it took
 
     def outcomes(self, key: str) -> tuple[RuleOutcome, ...]:
         """What the hook of the rule with wire key `key` reported; none when not asked."""
@@ -215,6 +216,8 @@ def parse_event(line: bytes) -> Event:
         raise Interference("a cell report has an unknown status")
     if (data["status"] == "error") != ("error" in data):
         raise Interference("a cell report's status and error disagree")
+    if data.get("reached", True) is not True:
+        raise Interference("a cell report's 'reached' is not true")
     budget = Budget()
     checkpoint = data.get("checkpoint")
     return CellReport(
@@ -228,4 +231,5 @@ def parse_event(line: bytes) -> Event:
         checkpoint=None if checkpoint is None else _values(checkpoint, budget),
         rules=tuple((key, _outcomes(key, data[key])) for key in CELL_RULES if key in data),
         placeholder=_error(data["placeholder"]) if "placeholder" in data else None,
+        reached="reached" in data,
     )

@@ -45,9 +45,10 @@ from lessonkit.grade.submission.plan import (
     PracticeLayout,
 )
 from lessonkit.grading_child.placeholders import PREFIX
-from lessonkit.lesson.model import Lesson
+from lessonkit.lesson.model import Lesson, Probe
 from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
+from lessonkit.lesson.syntax import read_cell
 
 R = TypeVar("R", bound=TaskRule)
 
@@ -389,6 +390,10 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
 
     The reference alone says what applies: a name it assigns in this scenario is checked,
     and a learner's cell that does not assign it, stopped or not, fails.
+
+    A probe of JAX's derivatives says nothing about a cell that took none it could change
+    (by finite differences, by hand, by a Taylor series) where the reference's cell took one:
+    what such a cell computes is judged by every other scenario.
     """
     runs, cell, probe = facts.runs, facts.cell, run.probe
     expected, got = facts.pair(run.name)
@@ -397,6 +402,8 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     if got is None:
         what = f"This task's cell, run with {probe.name},"
         return Problem(ERROR, not_reached(runs.child_report, runs.learner, what, cell.index))
+    if probe.source == "gradients" and expected.reached and not got.reached:
+        return None
     replaced = tuple(run.inputs or ())  # the probe's own drawn inputs, and a step's name
     step = (probe.target,) if probe.source == "step" else ()
     for names in (tuple(n for n in replaced if n not in step), step):
@@ -418,13 +425,31 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
         if _differs(name, expected, got, accept):
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
+            plain = f"`{name}` is wrong when the cell runs with {probe.name}."
+            authored = messages.get(name) if _reads_what_moved(facts, probe) else None
             return Problem(
                 FAILED,
-                messages.get(name, f"`{name}` is wrong when the cell runs with {probe.name}.")
-                + f" (With {probe.name}: {detail}.)",
+                (authored or plain) + f" (With {probe.name}: {detail}.)",
                 difference_path(name, want, have, accept),
             )
     return None
+
+
+def _reads_what_moved(facts: TaskFacts, probe: Probe) -> bool:
+    """Whether a probe's own message, which says how the value follows (or fails to follow)
+    what the probe changed, can be true of the learner's cell: a probe that gives a name
+    another value (`input`, `step`) speaks only of a cell that reads that name. A cell that
+    never reads it (a `g` by finite differences, under `grads` given other numbers) is wrong
+    there of its own accord, and gets the plain message: what is wrong at which key path.
+    A probe of JAX's derivatives has said nothing already where the cell took none it
+    changes (`_one_probe`); a library call's is the call the cell made."""
+    if probe.source not in ("input", "step"):
+        return True
+    source = facts.cell_source()
+    try:
+        return source is not None and probe.target in read_cell(source).read
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _stopped(run: CellReport, runs: Runs) -> str:
