@@ -285,6 +285,20 @@ def _line_of(text: str, needle: str) -> int:
             r"'optax.GradientTransformation.update'",
         ),
         (
+            "    messages_when: read\n    messages:\n      fixed:",
+            "    messages_when: sometimes\n    messages:\n      fixed:",
+            "  - name: another result in updated",
+            r"probe 'another result in updated': messages_when must be one of always, read, "
+            r"not read, got 'sometimes'",
+        ),
+        (
+            "    key: layer\n    value: 1.0\n    messages:\n",
+            "    key: layer\n    value: 1.0\n    messages_when: read\n    messages:\n",
+            "  - name: moved layer gradients",
+            r"probe 'moved layer gradients': messages_when says whether the cell reads the name "
+            r"the probe varies, and 'gradients' is no input or step name a cell reads",
+        ),
+        (
             "(derivation)=",
             "(problem)=",
             "## Derive the matching gradient tree",

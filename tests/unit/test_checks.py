@@ -1423,34 +1423,50 @@ def test_a_step_probe_needs_the_step_names_replaced():
     assert_others_pass(world, "repair")
 
 
-def test_a_step_probes_message_speaks_only_of_a_cell_that_reads_the_name():
-    """Issue 60 item 3: `grads` given other numbers moves only a `g` that reads `grads`. A
-    cell that never reads it (a `g` by finite differences, wrong there by its own error) gets
-    the plain message, however small or large its error; one that reads it gets the probe's."""
-    probe = next(p for p in grading().probes if p.probe.target == "grads")
-    assert (probe.name, probe.probe.source) == ("probe-9", "step")
+@pytest.mark.parametrize(
+    ("when", "told_if_read", "told_if_not_read"),
+    [("read", True, False), ("not read", False, True), ("always", True, True)],
+)
+def test_a_step_probes_message_goes_to_the_cells_it_declares(
+    when: str, told_if_read: bool, told_if_not_read: bool
+):
+    """Issue 60 item 3: `grads` given other numbers moves only a `g` that reads `grads`, and
+    state-02 says so (`messages_when: read`). A cell that never reads it (a `g` by finite
+    differences, wrong there by its own error) gets the plain message, however small or
+    large its error; one that reads it gets the probe's. `not read` and `always` turn it
+    round and tell both."""
+    run = next(p for p in grading().probes if p.probe.target == "grads")
+    assert (run.name, run.probe.source, run.probe.messages_when) == ("probe-9", "step", "read")
+    probes = tuple(
+        dataclasses.replace(p, probe=dataclasses.replace(p.probe, messages_when=when))
+        if p.probe is run.probe
+        else p
+        for p in grading().probes
+    )
     want = expected_value("nested-model", "g", "probe-9")
     layer = want.items[0][1]
+    plain = (
+        "`g` is wrong when the cell runs with grads that are not the flat model's gradient. "
+        "(With grads that are not the flat model's gradient: at `layer/bias` got "
+    )
+    authored = (
+        "`g` does not come from differentiating nested_loss at nested: it changes when "
+        "`grads` holds other numbers"
+    )
+    reads = edited(
+        "nested-model",
+        "g = jax.grad(nested_loss)(nested)",
+        'g = {"layer": grads, "scale": jax.grad(nested_loss)(nested)["scale"]}',
+    )
     for off in (1e-3, 50.0):  # a finite difference's error, or one far off
         bias = scalar(layer.items[0][1].data[0] + off)
         wrong = tree(layer=tree(bias=bias, weight=layer.items[1][1]), scale=want.items[1][1])
-        world = World.make().set("nested-model", "probe-9", g=wrong)
-        message = world.task("nested-model").message
-        assert message.startswith(
-            "`g` is wrong when the cell runs with grads that are not the flat model's "
-            "gradient. (With grads that are not the flat model's gradient: at `layer/bias` got "
-        ), message
-        body = edited(
-            "nested-model",
-            "g = jax.grad(nested_loss)(nested)",
-            'g = {"layer": grads, "scale": jax.grad(nested_loss)(nested)["scale"]}',
-        )
-        world = World.make(plan_of(bodies=(("nested-model", body),)))
-        message = world.set("nested-model", "probe-9", g=wrong).task("nested-model").message
-        assert message.startswith(
-            "`g` does not come from differentiating nested_loss at nested: it changes when "
-            "`grads` holds other numbers"
-        ), message
+        reader = plan_of(bodies=(("nested-model", reads),))
+        for plan, told in ((None, told_if_not_read), (reader, told_if_read)):
+            world = World.make(plan)
+            world.grading = dataclasses.replace(world.grading, probes=probes)
+            message = world.set("nested-model", "probe-9", g=wrong).task("nested-model").message
+            assert message.startswith(authored if told else plain), (when, off, message)
 
 
 # An input probe (state-02 has none since issue 32: a key added to params would fail the

@@ -23,6 +23,7 @@ from lessonkit.lesson.model import (
     Grading,
     InputTree,
     Integers,
+    MessagesWhen,
     Probe,
     ProbeSource,
     ProbeValue,
@@ -37,7 +38,9 @@ _STEP_TRANSFORM = next(r.name for r in ROWS if r.authored and r.varies == "step"
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *RULE_KEYS})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message", "why", "instead"})
-_PROBE_KEYS = frozenset({"name", "task", "vary", "transform", "key", "value", "messages"})
+_PROBE_KEYS = frozenset(
+    {"name", "task", "vary", "transform", "key", "value", "messages", "messages_when"}
+)
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
 MAX_EDGE_SETS = 8  # edge input sets in one block, all generators together
@@ -317,6 +320,17 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
     messages = entry.get("messages", {})
     if not isinstance(messages, dict):
         raise block.error(f"probe {name!r}: 'messages' must map graded names to messages", where)
+    when = entry.get("messages_when", "always")
+    if when not in get_args(MessagesWhen):
+        allowed = ", ".join(get_args(MessagesWhen))
+        problem = f"messages_when must be one of {allowed}, got {when!r}"
+        raise block.error(f"probe {name!r}: {problem}", where)
+    if when != "always" and source not in ("input", "step"):
+        raise block.error(
+            f"probe {name!r}: messages_when says whether the cell reads the name the probe "
+            f"varies, and {target!r} is no input or step name a cell reads",
+            where,
+        )
     return Probe(
         name=name,
         task=str(entry["task"]),
@@ -327,6 +341,7 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
         value=value,
         messages=tuple((str(k), " ".join(str(v).split())) for k, v in messages.items()),
         line=where,
+        messages_when=when,
     )
 
 

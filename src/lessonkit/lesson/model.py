@@ -279,6 +279,12 @@ Transform = Literal[AUTHORED]  # the names lesson.md may give, from `child.trans
 # differentiation functions return, or what one library function returns.
 ProbeSource = Literal["input", "step", "gradients", "call"]
 ProbeValue = float | tuple[float, ...] | dict | None
+# Of which cell a probe's messages speak, where the probe gives a name another value (an
+# `input` or a `step`): any cell that is wrong there, only one that reads the varied name (a
+# value that follows it: "`g` changes when `grads` holds other numbers"), or only one that
+# never reads it (a value that ignores it: "count the leaves instead of typing in their
+# number"). A cell the message does not describe gets the plain one: what is wrong where.
+MessagesWhen = Literal["always", "read", "not read"]
 
 
 #: One value of a generator's own shape: a scalar, or nested tuples of them.
@@ -336,7 +342,8 @@ class Probe:
     applied to `target`), a name a `step` assigns (given `value`), every derivative JAX computes
     (`gradients`), or what the library function `target` returns (`call`). Every path from the
     source carries the change; each graded name of `task` must then have the reference's value,
-    else the learner reads that name's declared message.
+    else the learner reads that name's declared message, where `messages_when` says the
+    message describes the cell (`MessagesWhen`).
     """
 
     name: str
@@ -348,6 +355,7 @@ class Probe:
     value: ProbeValue
     messages: tuple[tuple[str, str], ...]  # (graded name, what it means when it differs)
     line: int = field(metadata=UNGRADED)
+    messages_when: MessagesWhen = "always"
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]

@@ -426,7 +426,7 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
             want, have = expected.values[name], got.values[name]
             detail = value_detail(want, have, accept)
             plain = f"`{name}` is wrong when the cell runs with {probe.name}."
-            authored = messages.get(name) if _reads_what_moved(facts, probe) else None
+            authored = messages.get(name) if _message_describes(facts, probe) else None
             return Problem(
                 FAILED,
                 (authored or plain) + f" (With {probe.name}: {detail}.)",
@@ -435,21 +435,24 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     return None
 
 
-def _reads_what_moved(facts: TaskFacts, probe: Probe) -> bool:
+def _message_describes(facts: TaskFacts, probe: Probe) -> bool:
     """Whether a probe's own message, which says how the value follows (or fails to follow)
-    what the probe changed, can be true of the learner's cell: a probe that gives a name
-    another value (`input`, `step`) speaks only of a cell that reads that name. A cell that
-    never reads it (a `g` by finite differences, under `grads` given other numbers) is wrong
-    there of its own accord, and gets the plain message: what is wrong at which key path.
-    A probe of JAX's derivatives has said nothing already where the cell took none it
-    changes (`_one_probe`); a library call's is the call the cell made."""
-    if probe.source not in ("input", "step"):
+    what the probe changed, is true of the learner's cell. A probe that gives a name another
+    value (`input`, `step`) declares which cell its messages speak of (`MessagesWhen`): one
+    that reads the name (a `g` that reuses `grads`), one that never reads it (a count typed
+    in), or any. A cell it does not describe is wrong there of its own accord (a `g` by
+    finite differences, under `grads` given other numbers) and gets the plain message: what
+    is wrong at which key path. A probe of JAX's derivatives has said nothing already where
+    the cell took none it changes (`_one_probe`); a library call's is the call the cell
+    made."""
+    if probe.messages_when == "always":
         return True
     source = facts.cell_source()
     try:
-        return source is not None and probe.target in read_cell(source).read
+        reads = source is not None and probe.target in read_cell(source).read
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    return reads == (probe.messages_when == "read")
 
 
 def _stopped(run: CellReport, runs: Runs) -> str:
