@@ -63,16 +63,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return SharedFixtureScheduling(config, log)
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto`: one worker more than the CPUs this process may use. A worker spends much
-    of its time waiting (on the children it starts, a batch another worker grades, a
-    deadline that must pass), so one worker per CPU left about a fifth of the CPU idle on
-    the 2-CPU machine CI runs on. `PYTEST_XDIST_AUTO_NUM_WORKERS` still chooses."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
-        return None
-    return len(os.sched_getaffinity(0)) + 1
-
-
 def _refused(*args: object, **kwargs: object) -> None:
     raise AssertionError("a unit test started a process: move it to tests/integration")
 

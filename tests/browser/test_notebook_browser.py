@@ -159,12 +159,17 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     A `NameError` under a cell (a restart that landed while cells were queued, so a later
     cell ran in a fresh kernel) is met the same way: the notebook itself raises none. So is
     a check() that answered with an error instead of its table (its words go into the failure
-    message, should the table never show).
+    message, should the table never show). Both are met only once no cell is queued: a run
+    still under way keeps the last round's words on the page until it reaches their cell, and
+    restarting it then interrupts its imports (a CI run restarted every 20 s for 480 s).
+    Each round waits longer than the one before (20 s more, up to 120 s), so a loaded
+    machine's slow kernel is given the time it needs.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     ran = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\d+|\*)\]"))
     numbered = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[\d+\]"))
+    queued = page.locator(".jp-InputPrompt", has_text="[*]")
     accept = page.locator(".jp-Dialog .jp-mod-accept")
     lost = page.locator(".jp-OutputArea-output", has_text="NameError")
     refused = page.locator(".lessonkit-check-error")
@@ -179,15 +184,18 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
                 f"{accepted} dialogs accepted; the page: {_notebook_state(page)}"
             )
         try:
+            waited = now - last_try
+            pause = min(20 * (tries + 1), 120)
             dialog = accept.count() > 0
             if dialog:  # a dialog takes every click: accept its default first
                 accept.first.click(timeout=5000)
                 accepted += 1
-                due = now - last_try > 20  # it may have cost the kernel what it ran
+                due = waited > pause  # it may have cost the kernel what it ran
             else:
-                due = (now - last_try > 20 and bool(refused.count() or lost.count())) or (
-                    (not ran.count() and now - last_try > 20)
-                    or (not numbered.count() and now - last_try > 60)
+                idle = not queued.count()
+                due = (waited > pause and idle and bool(refused.count() or lost.count())) or (
+                    (not ran.count() and waited > pause)
+                    or (not numbered.count() and waited > max(pause, 60))
                 )
             if due:
                 # Counted before acting, so a step that times out is tried again in 20 s,
