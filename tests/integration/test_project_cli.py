@@ -301,6 +301,35 @@ def test_the_script_runs_sandboxed_where_the_sandbox_works(tmp_path):
     assert "exited with status 1" in evidence and "repository hidden" in evidence
 
 
+def test_a_batch_on_the_import_path_shows_no_script_a_classmate_s(tmp_path, monkeypatch):
+    """The scripts' folder lies below a folder on PYTHONPATH (`~/src`, the week's scripts in
+    `~/src/week`). A batch guards what it grades as every batch does, so that folder is
+    bound entry by entry, its packages only, and no script reads another's file."""
+    week = tmp_path / "src" / "week"
+    week.mkdir(parents=True)
+    (week / "bob.py").write_text("# bob's own work\nimport sys\nsys.exit(1)\n", encoding="utf-8")
+    (week / "ana.py").write_text(
+        "import os, sys\n"
+        f"bob = {str(week / 'bob.py')!r}\n"
+        "said = open(bob).read().splitlines()[0] if os.path.exists(bob) else 'nothing of bob'\n"
+        "print('saw: ' + said, file=sys.stderr)\n"
+        "sys.exit(1)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "src"))  # as Python read it at start:
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    (tmp_path / "instructor").mkdir()
+    monkeypatch.chdir(tmp_path / "instructor")  # the working folder is guarded anyway
+    argv = ["project", "phase-03", "--batch", str(week), "--out", str(tmp_path / "out")]
+    code, out, err = invoke([*argv, "--seed", "3", "--json"])
+    assert code == 0, err
+    report = next(r for r in json.loads(out)["reports"] if r["file"] == "ana.py")
+    if not report["sandboxed"]:
+        pytest.skip("no sandbox here")
+    evidence = report["properties"][0]["evidence"]
+    assert "saw: nothing of bob" in evidence, evidence
+
+
 @pytest.mark.parametrize(
     ("code", "timeout", "message"),
     [

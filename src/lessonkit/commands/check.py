@@ -217,7 +217,7 @@ def _batch(args: argparse.Namespace) -> int:
     from lessonkit.commands._course import say_gradebook_kept
     from lessonkit.course.batch_gradebook import CourseIntake, LessonGradebook
     from lessonkit.course.shards import choose_shard
-    from lessonkit.grade.batches import BatchKind, default_key_path, lesson_kind
+    from lessonkit.grade.batches import BatchKind, lesson_kind
 
     lesson = find_lesson(args.lesson)
     shard = choose_shard(args.shard, args.shard_count, os.environ)
@@ -237,12 +237,11 @@ def _batch(args: argparse.Namespace) -> int:
             shard=shard,
         )
 
-    key = Path(args.key) if args.key else default_key_path()
     batch = folder_batch(
         args,
         holds="submissions",
         elsewhere=bool(args.dask),  # the Dask workers run the files, each in its own sandbox
-        guarded=(folder, args.out, args.gradebook, args.roster, args.submitted_at_from, key),
+        guarded=(args.gradebook, args.roster, args.submitted_at_from),
         seed=args.seed,
         shard=shard,
         gradebook=gradebook if args.gradebook else None,

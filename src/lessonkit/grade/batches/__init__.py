@@ -39,7 +39,7 @@ from lessonkit.grade.batches.outputs import write_results
 from lessonkit.grade.batches.pool import grade_each
 from lessonkit.grade.model import BatchEntry
 from lessonkit.grade.provenance.fingerprint import grading_fingerprint, short
-from lessonkit.grade.provenance.grading_key import default_key_path, grading_key
+from lessonkit.grade.provenance.grading_key import grading_key
 
 __all__ = [
     "SUFFIXES",
@@ -63,7 +63,6 @@ __all__ = [
     "Reuse",
     "Shard",
     "check_seal",
-    "default_key_path",
     "grade_each",
     "grade_folder",
     "grade_kept",

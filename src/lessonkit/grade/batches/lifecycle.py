@@ -28,7 +28,7 @@ from lessonkit.grade.batches.folder import SUFFIXES, BatchItem, submissions_in
 from lessonkit.grade.batches.journal import JournalEntry, R, Shard
 from lessonkit.grade.batches.kind import BatchKind, OnEntry, not_graded
 from lessonkit.grade.model import BatchEntry
-from lessonkit.grade.provenance.grading_key import grading_key
+from lessonkit.grade.provenance.grading_key import default_key_path, grading_key
 from lessonkit.lesson.text import safe_name
 from lessonkit.run.limits import DEFAULT_LIMITS, Limits
 from lessonkit.settings import GradingSettings, grading_settings
@@ -70,7 +70,8 @@ class FolderBatch(Generic[R, K]):
     allow_unsandboxed: bool = False  # --run-submissions-as-me
     elsewhere: bool = False  # graded on a Dask cluster, whose machines check their own sandbox
     compile_cache: bool = True
-    guarded: tuple[Path | str | None, ...] = ()  # people's work no sandbox is shown
+    # people's work no sandbox is shown, beyond what every batch guards (`grade_folder`)
+    guarded: tuple[Path | str | None, ...] = ()
     out: Path | None = None  # --out; None: the kind's stem, in the current folder
     key: str | None = None
     resume: bool = False
@@ -177,7 +178,7 @@ def grade_folder(
         batch=True,
         allow_unsandboxed=batch.allow_unsandboxed or batch.elsewhere,
         compile_cache=batch.compile_cache,
-    ).guarding(batch.guarded)
+    ).guarding((folder, batch.out, batch.key or default_key_path(environ), *batch.guarded))
     listing = submissions_in(folder)
     unlisted = dict(listing.unlisted)  # a folder that could not be listed: a row of its own
     paths = [p for p in listing.entries if p.suffix in batch.suffixes or p in unlisted]
