@@ -9,9 +9,11 @@ with the grading key, no longer verifies.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -129,8 +131,17 @@ def test_the_declared_mistakes_run_only_once_a_file_fails(
     assert len(built) == 1 and len(list(store.folder.glob("*.json"))) >= 2
 
 
+@dataclasses.dataclass(frozen=True)
+class Graded:
+    """A right file, its report, and the store entry its grading wrote."""
+
+    right: Path
+    report: list
+    entry: Path
+
+
 @pytest.fixture(scope="module")
-def graded_at_21(state01, isolation, tmp_path_factory):
+def graded_at_21(state01, isolation, tmp_path_factory) -> Graded:
     """A right file graded once at seed 21, its report, and the store entry that grading
     wrote: each damaged-entry case starts from a copy, not from a grading of its own."""
     folder = tmp_path_factory.mktemp("seed21")
@@ -143,20 +154,20 @@ def graded_at_21(state01, isolation, tmp_path_factory):
         assert kept is not None
         first = graded(state01, [right], seed=21, isolation=isolation)
     (entry,) = kept.folder.glob("*.json")
-    return right, first, entry
+    return Graded(right, first, entry)
 
 
-def _copied(graded_at_21, store) -> tuple:
-    right, first, entry = graded_at_21
+def _copied(graded: Graded, store) -> Graded:
+    """`graded` with its store entry copied into `store`: the copy is the entry."""
     store.folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(entry, store.folder / entry.name)
-    return right, first, store.folder / entry.name
+    shutil.copy2(graded.entry, store.folder / graded.entry.name)
+    return dataclasses.replace(graded, entry=store.folder / graded.entry.name)
 
 
 def test_a_copied_entry_is_used(state01, store, trusted_starts, graded_at_21, isolation):
     """The damaged-entry cases below start from this copy: undamaged, it is the record."""
-    right, first, _ = _copied(graded_at_21, store)
-    assert graded(state01, [right], seed=21, isolation=isolation) == first
+    copy = _copied(graded_at_21, store)
+    assert graded(state01, [copy.right], seed=21, isolation=isolation) == copy.report
     assert True not in trusted_starts
 
 
@@ -173,15 +184,16 @@ def test_a_copied_entry_is_used(state01, store, trusted_starts, graded_at_21, is
 def test_a_damaged_store_file_is_ignored_and_written_afresh(
     state01, store, trusted_starts, damage, isolation, graded_at_21
 ):
-    right, first, entry = _copied(graded_at_21, store)
-    text = entry.read_text(encoding="utf-8")
+    copy = _copied(graded_at_21, store)
+    text = copy.entry.read_text(encoding="utf-8")
     assert damage(text) != text
-    entry.write_text(damage(text), encoding="utf-8")
+    copy.entry.write_text(damage(text), encoding="utf-8")
 
-    again = graded(state01, [right], seed=21, isolation=isolation)
+    again = graded(state01, [copy.right], seed=21, isolation=isolation)
     assert trusted_starts.count(True) == 1  # the reference ran again
-    assert again == first
-    assert json.loads(entry.read_text(encoding="utf-8"))["key"] != "0" * 64  # rewritten whole
+    assert again == copy.report
+    written = json.loads(copy.entry.read_text(encoding="utf-8"))
+    assert written["key"] != "0" * 64  # rewritten whole
 
 
 def test_switched_off_the_store_keeps_nothing(
