@@ -233,17 +233,23 @@ class Watch:
             moved_leaves.append(out + term)
         return tree.tree_unflatten(out_def, moved_leaves)
 
+    @contextlib.contextmanager
+    def _running_rule(self):
+        """A custom rule or a pullback running: the derivatives it takes are its own part."""
+        self._rules += 1
+        try:
+            yield
+        finally:
+            self._rules -= 1
+
     def _rule(self, original):
         """A trace's `process_custom_*_call`: the custom rule it runs is counted while it
         runs, so the derivatives it takes are its own part of the one it defines."""
         watch = self
 
         def site(*args, **kwargs):
-            watch._rules += 1
-            try:
+            with watch._running_rule():
                 return original(*args, **kwargs)
-            finally:
-                watch._rules -= 1
 
         return named(site, original)
 
@@ -256,11 +262,8 @@ class Watch:
             # a custom rule's own derivatives, taken while it runs, are part of this one
             inside = watch._rules
             assembled = bool(watch._assembling) and watch._assembling[-1] == watch._depth
-            watch._rules += 1
-            try:
+            with watch._running_rule():
                 arguments = original(*args, **kwargs)
-            finally:
-                watch._rules -= 1
             if inside:  # a custom rule's backward pass: part of the pullback running it
                 return arguments
             changed = arguments
