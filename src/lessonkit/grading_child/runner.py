@@ -20,6 +20,7 @@ from .channel import Channel, OutputCapture, private_stdin
 from .compile_cache import keep_whole_and_quiet
 from .encoder import Encoder
 from .guard import ModuleGuard
+from .ir_contexts import share_ir_contexts
 from .placeholders import PLACEHOLDER_HOOK, PlaceholderWatch
 from .request import LESSON_ONLY, SETUP, SKIP, CellSpec, Request, ScenarioSpec
 from .varied_calls import VariedCalls
@@ -320,6 +321,7 @@ def serve(report_fd: int) -> None:
     import numpy as np
 
     keep_whole_and_quiet()
+    share_ir_contexts()
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
     guard = ModuleGuard(watched, jax, type(jnp.zeros(())))
