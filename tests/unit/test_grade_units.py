@@ -546,6 +546,27 @@ def test_module_guard_restores_patches_and_names_them():
     assert guard.restore() == []
 
 
+def test_module_guard_finds_a_value_replaced_under_the_same_names():
+    """No name added or removed: only an identity check tells the change (an object equal to
+    everything is still another object)."""
+    import jax
+    import jax.numpy as jnp
+
+    class EqualToAll:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    guard = ModuleGuard([jnp], jax, type(jnp.zeros(())))
+    original, pi = jnp.allclose, jnp.pi
+    jnp.allclose = lambda *a, **k: True
+    assert guard.restore() == ["jax.numpy.allclose"] and jnp.allclose is original
+    jnp.pi = EqualToAll()
+    assert guard.restore() == ["jax.numpy.pi"] and jnp.pi is pi
+    assert guard.restore() == []
+
+
 def test_long_messages_end_where_a_sentence_ends():
     from lessonkit.grade.judging.explain import MAX_MESSAGE_CHARS, _short_message
 

@@ -4,6 +4,7 @@ cell, so a patched `jnp.allclose` affects only the cell that patched it."""
 from __future__ import annotations
 
 import contextlib
+import operator
 import sys
 import threading
 
@@ -13,6 +14,18 @@ class _Missing:
 
 
 MISSING = _Missing()
+
+
+def _same(current: dict, saved: dict) -> bool:
+    """Whether `current` holds the very objects `saved` does, under the same keys: compared
+    in C, since most cells change nothing and a module holds hundreds of names. Same keys in
+    the same order, then each value identical (never `==`, which an array answers elementwise
+    and a learner's class answers as it likes)."""
+    return (
+        len(current) == len(saved)
+        and list(current) == list(saved)
+        and all(map(operator.is_, current.values(), saved.values()))
+    )
 
 
 class ModuleGuard:
@@ -37,6 +50,8 @@ class ModuleGuard:
         changed = []
         for name, module, saved in self._modules:
             current = vars(module)
+            if _same(current, saved):
+                continue
             for key in [k for k in current if k not in saved]:
                 if not isinstance(current[key], self._module_type):  # lazily loaded submodules
                     changed.append(f"{name}.{key}")
