@@ -17,7 +17,7 @@ from dataclasses import replace
 from . import wire
 from .cells import CellTimeout, CompileError, bound_beside_others, compile_cell, error_report
 from .channel import Channel, OutputCapture, private_stdin
-from .compile_cache import keep_whole_and_quiet
+from .compile_cache import keep_whole_and_quiet, read_each_once
 from .encoder import Encoder
 from .guard import ModuleGuard
 from .ir_contexts import share_ir_contexts
@@ -321,6 +321,7 @@ def serve(report_fd: int) -> None:
     import numpy as np
 
     keep_whole_and_quiet()
+    read_each_once()
     share_ir_contexts()
     jax_tree = sys.modules.get("jax.tree") or jax.tree
     watched = [builtins, jax, jnp, jax_tree, jax.tree_util, jax.lax, np, os, math]
