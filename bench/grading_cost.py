@@ -468,7 +468,9 @@ def make_floor(meter: Meter, tree: Tree) -> Floor:
     def replay() -> Usage:
         with requests.open("rb") as stdin, open(os.devnull, "wb") as reports:
             fd = reports.fileno()
-            argv = [sys.executable, "-I", recorded["program"], str(fd)]
+            # the report descriptor, then the import paths the parent passes (none beyond the
+            # interpreter's own; a tree whose child program takes no paths ignores them)
+            argv = [sys.executable, "-I", recorded["program"], str(fd), "[]"]
             return meter.run(argv, cwd=scratch, env=env, stdin=stdin, pass_fds=(fd,))
 
     how = (
