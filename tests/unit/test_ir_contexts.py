@@ -42,12 +42,10 @@ def _keyed(module) -> bytes:
     return cache_key._canonicalize_ir(module, cache_key.IgnoreCallbacks.NO)
 
 
-def test_programs_share_one_context_and_lower_as_before(monkeypatch):
-    alone = [_module() for _ in range(2)]
+def test_programs_share_one_context_and_lower_as_before(request):
+    alone = [_module() for _ in range(2)]  # JAX's own way: a context for each program
     assert alone[0].context is not alone[1].context
-    monkeypatch.setattr(mlir, "make_ir_context", mlir.make_ir_context)
-    monkeypatch.setattr(mlir, "_numpy_array_attribute", mlir._numpy_array_attribute)
-    ir_contexts.share_ir_contexts()
+    request.getfixturevalue("shared")
     first, second = _module(), _module()
     assert first.context is second.context
     assert [str(m) for m in (first, second)] == [str(m) for m in alone]
