@@ -27,13 +27,18 @@ WARNING_MODULES = r"jax\._src\.(compiler|compilation_cache|lru_cache)$"
 """The modules of JAX's compile-cache layer whose warnings are the grader's, not a cell's."""
 
 
+def _jax_module(name: str) -> ModuleType | None:
+    """One of JAX's own modules, or None where this JAX has no such module."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def keep_whole_and_quiet() -> None:
     """Make every later cache write whole and every cache warning silent, in this process."""
     warnings.filterwarnings("ignore", module=WARNING_MODULES)
-    try:
-        module: ModuleType | None = importlib.import_module(CACHE_MODULE)
-    except ImportError:
-        module = None
+    module = _jax_module(CACHE_MODULE)
     cache_type = getattr(module, "LRUCache", None)
     suffix = getattr(module, "_CACHE_SUFFIX", None)
     if cache_type is None or not isinstance(suffix, str) or "_whole" in vars(cache_type):
@@ -71,12 +76,9 @@ def read_each_once() -> None:
     The key is a digest of the program, the compile options (its devices among them), the
     backend and JAX's version; JAX never writes a program with host callbacks to the cache,
     so no read one calls back into a cell."""
-    try:
-        module: ModuleType | None = importlib.import_module(READ_MODULE)
-    except ImportError:
-        return
+    module = _jax_module(READ_MODULE)
     read = getattr(module, "get_executable_and_time", None)
-    if read is None or getattr(read, "_kept", False):
+    if module is None or read is None or getattr(read, "_kept", False):
         return
     kept: collections.OrderedDict[tuple, tuple] = collections.OrderedDict()
 
