@@ -33,6 +33,7 @@ from jax.experimental import jet
 sys.path.insert(0, str(Path(__file__).parent))
 from differentiation_survey import survey
 
+from lessonkit.grading_child.ir_contexts import share_ir_contexts
 from lessonkit.grading_child.request import ChangedCall
 from lessonkit.grading_child.varied_calls import VariedCalls
 
@@ -187,4 +188,5 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
+    share_ir_contexts()  # JAX's lowerings share one MLIR context, as in a grading child
     json.dump(main(), sys.stdout)

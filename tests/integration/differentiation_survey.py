@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax._src.interpreters import ad
 
+from lessonkit.grading_child.ir_contexts import share_ir_contexts
 from lessonkit.grading_child.request import ChangedCall
 from lessonkit.grading_child.varied_calls import VariedCalls
 
@@ -141,4 +142,5 @@ def survey() -> dict[str, dict[str, bool]]:
 
 
 if __name__ == "__main__":
+    share_ir_contexts()  # JAX's lowerings share one MLIR context, as in a grading child
     json.dump(survey(), sys.stdout)
