@@ -306,6 +306,35 @@ def test_the_declared_mistake_however_differentiated_is_named(lesson: Lesson, gr
         )
 
 
+# The declared mistake "g assembled from grads" inside the learner's own custom_vjp: its
+# backward rule hands back `grads` for the layer, so `jax.grad` returns them as g's.
+OWN_RULE_RETURNS_GRADS = """@jax.custom_vjp
+def own_rule(q):
+    return nested_loss(q)
+def own_rule_fwd(q):
+    return nested_loss(q), q
+def own_rule_bwd(q, cotangent):
+    return ({"layer": grads, "scale": cotangent * scale_by_hand},)
+own_rule.defvjp(own_rule_fwd, own_rule_bwd)
+g = jax.grad(own_rule)(nested)
+"""
+
+
+def test_the_declared_mistake_inside_the_learners_own_rule_is_named(lesson: Lesson, grader: Grader):
+    """A custom_vjp whose backward rule returns `grads` for the layer is the declared mistake
+    "g assembled from grads" written as a derivative: it fails and is named. The probe that
+    moves autodiff's layer gradients moves the rule's output too, but the mistake's cell
+    takes no derivative that probe could move, so that scenario is no evidence about it."""
+    items = (
+        Rewritten(
+            "nested-model", "g assembled from grads", NESTED + HAND + OWN_RULE_RETURNS_GRADS + SAME
+        ),
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "own-rule", 2):
+        assert result.status == "failed", (item.name, result.message)
+        assert result.mistake == item.name, (item.name, result.message)
+
+
 def test_optax_step_however_reached_is_named(lesson: Lesson, grader: Grader):
     """optax's own step handed back fails, named, whether the cell calls
     optax.apply_updates or adds optax's updates to params itself (issue 50)."""

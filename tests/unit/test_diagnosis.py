@@ -30,11 +30,12 @@ from lessonkit.grade.judging.results import ERROR, FAILED, PASSED, GradeReport, 
 from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
 from lessonkit.grade.preparation.mistakes import MistakeRun, declared_mistakes
 from lessonkit.grade.preparation.prepared import prepare_lesson
+from lessonkit.grade.preparation.probes import ProbeRun
 from lessonkit.grade.preparation.rubric import TaskRubric
 from lessonkit.grade.submission.plan import Plan, PlannedCell
 from lessonkit.grading_child.transforms import apply
 from lessonkit.lesson.load import load_lesson, parse_lesson
-from lessonkit.lesson.model import DeclaredAttempt, Show, Task
+from lessonkit.lesson.model import DeclaredAttempt, Probe, Show, Task
 from lessonkit.lesson.rules.jit import JitRule
 
 from conftest import FIXTURE_MD, lesson_changed
@@ -266,6 +267,56 @@ def test_a_mistake_that_only_prints_otherwise_is_matched_by_its_printed_lines():
     assert match(_printing("Count: 4\n")) == "prints the count only"
     assert match(_printing("Count 4\n")) is None
     assert match(_printing("Count: 4, flag: False\n")) is None  # prints as the reference
+
+
+MOVED = ProbeRun(  # scenario `probe-1` moves every derivative JAX takes
+    "probe-1",
+    Probe("moved", TASK, "gradients", "gradients", "shift_key", "g", 1.0, (), 1),
+    None,
+    (),
+)
+
+
+def _moved(record: ChildReport) -> ChildReport:
+    """`record` with the derivative probe's change having reached its run of the cell."""
+    run = record.runs[("probe-1", 0)]
+    return dataclasses.replace(
+        record, runs={**record.runs, ("probe-1", 0): dataclasses.replace(run, reached=True)}
+    )
+
+
+@pytest.mark.parametrize("mistake_took_a_derivative", [False, True])
+def test_a_derivative_probe_that_moved_nothing_of_a_run_is_no_evidence_about_it(
+    mistake_took_a_derivative,
+):
+    """The learner's own rule hands back the mistake's values, as a derivative: the probe
+    moves them where it moves the reference's. The mistake's cell took no derivative, so the
+    probe left its values as they were: that scenario says nothing about it, and the two
+    are compared on the others. A mistake the probe did move is compared there too."""
+    reference = _moved(
+        _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
+    )
+    learner = _moved(
+        _record({"g": 5.0, "same": 1.0}, {"g": 6.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
+    )
+    mistake = _record({"g": 5.0, "same": 1.0}, {"g": 6.0, "same": 1.0}, {"g": 5.0, "same": 1.0})
+    if mistake_took_a_derivative:
+        mistake = _moved(mistake)
+    facts = TaskFacts(RUBRIC, INPUTS, (MOVED,), Runs(_plan(), learner, _plan(), reference, 1.0))
+    found = matched_mistake(facts, _runs(("from grads", mistake)))
+    assert (found is None) is mistake_took_a_derivative
+
+
+def test_a_learner_the_probe_could_not_move_is_not_set_apart_by_it():
+    """A gradient by hand that is right wherever the probe of derivatives says something
+    is the reference's answer: no mistake is named for the moved scenario alone."""
+    reference = _moved(
+        _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 9.0, "same": 1.0})
+    )
+    by_hand = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 1.0, "same": 1.0})
+    unmoved = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 1.0, "same": 1.0})
+    facts = TaskFacts(RUBRIC, INPUTS, (MOVED,), Runs(_plan(), by_hand, _plan(), reference, 1.0))
+    assert matched_mistake(facts, _runs(("flat gradient again", _moved(unmoved)))) is None
 
 
 def test_only_the_scenarios_that_grade_the_task_must_agree():

@@ -385,15 +385,20 @@ def _probes(facts: TaskFacts) -> Problem | None:
     return _first(_one_probe(facts, run) for run in facts.probes)
 
 
+def says_nothing(probe: Probe, expected: CellReport, got: CellReport) -> bool:
+    """A probe of JAX's derivatives says nothing about a run of a cell that took none it
+    could change (by finite differences, by hand, by a Taylor series) where the reference's
+    cell took one: that run is judged by every other scenario."""
+    return probe.source == "gradients" and expected.reached and not got.reached
+
+
 def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     """Every value the reference's solution computes under the probe, the learner's must too.
 
     The reference alone says what applies: a name it assigns in this scenario is checked,
     and a learner's cell that does not assign it, stopped or not, fails.
 
-    A probe of JAX's derivatives says nothing about a cell that took none it could change
-    (by finite differences, by hand, by a Taylor series) where the reference's cell took one:
-    what such a cell computes is judged by every other scenario.
+    A probe of JAX's derivatives may say nothing about the cell (`says_nothing`).
     """
     runs, cell, probe = facts.runs, facts.cell, run.probe
     expected, got = facts.pair(run.name)
@@ -402,7 +407,7 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     if got is None:
         what = f"This task's cell, run with {probe.name},"
         return Problem(ERROR, not_reached(runs.child_report, runs.learner, what, cell.index))
-    if probe.source == "gradients" and expected.reached and not got.reached:
+    if says_nothing(probe, expected, got):
         return None
     replaced = tuple(run.inputs or ())  # the probe's own drawn inputs, and a step's name
     step = (probe.target,) if probe.source == "step" else ()

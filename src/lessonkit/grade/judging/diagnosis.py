@@ -21,7 +21,7 @@ from dataclasses import replace
 from lessonkit.grade.channel.child_report import ChildReport
 from lessonkit.grade.channel.protocol import CellReport
 from lessonkit.grade.channel.values import value_problem
-from lessonkit.grade.judging.checks import Runs, TaskFacts
+from lessonkit.grade.judging.checks import Runs, TaskFacts, says_nothing
 from lessonkit.grade.judging.explain import failing_statement, tree_mismatch
 from lessonkit.grade.judging.mistake_text import diagnosed
 from lessonkit.grade.judging.results import NOT_ATTEMPTED, PASSED, TaskResult
@@ -125,15 +125,26 @@ def matched_mistake(
     every scenario of the reference that grades the task (`scenarios`; None: all): the same
     values, stopped the same way (`_agree`); where the learner's values are the reference's,
     the mistake must also fail the learner's `check` the same way (for a value check, print
-    the same lines). `facts` are the task's, as its checks read them."""
+    the same lines). `facts` are the task's, as its checks read them.
+
+    A probe of JAX's derivatives that says nothing about a run (`checks.says_nothing`: the
+    cell took no derivative it could change) is no evidence about that run either way: the
+    learner is not set apart by it, and learner and mistake are compared without it."""
     rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(runs.expected, runs.reference, task_id)
     if scenarios is not None:
         expected = {s: run for s, run in expected.items() if s in scenarios}
+    probes = {run.name: run.probe for run in facts.probes}
+
+    def evidence(scenario: str, run: CellReport | None) -> bool:
+        probe = probes.get(scenario)
+        return probe is None or run is None or not says_nothing(probe, expected[scenario], run)
+
     got = _task_reports(runs.child_report, runs.learner, task_id)
+    judged = [s for s in expected if evidence(s, got.get(s))]
     both = (runs.reference, runs.learner)
-    differs = any(not _agree(names, expected[s], got.get(s), accept, both) for s in expected)
+    differs = any(not _agree(names, expected[s], got.get(s), accept, both) for s in judged)
     failure = None if differs else _failure(check, facts, expected)
     reference = _as_run(facts, runs.reference, runs.expected)
     if failure is not None and failure == _failure(check, reference, expected):
@@ -146,7 +157,11 @@ def matched_mistake(
         made = _task_reports(mistake.child_report, mistake.plan, task_id)
         reached = any(n in run.values for run in made.values() for n in names)
         plans = (mistake.plan, runs.learner)
-        alike = all(_agree(names, made.get(s), got.get(s), accept, plans) for s in expected)
+        alike = all(
+            _agree(names, made.get(s), got.get(s), accept, plans)
+            for s in judged
+            if evidence(s, made.get(s))
+        )
         if not (reached and alike):
             continue
         made_facts = _as_run(facts, mistake.plan, mistake.child_report)
