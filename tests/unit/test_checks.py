@@ -1458,11 +1458,29 @@ def test_a_step_probes_message_goes_to_the_cells_it_declares(
         "g = jax.grad(nested_loss)(nested)",
         'g = {"layer": grads, "scale": jax.grad(nested_loss)(nested)["scale"]}',
     )
+    # the same, through a helper that another cell of the file defines (issue 60, limit 4)
+    helper = (
+        '# %%\ndef flat_layer():\n    return {"weight": grads["weight"], "bias": grads["bias"]}\n'
+    )
+    reads_in_helper = edited(
+        "nested-model",
+        "g = jax.grad(nested_loss)(nested)",
+        'g = {"layer": flat_layer(), "scale": jax.grad(nested_loss)(nested)["scale"]}',
+    )
+    nested_cell = '# %% tags=["task", "task:nested-model"]'
     for off in (1e-3, 50.0):  # a finite difference's error, or one far off
         bias = scalar(layer.items[0][1].data[0] + off)
         wrong = tree(layer=tree(bias=bias, weight=layer.items[1][1]), scale=want.items[1][1])
         reader = plan_of(bodies=(("nested-model", reads),))
-        for plan, told in ((None, told_if_not_read), (reader, told_if_read)):
+        through_helper = plan_of(
+            bodies=(("nested-model", reads_in_helper),),
+            edits=((nested_cell, helper + nested_cell),),
+        )
+        for plan, told in (
+            (None, told_if_not_read),
+            (reader, told_if_read),
+            (through_helper, told_if_read),
+        ):
             world = World.make(plan)
             world.grading = dataclasses.replace(world.grading, probes=probes)
             message = world.set("nested-model", "probe-9", g=wrong).task("nested-model").message

@@ -79,3 +79,51 @@ def test_a_parse_of_its_own_is_found(tmp_path: Path):
     (package / "history.py").write_text("import ast\n\ntree = ast.parse('x')\n")
     (package / "tasks.py").write_text("from ast import parse\n")
     assert direct_parses(package) == ["history.py:3", "tasks.py:1"]
+
+
+HELPERS = """
+import jax
+
+def flat_layer():
+    return {"weight": grads["weight"], "bias": grads["bias"]}
+
+def shadowed(grads):
+    return grads
+
+def assigned():
+    grads = {}
+    return grads
+
+def declared():
+    global grads
+    grads = {}
+    return grads
+
+def imported():
+    from optax import grads
+    return grads
+
+def outer():
+    return flat_layer()
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "reads_grads"),
+    [
+        ("flat_layer()", True),  # reads the module's grads
+        ("outer()", True),  # through another helper
+        ("shadowed(params)", False),  # a parameter of that name
+        ("assigned()", False),  # its own local
+        ("declared()", True),  # declared global: the module's
+        ("imported()", False),  # an import of its own
+        ("jax.grad(lambda p: 0.0)", False),  # no helper at all
+    ],
+)
+def test_a_cell_reads_what_the_helpers_of_other_cells_read(call: str, reads_grads: bool):
+    from lessonkit.lesson.syntax import read_cell, reads_through_functions
+
+    cell = read_cell(f"g = {call}\n")
+    others = (read_cell(HELPERS), read_cell("x = 1\n"))
+    assert ("grads" in reads_through_functions(cell, others)) is reads_grads
+    assert "grads" not in cell.read

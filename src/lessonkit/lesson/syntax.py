@@ -35,6 +35,8 @@ class CellCode:
     read: frozenset[str]  # every name it reads, anywhere
     imported: tuple[str, ...]  # the modules its top-level imports load
     key: str  # its syntax tree, dumped: cells compare equal when their trees do
+    functions: tuple[tuple[str, frozenset[str]], ...] = ()
+    """Each top-level `def`, with the names it reads from the module (`_module_reads`)."""
 
 
 def read_cell(source: str) -> CellCode:
@@ -61,7 +63,46 @@ def read_cell(source: str) -> CellCode:
         ),
         imported=_once(_modules(tree.body)),
         key=ast.dump(tree),
+        functions=tuple(
+            (s.name, _module_reads(s))
+            for s in tree.body
+            if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        ),
     )
+
+
+def reads_through_functions(cell: CellCode, others: Iterable[CellCode]) -> frozenset[str]:
+    """What `cell` reads, with what each function it reads reads from the module, where a
+    cell of `others` (the same file's) defines it, and so on: a cell that calls a helper of
+    another cell reads what the helper reads."""
+    functions = {name: reads for other in others for name, reads in other.functions}
+    read = set(cell.read)
+    waiting = [name for name in read if name in functions]
+    while waiting:
+        for name in functions.pop(waiting.pop(), frozenset()) - read:
+            read.add(name)
+            waiting.append(name)
+    return frozenset(read)
+
+
+def _module_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names a function reads and never binds itself (its parameters, assignments,
+    imports and inner definitions, unless declared `global`): what it reads from the module."""
+    nodes = list(ast.walk(function))
+    declared = {name for node in nodes if isinstance(node, ast.Global) for name in node.names}
+    own: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            own.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node is not function:
+                own.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            own.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return frozenset(read - (own - declared))
 
 
 @dataclass(frozen=True)

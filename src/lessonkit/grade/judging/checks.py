@@ -48,7 +48,7 @@ from lessonkit.grading_child.placeholders import PREFIX
 from lessonkit.lesson.model import Lesson, Probe
 from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
-from lessonkit.lesson.syntax import read_cell
+from lessonkit.lesson.syntax import read_cell, read_cells, reads_through_functions
 
 R = TypeVar("R", bound=TaskRule)
 
@@ -386,9 +386,8 @@ def _probes(facts: TaskFacts) -> Problem | None:
 
 
 def says_nothing(probe: Probe, expected: CellReport, got: CellReport) -> bool:
-    """A probe of JAX's derivatives says nothing about a run of a cell that took none it
-    could change (by finite differences, by hand, by a Taylor series) where the reference's
-    cell took one: that run is judged by every other scenario."""
+    """A probe of JAX's derivatives says nothing of a run that took none it could change (by
+    finite differences, by hand, a Taylor series) where the reference's took one."""
     return probe.source == "gradients" and expected.reached and not got.reached
 
 
@@ -396,9 +395,8 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
     """Every value the reference's solution computes under the probe, the learner's must too.
 
     The reference alone says what applies: a name it assigns in this scenario is checked,
-    and a learner's cell that does not assign it, stopped or not, fails.
-
-    A probe of JAX's derivatives may say nothing about the cell (`says_nothing`).
+    and a learner's cell that does not assign it, stopped or not, fails. A probe of JAX's
+    derivatives may say nothing about the cell (`says_nothing`): it is judged elsewhere.
     """
     runs, cell, probe = facts.runs, facts.cell, run.probe
     expected, got = facts.pair(run.name)
@@ -441,22 +439,21 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
 
 
 def _message_describes(facts: TaskFacts, probe: Probe) -> bool:
-    """Whether a probe's own message, which says how the value follows (or fails to follow)
-    what the probe changed, is true of the learner's cell. A probe that gives a name another
-    value (`input`, `step`) declares which cell its messages speak of (`MessagesWhen`): one
-    that reads the name (a `g` that reuses `grads`), one that never reads it (a count typed
-    in), or any. A cell it does not describe is wrong there of its own accord (a `g` by
-    finite differences, under `grads` given other numbers) and gets the plain message: what
-    is wrong at which key path. A probe of JAX's derivatives has said nothing already where
-    the cell took none it changes (`_one_probe`); a library call's is the call the cell
-    made."""
-    if probe.messages_when == "always":
-        return True
+    """Whether a probe's own message (how the value follows, or fails to follow, what the
+    probe changed) is true of the learner's cell. A probe that gives a name another value
+    declares which cell its messages speak of (`MessagesWhen`): one that reads the name (a
+    `g` that reuses `grads`, itself or through a function another cell defines), one that
+    never reads it (a count typed in), or any. A cell it does not describe is wrong of its
+    own accord (a `g` by finite differences) and gets the plain message."""
     source = facts.cell_source()
+    if probe.messages_when == "always" or source is None:
+        return probe.messages_when != "read"
     try:
-        reads = source is not None and probe.target in read_cell(source).read
+        cell = read_cell(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    others = read_cells(facts.other_sources()).cells.values()
+    reads = probe.target in reads_through_functions(cell, others)
     return reads == (probe.messages_when == "read")
 
 
