@@ -78,7 +78,7 @@ def read_each_once() -> None:
     so no read one calls back into a cell."""
     module = _jax_module(READ_MODULE)
     read = getattr(module, "get_executable_and_time", None)
-    if module is None or read is None or getattr(read, "_kept", False):
+    if read is None or getattr(read, "_kept", False):
         return
     kept: collections.OrderedDict[tuple, tuple] = collections.OrderedDict()
 

@@ -100,7 +100,7 @@ def _module_reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset
             if node is not function:
                 own.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
-            own.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            own.update(bindings(node, imports=True))
     read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return frozenset(read - (own - declared))
 

@@ -386,8 +386,8 @@ def _probes(facts: TaskFacts) -> Problem | None:
 
 
 def says_nothing(probe: Probe, expected: CellReport, got: CellReport) -> bool:
-    """A probe of JAX's derivatives says nothing of a run that took none it could change (by
-    finite differences, by hand, a Taylor series) where the reference's took one."""
+    """A probe of JAX's derivatives says nothing of a run it did not reach (by hand, finite
+    differences, a Taylor series) where it reached the reference's."""
     return probe.source == "gradients" and expected.reached and not got.reached
 
 
@@ -439,12 +439,11 @@ def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:
 
 
 def _message_describes(facts: TaskFacts, probe: Probe) -> bool:
-    """Whether a probe's own message (how the value follows, or fails to follow, what the
-    probe changed) is true of the learner's cell. A probe that gives a name another value
-    declares which cell its messages speak of (`MessagesWhen`): one that reads the name (a
-    `g` that reuses `grads`, itself or through a function another cell defines), one that
-    never reads it (a count typed in), or any. A cell it does not describe is wrong of its
-    own accord (a `g` by finite differences) and gets the plain message."""
+    """Whether a probe's own message (how the value follows what the probe changed) is true
+    of the learner's cell. A probe that gives a name another value declares which cell its
+    messages speak of (`MessagesWhen`): one that reads the name (a `g` that reuses `grads`,
+    itself or through a function another cell defines), one that never reads it (a count
+    typed in), or any. Any other cell (a `g` by finite differences) gets the plain message."""
     source = facts.cell_source()
     if probe.messages_when == "always" or source is None:
         return probe.messages_when != "read"
@@ -452,8 +451,9 @@ def _message_describes(facts: TaskFacts, probe: Probe) -> bool:
         cell = read_cell(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    others = read_cells(facts.other_sources()).cells.values()
-    reads = probe.target in reads_through_functions(cell, others)
+    reads = probe.target in cell.read or probe.target in reads_through_functions(
+        cell, read_cells(facts.other_sources()).cells.values()
+    )
     return reads == (probe.messages_when == "read")
 
 
