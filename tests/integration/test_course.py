@@ -188,10 +188,11 @@ def test_the_class_report_groups_what_went_wrong_by_check_and_key_path(course, t
     assert "<script" not in html and "http://" not in html.replace(
         'xmlns="http://www.w3.org/2000/svg"', ""
     )
-    # a bar per task, per total from 0 to 8 points, and per mistake state-02 declares (15 of
-    # its 21 attempts carry a :why:, counted by hand: issue 60 declared "g assembled from the
-    # flat model's gradient taken again"; every one is shown, 0 included)
-    assert html.count("<svg") == 4 + 9 + 15
+    # a bar per task, per total from 0 to 8 points, and per mistake state-02 declares (16 of
+    # its 22 attempts carry a :why:, counted by hand: issue 60 declared "g assembled from the
+    # flat model's gradient taken again" and "scale_by_hand read from g"; every one is
+    # shown, 0 included)
+    assert html.count("<svg") == 4 + 9 + 16
     # al's only attempt and alice's first hard-coded the make-it-yours value: one group, of
     # two submissions by two students, found on the drawn inputs at `norm_squared`.
     text = unescape(html)

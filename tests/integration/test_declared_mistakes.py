@@ -157,12 +157,12 @@ HELD_OUT = (
         + CAUGHT
         + "fixed = jax.tree.map(lambda a, b: a - 0.05 * b, params, partial)\n",
     ),
-    # scale_by_hand read from g a statement after g: under the probes that drop or rename the
-    # scale key it raises the KeyError the attempt raises, with g and same_structure already
-    # assigned (parent: not named).
+    # scale_by_hand read from g a statement after g: the probe that changes g where the cell
+    # binds it moves scale_by_hand too, which the attempt binding both at once never meets, so
+    # the attempt that reads g a statement later is named (parent: the one statement's).
     Rewritten(
         "nested-model",
-        "autodiff's scale bound in the same statement as g",
+        "scale_by_hand read from g",
         NESTED + "g = jax.grad(nested_loss)(nested)\n"
         "same_structure = jax.tree.structure(g) == jax.tree.structure(nested)\n"
         'scale_by_hand = g["scale"] + 0.0\n',
@@ -253,6 +253,22 @@ def own_rule(q):
 def _(primals, tangents):
     return own_rule(primals[0]), jax.jvp(nested_loss, primals, tangents)[1]
 """
+JET = """from jax.experimental import jet
+leaves, treedef = jax.tree.flatten(nested)
+def slope(i, j):
+    def along(t):
+        moved = [a.reshape(-1).at[j].add(t).reshape(a.shape) if k == i else a
+                 for k, a in enumerate(leaves)]
+        return nested_loss(jax.tree.unflatten(treedef, moved))
+    return jet.jet(along, (0.0,), ((1.0,),))[1][0]
+g = jax.tree.unflatten(treedef, [jnp.stack([slope(i, j) for j in range(a.size)]).reshape(a.shape)
+                                 for i, a in enumerate(leaves)])
+"""
+BY_HAND = """wxb_ = nested["layer"]["weight"] @ x + nested["layer"]["bias"]
+err = 2 * (nested["scale"] * wxb_ - 3.)
+g = {"layer": {"weight": err * nested["scale"] * x, "bias": err * nested["scale"]},
+     "scale": err * wxb_}
+"""
 RIGHT_WAYS = {
     "jax.jacobian": "g = jax.jacobian(nested_loss)(nested)\n",
     "jax.jacrev": "g = jax.jacrev(nested_loss)(nested)\n",
@@ -261,6 +277,9 @@ RIGHT_WAYS = {
     "jax.fwd_and_bwd": "fwd, bwd = jax.fwd_and_bwd(nested_loss, 0)\n"
     "_, residuals = fwd(nested)\ng = bwd(residuals, jnp.ones(()))\n",
     "a custom_jvp rule": CUSTOM + "g = jax.grad(own_rule)(nested)\n",
+    "jax.experimental.jet, a coordinate at a time": JET,
+    "by hand": BY_HAND,
+    "jax.grad bound beside an ungraded name": "_, g = 0, jax.grad(nested_loss)(nested)\n",
 }
 FLAT_WAYS = {
     "jax.jacobian": "jax.jacobian(loss)(params)",
@@ -356,3 +375,29 @@ def test_optax_step_however_reached_is_named(lesson: Lesson, grader: Grader):
     for item, _, result in grade_packed(grader, lesson, items, "optax-ways", 2):
         assert result.status == "failed", (item.name, result.message)
         assert result.mistake == "optax's step handed back", (item.name, result.message)
+
+
+# The declared mistakes about what the cell does with g, where g itself is right but taken in
+# a way no probe of JAX's derivatives reaches (a Taylor series, a formula by hand): the
+# probes that change g where the cell binds it find them (issue 60).
+WITHOUT_AUTODIFF = {"jet": JET, "by hand": BY_HAND}
+USES_OF_G = {
+    "scale_by_hand read from g": SAME + 'scale_by_hand = g["scale"] * 1\n',
+    "a structure check that cannot fail": "same_structure = True\n" + HAND,
+    "a structure check by leaf count": "count = len(jax.tree.leaves(nested))\n"
+    "same_structure = len(jax.tree.leaves(g)) == count\n" + HAND,
+}
+
+
+def test_what_the_cell_does_with_g_is_named_however_g_is_taken(lesson: Lesson, grader: Grader):
+    """scale_by_hand read from g, a typed-in or leaf-counting structure check: each fails and
+    is named after a g by `jax.experimental.jet` or by hand, as after `jax.grad` (parent: each
+    passed, since no derivative the gradients probes change was taken)."""
+    items = tuple(
+        Rewritten("nested-model", mistake, NESTED + way + use)
+        for way in WITHOUT_AUTODIFF.values()
+        for mistake, use in USES_OF_G.items()
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "without-autodiff", 2):
+        assert result.status == "failed", (item.code, result.message)
+        assert result.mistake == item.name, (item.code, result.message)

@@ -272,10 +272,12 @@ def _line_of(text: str, needle: str) -> int:
             r"probe 'another result in updated' varies 'fixed', which no step assigns",
         ),
         (
-            "    vary: updated\n    transform: replace\n",
-            "    vary: updated\n    transform: shift_key\n",
+            "    transform: replace\n    value: {weight: [0.0, 0.0], bias: 0.0}\n"
+            "    messages_when: read\n",
+            "    transform: drop_key\n    key: bias\n",
             "  - name: another result in updated",
-            r"'updated' is not an input the generators draw, so the probe must give its value",
+            r"probe 'another result in updated' changes 'updated' where the cell of 'repair' "
+            r"binds it, and the task's solution binds no such name",
         ),
         (
             "    vary: optax.GradientTransformation.update\n    transform: shift_key\n",

@@ -325,6 +325,8 @@ def _error_at(plan: Plan, index: int, fragment: str, **fields) -> ErrorInfo | No
 def _reports(plan: Plan, g: PreparedLesson, request: str) -> dict[tuple[str, int], CellReport]:
     """Every report one child sends for `plan`, in the order it sends them."""
     names = [LESSON, *(s.name for s in g.inputs.others), *(p.name for p in g.probes)]
+    # a probe that changes a name where the task's cell binds it reaches that cell
+    bound = {(p.name, p.probe.task) for p in g.probes if p.probe.source == "binding"}
     reports = {}
     for scenario in names:
         values = scenario_values(g, scenario)
@@ -348,6 +350,7 @@ def _reports(plan: Plan, g: PreparedLesson, request: str) -> dict[tuple[str, int
                 error=error,
                 values=reported,
                 checkpoint=dict(values["steps"]) if cell.index == plan.checkpoint else None,
+                reached=(scenario, cell.task) in bound,
             )
     return reports
 
@@ -1410,9 +1413,9 @@ def test_a_step_probe_needs_the_step_names_replaced():
     world = World.make()
     probe = next(p for p in grading().probes if p.probe.source == "step")
     # the step's name gets the probe's value, on params and x drawn for this probe alone
-    assert (probe.name, sorted(probe.inputs)) == ("probe-6", ["params", "updated", "x"])
+    assert (probe.probe.target, sorted(probe.inputs)) == ("updated", ["params", "updated", "x"])
     assert probe.inputs["params"] != LESSON_PARAMS
-    world.steps("probe-6", updated=expected_value("repair", "fixed", LESSON))
+    world.steps(probe.name, updated=expected_value("repair", "fixed", LESSON))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1436,14 +1439,14 @@ def test_a_step_probes_message_goes_to_the_cells_it_declares(
     large its error; one that reads it gets the probe's. `not read` and `always` turn it
     round and tell both."""
     run = next(p for p in grading().probes if p.probe.target == "grads")
-    assert (run.name, run.probe.source, run.probe.messages_when) == ("probe-9", "step", "read")
+    assert (run.probe.source, run.probe.messages_when) == ("step", "read")
     probes = tuple(
         dataclasses.replace(p, probe=dataclasses.replace(p.probe, messages_when=when))
         if p.probe is run.probe
         else p
         for p in grading().probes
     )
-    want = expected_value("nested-model", "g", "probe-9")
+    want = expected_value("nested-model", "g", run.name)
     layer = want.items[0][1]
     plain = (
         "`g` is wrong when the cell runs with grads that are not the flat model's gradient. "
@@ -1483,7 +1486,7 @@ def test_a_step_probes_message_goes_to_the_cells_it_declares(
         ):
             world = World.make(plan)
             world.grading = dataclasses.replace(world.grading, probes=probes)
-            message = world.set("nested-model", "probe-9", g=wrong).task("nested-model").message
+            message = world.set("nested-model", run.name, g=wrong).task("nested-model").message
             assert message.startswith(authored if told else plain), (when, off, message)
 
 
@@ -1499,8 +1502,9 @@ def test_an_input_probe_needs_the_inputs_replaced():
     world = World.make(probes=(EXTRA_PARAMS,))
     probe = next(p for p in world.grading.probes if p.probe.source == "input")
     key = probe.probe.key  # drawn from the family each run, never the declared `extra`
-    assert probe.name == "probe-10" and key in probe.inputs["params"] and key != "extra"
-    world.steps("probe-10", params=as_value(LESSON_PARAMS))
+    assert probe.name == f"probe-{len(lesson().grading.probes) + 1}"  # after the lesson's own
+    assert key in probe.inputs["params"] and key != "extra"
+    world.steps(probe.name, params=as_value(LESSON_PARAMS))
     assert_verdict(
         world.task("repair"),
         FAILED,
@@ -1513,8 +1517,9 @@ def test_an_input_probe_needs_the_inputs_replaced():
 
 def test_accept_holds_under_probes_too():
     world = World.make()
-    fixed = expected_value("repair", "fixed", "probe-6")
-    world.set("repair", "probe-6", fixed=with_kind(with_dtype(fixed, "float64"), "OrderedDict"))
+    step = next(p.name for p in grading().probes if p.probe.source == "step")
+    fixed = expected_value("repair", "fixed", step)
+    world.set("repair", step, fixed=with_kind(with_dtype(fixed, "float64"), "OrderedDict"))
     assert_passed(world.task("repair"))
 
 

@@ -233,6 +233,7 @@ def _request() -> dict:
                 "role": "task",
                 "report": ["x"],
                 "asks": {"jit": ["f"]},
+                "varies": ["x"],
             }
         ],
         "checkpoint": None,

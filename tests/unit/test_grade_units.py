@@ -425,10 +425,57 @@ def test_batch_table_keeps_the_file_column_readable_in_80_columns(lesson):
 
 def test_inputs_are_stripped_only_where_they_are_plain_assignments():
     cell = CellSpec(0, "params = 1\nx = 2\nparams['a'] = 3\ny = x\n", 10, "setup", ())
-    code = cells.compile_cell(cell, frozenset({"params", "x"}))
+    ((code, ()),) = cells.compile_cell(cell, frozenset({"params", "x"}))
     namespace = {"params": {}, "x": 5}
     exec(code, namespace)
     assert namespace["params"] == {"a": 3} and namespace["y"] == 5
+
+
+def _run_in_pieces(source: str, change=None) -> tuple[dict, int]:
+    """A task cell that grades `g` and `s`, run as the runner runs it with `g` changed where
+    the cell binds it (`vary: g`): the namespace after, and how many bindings changed."""
+    cell = CellSpec(0, source, 0, "task", ("g", "s"), varies=("g",))
+    calls = varied_calls.VariedCalls(None, lambda v: v)
+    undo = calls.install(calls.prepare((change or ChangedCall("g", "shift_key", "k", 1.0),)))
+    bind, namespace = calls.binder(), {}
+    try:
+        for code, changed in cells.compile_cell(cell, frozenset()):
+            exec(code, namespace)
+            for name in changed:
+                namespace[name] = bind(namespace[name], name)
+        return namespace, calls.reached()
+    finally:
+        undo()
+
+
+def test_a_name_the_cell_binds_is_changed_where_it_binds_it_once():
+    """Issue 60: what the cell computes from g after binding it follows the change, what it
+    works out without g does not; the first value the change fits is changed, once."""
+    space, reached = _run_in_pieces('g = {"k": 1.0}\ns = g["k"] * 2\nt = 2.0\ng = dict(g)\n')
+    assert (space["g"], space["s"], space["t"], reached) == ({"k": 2.0}, 4.0, 2.0, 1)
+    # a value the change does not fit is no binding reached: the next one is changed
+    space, reached = _run_in_pieces('g = None\ng = {"k": 1.0}\ns = g["k"]\n')
+    assert (space["s"], reached) == (2.0, 1)
+    # beside an ungraded name, changed; beside a graded one, or inside a block, not
+    space, reached = _run_in_pieces('_, g = 0, {"k": 1.0}\ns = g["k"]\n')
+    assert (space["s"], reached) == (2.0, 1)
+    space, reached = _run_in_pieces('g, s = {"k": 1.0}, 1.0\n')
+    assert (space["g"], reached) == ({"k": 1.0}, 0)
+    space, reached = _run_in_pieces('if True:\n    g = {"k": 1.0}\ns = g["k"]\n')
+    assert (space["s"], reached) == (1.0, 0)
+
+
+def test_a_changed_binding_keeps_the_cells_lines():
+    """The pieces keep the cell's own line numbers, so an error names the learner's line."""
+    cell = CellSpec(
+        3, 'g = {"k": 1.0}\ns = 1\nraise ValueError\n', 10, "task", ("g",), varies=("g",)
+    )
+    pieces = cells.compile_cell(cell, frozenset())
+    assert [changed for _, changed in pieces] == [("g",), ()]
+    with pytest.raises(ValueError) as caught:
+        for code, _ in pieces:
+            exec(code, {})
+    assert caught.value.__traceback__.tb_next.tb_lineno == 13
 
 
 def test_only_inputs_bound_beside_other_names_at_the_top_are_handed_on():

@@ -146,7 +146,7 @@ def _run(source: str, names: tuple[str, ...], namespace: dict | None = None) -> 
     import jax
 
     cell = CellSpec(0, source, 0, "setup", (), {"jit": names})
-    code = cells.compile_cell(cell, frozenset())
+    ((code, ()),) = cells.compile_cell(cell, frozenset())
     watch = jit_watch.JitWatch(jax.jit, {"<cell 0>": 0})
     space = {} if namespace is None else namespace
     space.update({"jax": jax, "jnp": jax.numpy, wire.rule_hook("jit"): watch.wrap})

@@ -58,7 +58,7 @@ def _child_run(source: str) -> tuple[BaseException | None, BaseException | None]
     """(the error that left the cell, the placeholder the child reports) for a task cell."""
     namespace = _helper()
     watch = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
-    code = compile_cell(CellSpec(7, source, 0, "task", ()), frozenset())
+    ((code, ()),) = compile_cell(CellSpec(7, source, 0, "task", ()), frozenset())
     escaped = None
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -113,7 +113,7 @@ def test_the_rewritten_with_behaves_as_written():
     )
     namespace["__file__"] = "unused"
     exec(
-        compile_cell(CellSpec(1, source, 0, "task", ()), frozenset()),
+        compile_cell(CellSpec(1, source, 0, "task", ()), frozenset())[0][0],
         namespace,
     )
     assert namespace["kept"] is None and namespace["five"] == 5
@@ -121,5 +121,5 @@ def test_the_rewritten_with_behaves_as_written():
     assert namespace["later"]() == 1  # a function's own `with` runs without the hook
     with pytest.raises(TypeError, match="does not support the context manager protocol"):
         namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
-        code = compile_cell(CellSpec(2, "with 3:\n    pass", 0, "task", ()), frozenset())
+        ((code, ()),) = compile_cell(CellSpec(2, "with 3:\n    pass", 0, "task", ()), frozenset())
         exec(code, namespace)

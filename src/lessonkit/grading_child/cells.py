@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from types import CodeType
 
 from .names import bindings, bound_at_top
 from .placeholders import watch_placeholders
@@ -50,24 +52,65 @@ class CompileError(Exception):
         self.report = report
 
 
-def _watch(body: list, names: frozenset[str], hook_name: str) -> list:
-    """After each top-level statement that binds a watched name, `name = HOOK(name, "name")`."""
+Watched = Callable[[ast.stmt], list[str]]
+"""Which names a statement binds that a hook is handed."""
+
+Segment = tuple[CodeType, tuple[str, ...]]
+"""A run of a cell's statements, and the names it binds that the runner changes after it."""
+
+
+def _watch(body: list, hooks: list[tuple[str, Watched]]) -> list:
+    """After each top-level statement, `name = HOOK(name, "name")` for each hook and each
+    name it watches among those the statement binds (a `with` block's body too: an optional
+    task's cell)."""
     out = []
     for statement in body:
         if isinstance(statement, ast.With):  # an optional task's cell: `with optional_task():`
-            statement.body = _watch(statement.body, names, hook_name)
+            statement.body = _watch(statement.body, hooks)
         out.append(statement)
-        for name in bound_at_top(statement):
-            if name in names:
+        for hook_name, watched in hooks:
+            for name in watched(statement):
                 hook = ast.parse(f"{name} = {hook_name}({name}, {name!r})").body[0]
                 out.append(ast.copy_location(hook, statement))
     return out
 
 
-def compile_cell(cell: CellSpec, strip: frozenset[str]):
-    """The cell's code, without the assignments of names the scenario supplies, with the
-    names each rule the child runs watches (`CELL_RULES`) handed to its hook as they are bound,
-    and, in a task cell, each `with` and `except` reporting the placeholders that reach it."""
+def _rule_watch(names: frozenset[str]) -> Watched:
+    """A rule watches its names where a `def` or a plain assignment binds them."""
+    return lambda statement: [n for n in bound_at_top(statement) if n in names]
+
+
+def _varied_bindings(names: frozenset[str], graded: frozenset[str]) -> Watched:
+    """A varied name where a top-level statement binds it beside no other graded name: a
+    graded name bound in the same statement (`g, scale = G, G["scale"]`) keeps what the
+    unchanged value gave it, so a change there would say nothing true of the cell (it is not
+    made, and the probe says nothing of a cell it never reaches)."""
+
+    def watched(statement: ast.stmt) -> list[str]:
+        bound = bindings(statement)
+        return [n for n in bound if n in names and not (set(bound) - {n}) & graded]
+
+    return watched
+
+
+def _segments(body: list, watched: Watched) -> list[tuple[list, tuple[str, ...]]]:
+    """The statements cut after each one that binds a varied name. The runner changes the
+    name between two runs of the code, so nothing the cell can rebind stands in the way."""
+    segments: list[tuple[list, tuple[str, ...]]] = [([], ())]
+    for statement in body:
+        segments[-1][0].append(statement)
+        names = tuple(watched(statement))
+        if names:
+            segments[-1] = (segments[-1][0], names)
+            segments.append(([], ()))
+    return [s for s in segments if s[0]]
+
+
+def compile_cell(cell: CellSpec, strip: frozenset[str]) -> tuple[Segment, ...]:
+    """The cell's code, without the assignments of names the scenario supplies, cut where it
+    binds a name a scenario may change (`_varied_bindings`), with the names each rule the
+    child runs watches (`CELL_RULES`) handed to its hook as they are bound, and, in a task
+    cell, each `with` and `except` reporting the placeholders that reach it."""
     filename = f"<cell {cell.index}>"
     try:
         tree = ast.parse(cell.source, filename=filename)
@@ -84,15 +127,17 @@ def compile_cell(cell: CellSpec, strip: frozenset[str]):
         ) from None
     if strip:
         tree.body = [s for s in tree.body if not _assigns_only(s, strip)]
-    for key, names in cell.asks.items():
-        watched = frozenset(names)
-        if watched:
-            tree.body = _watch(tree.body, watched, rule_hook(key))
-            ast.fix_missing_locations(tree)
-    if cell.role == TASK:
-        tree = watch_placeholders(tree)
-    ast.increment_lineno(tree, cell.offset)
-    return compile(tree, filename, "exec", dont_inherit=True)  # not this file's __future__
+    varied = _varied_bindings(frozenset(cell.varies), frozenset(cell.report))
+    hooks = [(rule_hook(k), _rule_watch(frozenset(n))) for k, n in cell.asks.items() if n]
+    compiled = []
+    for body, changed in _segments(tree.body, varied) if cell.varies else [(tree.body, ())]:
+        part = ast.Module(body=_watch(body, hooks) if hooks else body, type_ignores=[])
+        ast.fix_missing_locations(part)
+        if cell.role == TASK:
+            part = watch_placeholders(part)
+        ast.increment_lineno(part, cell.offset)
+        compiled.append((compile(part, filename, "exec", dont_inherit=True), changed))
+    return tuple(compiled)  # not this file's __future__ (dont_inherit)
 
 
 def error_report(exc: BaseException, cells_by_file: dict[str, int]) -> dict:

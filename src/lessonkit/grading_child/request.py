@@ -35,6 +35,10 @@ class CellSpec:
     asks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """The names each rule the child runs watches in this cell, by the rule's wire key
     (`wire.CELL_RULES`): {"jit": functions whose calls are repeated under jit}."""
+    varies: tuple[str, ...] = ()
+    """Names a scenario may change where this task's cell binds them (a `ChangedCall` whose
+    `call` is the bare name): the runner changes one between the statement that binds it and
+    the next (`cells.compile_cell`)."""
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.asks) - set(CELL_RULES))
@@ -47,9 +51,10 @@ class ChangedCall:
     """A library call whose results a scenario changes: `transform(result, key, value)`.
 
     `call` is "gradients" (every derivative JAX computes, however the cell asks for it:
-    `differentiation.py`), a `module.function` name such as "optax.apply_updates", or a
+    `differentiation.py`), a `module.function` name such as "optax.apply_updates", a
     `module.Class.field` name of a function each instance of a named tuple carries
-    ("optax.GradientTransformation.update");
+    ("optax.GradientTransformation.update"), or a bare name a task's cell binds ("g"), changed
+    where the cell binds it (`CellSpec.varies`);
     `transform` names a row of `transforms.TRANSFORMS`.
     """
 

@@ -206,7 +206,7 @@ class ChildProgram:
 
     def _cell(self, cell: CellSpec, namespace: dict, strip: frozenset[str], files) -> dict:
         try:
-            code = self._compile(cell, strip)
+            segments = self._compile(cell, strip)
         except CompileError as exc:
             return {"status": "error", "error": exc.report, "output": ""}
         capture = OutputCapture()
@@ -220,12 +220,16 @@ class ChildProgram:
         for key, watch in watches.items():
             namespace[wire.rule_hook(key)] = watch.wrap
         placeholders = namespace[PLACEHOLDER_HOOK] = PlaceholderWatch()
+        bind = self.sources.binder()  # a name the scenario changes where the cell binds it
         reached = self.sources.reached()
         sys.stdout = sys.stderr = capture
         try:
             self._arm()
             try:
-                exec(code, namespace)
+                for code, changed in segments:
+                    exec(code, namespace)
+                    for name in changed:  # bound by the statement that ends the segment
+                        namespace[name] = bind(namespace[name], name)
             finally:
                 self._disarm()
                 for key in watches:

@@ -14,7 +14,8 @@ class VariedCalls:
     """Library calls whose results a scenario changes, installed before its first cell.
 
     "gradients" is every derivative JAX computes, however the cell asks for it: the change is
-    made in JAX's differentiation layer (`differentiation.py`), not on named functions.
+    made in JAX's differentiation layer (`differentiation.py`), not on named functions. A bare
+    name is a value a task's cell binds, changed where the cell binds it (`binder`).
 
     A probe changes a value where it is made, so every path from it (a second name bound in
     the same statement, a list, a closure) carries the change. A result the transform does
@@ -29,12 +30,34 @@ class VariedCalls:
         self._jax = jax_module
         self._make_array = make_array
         self._watches: list[Watch] = []
+        self._bindings: dict[str, object] = {}  # a name a task's cell binds: its change
+        self._bound = 0
 
     def reached(self) -> int:
-        """How many derivatives the installed changes of JAX's differentiation altered so far:
-        a cell that took none the change reached (by finite differences, by hand) is one the
-        change says nothing about."""
-        return sum(watch.reached for watch in self._watches)
+        """How many derivatives the installed changes of JAX's differentiation altered so far,
+        and bindings changed: a cell that took none the change reached (by finite differences,
+        by hand), or never bound the name where it can be changed, is one the change says
+        nothing about."""
+        return sum(watch.reached for watch in self._watches) + self._bound
+
+    def binder(self):
+        """What the runner calls with each value a task cell binds to a name a scenario may
+        change, for one run of the cell: the first value the change fits is changed, once a
+        run, so every later statement reads the changed value (`g = dict(g)` carries it, and
+        is not changed again)."""
+        changes, done = dict(self._bindings), set()
+
+        def bound(value, name):
+            change = changes.get(name)
+            if change is None or name in done:
+                return value
+            changed = change(value)
+            if changed is not value:
+                done.add(name)
+                self._bound += 1
+            return changed
+
+        return bound
 
     def prepare(self, sources: tuple[ChangedCall, ...]) -> list:
         """(call, change) for each source: what `install` wraps, with no description left.
@@ -59,6 +82,8 @@ class VariedCalls:
                 watch = Watch(self._jax, change if moves else None, change if reshapes else None)
                 undone.append(watch.install())
                 self._watches.append(watch)
+            elif "." not in call:  # a name a task's cell binds (`CellSpec.varies`)
+                self._bindings[call] = change
             else:
                 owner, name = _resolved(call)
                 if name in getattr(owner, "_fields", ()):  # a function each instance carries
@@ -75,6 +100,7 @@ class VariedCalls:
             for put_back in reversed(undone):
                 put_back()
             self._watches.clear()
+            self._bindings.clear()
 
         return undo
 

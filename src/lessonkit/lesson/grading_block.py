@@ -34,12 +34,21 @@ from lessonkit.lesson.rules import RULE_KEYS, RULES, TaskRule
 from lessonkit.lesson.rules.base import Fail
 
 TRANSFORMS: tuple[str, ...] = get_args(Transform)
-_STEP_TRANSFORM = next(r.name for r in ROWS if r.authored and r.varies == "step")
 STATUSES: tuple[str, ...] = get_args(AttemptStatus)
 _KEYS = frozenset({"inputs", "input_sets", "points", "probes", "attempts", *RULE_KEYS})
 _ATTEMPT_KEYS = frozenset({"task", "name", "code", "expect", "message", "why", "instead"})
 _PROBE_KEYS = frozenset(
-    {"name", "task", "vary", "transform", "key", "value", "messages", "messages_when"}
+    {
+        "name",
+        "task",
+        "vary",
+        "transform",
+        "key",
+        "value",
+        "messages",
+        "messages_when",
+        "where_bound",
+    }
 )
 MAX_INPUT_SETS = 8
 MAX_LEAF_SIZE = 64
@@ -242,13 +251,16 @@ def _entry(
     return entry, name, where
 
 
-def _probe_source(target: str, inputs: frozenset[str]) -> ProbeSource:
-    """`gradients`, a dotted library function, an input name, or else a name a step assigns."""
+def _probe_source(target: str, inputs: frozenset[str], varies: str) -> ProbeSource:
+    """`gradients`, a dotted library function, an input name, a name a step assigns (given
+    its value by `replace`), or else a name the task's own cell binds (changed there)."""
     if target == "gradients":
         return "gradients"
     if "." in target:
         return "call"
-    return "input" if target in inputs else "step"
+    if target in inputs:
+        return "input"
+    return "step" if varies == "step" else "binding"
 
 
 def _replacement(value: object) -> bool:
@@ -295,18 +307,13 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
             where,
         )
     spec = transform_row(transform)
-    source = _probe_source(target, inputs)
+    source = _probe_source(target, inputs, spec.varies)
     if target.count(".") and not all(part.isidentifier() for part in target.split(".")):
         raise block.error(f"probe {name!r}: {target!r} is not a module.function name", where)
     if (source == "step") != (spec.varies == "step"):
         raise block.error(
-            f"probe {name!r}: "
-            + (
-                f"{target!r} is not an input the generators draw, so the probe must give its "
-                f"value: 'transform: {_STEP_TRANSFORM}' with 'value:'"
-                if source == "step"
-                else f"'{transform}' gives a value to a name a step assigns, not to {target!r}"
-            ),
+            f"probe {name!r}: '{transform}' gives a value to a name a step assigns, not to "
+            f"{target!r}",
             where,
         )
     value = entry.get("value")
@@ -331,6 +338,15 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
             f"varies, and {target!r} is no input or step name a cell reads",
             where,
         )
+    bound = str(entry.get("where_bound", ""))
+    if bound and (source != "gradients" or spec.changes != "structure" or not bound.isidentifier()):
+        raise block.error(
+            f"probe {name!r}: where_bound names a name the task's cell binds, changed there as "
+            "JAX's derivatives are, by a transform that changes a structure "
+            "(a second change of it changes nothing): it goes with 'vary: gradients' and "
+            f"{', '.join(r.name for r in ROWS if r.authored and r.changes == 'structure')}",
+            where,
+        )
     return Probe(
         name=name,
         task=str(entry["task"]),
@@ -342,6 +358,7 @@ def _probe(entry: object, index: int, block: _Block, inputs: frozenset[str]) -> 
         messages=tuple((str(k), " ".join(str(v).split())) for k, v in messages.items()),
         line=where,
         messages_when=when,
+        where_bound=bound,
     )
 
 

@@ -276,8 +276,9 @@ class Quiz:
 
 Transform = Literal[AUTHORED]  # the names lesson.md may give, from `child.transforms` rows
 # Where a probe varies a value: a drawn input, a name a step assigns, every derivative JAX's
-# differentiation functions return, or what one library function returns.
-ProbeSource = Literal["input", "step", "gradients", "call"]
+# differentiation functions return, what one library function returns, or a name the task's
+# own cell binds, changed where the cell binds it (however the cell computed it).
+ProbeSource = Literal["input", "step", "gradients", "call", "binding"]
 ProbeValue = float | tuple[float, ...] | dict | None
 # Of which cell a probe's messages speak, where the probe gives a name another value (an
 # `input` or a `step`): any cell that is wrong there, only one that reads the varied name (a
@@ -340,7 +341,8 @@ class Probe:
 
     `source` (`ProbeSource`) says where: an `input` (a fresh drawn set, `transform(key, value)`
     applied to `target`), a name a `step` assigns (given `value`), every derivative JAX computes
-    (`gradients`), or what the library function `target` returns (`call`). Every path from the
+    (`gradients`), what the library function `target` returns (`call`), or the value the
+    task's cell binds to `target`, changed there (`binding`). Every path from the
     source carries the change; each graded name of `task` must then have the reference's value,
     else the learner reads that name's declared message, where `messages_when` says the
     message describes the cell (`MessagesWhen`).
@@ -356,6 +358,15 @@ class Probe:
     messages: tuple[tuple[str, str], ...]  # (graded name, what it means when it differs)
     line: int = field(metadata=UNGRADED)
     messages_when: MessagesWhen = "always"
+    where_bound: str = ""
+    """A `gradients` probe that changes a structure may also change this name where the
+    task's cell binds it: a derivative JAX assembled is changed once (the binding no longer
+    fits), and one the cell made another way (by hand, a Taylor series) is changed there."""
+
+    @property
+    def bound(self) -> str:
+        """The name this probe changes where the task's cell binds it, or ""."""
+        return self.target if self.source == "binding" else self.where_bound
 
 
 AttemptStatus = Literal["passed", "failed", "error", "not attempted"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TypeVar
 
 from lessonkit.errors import LessonError
@@ -140,6 +141,15 @@ def _validate_grading(lesson: Lesson) -> None:
     validate_mistakes(lesson, grading)
     step_names = {n for step in lesson.steps for n in _assigned(step.code)}
     for probe in grading.probes:
+        if probe.bound and probe.bound not in _bound(tasks[probe.task].solution):
+            raise LessonError(
+                f"{{grading}} block: probe {probe.name!r} changes {probe.bound!r} where the "
+                f"cell of {probe.task!r} binds it, and the task's solution binds no such name "
+                "at the top of its cell",
+                where=at_line(where, probe.line),
+                fix="vary a name the solution assigns at the top of its cell, or give a name a "
+                "step assigns its value with 'transform: replace' and 'value:'",
+            )
         if probe.source == "step" and probe.target not in step_names:
             raise LessonError(
                 f"{{grading}} block: probe {probe.name!r} varies {probe.target!r}, which no step "
@@ -149,6 +159,18 @@ def _validate_grading(lesson: Lesson) -> None:
                 "'gradients', or a library function such as optax.apply_updates (or one each "
                 "instance of a library's named tuple carries: optax.GradientTransformation.update)",
             )
+
+
+def _bound(code: str) -> set[str]:
+    """Names a solution binds at the top of its cell, or of an optional task's `with` block:
+    where a `binding` probe changes them."""
+    found, statements = set(), list(parse_python(code).body)
+    while statements:
+        statement = statements.pop()
+        found.update(bindings(statement))
+        if isinstance(statement, ast.With):
+            statements += statement.body
+    return found
 
 
 def _assigned(code: str) -> list[str]:

@@ -98,7 +98,7 @@ class CellReport:
     checkpoint: dict[str, Value] | None
     rules: tuple[tuple[str, tuple[RuleOutcome, ...]], ...] = ()  # (wire key, its outcomes)
     placeholder: ErrorInfo | None = None  # the first `todo(...)` that ran, escaped or caught
-    reached: bool = False  # the scenario's change to JAX's derivatives altered one it took
+    reached: bool = False  # the scenario changed a derivative the cell took or a name it bound
 
     def outcomes(self, key: str) -> tuple[RuleOutcome, ...]:
         """What the hook of the rule with wire key `key` reported; none when not asked."""

@@ -38,12 +38,7 @@ from lessonkit.grade.preparation.inputs import InputSet, LessonInputs
 from lessonkit.grade.preparation.prepared import LESSON, PreparedLesson
 from lessonkit.grade.preparation.probes import ProbeRun
 from lessonkit.grade.preparation.rubric import TaskRubric
-from lessonkit.grade.submission.plan import (
-    LESSON_ONLY,
-    Plan,
-    PlannedCell,
-    PracticeLayout,
-)
+from lessonkit.grade.submission.plan import LESSON_ONLY, Plan, PlannedCell, PracticeLayout
 from lessonkit.grading_child.placeholders import PREFIX
 from lessonkit.lesson.model import Lesson, Probe
 from lessonkit.lesson.rules import RULES, Failure, RuleKind, TaskRule
@@ -386,9 +381,10 @@ def _probes(facts: TaskFacts) -> Problem | None:
 
 
 def says_nothing(probe: Probe, expected: CellReport, got: CellReport) -> bool:
-    """A probe of JAX's derivatives says nothing of a run it did not reach (by hand, finite
-    differences, a Taylor series) where it reached the reference's."""
-    return probe.source == "gradients" and expected.reached and not got.reached
+    """A probe of JAX's derivatives or of a name where the cell binds it says nothing of a run
+    it did not reach (by hand, by finite differences; a name bound beside another graded one)
+    where it reached the reference's."""
+    return probe.source in ("gradients", "binding") and expected.reached and not got.reached
 
 
 def _one_probe(facts: TaskFacts, run: ProbeRun) -> Problem | None:

@@ -127,9 +127,11 @@ def matched_mistake(
     the mistake must also fail the learner's `check` the same way (for a value check, print
     the same lines). `facts` are the task's, as its checks read them.
 
-    A probe of JAX's derivatives that says nothing about a run (`checks.says_nothing`: the
-    cell took no derivative it could change) is no evidence about that run either way: the
-    learner is not set apart by it, and learner and mistake are compared without it."""
+    A probe that says nothing about a run (`checks.says_nothing`: the cell took no derivative
+    it could change, or bound no name where it is changed) is no evidence about that run
+    either way: the learner is not set apart by it, and learner and mistake are compared
+    without it. But a mistake explains the learner only if it says something wherever the
+    learner is set apart: a mistake the probe never reached cannot be the one it found."""
     rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(runs.expected, runs.reference, task_id)
@@ -144,7 +146,8 @@ def matched_mistake(
     got = _task_reports(runs.child_report, runs.learner, task_id)
     judged = [s for s in expected if evidence(s, got.get(s))]
     both = (runs.reference, runs.learner)
-    differs = any(not _agree(names, expected[s], got.get(s), accept, both) for s in judged)
+    apart = [s for s in judged if not _agree(names, expected[s], got.get(s), accept, both)]
+    differs = bool(apart)
     failure = None if differs else _failure(check, facts, expected)
     reference = _as_run(facts, runs.reference, runs.expected)
     if failure is not None and failure == _failure(check, reference, expected):
@@ -162,7 +165,8 @@ def matched_mistake(
             for s in judged
             if evidence(s, made.get(s))
         )
-        if not (reached and alike):
+        explains = all(evidence(s, made.get(s)) for s in apart)
+        if not (reached and alike and explains):
             continue
         made_facts = _as_run(facts, mistake.plan, mistake.child_report)
         if differs or _failure(check, made_facts, expected) == failure:

@@ -227,6 +227,13 @@ def _asked(rubric: TaskRubric | None) -> dict[str, tuple[str, ...]]:
     return asked
 
 
+def _bound_and_varied(rubric: TaskRubric | None) -> tuple[str, ...]:
+    """The names a probe of the task changes where its cell binds them (`Probe.bound`), in
+    every scenario alike (the change is nothing where none is made)."""
+    probes = rubric.probes if rubric is not None else ()
+    return tuple(dict.fromkeys(p.bound for p in probes if p.bound))
+
+
 def build_request(
     request_id: str,
     plan: Plan,
@@ -268,6 +275,7 @@ def _request(
             role=c.role,
             report=by_task[c.task].names if c.task in by_task else (),
             asks=_asked(by_task.get(c.task) if c.task else None),
+            varies=_bound_and_varied(by_task.get(c.task) if c.task else None),
         )
         for c in plan.cells
     )

@@ -16,7 +16,9 @@ a probe by comparing:
   drawn input replaces `params`;
 - `gradients` and `call`: the child wraps JAX's differentiation functions, or the named
   library function, so that what they return is changed where it is made; a shift is bent
-  by the value it moves (`_bend`), so a call on an answer the cell knows cannot measure it.
+  by the value it moves (`_bend`), so a call on an answer the cell knows cannot measure it;
+- `binding` (and a `gradients` probe's `where_bound`): the child changes the name where the
+  task's cell binds it (`grading_child.cells.compile_cell`).
 
 Every probe also runs `COPIES` times, each copy on inputs and a family member of its own,
 shuffled among the other scenarios like any of them; it passes only if every copy does. A
@@ -136,8 +138,13 @@ def probe_run(probe: Probe, grading: Grading, seed: int, number: int, copy: int 
     if probe.source == "step":
         given = apply(probe.transform, None, probe.key, probe.value, _plain, _shifted)
         return ProbeRun(name, probe, {**drawn, probe.target: given}, (), copy)
-    source = ChangedCall(probe.target, probe.transform, probe.key, probe.value, _bend(probe, rng))  # type: ignore[arg-type]
-    return ProbeRun(name, probe, drawn or None, (source,), copy)
+    bend = _bend(probe, rng)
+    sources = tuple(
+        ChangedCall(call, probe.transform, probe.key, probe.value, bend)  # type: ignore[arg-type]
+        for call in (probe.target, probe.where_bound)
+        if call
+    )
+    return ProbeRun(name, probe, drawn or None, sources, copy)
 
 
 def _bend(probe: Probe, rng: random.Random) -> tuple[float, float, float] | None:

@@ -3,8 +3,9 @@
 The reference child runs the lesson's steps and solutions in every scenario; these checks
 refuse a lesson whose own code fails, whose solution fails a rule its child runs (`jit:`),
 whose graded name has no comparable value, or whose probe names a value the solution never
-reaches, each with one message at its lesson.md line. A report the reference store kept is
-reused only while it still passes them (`kept_report`).
+reaches or changes a name where the solution never binds it alone, each with one message at
+its lesson.md line. A report the reference store kept is reused only while it still passes
+them (`kept_report`).
 """
 
 from __future__ import annotations
@@ -116,6 +117,13 @@ def _check_probe(child_report: ChildReport, prepared: PreparedLesson, run: Probe
     cell = prepared.reference.task_cell(probe.task)
     report = child_report.get(run.name, cell.index) if cell is not None else None
     values = report.values if report is not None else {}
+    if probe.source == "binding" and report is not None and not report.reached:
+        raise GradingError(
+            f"probe {probe.name!r}: the lesson's own solution binds `{probe.target}` only "
+            "beside another graded name, so the probe never changes it there",
+            where=f"{prepared.lesson.path}:{probe.line}",
+            fix=f"bind `{probe.target}` in a statement of its own in the solution",
+        )
     for name, _ in probe.messages:
         if name not in values:
             raise GradingError(
