@@ -287,6 +287,20 @@ def _line_of(text: str, needle: str) -> int:
             r"'optax.GradientTransformation.update'",
         ),
         (
+            "    where_bound: g\n    transform: drop_key\n",
+            "    where_bound: h\n    transform: drop_key\n",
+            "  - name: gradients without a scale leaf",
+            r"probe 'gradients without a scale leaf' changes 'h' where the cell of 'nested-model' "
+            r"binds it, and the task's solution binds no such name",
+        ),
+        (
+            "    vary: gradients\n    transform: shift_key\n    key: layer\n",
+            "    vary: gradients\n    where_bound: g\n    transform: shift_key\n    key: layer\n",
+            "  - name: moved layer gradients",
+            r"probe 'moved layer gradients': where_bound names a name the task's cell binds, .* "
+            r"it goes with 'vary: gradients' and add_leaf, drop_key, rename_key",
+        ),
+        (
             "    messages_when: read\n    messages:\n      fixed:",
             "    messages_when: sometimes\n    messages:\n      fixed:",
             "  - name: another result in updated",

@@ -773,6 +773,15 @@ def test_probes_of_inputs_change_drawn_data_in_the_parent(lesson):
     assert replaced.inputs["updated"] == {"weight": [0.0, 0.0], "bias": 0.0}
     moved = runs["optax's step moved"]
     assert moved.sources[0].call == "optax.GradientTransformation.update"
+    # a change of JAX's derivatives and of g where the cell binds it: one change, two places;
+    # a change of g alone where the cell binds it: the name is the call
+    dropped = runs["gradients without a scale leaf"]
+    assert [(c.call, c.transform, c.key) for c in dropped.sources] == [
+        ("gradients", "drop_key", "scale"),
+        ("g", "drop_key", "scale"),
+    ]
+    shifted = runs["a wrong scale in g"]
+    assert [(c.call, c.transform, c.key) for c in shifted.sources] == [("g", "shift_key", "scale")]
     # every probe runs on inputs drawn for it alone: no two scenarios share an input set
     # (issue 34, F1-F2: comparing scenarios inside one process tells nothing)
     assert all(set(grading.input_names) <= set(run.inputs) for run in runs.values())

@@ -1,4 +1,5 @@
-"""A cell's code made ready to run (inputs stripped, rule hooks added) and its errors as data."""
+"""A cell's code made ready to run (inputs stripped, rule hooks added, cut where a scenario
+changes a name it binds) and its errors as data."""
 
 from __future__ import annotations
 

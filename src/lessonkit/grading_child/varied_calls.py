@@ -1,5 +1,5 @@
-"""Library calls a scenario changes: JAX's derivatives or a named function, wrapped alike in
-every scenario."""
+"""Library calls a scenario changes, and names a task cell binds: JAX's derivatives, a named
+function or a name, changed alike in every scenario."""
 
 from __future__ import annotations
 
