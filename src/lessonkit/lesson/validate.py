@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from typing import TypeVar
 
 from lessonkit.errors import LessonError
@@ -141,7 +140,7 @@ def _validate_grading(lesson: Lesson) -> None:
     validate_mistakes(lesson, grading)
     step_names = {n for step in lesson.steps for n in _assigned(step.code)}
     for probe in grading.probes:
-        if probe.bound and probe.bound not in _bound(tasks[probe.task].solution):
+        if probe.bound and probe.bound not in _assigned(tasks[probe.task].solution):
             raise LessonError(
                 f"{{grading}} block: probe {probe.name!r} changes {probe.bound!r} where the "
                 f"cell of {probe.task!r} binds it, and the task's solution binds no such name "
@@ -161,18 +160,8 @@ def _validate_grading(lesson: Lesson) -> None:
             )
 
 
-def _bound(code: str) -> set[str]:
-    """Names a solution binds at the top of its cell, or of an optional task's `with` block:
-    where a `binding` probe changes them."""
-    found, statements = set(), list(parse_python(code).body)
-    while statements:
-        statement = statements.pop()
-        found.update(bindings(statement))
-        if isinstance(statement, ast.With):
-            statements += statement.body
-    return found
-
-
 def _assigned(code: str) -> list[str]:
-    """Names a step's top-level assignments bind (`value, grads = ...` binds both)."""
+    """Names a step's or a solution's top-level assignments bind (`value, grads = ...` binds
+    both): where a step's name is replaced, and where a `binding` probe changes a name (the
+    child cuts a task cell at top-level statements only, `grading_child.cells._segments`)."""
     return [name for statement in parse_python(code).body for name in bindings(statement)]
