@@ -7,6 +7,7 @@ Cases run one at a time, confined exactly as in tests/test_grade_hostile_suite.p
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -20,7 +21,13 @@ from lessonkit.lesson.load import load_lesson  # noqa: E402
 
 from conftest import LESSON_MD  # noqa: E402
 from hostile.cases import CASES, Case  # noqa: E402
-from hostile.harness import Observation, can_confine, grade_alone, run_case  # noqa: E402
+from hostile.harness import (  # noqa: E402
+    Observation,
+    can_confine,
+    grade_alone,
+    make_shared_grading,
+    run_case,
+)
 
 
 def verdict(violations: list[str]) -> str:
@@ -104,7 +111,8 @@ def run(cases: list[Case]) -> dict[str, list[str]]:
     sections = {}
     with tempfile.TemporaryDirectory(prefix="hostile-demo-") as scratch:
         base = Path(scratch)
-        alone = grade_alone(lesson, base / "alone")
+        grading = make_shared_grading(base, secrets.token_hex(4))
+        alone = grade_alone(lesson, base / "alone", grading)
         for number, case in enumerate(cases):
             missing = [n for n in case.needs if not can_confine(n)]
             if missing:
@@ -117,7 +125,11 @@ def run(cases: list[Case]) -> dict[str, list[str]]:
                 continue
             started = time.monotonic()
             obs = run_case(
-                case, lesson, base / f"case-{number}", alone if case.mode == "batch" else None
+                case,
+                lesson,
+                base / f"case-{number}",
+                grading,
+                alone if case.mode == "batch" else None,
             )
             print(
                 f"{case.id}: {verdict(obs.violations)} ({time.monotonic() - started:.0f} s)",

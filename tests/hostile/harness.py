@@ -10,11 +10,13 @@ need the pids cgroup; the memory bomb and /dev/zero need the memory cgroup.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
 import json
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -295,6 +297,32 @@ def _check_report(obs: Observation, case: Case, report: dict, who: str) -> None:
 # --------------------------------------------------------------------------- running a case
 
 
+@dataclass(frozen=True)
+class SharedGrading:
+    """What every case's command shares, as one instructor's checks on one account do: the
+    grading key (a copy in each case's own HOME) and the input seed (`--seed`, drawn once per
+    test run). The shared cache's reference store then answers every case after the first
+    (it keys on the seed and signs with the key); each case still has its own HOME, so its
+    own copy of the key, to damage."""
+
+    key: Path
+    seed: int
+
+
+def make_shared_grading(folder: Path, run_id: str) -> SharedGrading:
+    """The key at `folder`/hostile-grading.key, made once for every xdist worker (the first to
+    link it wins), and a seed drawn from the test run's id."""
+    key = folder / "hostile-grading.key"
+    if not key.exists():
+        draft = folder / f"hostile-grading.key.{uuid.uuid4().hex}"
+        draft.write_text(secrets.token_hex(32), encoding="ascii")
+        draft.chmod(0o600)
+        with contextlib.suppress(FileExistsError):
+            os.link(draft, key)
+        draft.unlink()
+    return SharedGrading(key, int(run_id[:8], 16))
+
+
 def _environment(
     root: Path, home: Path, tmpdir: Path, cache_home: Path | None = None
 ) -> dict[str, str]:
@@ -312,27 +340,31 @@ def _environment(
     }
 
 
-def _setup(base: Path) -> tuple[Path, Path, Path]:
+def _setup(base: Path, grading: SharedGrading) -> tuple[Path, Path, Path]:
     from conftest import copy_lesson_repo
 
     root, home, tmpdir = base / "root", base / "home", base / "tmp"
     for folder in (root, home, tmpdir):
         folder.mkdir(parents=True)
     copy_lesson_repo(root)
+    config = home / ".config" / "lessonkit"  # grading_key.default_key_path
+    config.mkdir(mode=0o700, parents=True)
+    shutil.copy(grading.key, config / "grading.key")
     return root, home, tmpdir
 
 
 def grade_alone(
-    lesson: Lesson, base: Path, cache_home: Path | None = None
+    lesson: Lesson, base: Path, grading: SharedGrading, cache_home: Path | None = None
 ) -> dict[str, dict[str, str]]:
     """The honest submissions' task statuses when each is graded on its own."""
-    root, home, tmpdir = _setup(base)
+    root, home, tmpdir = _setup(base, grading)
     env = _environment(root, home, tmpdir, cache_home)
     out = {}
     for name, text in honest_files(lesson).items():
         path = base / name
         path.write_text(text, encoding="utf-8")
         argv = ["check", "state-02", str(path), "--json", "--timeout", "15"]
+        argv += ["--seed", str(grading.seed)]
         result, _ = run_confined(argv, base, env, 120, home, base)
         out[name] = _statuses(json.loads(result["stdout"]))
     return out
@@ -342,12 +374,13 @@ def run_case(
     case: Case,
     lesson: Lesson,
     base: Path,
+    grading: SharedGrading,
     alone: dict | None = None,
     cache_home: Path | None = None,
 ) -> Observation:
     """Build the case under `base`, run it confined, and judge the outcome."""
     _clean_litter()
-    root, home, tmpdir = _setup(base)
+    root, home, tmpdir = _setup(base, grading)
     root_hash = _tree_hash(root)
     env = {**_environment(root, home, tmpdir, cache_home), **dict(case.env)}
     if case.mode == "single":
@@ -376,6 +409,7 @@ def run_case(
             "15",
         ]
         watch = base / "check-state-02"  # the outputs' default folder: ./check-LESSON/
+    argv += ["--seed", str(grading.seed)]
     obs = Observation(" ".join(["lessonkit", *argv]).replace(str(base), "$CASE"))
     result, readings = run_confined(argv, base, env, case.seconds + 30, watch, base)
     _common(obs, case, result, readings, tmpdir, root, root_hash)

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import shared_temp
 from hostile.cases import CASES, Case
-from hostile.harness import can_confine, grade_alone, run_case
+from hostile.harness import SharedGrading, can_confine, grade_alone, make_shared_grading, run_case
 
 pytestmark = [pytest.mark.slow, pytest.mark.hostile]
 
@@ -36,8 +36,14 @@ def cache_home(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def alone(lesson, tmp_path_factory, cache_home) -> dict[str, dict[str, str]]:
-    return grade_alone(lesson, tmp_path_factory.mktemp("honest-alone"), cache_home)
+def grading(tmp_path_factory, testrun_uid) -> SharedGrading:
+    """One grading key and one input seed for every case (and xdist worker) of this run."""
+    return make_shared_grading(shared_temp(tmp_path_factory), testrun_uid)
+
+
+@pytest.fixture(scope="module")
+def alone(lesson, tmp_path_factory, grading, cache_home) -> dict[str, dict[str, str]]:
+    return grade_alone(lesson, tmp_path_factory.mktemp("honest-alone"), grading, cache_home)
 
 
 def test_every_class_has_at_least_three_cases():
@@ -48,14 +54,14 @@ def test_every_class_has_at_least_three_cases():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.klass}/{c.name}/{c.mode}" for c in CASES])
-def test_hostile_case_outcome_is_safe(case: Case, lesson, request, tmp_path, cache_home):
+def test_hostile_case_outcome_is_safe(case: Case, lesson, request, tmp_path, grading, cache_home):
     missing = [need for need in case.needs if not can_confine(need)]
     if missing:
         pytest.skip(f"cannot confine this attack here: needs {missing}")
     # Only a batch case compares with the honest files graded alone (conftest.scope_of keeps
     # the batch cases on one xdist worker, so they are graded alone once).
     alone = request.getfixturevalue("alone") if case.mode == "batch" else None
-    observation = run_case(case, lesson, tmp_path, alone, cache_home)
+    observation = run_case(case, lesson, tmp_path, grading, alone, cache_home)
     assert not observation.violations, "\n".join(
         [observation.command, *observation.violations, *observation.evidence]
     )
