@@ -1,11 +1,15 @@
 """The hostile suite (issue 10): every attack in tests/hostile/ run through the CLI, confined.
 
-Each case is one `lessonkit check` (or `--batch` beside two honest submissions) in a fresh
-PID namespace under prlimit and, where possible, pids and memory cgroups (see
-tests/hostile/harness.py). A case passes when the outcome is safe: a bounded run, the right
-exit status, parseable JSON, no task whose answer is wrong reported "passed", no traceback,
-nothing left running or written outside the scratch folder, and in a batch the honest
-submissions' verdicts, files and the outputs unchanged. Select a class with `-k CLASS`.
+Each case is one `lessonkit check` (or `--batch` beside two honest submissions) in a fresh PID
+namespace under prlimit and, where possible, pids and memory cgroups (see
+tests/hostile/harness.py), with a HOME and a copy of the lesson of its own. The cases share what
+one instructor's checks share: the cache folder, the grading key (copied into each HOME) and,
+through `--seed`, one input seed per test run, so the reference store answers every case after
+the first and the cases' cost is the submission's own run. A case passes when the outcome is
+safe: a bounded run, the right exit status, parseable JSON, no task whose answer is wrong
+reported "passed", no traceback, nothing left running or written outside the scratch folder, and
+in a batch the honest submissions' verdicts, files and the outputs unchanged. Select a class
+with `-k CLASS`.
 """
 
 from __future__ import annotations
