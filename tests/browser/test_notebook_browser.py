@@ -145,23 +145,43 @@ def _menu(page, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{item}")).click(timeout=5000)
 
 
+KERNEL_WORKING = ("Busy", "Starting", "Restarting", "Autorestarting", "Initializing", "Connecting")
+"""The kernel statuses (as JupyterLab's status bar words them) of a kernel that is running
+cells or on its way to: a restart then interrupts what it runs."""
+KERNEL_GONE = ("Disconnected", "Dead")
+"""The statuses of a page whose kernel connection is lost, or whose kernel died."""
+PATIENCE_WHILE_WORKING = 180
+"""Seconds a working kernel is left alone before the next step, however the cells look: its
+first cell imports JAX and lessonkit, which on a loaded machine took longer than a minute."""
+
+
+def _kernel_status(page) -> str:
+    """The kernel's status in the status bar ("Python 3 (ipykernel) | Busy": "Busy"), or ""."""
+    item = page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\| \w+\s*$"))
+    if not item.count():
+        return ""
+    return item.first.inner_text(timeout=2000).rsplit("|", 1)[-1].strip()
+
+
 def _run_all_until_visible(page, target, timeout: float) -> None:
     """Run all cells from the menu until `target` shows, as a learner would.
 
     "Run All Cells" does nothing while the kernel is still starting, so while no cell has
     run it tries again every 20 s, escalating as a learner would: run all, then restart the
-    kernel and run all, then reload the page (a kernel connection lost on a loaded machine).
-    Cells queued (`[*]`) with none of them run for 60 s are met the same way: a kernel that
-    never answers leaves them queued for good.
+    kernel and run all, then reload the page. A page whose kernel connection is lost
+    ("Disconnected" in the status bar, as a loaded machine left one in CI) is reloaded at once;
+    a dead kernel is restarted. Cells queued (`[*]`) with none of them run for 60 s while the
+    kernel is idle are met the same way: a kernel that never answers leaves them queued.
     A dialog JupyterLab opens (a kernel to choose after a slow start, a kernel that
     restarted) takes the clicks and may have cost the kernel what it ran: accept its
     default, then restart the kernel and run all, so the kernel's history is whole again.
     A `NameError` under a cell (a restart that landed while cells were queued, so a later
     cell ran in a fresh kernel) is met the same way: the notebook itself raises none. So is
     a check() that answered with an error instead of its table (its words go into the failure
-    message, should the table never show). Both are met only once no cell is queued: a run
-    still under way keeps the last round's words on the page until it reaches their cell, and
-    restarting it then interrupts its imports (a CI run restarted every 20 s for 480 s).
+    message, should the table never show). Both are met only once no cell is queued.
+    A kernel the status bar shows working (busy, starting, restarting) while cells are queued
+    is left alone for PATIENCE_WHILE_WORKING s: a restart interrupts its imports, and two CI
+    runs restarted such a kernel again and again until 480 s had passed.
     Each round waits longer than the one before (20 s more, up to 120 s), so a loaded
     machine's slow kernel is given the time it needs.
     """
@@ -174,28 +194,36 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
     lost = page.locator(".jp-OutputArea-output", has_text="NameError")
     refused = page.locator(".lessonkit-check-error")
     deadline = time.monotonic() + timeout
-    last_try, tries, accepted, said = -1e9, 0, 0, ""
+    last_try, tries, accepted, said, statuses = -1e9, 0, 0, "", []
     while not target.is_visible():
         now = time.monotonic()
         if now > deadline:
             shown = f"; check() said: {said}" if said else ""
             raise PlaywrightTimeout(
                 f"{target} did not show within {timeout:.0f} s{shown}; {tries} tries, "
-                f"{accepted} dialogs accepted; the page: {_notebook_state(page)}"
+                f"{accepted} dialogs accepted; kernel statuses {statuses}; "
+                f"the page: {_notebook_state(page)}"
             )
         try:
             waited = now - last_try
+            status = _kernel_status(page)
+            if not statuses or statuses[-1] != status:
+                statuses.append(status)  # for the failure message
             pause = min(20 * (tries + 1), 120)
+            working = status in KERNEL_WORKING and queued.count() > 0  # running our cells
+            patience = max(pause, PATIENCE_WHILE_WORKING) if working else pause
             dialog = accept.count() > 0
             if dialog:  # a dialog takes every click: accept its default first
                 accept.first.click(timeout=5000)
                 accepted += 1
-                due = waited > pause  # it may have cost the kernel what it ran
+                due = waited > patience  # it may have cost the kernel what it ran
             else:
                 idle = not queued.count()
-                due = (waited > pause and idle and bool(refused.count() or lost.count())) or (
-                    (not ran.count() and waited > pause)
-                    or (not numbered.count() and waited > max(pause, 60))
+                due = waited > patience and (
+                    status in KERNEL_GONE
+                    or (idle and bool(refused.count() or lost.count()))
+                    or not ran.count()
+                    or (not numbered.count() and waited > max(patience, 60))
                 )
             if due:
                 # Counted before acting, so a step that times out is tried again in 20 s,
@@ -203,11 +231,12 @@ def _run_all_until_visible(page, target, timeout: float) -> None:
                 tries, last_try = tries + 1, now
                 if refused.count():
                     said = refused.first.inner_text(timeout=5000)  # for the failure message
-                if dialog or refused.count() or lost.count() or tries % 3 == 2:
+                restart = dialog or refused.count() or lost.count() or status == "Dead"
+                if status != "Disconnected" and (restart or tries % 3 == 2):
                     _restart_and_run_all(page, accept)
-                elif tries % 3 == 1:
+                elif status != "Disconnected" and tries % 3 == 1:
                     _menu(page, "Run", "Run All Cells")
-                else:
+                else:  # a lost kernel connection, or the third step: reload the page
                     page.reload(timeout=120_000)
                     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=120_000)
         except PlaywrightTimeout:
