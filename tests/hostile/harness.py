@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from lessonkit.grade.provenance.grading_key import default_key_path
 from lessonkit.lesson.model import Lesson
 
 from hostile.cases import Case, build, honest_files
@@ -347,9 +348,10 @@ def _setup(base: Path, grading: SharedGrading) -> tuple[Path, Path, Path]:
     for folder in (root, home, tmpdir):
         folder.mkdir(parents=True)
     copy_lesson_repo(root)
-    config = home / ".config" / "lessonkit"  # grading_key.default_key_path
-    config.mkdir(mode=0o700, parents=True)
-    shutil.copy(grading.key, config / "grading.key")
+    # where the case's command looks for the key: its HOME's config folder
+    key = default_key_path({"XDG_CONFIG_HOME": str(home / ".config")})
+    key.parent.mkdir(mode=0o700, parents=True)
+    shutil.copy(grading.key, key)
     return root, home, tmpdir
 
 
