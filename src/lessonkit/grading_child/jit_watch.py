@@ -26,11 +26,13 @@ def start(jax_module, files: dict[str, int]) -> JitWatch:
 
 
 class JitWatch:
-    """Repeats the first call of each watched function through `jax.jit`, for one cell.
+    """Traces the first call of each watched function through `jax.jit`, for one cell.
 
     The cell's own call runs first and its result is what the cell gets; the repeat, on the
-    same arguments, only records whether jit could trace the function. The parent decides
-    what that means for the task.
+    same arguments, only records whether jit could trace the function, so it stops at the
+    trace: a Python condition on a traced value fails there, and lowering, compiling and
+    running the program would add nothing to the outcome. The parent decides what that
+    means for the task.
     """
 
     def __init__(self, jit, files: dict[str, int]):
@@ -62,7 +64,7 @@ class JitWatch:
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = _Discard()
         try:
-            self._jit(function)(*args, **kwargs)
+            self._jit(function).trace(*args, **kwargs)
         except Exception as exc:  # a timeout (BaseException) still stops the cell
             return {"name": name, "status": "error", "error": error_report(exc, self._files)}
         finally:

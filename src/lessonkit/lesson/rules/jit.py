@@ -1,6 +1,6 @@
 """`jit:` in {grading}: functions a task's cell defines, also called under `jax.jit`.
 
-The grading child calls each use of a named function a second time through `jax.jit` (its
+The grading child traces each use of a named function a second time through `jax.jit` (its
 hook, `grading_child/jit_watch.py`, runs for a cell whose request names them under the wire key
 `jit`); that needs the cell to bind the function at its top level (a `def` or an assignment)
 and to use it. The lesson's own solution is checked for both when the lesson loads, so a
@@ -43,7 +43,7 @@ class JitRule:
     """Functions one task's cell defines that the grader also calls under `jax.jit`
     (`jit:` in {grading}).
 
-    Each call the cell makes to one of them is made a second time through `jax.jit`, with
+    Each call the cell makes to one of them is traced a second time through `jax.jit`, with
     the same arguments (drawn inputs included), so a Python `if` on a traced value fails
     there even where the plain call works. Like `MethodRule`, it catches the honest mistake.
     """
