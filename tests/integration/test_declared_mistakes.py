@@ -253,17 +253,20 @@ def own_rule(q):
 def _(primals, tangents):
     return own_rule(primals[0]), jax.jvp(nested_loss, primals, tangents)[1]
 """
-JET = """from jax.experimental import jet
-leaves, treedef = jax.tree.flatten(nested)
-def slope(i, j):
-    def along(t):
-        moved = [a.reshape(-1).at[j].add(t).reshape(a.shape) if k == i else a
-                 for k, a in enumerate(leaves)]
-        return nested_loss(jax.tree.unflatten(treedef, moved))
-    return jet.jet(along, (0.0,), ((1.0,),))[1][0]
-g = jax.tree.unflatten(treedef, [jnp.stack([slope(i, j) for j in range(a.size)]).reshape(a.shape)
-                                 for i, a in enumerate(leaves)])
+JET_GRAD = """from jax.experimental import jet
+def jet_grad(q):
+    leaves, treedef = jax.tree.flatten(q)
+    def slope(i, j):
+        def along(t):
+            moved = [a.reshape(-1).at[j].add(t).reshape(a.shape) if k == i else a
+                     for k, a in enumerate(leaves)]
+            return nested_loss(jax.tree.unflatten(treedef, moved))
+        return jet.jet(along, (0.0,), ((1.0,),))[1][0]
+    return jax.tree.unflatten(
+        treedef, [jnp.stack([slope(i, j) for j in range(a.size)]).reshape(a.shape)
+                  for i, a in enumerate(leaves)])
 """
+JET = JET_GRAD + "g = jet_grad(nested)\n"  # a coordinate at a time
 BY_HAND = """wxb_ = nested["layer"]["weight"] @ x + nested["layer"]["bias"]
 err = 2 * (nested["scale"] * wxb_ - 3.)
 g = {"layer": {"weight": err * nested["scale"] * x, "bias": err * nested["scale"]},
@@ -304,6 +307,37 @@ def test_right_gradients_however_taken_pass_and_are_never_diagnosed(lesson: Less
     )
     for item, _, result in grade_packed(grader, lesson, items, "right-ways", 2):
         assert (result.status, result.mistake) == ("passed", None), (item.name, result.message)
+
+
+# A right g by jet, read back out of another derivative: the probe of JAX's derivatives
+# reaches the outer one but not the Taylor series inside it, so it cannot move this g, which
+# then stays where the reference's moves (a limit the security guide names), as the flat
+# model's gradient taken again does. It must still never be named as that mistake: it never
+# reads the flat model's `loss`.
+JET_INSIDE = {
+    "the primal of jax.jvp": (
+        "g = jax.jvp(jet_grad, (nested,), (jax.tree.map(jnp.ones_like, nested),))[0]\n"
+    ),
+    "the auxiliary output of jax.jacfwd": (
+        "g = jax.jacfwd(lambda q: (nested_loss(q), jet_grad(q)), has_aux=True)(nested)[1]\n"
+    ),
+    "the primal of jax.linearize": "g = jax.linearize(jet_grad, nested)[0]\n",
+}
+
+
+def test_a_right_jet_gradient_read_out_of_another_derivative_is_never_named(
+    lesson: Lesson, grader: Grader
+):
+    """Named before as "g assembled from the flat model's gradient taken again", which it
+    behaves like under every scenario: a mistake is named only for a cell that reads the
+    lesson's state the mistake is about (here `loss`), issue 60."""
+    items = tuple(
+        Rewritten("nested-model", way, NESTED + JET_GRAD + code + SAME + HAND)
+        for way, code in JET_INSIDE.items()
+    )
+    for item, _, result in grade_packed(grader, lesson, items, "jet-inside", 2):
+        assert result.mistake is None, (item.name, result.message)
+        assert not result.message.startswith("This is a known mistake"), result.message
 
 
 def test_the_declared_mistake_however_differentiated_is_named(lesson: Lesson, grader: Grader):

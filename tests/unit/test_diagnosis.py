@@ -37,6 +37,7 @@ from lessonkit.grading_child.transforms import apply
 from lessonkit.lesson.load import load_lesson, parse_lesson
 from lessonkit.lesson.model import DeclaredAttempt, Probe, Show, Task
 from lessonkit.lesson.rules.jit import JitRule
+from lessonkit.lesson.syntax import read_cells
 
 from conftest import FIXTURE_MD, lesson_changed
 
@@ -317,6 +318,49 @@ def test_a_learner_the_probe_could_not_move_is_not_set_apart_by_it():
     unmoved = _record({"g": 1.0, "same": 1.0}, {"g": 2.0, "same": 1.0}, {"g": 1.0, "same": 1.0})
     facts = TaskFacts(RUBRIC, INPUTS, (MOVED,), Runs(_plan(), by_hand, _plan(), reference, 1.0))
     assert matched_mistake(facts, _runs(("flat gradient again", _moved(unmoved)))) is None
+
+
+STEP = "def loss(p):\n    return p * 2.0\n"
+SOLUTION = "g = 1.0\nsame = 1.0\n"
+FROM_LOSS = "g = loss(0.5)\nsame = 1.0\n"  # the mistake reads `loss`, which the step defines
+
+
+def _cells(task_source: str, other: str) -> Plan:
+    return Plan(
+        "f.py",
+        False,
+        (
+            PlannedCell(0, task_source, 1, 0, "task", TASK, None),
+            PlannedCell(1, other, 9, 0, "setup", None, None),
+        ),
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("learner_cell", "helper", "named"),
+    [
+        ("g = 1.0\nsame = 1.0\n", STEP, False),  # alike in values, never reads `loss`
+        (FROM_LOSS, STEP, True),
+        ("g = via(0.5)\nsame = 1.0\n", STEP + "def via(v):\n    return loss(v)\n", True),
+        ("g = = 1.0\n", STEP, True),  # does not parse: the values alone decide
+    ],
+)
+def test_a_mistake_about_the_lessons_state_is_named_only_for_a_cell_that_reads_it(
+    learner_cell, helper, named
+):
+    """The learner behaves like the mistake everywhere, but the mistake reads the lesson's
+    `loss`, which the reference's answer never reads: a cell that does not read it (itself or
+    through a helper of another cell) does not make that mistake (issue 60: a g by jet read
+    out of another derivative was named as the flat model's gradient taken again)."""
+    rubric = TaskRubric(dataclasses.replace(_task(), solution=SOLUTION), ("g", "same"), ())
+    attempt = dataclasses.replace(_mistake("flat gradient again"), code=FROM_LOSS)
+    runs = Runs(_cells(learner_cell, helper), SET_TRUE, _cells(SOLUTION, STEP), REFERENCE, 1.0)
+    code = read_cells((STEP, SOLUTION, FROM_LOSS))
+    mistakes = (MistakeRun(attempt, _cells(FROM_LOSS, STEP), SET_TRUE),)
+    found = matched_mistake(TaskFacts(rubric, INPUTS, (), runs), mistakes, None, None, code)
+    assert (found is not None) is named
+    assert matched_mistake(TaskFacts(rubric, INPUTS, (), runs), mistakes) is not None
 
 
 def test_only_the_scenarios_that_grade_the_task_must_agree():

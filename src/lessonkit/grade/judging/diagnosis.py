@@ -31,6 +31,7 @@ from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
 from lessonkit.lesson.rules import RULES, CheckName
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
+from lessonkit.lesson.syntax import LessonCode, read_cells, reads_through_functions
 
 UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
@@ -115,11 +116,42 @@ def _agree(
     return True
 
 
+def _reads_its_state(facts: TaskFacts, attempt: DeclaredAttempt, code: LessonCode) -> bool:
+    """Whether the learner's cell reads (itself, or through a helper another cell of their
+    file defines) every name of the lesson's state that the mistake's cell reads and the
+    reference's answer does not: `loss` for the flat model's gradient taken again, `grads`
+    for a g assembled from them. Those names are what the mistake is about, so a cell that
+    does not read them does not make it, however alike the values (a g by a Taylor series
+    read out of an outer derivative is as unmoved by a probe of JAX's derivatives as one of
+    the flat model). A cell that does not parse is not read (True: its values decide)."""
+    reference, task_id = facts.runs.reference, facts.rubric.task.id
+    own_cell = reference.task_cell(task_id)
+    state: set[str] = set()
+    for cell in reference.cells:
+        if cell is not own_cell and cell.source in code.cells:
+            state.update(code.cells[cell.source].assigned, code.cells[cell.source].defined)
+    solution = code.cells.get(facts.rubric.task.solution)
+    mistake = code.cells.get(attempt.code)
+    if solution is None or mistake is None:
+        return True
+    binds_itself = {*mistake.assigned, *mistake.defined}
+    needed = (mistake.read & state) - solution.read - binds_itself
+    source = facts.cell_source()
+    if not needed or source is None:
+        return True
+    learner = read_cells((source, *facts.other_sources()))
+    if source not in learner.cells:
+        return True
+    others = [c for s, c in learner.cells.items() if s != source]
+    return needed <= reads_through_functions(learner.cells[source], others)
+
+
 def matched_mistake(
     facts: TaskFacts,
     mistakes: tuple[MistakeRun, ...],
     scenarios: frozenset[str] | None = None,
     check: CheckName | None = None,
+    code: LessonCode | None = None,
 ) -> DeclaredAttempt | None:
     """The first declared mistake of this task that the learner's answer behaves like on
     every scenario of the reference that grades the task (`scenarios`; None: all): the same
@@ -131,7 +163,10 @@ def matched_mistake(
     it could change, or bound no name where it is changed) is no evidence about that run
     either way: the learner is not set apart by it, and learner and mistake are compared
     without it. But a mistake explains the learner only if it says something wherever the
-    learner is set apart: a mistake the probe never reached cannot be the one it found."""
+    learner is set apart: a mistake the probe never reached cannot be the one it found.
+
+    With the lesson's code read once (`code`), a mistake is also named only for a cell that
+    reads the lesson's state the mistake is about (`_reads_its_state`)."""
     rubric, runs = facts.rubric, facts.runs
     task_id, names, accept = rubric.task.id, rubric.names, rubric.rule(ACCEPT) or EXACT
     expected = _task_reports(runs.expected, runs.reference, task_id)
@@ -167,6 +202,8 @@ def matched_mistake(
         )
         explains = all(evidence(s, made.get(s)) for s in apart)
         if not (reached and alike and explains):
+            continue
+        if code is not None and not _reads_its_state(facts, mistake.attempt, code):
             continue
         made_facts = _as_run(facts, mistake.plan, mistake.child_report)
         if differs or _failure(check, made_facts, expected) == failure:
@@ -206,6 +243,8 @@ def diagnose_all(
             out.append(result)
             continue
         facts = TaskFacts(rubric, prepared.inputs, prepared.probes_of(result.id), runs)
-        mistake = matched_mistake(facts, mistakes, scenarios.get(result.id), result.check)
+        mistake = matched_mistake(
+            facts, mistakes, scenarios.get(result.id), result.check, prepared.layout.code
+        )
         out.append(diagnosed(result, rubric.task, mistake))
     return tuple(out)

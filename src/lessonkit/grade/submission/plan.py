@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from lessonkit.grade.submission.sources import Submission
 from lessonkit.grading_child.request import LESSON_ONLY, SETUP, SKIP, TASK, CellRole
 from lessonkit.lesson.layout import lesson_cells
+from lessonkit.lesson.mistakes import declared_mistakes
 from lessonkit.lesson.model import Experiment, Lesson
 from lessonkit.lesson.syntax import LessonCode, parse_python, read_cells
 
@@ -231,8 +232,9 @@ def match_cells(
 class PracticeLayout:
     """What matching a learner's file to its lesson needs, worked out once per lesson: the
     practice file's own cells, the tasks' titles, the label of the last step, and the
-    lesson's code read once (these cells, the steps, the scaffolds and the solutions), which
-    the rubric, the reference's names and imports, and every file's plan read."""
+    lesson's code read once (these cells, the steps, the scaffolds, the solutions and the
+    declared mistakes), which the rubric, the reference's names and imports, every file's
+    plan and the diagnosis read."""
 
     cells: tuple[LessonCell, ...]
     task_titles: tuple[tuple[str, str], ...]  # (task id, title)
@@ -245,6 +247,7 @@ def practice_layout(lesson: Lesson) -> PracticeLayout:
     cells = practice_cells(lesson)
     sources = [cell.source for cell in cells] + [step.code for step in lesson.steps]
     sources += [code for task in lesson.tasks for code in (task.scaffold, task.solution)]
+    sources += [attempt.code for attempt in declared_mistakes(lesson)]
     last_step = f"step-{lesson.steps[-1].number}"
     return PracticeLayout(cells, titles, last_step, read_cells(sources))
 
