@@ -128,8 +128,9 @@ def _reads_its_state(facts: TaskFacts, attempt: DeclaredAttempt, code: LessonCod
     own_cell = reference.task_cell(task_id)
     state: set[str] = set()
     for cell in reference.cells:
-        if cell is not own_cell and cell.source in code.cells:
-            state.update(code.cells[cell.source].assigned, code.cells[cell.source].defined)
+        read = code.cells.get(cell.source)
+        if cell is not own_cell and read is not None:
+            state.update(read.assigned, read.defined)
     solution = code.cells.get(facts.rubric.task.solution)
     mistake = code.cells.get(attempt.code)
     if solution is None or mistake is None:
