@@ -115,6 +115,19 @@ class TaskFacts:
             c.source for c in self.runs.learner.cells if cell is None or c.index != cell.index
         )
 
+    def cell_reads(self) -> frozenset[str] | None:
+        """Every name the learner's task cell reads, with what the functions it calls from
+        their file's other cells read (`reads_through_functions`); None where there is no
+        such cell or it does not parse."""
+        source = self.cell_source()
+        if source is None:
+            return None
+        try:
+            cell = read_cell(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return reads_through_functions(cell, read_cells(self.other_sources()).cells.values())
+
     def cell_line(self, line: int) -> str:
         cell = self.cell
         assert cell is not None, "a rule's check reads a line of a cell it found"
@@ -440,17 +453,10 @@ def _message_describes(facts: TaskFacts, probe: Probe) -> bool:
     messages speak of (`MessagesWhen`): one that reads the name (a `g` that reuses `grads`,
     itself or through a function another cell defines), one that never reads it (a count
     typed in), or any. Any other cell (a `g` by finite differences) gets the plain message."""
-    source = facts.cell_source()
-    if probe.messages_when == "always" or source is None:
+    if probe.messages_when == "always" or facts.cell_source() is None:
         return probe.messages_when != "read"
-    try:
-        cell = read_cell(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    reads = probe.target in cell.read or probe.target in reads_through_functions(
-        cell, read_cells(facts.other_sources()).cells.values()
-    )
-    return reads == (probe.messages_when == "read")
+    read = facts.cell_reads()
+    return read is not None and (probe.target in read) == (probe.messages_when == "read")
 
 
 def _stopped(run: CellReport, runs: Runs) -> str:

@@ -31,7 +31,7 @@ from lessonkit.grade.submission.plan import Plan
 from lessonkit.lesson.model import DeclaredAttempt
 from lessonkit.lesson.rules import RULES, CheckName
 from lessonkit.lesson.rules.accept import ACCEPT, EXACT, Accept
-from lessonkit.lesson.syntax import LessonCode, read_cells, reads_through_functions
+from lessonkit.lesson.syntax import LessonCode
 
 UNDIAGNOSED: tuple[CheckName, ...] = ("cell", "attempted", "run")
 """Checks whose problem is not an answer at all: no mistake is looked for."""
@@ -128,23 +128,17 @@ def _reads_its_state(facts: TaskFacts, attempt: DeclaredAttempt, code: LessonCod
     own_cell = reference.task_cell(task_id)
     state: set[str] = set()
     for cell in reference.cells:
-        read = code.cells.get(cell.source)
-        if cell is not own_cell and read is not None:
-            state.update(read.assigned, read.defined)
+        known = code.cells.get(cell.source)
+        if cell is not own_cell and known is not None:
+            state.update(known.assigned, known.defined)
     solution = code.cells.get(facts.rubric.task.solution)
     mistake = code.cells.get(attempt.code)
     if solution is None or mistake is None:
         return True
     binds_itself = {*mistake.assigned, *mistake.defined}
     needed = (mistake.read & state) - solution.read - binds_itself
-    source = facts.cell_source()
-    if not needed or source is None:
-        return True
-    learner = read_cells((source, *facts.other_sources()))
-    if source not in learner.cells:
-        return True
-    others = [c for s, c in learner.cells.items() if s != source]
-    return needed <= reads_through_functions(learner.cells[source], others)
+    read = facts.cell_reads() if needed else None
+    return read is None or needed <= read
 
 
 def matched_mistake(
