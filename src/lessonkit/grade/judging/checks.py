@@ -116,11 +116,9 @@ class TaskFacts:
         )
 
     def cell_reads(self) -> frozenset[str] | None:
-        """Every name the learner's task cell reads, with what the functions it calls from
-        their file's other cells read (`reads_through_functions`); None where there is no
-        such cell or it does not parse."""
-        source = self.cell_source()
-        if source is None:
+        """What the learner's task cell reads, with what the helpers it calls from their
+        other cells read; None where there is no such cell or it does not parse."""
+        if (source := self.cell_source()) is None:
             return None
         try:
             cell = read_cell(source)
